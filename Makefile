@@ -1,0 +1,43 @@
+# fusebox — every command the README needs is a target here.
+GO        ?= go
+BIN       := $(CURDIR)/.bin
+OUT       := $(CURDIR)/out
+# Every module of the repository: the library and the nested tool modules.
+MODULES   := $(shell find . -name go.mod -not -path './.bin/*' -not -path './out/*' -exec dirname {} \; | sort)
+
+STATICCHECK_VERSION := v0.8.2
+BENCH_COUNT ?= 6
+BENCH_TIME  ?= 1s
+FUZZ_TIME   ?= 10m
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: test
+test: ## go vet + go test -race over every module (fuzz seed corpora included).
+	@set -e; for m in $(MODULES); do \
+		echo "==> $$m"; \
+		(cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...); \
+	done
+
+.PHONY: lint
+lint: $(BIN)/staticcheck ## staticcheck (pinned) over every module.
+	@set -e; for m in $(MODULES); do \
+		echo "==> $$m"; (cd $$m && $(BIN)/staticcheck ./...); \
+	done
+
+$(BIN)/staticcheck:
+	GOBIN=$(BIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+.PHONY: bench
+bench: ## Benchmarks of the library, $(BENCH_COUNT) counts each, medians via benchstat.
+	@mkdir -p $(OUT)
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) ./... | tee $(OUT)/bench.txt
+	@$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da $(OUT)/bench.txt 2>/dev/null || true
+
+.PHONY: fuzz
+fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
+	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)

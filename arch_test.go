@@ -1,0 +1,91 @@
+package fusebox_test
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/fusebox-go/fusebox/"
+
+// allowed lists, per package of the library module, the non-standard
+// imports its (non-test) code may have. Leaves stay leaves: breaker and
+// future use the standard library only, bulkhead adds ants, and only the
+// executor combines them. A package missing here fails the test, so a new
+// package has to state its place in the layering.
+var allowed = map[string][]string{
+	"breaker":  nil,
+	"future":   nil,
+	"bulkhead": {"github.com/panjf2000/ants/v2"},
+	"executor": {module + "breaker", module + "future", module + "bulkhead", "golang.org/x/sync/"},
+}
+
+func TestLayering(t *testing.T) {
+	seen := 0
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." {
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+				return filepath.SkipDir // a nested module has its own go.mod and rules
+			}
+			if strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "out" {
+				return filepath.SkipDir
+			}
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if dir == "." || strings.HasPrefix(dir, "examples/") {
+			return nil // the root holds only documentation; examples are programs
+		}
+		allow, ok := allowed[dir]
+		if !ok {
+			t.Errorf("%s: package %q has no entry in the layering rules", path, dir)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		seen++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.Contains(strings.Split(p, "/")[0], ".") {
+				continue // standard library
+			}
+			if !permitted(p, allow) {
+				t.Errorf("%s imports %s; %s may import only the standard library%s", path, p, dir, list(allow))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen == 0 {
+		t.Fatal("no package files found: the walk is broken")
+	}
+}
+
+func permitted(p string, allow []string) bool {
+	for _, a := range allow {
+		if p == a || (strings.HasSuffix(a, "/") && strings.HasPrefix(p, a)) || strings.HasPrefix(p, a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func list(allow []string) string {
+	if len(allow) == 0 {
+		return ""
+	}
+	return " and " + strings.Join(allow, ", ")
+}

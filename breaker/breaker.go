@@ -1,0 +1,382 @@
+package breaker
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+)
+
+// ErrOpen is returned by Allow while the breaker rejects calls: Open,
+// ForcedOpen, or HalfOpen with every probe place taken.
+var ErrOpen = errors.New("breaker: open")
+
+// never is the end of an open period that has none (ForcedOpen).
+const never = math.MaxInt64
+
+// Breaker is a circuit breaker. It owns no goroutine and no timer: Open →
+// HalfOpen is decided on the request path by comparing the clock with the end
+// of the open period, so an idle breaker costs a few words of memory and
+// nothing has to be stopped. It is safe for concurrent use.
+//
+// The whole state is one immutable *record, swapped by compare-and-swap on
+// every transition. A record is a generation: permits remember the record
+// they were admitted under, counters that belong to a state (consecutive
+// failures, the sliding window, half-open probe places) live in its record,
+// so a new state starts with fresh counters without anything being cleared,
+// and a result from an older generation is recognised by pointer comparison.
+type Breaker struct {
+	cur   atomic.Pointer[record]
+	epoch time.Time                // the breaker's clock is nanoseconds since epoch (monotonic)
+	ev    atomic.Pointer[delivery] // made at the first transition, if there is a listener
+	r     rules
+
+	failures, ignored, rejected, late atomic.Uint64
+
+	// first is the initial Closed record, kept inline so that an idle
+	// breaker is a single allocation (see TestIdleFootprint).
+	first record
+}
+
+// record is one generation of a breaker's state. Its plain fields never
+// change after it is published; the atomic ones count within the state.
+type record struct {
+	gen      uint64
+	state    State
+	from     State
+	reason   Reason
+	kind     int16  // index into rules.kinds when reason is ErrorKind, else -1
+	attempts uint32 // Open/HalfOpen: openings in a row without a close (≥ 1)
+	at       int64  // when the state began (ns since epoch)
+	until    int64  // Open: when the first probe may start
+
+	consec atomic.Int64   // Closed: failures in a row matching no ErrorKind
+	probes atomic.Uint64  // HalfOpen: admitted<<32 | succeeded
+	extra  *closedCounter // Closed with ErrorKinds or a rate rule, else nil
+}
+
+// closedCounter holds the optional counters of a closed period.
+type closedCounter struct {
+	kinds []atomic.Int64 // consecutive failures per ErrorKind
+	win   window
+}
+
+const probeAdmit = 1 << 32
+
+// New returns a closed breaker, or an error naming every invalid field.
+func New(cfg Config) (*Breaker, error) {
+	r, err := compile(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &Breaker{r: r, epoch: time.Now()}
+	b.first.kind = -1
+	b.cur.Store(b.closedRecord(&b.first))
+	return b, nil
+}
+
+// now reads the breaker's monotonic clock.
+func (b *Breaker) now() int64 { return int64(time.Since(b.epoch)) }
+
+// Permit is the right to make one call. Report its end with exactly one of
+// Done, Ignore or Reject. The zero Permit (returned with an error) ignores
+// all three. A Permit is a small value; copy it freely.
+type Permit struct {
+	b     *Breaker
+	r     *record
+	start int64
+}
+
+// Allow asks to make a call. It returns ErrOpen, allocating nothing, while
+// the breaker rejects. In Closed it is one atomic load and reads no clock
+// (unless the slow-call rule needs the start time).
+func (b *Breaker) Allow() (Permit, error) {
+	r := b.cur.Load()
+	if r.state == Closed {
+		return b.permit(r), nil
+	}
+	return b.allowSlow(r)
+}
+
+func (b *Breaker) permit(r *record) Permit {
+	p := Permit{b: b, r: r}
+	if b.r.timed {
+		p.start = b.now()
+	}
+	return p
+}
+
+func (b *Breaker) allowSlow(r *record) (Permit, error) {
+	for ; ; r = b.cur.Load() {
+		switch r.state {
+		case Closed, Disabled:
+			return b.permit(r), nil
+		case Open:
+			if r.until == never {
+				return b.reject()
+			}
+			now := b.now()
+			if now < r.until {
+				return b.reject()
+			}
+			// The open period is over: whoever swaps in the half-open
+			// record is its first probe.
+			next := &record{state: HalfOpen, reason: ResetTimeout, kind: -1, attempts: r.attempts}
+			next.probes.Store(probeAdmit)
+			if b.transition(r, next, now) {
+				return b.permit(next), nil
+			}
+		case HalfOpen:
+			p := r.probes.Load()
+			if p>>32 >= uint64(b.r.probes) {
+				return b.reject()
+			}
+			// Take a probe place, then make sure the record is still the
+			// current one: a place in a record already replaced would
+			// admit a call the breaker no longer agrees to.
+			if r.probes.CompareAndSwap(p, p+probeAdmit) && b.cur.Load() == r {
+				return b.permit(r), nil
+			}
+		default: // ForcedOpen
+			return b.reject()
+		}
+	}
+}
+
+func (b *Breaker) reject() (Permit, error) {
+	b.rejected.Add(1)
+	return Permit{}, ErrOpen
+}
+
+// Probe reports whether the permit is a half-open probe.
+func (p Permit) Probe() bool { return p.r != nil && p.r.state == HalfOpen }
+
+// Done records the end of the call: err nil is a Success, anything else is
+// classified by Config.Classify. A permit from an older generation (admitted
+// before a transition) changes no state; it is counted in Stats.Late.
+func (p Permit) Done(err error) {
+	if p.b == nil {
+		return
+	}
+	o := Success
+	if err != nil {
+		o = p.b.r.classify(err)
+	}
+	p.b.record(p, o, err)
+}
+
+// Ignore records the call as Ignored: it decides nothing, and a half-open
+// probe gives its place to the next caller. Use it for calls that never ran
+// or that the caller itself cancelled.
+func (p Permit) Ignore() {
+	if p.b != nil {
+		p.b.record(p, Ignored, nil)
+	}
+}
+
+// Reject reports that the call could not run because the bulkhead behind
+// the breaker was full (reason Saturation or QueueFull). A closed breaker
+// trips with that reason, in this call. A half-open probe that found no slot
+// re-opens the breaker with reason ProbeDeferred and a fresh open period,
+// without counting a failed attempt. Stale permits change nothing.
+func (p Permit) Reject(reason Reason) {
+	b := p.b
+	if b == nil || b.cur.Load() != p.r {
+		return
+	}
+	switch p.r.state {
+	case Closed:
+		b.open(p.r, reason, -1, 1, b.now())
+	case HalfOpen:
+		b.open(p.r, ProbeDeferred, -1, p.r.attempts, b.now())
+	}
+}
+
+func (b *Breaker) record(p Permit, o Outcome, err error) {
+	switch o {
+	case Failure:
+		b.failures.Add(1)
+	case Ignored:
+		b.ignored.Add(1)
+	}
+	if b.cur.Load() != p.r {
+		b.late.Add(1)
+		return
+	}
+	switch p.r.state {
+	case Closed:
+		b.recordClosed(p, o, err)
+	case HalfOpen:
+		b.recordProbe(p.r, o)
+	}
+}
+
+func (b *Breaker) recordClosed(p Permit, o Outcome, err error) {
+	r, x := p.r, p.r.extra
+	if o == Ignored {
+		return
+	}
+	var now int64
+	slow := false
+	if x != nil && x.win != nil {
+		now = b.now()
+		slow = b.r.timed && now-p.start >= b.r.opt.slowDuration
+	}
+	if o == Success {
+		// Load first: the common case (no failures counted) writes nothing,
+		// so concurrent successes share the cache line instead of fighting
+		// over it. CAS, not Store, so a failure counted in between survives.
+		if c := r.consec.Load(); c != 0 {
+			r.consec.CompareAndSwap(c, 0)
+		}
+		if x == nil {
+			return
+		}
+		for i := range x.kinds {
+			if c := x.kinds[i].Load(); c != 0 {
+				x.kinds[i].CompareAndSwap(c, 0)
+			}
+		}
+		if x.win != nil {
+			// A success lowers the failure rate but may be slow, or may be the
+			// call that brings the window up to MinimumCalls: the rate rules
+			// are evaluated after every recorded call.
+			x.win.add(now, false, slow)
+			if reason := b.rateReason(x.win, now); reason != NoReason {
+				b.open(r, reason, -1, 1, now)
+			}
+		}
+		return
+	}
+
+	reason, kind := NoReason, -1
+	if x != nil {
+		kind = b.matchKind(err)
+		if kind >= 0 && x.kinds[kind].Add(1) >= int64(b.r.opt.kinds[kind].Consecutive) {
+			reason = ErrorKind
+		}
+		if x.win != nil {
+			x.win.add(now, true, slow)
+		}
+	}
+	if kind < 0 && b.r.consecutive > 0 && r.consec.Add(1) >= int64(b.r.consecutive) {
+		reason = ConsecutiveFailures
+	}
+	if reason == NoReason && x != nil && x.win != nil {
+		reason = b.rateReason(x.win, now)
+	}
+	if reason != NoReason {
+		if x == nil || x.win == nil {
+			now = b.now() // the consecutive rules read the clock only to trip
+		}
+		b.open(r, reason, int16(kind), 1, now)
+	}
+}
+
+func (b *Breaker) matchKind(err error) int {
+	for i, k := range b.r.opt.kinds {
+		if k.Match(err) {
+			return i
+		}
+	}
+	return -1
+}
+
+// rateReason returns the first rate rule that the window satisfies.
+func (b *Breaker) rateReason(w window, now int64) Reason {
+	o := b.r.opt
+	calls, failures, slow := w.counts(now)
+	switch {
+	case calls < o.minCalls:
+		return NoReason
+	case o.failureRate > 0 && failures*1e6 >= o.failureRate*calls:
+		return FailureRate
+	case o.slowRate > 0 && slow*1e6 >= o.slowRate*calls:
+		return SlowCallRate
+	}
+	return NoReason
+}
+
+func (b *Breaker) recordProbe(r *record, o Outcome) {
+	switch o {
+	case Success:
+		// Exactly one probe sees the count reach the target, so exactly
+		// one tries to close.
+		if uint32(r.probes.Add(1)) == b.r.probes {
+			b.transition(r, b.closedRecord(&record{reason: ProbesSucceeded, kind: -1}), b.now())
+		}
+	case Failure:
+		b.open(r, ProbeFailed, -1, r.attempts+1, b.now())
+	case Ignored:
+		r.probes.Add(^uint64(probeAdmit - 1)) // admitted−1: the place is free again
+	}
+}
+
+// open replaces from with an Open record; false if from was no longer current.
+func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32, now int64) bool {
+	next := &record{state: Open, reason: reason, kind: kind, attempts: attempts}
+	next.until = now + b.r.period(attempts, rand.Float64)
+	return b.transition(from, next, now)
+}
+
+// closedRecord equips a Closed (or Disabled) record with its counters.
+func (b *Breaker) closedRecord(r *record) *record {
+	if o := b.r.opt; o != nil {
+		r.extra = &closedCounter{kinds: make([]atomic.Int64, len(o.kinds)), win: newWindow(o)}
+	}
+	return r
+}
+
+// transition publishes next in place of from, at time now. Only one caller
+// can replace a given record, so exactly one event follows each real
+// transition however many goroutines race at its edge.
+func (b *Breaker) transition(from, next *record, now int64) bool {
+	next.gen = from.gen + 1
+	next.from = from.state
+	next.at = now
+	if next.state != Open {
+		next.until = 0
+	}
+	if !b.cur.CompareAndSwap(from, next) {
+		return false
+	}
+	if b.r.listener != nil {
+		b.delivery().publish(b.r.listener, b.event(from, next))
+	}
+	return true
+}
+
+func (b *Breaker) event(from, to *record) Event {
+	e := Event{
+		Name:       b.r.name,
+		From:       from.state,
+		To:         to.state,
+		Reason:     to.reason,
+		Kind:       b.kindName(to.kind),
+		Time:       b.epoch.Add(time.Duration(to.at)),
+		Duration:   time.Duration(to.at - from.at),
+		Generation: to.gen,
+	}
+	if to.state == Open {
+		e.OpenUntil = b.epoch.Add(time.Duration(to.until))
+	}
+	return e
+}
+
+func (b *Breaker) kindName(k int16) string {
+	if k < 0 {
+		return ""
+	}
+	return b.r.opt.kinds[k].Name
+}
+
+// delivery returns the event queue, making it at the first transition: most
+// breakers never trip, and an idle one should cost one allocation.
+func (b *Breaker) delivery() *delivery {
+	if d := b.ev.Load(); d != nil {
+		return d
+	}
+	b.ev.CompareAndSwap(nil, &delivery{next: 1})
+	return b.ev.Load()
+}

@@ -1,0 +1,296 @@
+package breaker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultConsecutiveFailures = 5
+	DefaultResetTimeout        = 5 * time.Second
+	DefaultHalfOpenProbes      = 1
+	DefaultMinimumCalls        = 10
+	DefaultWindowSize          = 100
+	DefaultWindowBuckets       = 10
+	// MaxHalfOpenProbes bounds Config.HalfOpenProbes.
+	MaxHalfOpenProbes = 1000
+)
+
+// Config is plain data: every field has a documented zero value, so a
+// per-supplier configuration can come from a file. The rules are independent
+// and any of them trips the breaker; when several fire on the same call the
+// reported reason is the first of ErrorKind, ConsecutiveFailures,
+// FailureRate, SlowCallRate.
+type Config struct {
+	// Name identifies the supplier in events and stats. Optional.
+	Name string
+
+	// ConsecutiveFailures trips after this many failures in a row that match
+	// no ErrorKinds rule. 0 means 5; -1 turns the rule off. A success clears
+	// the count; an ignored outcome leaves it as it is.
+	ConsecutiveFailures int
+
+	// ErrorKinds are per-kind consecutive thresholds, e.g. 10 timeouts or 3
+	// refused connections in a row. A failure is matched against the rules
+	// in order; the first that matches counts it (and the general
+	// ConsecutiveFailures count does not). A success clears every count.
+	ErrorKinds []KindRule
+
+	// FailureRate trips when failures/calls over the sliding window reach
+	// this rate (equality trips) and the window holds at least MinimumCalls
+	// calls. In (0, 1]; 0 turns the rule off. The rate is used rounded to a
+	// millionth, so 0.3 of 10 calls means exactly 3.
+	FailureRate float64
+
+	// SlowCallRate trips when calls lasting SlowCallDuration or longer reach
+	// this share of the window (with at least MinimumCalls calls). In (0, 1];
+	// 0 turns the rule off. Needs SlowCallDuration.
+	SlowCallRate float64
+	// SlowCallDuration is the duration from Allow to Done at which a call
+	// counts as slow, whatever its outcome. 0 unless SlowCallRate is set.
+	SlowCallDuration time.Duration
+
+	// MinimumCalls is how many calls the window must hold before a rate
+	// rule may trip. 0 means 10. With a count-based window it must not
+	// exceed WindowSize.
+	MinimumCalls int
+	// WindowSize makes the window count-based: the last WindowSize calls.
+	// 0 means 100 when a rate rule is set and WindowDuration is 0.
+	WindowSize int
+	// WindowDuration makes the window time-based: the calls of the last
+	// WindowDuration, kept in WindowBuckets buckets that age out whole.
+	// 0 means count-based. Exclusive with WindowSize.
+	WindowDuration time.Duration
+	// WindowBuckets is the number of buckets of a time-based window. 0
+	// means 10; WindowDuration/WindowBuckets must be at least a microsecond.
+	WindowBuckets int
+
+	// ResetTimeout is how long the breaker stays open before it admits a
+	// probe. 0 means 5s. Put it above the longest call (the executor
+	// refuses anything else), so a probe always finds a free slot.
+	ResetTimeout time.Duration
+	// MaxResetTimeout turns on back-off: after the n-th failed probe in a
+	// row the open period is ResetTimeout×(n+1), capped at MaxResetTimeout.
+	// 0 means no back-off; otherwise it must be ≥ ResetTimeout.
+	MaxResetTimeout time.Duration
+	// ResetJitter lengthens each open period by a random share of up to
+	// this fraction (never shortens it, so the probe-slot guarantee holds).
+	// In [0, 1]; 0 means none.
+	ResetJitter float64
+
+	// HalfOpenProbes is how many probes run in half-open; all of them must
+	// succeed to close. 0 means 1; at most 1000.
+	HalfOpenProbes int
+
+	// Classify maps a non-nil error to an Outcome; nil errors are always a
+	// Success. nil means DefaultClassify. Mark business errors ("card
+	// declined", HTTP 4xx) as Success or Ignored here.
+	Classify func(error) Outcome
+
+	// OnTransition receives one Event per real transition, one at a time,
+	// in transition order, on the goroutine that caused the transition (or
+	// one that caused a later one). It may call the breaker's methods. Keep
+	// it fast: a caller waits for it. nil means no events.
+	OnTransition func(Event)
+}
+
+// KindRule is a consecutive-failure rule of its own for one kind of error.
+type KindRule struct {
+	// Name appears in Event.Kind when this rule trips. Required.
+	Name string
+	// Match reports whether a failure is of this kind. Required.
+	Match func(error) bool
+	// Consecutive trips the breaker after this many failures of this kind in
+	// a row. Must be ≥ 1.
+	Consecutive int
+}
+
+// DefaultClassify counts context.Canceled as Ignored (the caller gave up;
+// the supplier did nothing wrong) and every other error, timeouts included,
+// as a Failure.
+func DefaultClassify(err error) Outcome {
+	if errors.Is(err, context.Canceled) {
+		return Ignored
+	}
+	return Failure
+}
+
+// rules is Config compiled: defaults applied, rates in millionths. It is
+// embedded in every Breaker, so it is kept small: what only the optional
+// rules need sits behind opt.
+type rules struct {
+	name        string
+	classify    func(error) Outcome
+	listener    func(Event)
+	reset       int64
+	maxReset    int64
+	jitter      float64
+	consecutive int32 // 0: off
+	probes      uint32
+	timed       bool     // the slow-call rule needs a start time per permit
+	opt         *optRule // nil unless ErrorKinds or a rate rule is set
+}
+
+// optRule holds the optional rules.
+type optRule struct {
+	kinds        []KindRule
+	failureRate  int64 // millionths; 0: off
+	slowRate     int64 // millionths; 0: off
+	slowDuration int64
+	minCalls     int64
+	windowSize   int   // count-based window; 0 if time-based
+	bucketWidth  int64 // time-based window; 0 if count-based
+	buckets      int
+}
+
+func (o *optRule) hasWindow() bool { return o != nil && (o.failureRate > 0 || o.slowRate > 0) }
+
+// compile validates cfg and applies the defaults. Errors name the field.
+func compile(cfg Config) (rules, error) {
+	r := rules{
+		name:     cfg.Name,
+		classify: cfg.Classify,
+		listener: cfg.OnTransition,
+		jitter:   cfg.ResetJitter,
+	}
+	o := &optRule{kinds: cfg.ErrorKinds, slowDuration: int64(cfg.SlowCallDuration)}
+	if r.classify == nil {
+		r.classify = DefaultClassify
+	}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("breaker: "+format, args...))
+	}
+
+	switch n := cfg.ConsecutiveFailures; {
+	case n == 0:
+		r.consecutive = DefaultConsecutiveFailures
+	case n == -1:
+	case n < 0:
+		bad("ConsecutiveFailures must be ≥ 1, 0 (default 5) or -1 (off), got %d", n)
+	default:
+		r.consecutive = int32(n)
+	}
+	for i, k := range cfg.ErrorKinds {
+		if k.Name == "" {
+			bad("ErrorKinds[%d].Name must not be empty", i)
+		}
+		if k.Match == nil {
+			bad("ErrorKinds[%d].Match must not be nil", i)
+		}
+		if k.Consecutive < 1 {
+			bad("ErrorKinds[%d].Consecutive must be ≥ 1, got %d", i, k.Consecutive)
+		}
+	}
+	rate := func(field string, v float64) int64 {
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			bad("%s must be in (0, 1] or 0 (off), got %v", field, v)
+			return 0
+		}
+		return int64(math.Round(v * 1e6))
+	}
+	o.failureRate = rate("FailureRate", cfg.FailureRate)
+	o.slowRate = rate("SlowCallRate", cfg.SlowCallRate)
+	if cfg.FailureRate > 0 && o.failureRate == 0 {
+		o.failureRate = 1 // a rate below a millionth still means "any failure"
+	}
+	if cfg.SlowCallRate > 0 && o.slowRate == 0 {
+		o.slowRate = 1
+	}
+	switch {
+	case cfg.SlowCallDuration < 0:
+		bad("SlowCallDuration must be ≥ 0, got %v", cfg.SlowCallDuration)
+	case cfg.SlowCallRate > 0 && cfg.SlowCallDuration == 0:
+		bad("SlowCallDuration must be set when SlowCallRate is")
+	case cfg.SlowCallRate == 0 && cfg.SlowCallDuration > 0:
+		bad("SlowCallRate must be set when SlowCallDuration is")
+	}
+
+	o.minCalls = int64(orDefault(cfg.MinimumCalls, DefaultMinimumCalls))
+	if cfg.MinimumCalls < 0 {
+		bad("MinimumCalls must be ≥ 0, got %d", cfg.MinimumCalls)
+	}
+	switch {
+	case cfg.WindowSize < 0:
+		bad("WindowSize must be ≥ 0, got %d", cfg.WindowSize)
+	case cfg.WindowDuration < 0:
+		bad("WindowDuration must be ≥ 0, got %v", cfg.WindowDuration)
+	case cfg.WindowBuckets < 0:
+		bad("WindowBuckets must be ≥ 0, got %d", cfg.WindowBuckets)
+	case cfg.WindowSize > 0 && cfg.WindowDuration > 0:
+		bad("WindowSize and WindowDuration are exclusive, got %d and %v", cfg.WindowSize, cfg.WindowDuration)
+	case cfg.WindowDuration > 0:
+		o.buckets = orDefault(cfg.WindowBuckets, DefaultWindowBuckets)
+		o.bucketWidth = int64(cfg.WindowDuration) / int64(o.buckets)
+		if o.bucketWidth < int64(time.Microsecond) {
+			bad("WindowDuration/WindowBuckets must be ≥ 1µs, got %v/%d", cfg.WindowDuration, o.buckets)
+		}
+	default:
+		o.windowSize = orDefault(cfg.WindowSize, DefaultWindowSize)
+		if o.hasWindow() && o.minCalls > int64(o.windowSize) {
+			bad("MinimumCalls (%d) must not exceed WindowSize (%d), or no rate rule could trip", o.minCalls, o.windowSize)
+		}
+	}
+
+	r.reset = int64(cfg.ResetTimeout)
+	switch {
+	case cfg.ResetTimeout < 0:
+		bad("ResetTimeout must be ≥ 0, got %v", cfg.ResetTimeout)
+	case cfg.ResetTimeout == 0:
+		r.reset = int64(DefaultResetTimeout)
+	}
+	r.maxReset = int64(cfg.MaxResetTimeout)
+	switch {
+	case cfg.MaxResetTimeout < 0:
+		bad("MaxResetTimeout must be ≥ 0, got %v", cfg.MaxResetTimeout)
+	case cfg.MaxResetTimeout > 0 && r.maxReset < r.reset:
+		bad("MaxResetTimeout (%v) must be ≥ ResetTimeout (%v)", cfg.MaxResetTimeout, time.Duration(r.reset))
+	}
+	if math.IsNaN(cfg.ResetJitter) || cfg.ResetJitter < 0 || cfg.ResetJitter > 1 {
+		bad("ResetJitter must be in [0, 1], got %v", cfg.ResetJitter)
+	}
+
+	switch p := cfg.HalfOpenProbes; {
+	case p == 0:
+		r.probes = DefaultHalfOpenProbes
+	case p < 0 || p > MaxHalfOpenProbes:
+		bad("HalfOpenProbes must be in [1, %d] or 0 (default 1), got %d", MaxHalfOpenProbes, p)
+	default:
+		r.probes = uint32(p)
+	}
+	if len(errs) > 0 {
+		return rules{}, errors.Join(errs...)
+	}
+	if len(o.kinds) > 0 || o.hasWindow() {
+		r.opt = o
+		r.timed = o.slowRate > 0
+	}
+	return r, nil
+}
+
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// period is the open period after attempts failed openings in a row
+// (attempts ≥ 1): linear back-off capped at maxReset, plus jitter.
+func (r *rules) period(attempts uint32, rnd func() float64) int64 {
+	p := r.reset
+	if r.maxReset > 0 {
+		p = r.reset * int64(attempts)
+		if p > r.maxReset || p/int64(attempts) != r.reset { // cap, overflow included
+			p = r.maxReset
+		}
+	}
+	if r.jitter > 0 {
+		p += int64(float64(p) * r.jitter * rnd())
+	}
+	return p
+}

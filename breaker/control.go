@@ -1,0 +1,154 @@
+package breaker
+
+import "time"
+
+// Trip opens the breaker with reason r (Manual for an operator; the executor
+// uses Saturation and QueueFull) and starts a fresh open period. It does
+// nothing when the breaker is already Open or ForcedOpen, or Disabled (an
+// operator's Disable wins over automatic trips; Reset first).
+func (b *Breaker) Trip(r Reason) {
+	for {
+		cur := b.cur.Load()
+		if cur.state != Closed && cur.state != HalfOpen {
+			return
+		}
+		if b.open(cur, r, -1, 1, b.now()) {
+			return
+		}
+	}
+}
+
+// Reset closes the breaker with fresh counters, whatever its state, and ends
+// ForcedOpen and Disabled. Resetting a Closed breaker clears its counts
+// without an event (no transition happened); calls admitted before a Reset
+// count as late.
+func (b *Breaker) Reset() {
+	for {
+		cur := b.cur.Load()
+		next := b.closedRecord(&record{reason: ManualReset, kind: -1})
+		if cur.state == Closed {
+			// No transition: keep the generation and the history.
+			next.gen, next.from, next.reason, next.kind, next.at = cur.gen, cur.from, cur.reason, cur.kind, cur.at
+			if b.cur.CompareAndSwap(cur, next) {
+				return
+			}
+			continue
+		}
+		if b.transition(cur, next, b.now()) {
+			return
+		}
+	}
+}
+
+// ForceOpen rejects every call until Reset, with no probes.
+func (b *Breaker) ForceOpen() {
+	b.override(ForcedOpen, ManualForceOpen)
+}
+
+// Disable admits every call until Reset. Outcomes are still counted in
+// Stats, but nothing trips the breaker.
+func (b *Breaker) Disable() {
+	b.override(Disabled, ManualDisable)
+}
+
+func (b *Breaker) override(s State, r Reason) {
+	for {
+		cur := b.cur.Load()
+		if cur.state == s {
+			return
+		}
+		next := &record{state: s, reason: r, kind: -1}
+		if s == ForcedOpen {
+			next.until = never
+		}
+		if b.transition(cur, next, b.now()) {
+			return
+		}
+	}
+}
+
+// Drained closes a breaker that is Open because its bulkhead's queue was
+// full (reason QueueFull), with reason QueueDrained and no probe: the
+// executor calls it once the queue has drained below its low-water mark. It
+// reports whether it closed the breaker.
+func (b *Breaker) Drained() bool {
+	for {
+		cur := b.cur.Load()
+		if cur.state != Open || cur.reason != QueueFull {
+			return false
+		}
+		if b.transition(cur, b.closedRecord(&record{reason: QueueDrained, kind: -1}), b.now()) {
+			return true
+		}
+	}
+}
+
+// State returns the current state. Recovery is lazy: an Open breaker whose
+// reset timeout has passed still reports Open until the next Allow admits
+// the first probe (Stats.OpenUntil says when that may happen).
+func (b *Breaker) State() State { return b.cur.Load().state }
+
+// Stats is a snapshot of a breaker. The state fields come from one atomic
+// load, so they are consistent with each other; the totals are read just
+// after.
+type Stats struct {
+	Name       string
+	State      State
+	Reason     Reason    // why the breaker entered State
+	Kind       string    // the ErrorKind rule, when Reason is ErrorKind
+	Since      time.Time // when it entered State
+	OpenUntil  time.Time // Open: when the first probe may start (zero for ForcedOpen)
+	Generation uint64    // transitions so far
+	// Attempts counts openings in a row without a close (Open, HalfOpen).
+	Attempts int
+
+	// Closed only: the counts that the trip rules look at.
+	ConsecutiveFailures int // failures in a row that matched no ErrorKind
+	WindowCalls         int
+	WindowFailures      int
+	WindowSlowCalls     int
+
+	// HalfOpen only.
+	ProbesAdmitted  int
+	ProbesSucceeded int
+
+	// Totals since New. Successes are not counted here: counting the common
+	// case would put a contended write on every call; the executor counts
+	// them.
+	Failures uint64
+	Ignored  uint64
+	Rejected uint64 // Allow calls refused with ErrOpen
+	Late     uint64 // results of permits from an older generation
+}
+
+// Stats returns a snapshot of the breaker.
+func (b *Breaker) Stats() Stats {
+	r := b.cur.Load()
+	s := Stats{
+		Name:       b.r.name,
+		State:      r.state,
+		Reason:     r.reason,
+		Kind:       b.kindName(r.kind),
+		Since:      b.epoch.Add(time.Duration(r.at)),
+		Generation: r.gen,
+		Attempts:   int(r.attempts),
+		Failures:   b.failures.Load(),
+		Ignored:    b.ignored.Load(),
+		Rejected:   b.rejected.Load(),
+		Late:       b.late.Load(),
+	}
+	switch r.state {
+	case Open:
+		s.OpenUntil = b.epoch.Add(time.Duration(r.until))
+	case HalfOpen:
+		p := r.probes.Load()
+		s.ProbesAdmitted, s.ProbesSucceeded = int(p>>32), int(uint32(p))
+	case Closed:
+		s.ConsecutiveFailures = int(r.consec.Load())
+		if r.extra != nil && r.extra.win != nil {
+			c, f, sl := r.extra.win.counts(b.now())
+			s.WindowCalls, s.WindowFailures, s.WindowSlowCalls = int(c), int(f), int(sl)
+		}
+	}
+	return s
+}
