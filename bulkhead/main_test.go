@@ -1,0 +1,121 @@
+package bulkhead_test
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/fusebox-go/fusebox/bulkhead"
+)
+
+// ignoreInit ignores the goroutines that exist before any test runs.
+// Importing ants starts its default pool (purge and ticktock goroutines)
+// during package initialization; that pool is not ours and never used.
+// Everything started after TestMain began must be gone at the end.
+var ignoreInit goleak.Option
+
+func TestMain(m *testing.M) {
+	ignoreInit = goleak.IgnoreCurrent()
+	goleak.VerifyTestMain(m, ignoreInit)
+}
+
+// harness drives a Bulkhead and a Pool the way the executor will: admit,
+// run on the shared pool, and when the function returns, Release first
+// (starting the waiter it hands over, if any), then report the result.
+type harness struct {
+	t    testing.TB
+	b    *bulkhead.Bulkhead
+	pool *bulkhead.Pool
+
+	runs      atomic.Int64 // calls whose task started
+	inFlight  atomic.Int64 // calls between slot taken and slot released
+	overLimit atomic.Int64 // times inFlight exceeded the slots
+	startErrs atomic.Int64 // Pool.Go failures
+}
+
+func newHarness(t testing.TB, cfg bulkhead.Config) *harness {
+	t.Helper()
+	b, err := bulkhead.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := bulkhead.NewPool(bulkhead.PoolConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, b: b, pool: pool}
+}
+
+// errPlanned is the error a call's function returns when asked to fail.
+var errPlanned = errors.New("planned failure")
+
+// call is one protected call, with the Waiter embedded so that queueing it
+// allocates nothing. A call can be reused once done has been received or it
+// was cancelled.
+type call struct {
+	bulkhead.Waiter
+	h  *harness
+	id int
+	fn func() error // the protected function; it may panic
+
+	err       error         // its result, a recovered panic included
+	done      chan struct{} // receives one value per run, after Release
+	cancelled atomic.Bool   // set when Cancel removed it: it must not run
+	ran       atomic.Bool
+}
+
+func (h *harness) newCall(id int, fn func() error) *call {
+	c := &call{h: h, id: id, fn: fn, done: make(chan struct{}, 1)}
+	c.Value = c
+	return c
+}
+
+// submit admits c and starts it if it got a slot.
+func (h *harness) submit(c *call) bulkhead.Admission {
+	adm := h.b.Admit(&c.Waiter)
+	if adm == bulkhead.Acquired {
+		h.start(c)
+	}
+	return adm
+}
+
+func (h *harness) start(c *call) {
+	if err := h.pool.Go(c); err != nil {
+		h.startErrs.Add(1)
+		h.t.Errorf("Pool.Go: got %v, want nil", err)
+	}
+}
+
+// Run is the task: it holds the slot while fn runs.
+func (c *call) Run() {
+	h := c.h
+	if c.cancelled.Load() {
+		h.t.Errorf("call %d ran after Cancel removed it", c.id)
+	}
+	c.ran.Store(true)
+	h.runs.Add(1)
+	if n := h.inFlight.Add(1); n > int64(h.b.Stats().Slots) {
+		h.overLimit.Add(1)
+	}
+	c.err = c.protect()
+	h.inFlight.Add(-1)
+	// Release first, so the caller that learns the result and submits
+	// again at once can never be refused because of its own slot.
+	if next := h.b.Release(); next != nil {
+		h.start(next.Value.(*call))
+	}
+	c.done <- struct{}{}
+}
+
+// protect runs fn, turning a panic into an error as the executor will.
+func (c *call) protect() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return c.fn()
+}
