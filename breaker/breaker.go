@@ -159,11 +159,26 @@ func (p Permit) Done(err error) {
 	if p.b == nil {
 		return
 	}
-	o := Success
-	if err != nil {
-		o = p.b.r.classify(err)
+	p.b.record(p, p.b.Classify(err), err)
+}
+
+// Record is Done with the outcome already decided, for callers that
+// classify once and use the outcome themselves (the executor counts calls
+// by outcome): p.Record(b.Classify(err), err) is p.Done(err). err is still
+// needed to match Config.ErrorKinds.
+func (p Permit) Record(o Outcome, err error) {
+	if p.b != nil {
+		p.b.record(p, o, err)
 	}
-	p.b.record(p, o, err)
+}
+
+// Classify returns the outcome Done would record for err: Success for nil,
+// else Config.Classify(err).
+func (b *Breaker) Classify(err error) Outcome {
+	if err == nil {
+		return Success
+	}
+	return b.r.classify(err)
 }
 
 // Ignore records the call as Ignored: it decides nothing, and a half-open
@@ -322,7 +337,7 @@ func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32,
 
 // closedRecord equips a Closed (or Disabled) record with its counters.
 func (b *Breaker) closedRecord(r *record) *record {
-	if o := b.r.opt; o != nil {
+	if o := b.r.opt; o.counting() {
 		r.extra = &closedCounter{kinds: make([]atomic.Int64, len(o.kinds)), win: newWindow(o)}
 	}
 	return r

@@ -124,19 +124,19 @@ func DefaultClassify(err error) Outcome {
 // rules need sits behind opt.
 type rules struct {
 	name        string
-	classify    func(error) Outcome
 	listener    func(Event)
 	reset       int64
-	maxReset    int64
-	jitter      float64
 	consecutive int32 // 0: off
 	probes      uint32
 	timed       bool     // the slow-call rule needs a start time per permit
-	opt         *optRule // nil unless ErrorKinds or a rate rule is set
+	opt         *optRule // nil unless an optional setting is used
 }
 
-// optRule holds the optional rules.
+// optRule holds the optional settings.
 type optRule struct {
+	classify     func(error) Outcome // nil: DefaultClassify
+	maxReset     int64
+	jitter       float64
 	kinds        []KindRule
 	failureRate  int64 // millionths; 0: off
 	slowRate     int64 // millionths; 0: off
@@ -149,18 +149,14 @@ type optRule struct {
 
 func (o *optRule) hasWindow() bool { return o != nil && (o.failureRate > 0 || o.slowRate > 0) }
 
+// counting reports whether a closed period needs counters beyond the
+// consecutive one.
+func (o *optRule) counting() bool { return o != nil && (len(o.kinds) > 0 || o.hasWindow()) }
+
 // compile validates cfg and applies the defaults. Errors name the field.
 func compile(cfg Config) (rules, error) {
-	r := rules{
-		name:     cfg.Name,
-		classify: cfg.Classify,
-		listener: cfg.OnTransition,
-		jitter:   cfg.ResetJitter,
-	}
-	o := &optRule{kinds: cfg.ErrorKinds, slowDuration: int64(cfg.SlowCallDuration)}
-	if r.classify == nil {
-		r.classify = DefaultClassify
-	}
+	r := rules{name: cfg.Name, listener: cfg.OnTransition}
+	o := &optRule{classify: cfg.Classify, jitter: cfg.ResetJitter, kinds: cfg.ErrorKinds, slowDuration: int64(cfg.SlowCallDuration)}
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("breaker: "+format, args...))
@@ -243,11 +239,11 @@ func compile(cfg Config) (rules, error) {
 	case cfg.ResetTimeout == 0:
 		r.reset = int64(DefaultResetTimeout)
 	}
-	r.maxReset = int64(cfg.MaxResetTimeout)
+	o.maxReset = int64(cfg.MaxResetTimeout)
 	switch {
 	case cfg.MaxResetTimeout < 0:
 		bad("MaxResetTimeout must be ≥ 0, got %v", cfg.MaxResetTimeout)
-	case cfg.MaxResetTimeout > 0 && r.maxReset < r.reset:
+	case cfg.MaxResetTimeout > 0 && o.maxReset < r.reset:
 		bad("MaxResetTimeout (%v) must be ≥ ResetTimeout (%v)", cfg.MaxResetTimeout, time.Duration(r.reset))
 	}
 	if math.IsNaN(cfg.ResetJitter) || cfg.ResetJitter < 0 || cfg.ResetJitter > 1 {
@@ -265,7 +261,7 @@ func compile(cfg Config) (rules, error) {
 	if len(errs) > 0 {
 		return rules{}, errors.Join(errs...)
 	}
-	if len(o.kinds) > 0 || o.hasWindow() {
+	if o.counting() || o.classify != nil || o.maxReset > 0 || o.jitter > 0 {
 		r.opt = o
 		r.timed = o.slowRate > 0
 	}
@@ -282,15 +278,26 @@ func orDefault(v, def int) int {
 // period is the open period after attempts failed openings in a row
 // (attempts ≥ 1): linear back-off capped at maxReset, plus jitter.
 func (r *rules) period(attempts uint32, rnd func() float64) int64 {
-	p := r.reset
-	if r.maxReset > 0 {
+	p, o := r.reset, r.opt
+	if o == nil {
+		return p
+	}
+	if o.maxReset > 0 {
 		p = r.reset * int64(attempts)
-		if p > r.maxReset || p/int64(attempts) != r.reset { // cap, overflow included
-			p = r.maxReset
+		if p > o.maxReset || p/int64(attempts) != r.reset { // cap, overflow included
+			p = o.maxReset
 		}
 	}
-	if r.jitter > 0 {
-		p += int64(float64(p) * r.jitter * rnd())
+	if o.jitter > 0 {
+		p += int64(float64(p) * o.jitter * rnd())
 	}
 	return p
+}
+
+// classify applies Config.Classify to a non-nil error.
+func (r *rules) classify(err error) Outcome {
+	if r.opt != nil && r.opt.classify != nil {
+		return r.opt.classify(err)
+	}
+	return DefaultClassify(err)
 }

@@ -1,0 +1,117 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultWorkers           = 10
+	DefaultInvocationTimeout = time.Second
+)
+
+// Config sets up the protection of one supplier. It is plain data: every
+// field has a documented zero value, so per-dependency settings can come
+// from a file.
+type Config struct {
+	// Workers is the number of calls that may run at once (the bulkhead's
+	// slots). 0 means 10.
+	Workers int
+	// Queue is the number of calls that may wait for a slot when all are
+	// busy. 0 means none: the first call that finds no slot is rejected
+	// with ErrSaturated and trips the breaker.
+	Queue int
+	// QueueTimeout bounds the wait in the queue; a call that waited this
+	// long without a slot resolves with ErrQueueTimeout and never runs.
+	// 0 means InvocationTimeout. Only with Queue > 0.
+	QueueTimeout time.Duration
+	// LowWater is the queue level at or below which a breaker opened on a
+	// full queue closes again, without a probe. 0 means Queue/2. Only with
+	// Queue > 0; it must be below Queue.
+	LowWater int
+	// InvocationTimeout bounds each call, counted from the moment it starts
+	// running: its context's deadline, and the moment its future resolves
+	// with ErrTimeout even if the function ignores the context. 0 means 1s.
+	InvocationTimeout time.Duration
+	// Breaker configures the supplier's breaker. Its zero value is 5
+	// consecutive failures and a 5s reset timeout. ResetTimeout must exceed
+	// InvocationTimeout (+ QueueTimeout with a queue): that is what
+	// guarantees a half-open probe a free slot. Breaker.Name defaults to
+	// the executor's name.
+	Breaker breaker.Config
+}
+
+// resolved is a Config with its defaults applied.
+type resolved struct {
+	workers, queue, lowWater int
+	timeout, queueTimeout    time.Duration
+	breaker                  breaker.Config
+}
+
+func (c Config) resolve(name string) (resolved, error) {
+	r := resolved{workers: c.Workers, queue: c.Queue, lowWater: c.LowWater,
+		timeout: c.InvocationTimeout, queueTimeout: c.QueueTimeout, breaker: c.Breaker}
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("executor: %s: "+format, append([]any{name}, args...)...))
+	}
+	switch {
+	case c.Workers < 0:
+		bad("Workers must be ≥ 1, or 0 for the default %d, got %d", DefaultWorkers, c.Workers)
+	case c.Workers == 0:
+		r.workers = DefaultWorkers
+	}
+	if c.Queue < 0 {
+		bad("Queue must be ≥ 0, got %d", c.Queue)
+	}
+	switch {
+	case c.InvocationTimeout < 0:
+		bad("InvocationTimeout must be ≥ 0, got %v", c.InvocationTimeout)
+	case c.InvocationTimeout == 0:
+		r.timeout = DefaultInvocationTimeout
+	}
+	switch {
+	case c.QueueTimeout < 0:
+		bad("QueueTimeout must be ≥ 0, got %v", c.QueueTimeout)
+	case c.Queue == 0 && c.QueueTimeout > 0:
+		bad("QueueTimeout (%v) needs a Queue", c.QueueTimeout)
+	case c.Queue > 0 && c.QueueTimeout == 0:
+		r.queueTimeout = r.timeout
+	}
+	switch {
+	case c.LowWater < 0:
+		bad("LowWater must be ≥ 0, got %d", c.LowWater)
+	case c.Queue == 0 && c.LowWater > 0:
+		bad("LowWater (%d) needs a Queue", c.LowWater)
+	case c.Queue > 0 && c.LowWater >= c.Queue:
+		bad("LowWater (%d) must be below Queue (%d), or a full queue would count as drained", c.LowWater, c.Queue)
+	case c.Queue > 0 && c.LowWater == 0:
+		r.lowWater = c.Queue / 2
+	}
+	if r.breaker.Name == "" {
+		r.breaker.Name = name
+	}
+	reset := c.Breaker.ResetTimeout
+	if reset == 0 {
+		reset = breaker.DefaultResetTimeout
+	}
+	if limit := r.timeout + r.queueTimeout; reset > 0 && reset <= limit {
+		if r.queue > 0 {
+			bad("Breaker.ResetTimeout (%v) must exceed InvocationTimeout (%v) + QueueTimeout (%v) = %v: "+
+				"a probe admitted when the breaker half-opens could find every slot still held, or queued behind, calls admitted before the trip",
+				reset, r.timeout, r.queueTimeout, limit)
+		} else {
+			bad("Breaker.ResetTimeout (%v) must exceed InvocationTimeout (%v): "+
+				"a probe admitted when the breaker half-opens could find every slot still held by calls admitted before the trip",
+				reset, r.timeout)
+		}
+	}
+	if len(errs) > 0 {
+		return resolved{}, errors.Join(errs...)
+	}
+	return r, nil
+}

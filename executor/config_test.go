@@ -1,0 +1,66 @@
+package executor_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Acceptance 8: invalid configurations are refused with a message that
+// names the field and, for the reset timeout, says why.
+func TestConfigValidation(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  executor.Config
+		want []string // substrings; none means valid
+	}{
+		{"the zero config is valid (10 workers, 1s timeout, 5s reset)", executor.Config{}, nil},
+		{"negative workers", executor.Config{Workers: -1}, []string{"payments: Workers must be ≥ 1, or 0 for the default 10, got -1"}},
+		{"a negative queue", executor.Config{Queue: -1}, []string{"Queue must be ≥ 0, got -1"}},
+		{"a negative invocation timeout", executor.Config{InvocationTimeout: -time.Second}, []string{"InvocationTimeout must be ≥ 0, got -1s"}},
+		{"a negative queue timeout", executor.Config{Queue: 1, QueueTimeout: -1}, []string{"QueueTimeout must be ≥ 0"}},
+		{"a queue timeout without a queue", executor.Config{QueueTimeout: time.Second}, []string{"QueueTimeout (1s) needs a Queue"}},
+		{"a low-water mark without a queue", executor.Config{LowWater: 1}, []string{"LowWater (1) needs a Queue"}},
+		{"a low-water mark at the queue size", executor.Config{Queue: 4, LowWater: 4}, []string{"LowWater (4) must be below Queue (4)"}},
+		{"R equal to T", executor.Config{InvocationTimeout: 5 * time.Second},
+			[]string{"Breaker.ResetTimeout (5s) must exceed InvocationTimeout (5s)", "a probe admitted", "still held"}},
+		{"R below T", executor.Config{InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
+			[]string{"Breaker.ResetTimeout (10s) must exceed InvocationTimeout (30s)"}},
+		{"R just above T", executor.Config{InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 30*time.Second + 1}}, nil},
+		{"R ≤ T + queue wait (default queue wait = T)", executor.Config{Queue: 10, InvocationTimeout: 3 * time.Second},
+			[]string{"Breaker.ResetTimeout (5s) must exceed InvocationTimeout (3s) + QueueTimeout (3s) = 6s", "queued behind"}},
+		{"R ≤ T + an explicit queue wait", executor.Config{Queue: 10, InvocationTimeout: time.Second, QueueTimeout: 4 * time.Second},
+			[]string{"InvocationTimeout (1s) + QueueTimeout (4s) = 5s"}},
+		{"R > T + queue wait", executor.Config{Queue: 10, InvocationTimeout: time.Second, QueueTimeout: 3 * time.Second}, nil},
+		{"breaker errors come through", executor.Config{Breaker: breaker.Config{FailureRate: 2}}, []string{"breaker: FailureRate must be in (0, 1]"}},
+		{"several errors at once", executor.Config{Workers: -1, Queue: -1}, []string{"Workers", "Queue must be"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ex, err := executor.New("payments", tt.cfg)
+			if len(tt.want) == 0 {
+				require.NoError(t, err)
+				require.NoError(t, ex.Close(t.Context()))
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, ex)
+			for _, w := range tt.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	ex := newExecutor(t, executor.Config{})
+	st := ex.Stats()
+	assert.Equal(t, executor.DefaultWorkers, st.Workers)
+	assert.Zero(t, st.QueueCap)
+	assert.Equal(t, "payments", st.Breaker.Name, "the breaker is named after the supplier")
+}

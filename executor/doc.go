@@ -1,0 +1,37 @@
+// Package executor protects calls to one supplier: it composes a circuit
+// breaker, a bulkhead of worker slots, an invocation timeout and futures.
+//
+// The story: payments hang. Every payment call holds one of the
+// executor's slots; the call that finds all of them busy is refused with
+// ErrSaturated and, in that same call, trips the breaker. From then on
+// payment calls fail fast with ErrOpen, touching nothing, while the rest of
+// the service keeps its workers. After the reset timeout, which New insists
+// is longer than the invocation timeout, every call admitted before the
+// trip has timed out and given its slot back, so the one probe the breaker
+// lets through finds a free slot; its outcome closes the breaker or opens it
+// again.
+//
+//	ex, err := executor.New("payments", executor.Config{
+//		Workers:           10,
+//		InvocationTimeout: 30 * time.Second,
+//		Breaker:           breaker.Config{ResetTimeout: 45 * time.Second},
+//	})
+//	...
+//	receipt, err := executor.Do(ctx, ex, func(ctx context.Context) (Receipt, error) {
+//		return payments.Charge(ctx, order)
+//	})
+//	switch {
+//	case errors.Is(err, executor.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//		// refused without calling payments: degrade
+//	case errors.Is(err, executor.ErrTimeout):
+//		// payments did not answer in 30 s
+//	}
+//
+// Submit returns a future instead of waiting; Group keeps one executor per
+// named dependency over one shared worker pool.
+//
+// Nothing runs in the background of an idle executor. Goroutines exist only
+// while calls are in flight (the pool's workers, one deadline timer per
+// executor) and all belong to an executor or Group that stops them in
+// Close, so executors also work inside testing/synctest bubbles.
+package executor

@@ -1,0 +1,106 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+var (
+	// ErrOpen: the supplier's breaker is open; nothing was called. It is
+	// breaker.ErrOpen, so either name matches.
+	ErrOpen = breaker.ErrOpen
+	// ErrSaturated: every slot was busy (and the queue, if any, full); the
+	// breaker tripped in the same call.
+	ErrSaturated = errors.New("executor: saturated")
+	// ErrClosed: the executor (or its Group) is closed or closing.
+	ErrClosed = errors.New("executor: closed")
+	// ErrTimeout resolves the future of a call that outlived its invocation
+	// timeout (or the caller's earlier deadline). It matches
+	// context.DeadlineExceeded with errors.Is, and has Timeout() true like a
+	// net.Error.
+	ErrTimeout error = &timeoutError{"executor: invocation timeout"}
+	// ErrQueueTimeout resolves the future of a call that waited in the queue
+	// for Config.QueueTimeout without getting a slot; the call never ran. It
+	// matches ErrTimeout and context.DeadlineExceeded too.
+	ErrQueueTimeout error = &timeoutError{"executor: timed out waiting in the queue"}
+)
+
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+func (e *timeoutError) Timeout() bool { return true }
+func (e *timeoutError) Is(target error) bool {
+	return target == context.DeadlineExceeded || target == ErrTimeout
+}
+
+// Rejection says why Submit refused a call.
+type Rejection uint8
+
+// The rejections.
+const (
+	RejectedOpen      Rejection = iota // the breaker was open
+	RejectedSaturated                  // no free slot, no queue
+	RejectedQueueFull                  // no free slot and the queue was full
+	RejectedClosed                     // the executor was closed
+	numRejections
+)
+
+var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed"}
+
+func (r Rejection) String() string {
+	if r < numRejections {
+		return rejectionNames[r]
+	}
+	return fmt.Sprintf("Rejection(%d)", r)
+}
+
+// sentinel is the error a rejection unwraps to.
+func (r Rejection) sentinel() error {
+	switch r {
+	case RejectedOpen:
+		return ErrOpen
+	case RejectedClosed:
+		return ErrClosed
+	}
+	return ErrSaturated
+}
+
+// RejectedError is what Submit returns for a refused call: errors.Is
+// matches ErrOpen, ErrSaturated (for a full queue too) or ErrClosed. The
+// values are made once per executor, so a rejection allocates nothing;
+// treat them as read-only.
+type RejectedError struct {
+	Supplier string
+	Reason   Rejection
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("fusebox: %s: rejected: %s", e.Supplier, e.Reason)
+}
+
+// Unwrap returns ErrOpen, ErrSaturated or ErrClosed.
+func (e *RejectedError) Unwrap() error { return e.Reason.sentinel() }
+
+// PanicError is the error of a call whose function panicked. The panic is
+// recovered on the worker, counted as a failure on the breaker, and the
+// process and the worker pool carry on.
+type PanicError struct {
+	Value any    // what was passed to panic
+	Stack []byte // the panicking goroutine's stack
+}
+
+func newPanicError(v any) *PanicError {
+	return &PanicError{Value: v, Stack: debug.Stack()}
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("executor: call panicked: %v", e.Value) }
+
+// Unwrap returns the panic value if it is an error (panic(err)), else nil.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}

@@ -1,0 +1,192 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/bulkhead"
+)
+
+// GroupConfig configures a Group: one executor per named dependency.
+type GroupConfig struct {
+	// Default configures every dependency without an entry in Dependencies.
+	Default Config
+	// Dependencies override Default per name: each non-zero field of an
+	// entry (Breaker's fields one by one) replaces Default's. Use it for a
+	// different pool size per dependency.
+	Dependencies map[string]Config
+	// IdleTimeout evicts an executor that saw no call for this long (it is
+	// checked lazily, on lookups; an executor goes between IdleTimeout and
+	// twice that after its last call). The next lookup makes a fresh one,
+	// closed breaker included. 0 means never: the right choice unless the
+	// names are unbounded, such as one per upstream host.
+	IdleTimeout time.Duration
+	// OnTransition receives the transitions of every executor whose
+	// configuration sets no Breaker.OnTransition; Event.Name says whose.
+	OnTransition func(breaker.Event)
+	// Pool configures the worker pool shared by all the executors.
+	Pool bulkhead.PoolConfig
+}
+
+// Group holds one executor per named dependency, each created on first
+// use, all sharing one worker pool. Idle executors cost memory only, no
+// goroutine. It is safe for concurrent use.
+type Group struct {
+	cfg   GroupConfig
+	pool  *bulkhead.Pool
+	epoch time.Time // the clock every executor of the group reads
+
+	m         sync.Map // name → *Executor
+	mu        sync.Mutex
+	closed    bool
+	lastSweep time.Time
+}
+
+// NewGroup validates the default and every per-dependency configuration
+// (with the same errors as New) and returns an empty group; nothing runs
+// until the first call.
+func NewGroup(cfg GroupConfig) (*Group, error) {
+	if cfg.IdleTimeout < 0 {
+		return nil, errors.New("executor: GroupConfig.IdleTimeout must be ≥ 0")
+	}
+	var errs []error
+	if _, err := cfg.Default.resolve("default"); err != nil {
+		errs = append(errs, err)
+	}
+	for name, c := range cfg.Dependencies {
+		if _, err := merge(cfg.Default, c).resolve(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	pool, err := bulkhead.NewPool(cfg.Pool)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	now := time.Now()
+	return &Group{cfg: cfg, pool: pool, epoch: now, lastSweep: now}, nil
+}
+
+// Executor returns the executor of the dependency name, creating it on first
+// use. It fails only after Close (ErrClosed).
+func (g *Group) Executor(name string) (*Executor, error) {
+	if v, ok := g.m.Load(name); ok {
+		if g.cfg.IdleTimeout > 0 {
+			g.maybeSweep()
+		}
+		return v.(*Executor), nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, ErrClosed
+	}
+	if v, ok := g.m.Load(name); ok {
+		return v.(*Executor), nil
+	}
+	ex, err := newExecutor(name, g.config(name), g.pool, &g.epoch)
+	if err != nil {
+		return nil, err // validated in NewGroup; only a bug gets here
+	}
+	g.m.Store(name, ex)
+	return ex, nil
+}
+
+func (g *Group) config(name string) Config {
+	c := g.cfg.Default
+	if o, ok := g.cfg.Dependencies[name]; ok {
+		c = merge(c, o)
+	}
+	if c.Breaker.OnTransition == nil {
+		c.Breaker.OnTransition = g.cfg.OnTransition
+	}
+	return c
+}
+
+// maybeSweep evicts, at most once per IdleTimeout, the executors that had
+// no call in flight and saw no call since the previous sweep (a
+// second-chance clock: Submit sets a flag, the sweep clears it).
+func (g *Group) maybeSweep() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed || time.Since(g.lastSweep) < g.cfg.IdleTimeout {
+		return
+	}
+	g.lastSweep = time.Now()
+	g.m.Range(func(k, v any) bool {
+		ex := v.(*Executor)
+		if ex.active.Load() == 0 && !ex.used.Swap(false) {
+			g.m.Delete(k)
+		}
+		return true
+	})
+}
+
+// Range calls f for each executor of the group until f returns false.
+func (g *Group) Range(f func(ex *Executor) bool) {
+	g.m.Range(func(_, v any) bool { return f(v.(*Executor)) })
+}
+
+// Close closes every executor (see Executor.Close) and then the shared
+// pool. Executor returns ErrClosed from then on.
+func (g *Group) Close(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	var errs []error
+	g.Range(func(ex *Executor) bool {
+		if err := ex.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		return true
+	})
+	if err := g.pool.Close(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// merge returns def with every non-zero field of o in its place.
+func merge(def, o Config) Config {
+	set(&def.Workers, o.Workers)
+	set(&def.Queue, o.Queue)
+	set(&def.QueueTimeout, o.QueueTimeout)
+	set(&def.LowWater, o.LowWater)
+	set(&def.InvocationTimeout, o.InvocationTimeout)
+	b, ob := &def.Breaker, o.Breaker
+	set(&b.Name, ob.Name)
+	set(&b.ConsecutiveFailures, ob.ConsecutiveFailures)
+	if ob.ErrorKinds != nil {
+		b.ErrorKinds = ob.ErrorKinds
+	}
+	set(&b.FailureRate, ob.FailureRate)
+	set(&b.SlowCallRate, ob.SlowCallRate)
+	set(&b.SlowCallDuration, ob.SlowCallDuration)
+	set(&b.MinimumCalls, ob.MinimumCalls)
+	set(&b.WindowSize, ob.WindowSize)
+	set(&b.WindowDuration, ob.WindowDuration)
+	set(&b.WindowBuckets, ob.WindowBuckets)
+	set(&b.ResetTimeout, ob.ResetTimeout)
+	set(&b.MaxResetTimeout, ob.MaxResetTimeout)
+	set(&b.ResetJitter, ob.ResetJitter)
+	set(&b.HalfOpenProbes, ob.HalfOpenProbes)
+	if ob.Classify != nil {
+		b.Classify = ob.Classify
+	}
+	if ob.OnTransition != nil {
+		b.OnTransition = ob.OnTransition
+	}
+	return def
+}
+
+func set[V comparable](dst *V, v V) {
+	var zero V
+	if v != zero {
+		*dst = v
+	}
+}

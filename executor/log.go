@@ -1,0 +1,52 @@
+package executor
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+// LogTransitions returns a transition listener (for Breaker.OnTransition or
+// GroupConfig.OnTransition) that logs every transition with l: at Warn when
+// a supplier stops being called (open, forced open), at Info otherwise.
+// Each record carries supplier, from, to, reason, the error kind if any,
+// and: probe_at when the breaker opens, open_for when it closes again (how
+// long calls were refused). To use another logger, write a func(Event) of
+// your own: Event has every field and a String method.
+func LogTransitions(l *slog.Logger) func(breaker.Event) {
+	var mu sync.Mutex
+	openedAt := map[string]time.Time{}
+	return func(e breaker.Event) {
+		attrs := []slog.Attr{
+			slog.String("supplier", e.Name),
+			slog.String("from", e.From.String()),
+			slog.String("to", e.To.String()),
+			slog.String("reason", e.Reason.String()),
+		}
+		if e.Kind != "" {
+			attrs = append(attrs, slog.String("kind", e.Kind))
+		}
+		level := slog.LevelInfo
+		mu.Lock()
+		switch e.To {
+		case breaker.Open, breaker.ForcedOpen:
+			level = slog.LevelWarn
+			if e.From != breaker.HalfOpen {
+				openedAt[e.Name] = e.Time
+			}
+			if !e.OpenUntil.IsZero() {
+				attrs = append(attrs, slog.Time("probe_at", e.OpenUntil))
+			}
+		case breaker.Closed, breaker.Disabled:
+			if t, ok := openedAt[e.Name]; ok {
+				attrs = append(attrs, slog.Duration("open_for", e.Time.Sub(t)))
+				delete(openedAt, e.Name)
+			}
+		}
+		mu.Unlock()
+		l.LogAttrs(context.Background(), level, "fusebox: breaker "+e.To.String(), attrs...)
+	}
+}

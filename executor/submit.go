@@ -1,0 +1,362 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/future"
+)
+
+// Submit runs fn on the executor's supplier and returns its future, or a
+// *RejectedError (ErrOpen, ErrSaturated, ErrClosed) without calling fn and
+// without allocating. It never blocks: a call that finds every slot busy
+// waits in the queue, if there is one, as a queue entry.
+//
+// fn receives a context derived from ctx (its values and cancellation) with
+// the invocation deadline, counted from the moment fn starts. The future
+// resolves with fn's result; with ErrTimeout at the deadline even if fn
+// ignores its context (the slot stays held until fn really returns); with a
+// *PanicError if fn panics; with ErrQueueTimeout if it waited in the queue
+// too long. A caller that cancels ctx gets ctx's error, and the call counts
+// as Ignored on the breaker: the supplier did nothing wrong.
+//
+// The path of one call: the breaker admits it (open: ErrOpen, nothing
+// touched); the bulkhead gives it a slot (none: the breaker trips with
+// reason Saturation in this very call and Submit returns ErrSaturated); fn
+// runs on the worker pool; when it returns the slot is released first, the
+// outcome recorded on the breaker second, and the future completed last, so
+// a caller that awaits and resubmits at once never meets its own slot.
+func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
+	if ctx == nil || fn == nil || ex == nil {
+		return nil, errBadCall(ctx, ex)
+	}
+	ex.active.Add(1) // before the closed check: Close waits for whoever passed it
+	if ex.isClosed() {
+		ex.leave()
+		return nil, ex.reject(RejectedClosed)
+	}
+	if !ex.used.Load() {
+		ex.used.Store(true)
+	}
+	permit, err := ex.br.Allow()
+	if err != nil {
+		ex.leave()
+		return nil, ex.reject(RejectedOpen)
+	}
+	if ex.bh.TryAcquire() {
+		c := newCall(ctx, ex, fn, permit)
+		c.start()
+		return c.promise.Future(), nil
+	}
+	if b := ex.bh.Stats(); ex.queued == nil || b.Queued >= b.QueueCap {
+		return nil, ex.saturated(permit)
+	}
+	c := newCall(ctx, ex, fn, permit)
+	q := &queueState{}
+	q.waiter.Value = c
+	q.node.owner = (*queueSide[T])(c)
+	c.q = q
+	// The mutex is held until the call is fully queued, so that a Release
+	// handing it a slot (promote), its queue deadline or its caller's
+	// cancellation (dequeue) all find it set up.
+	q.mu.Lock()
+	switch ex.bh.Admit(&q.waiter) {
+	case bulkhead.Queued:
+		c.state.Store(stQueued)
+		q.node.at = ex.now() + int64(ex.queueTO)
+		ex.queued.add(&q.node)
+		if ctx.Done() != nil {
+			q.unwatch = context.AfterFunc(ctx, func() { (*queueSide[T])(c).dequeue(ctx.Err()) })
+		}
+		q.mu.Unlock()
+	case bulkhead.Acquired:
+		q.mu.Unlock()
+		c.q = nil
+		c.start()
+	default:
+		q.mu.Unlock()
+		return nil, ex.saturated(permit)
+	}
+	return c.promise.Future(), nil
+}
+
+// Do submits fn and awaits its result with the same ctx.
+func Do[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (T, error) {
+	f, err := Submit(ctx, ex, fn)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f.Await(ctx)
+}
+
+func errBadCall(ctx context.Context, ex *Executor) error {
+	switch {
+	case ctx == nil:
+		return errors.New("executor: Submit with a nil context (use context.Background())")
+	case ex == nil:
+		return errors.New("executor: Submit to a nil *Executor")
+	}
+	return errors.New("executor: Submit of a nil function")
+}
+
+// saturated trips the breaker in the call that found the bulkhead full. A
+// half-open probe that found no slot (calls that ignore their context still
+// hold them) is deferred instead: the breaker re-opens for a fresh reset
+// timeout, and the caller sees ErrOpen, as everyone else does meanwhile.
+func (ex *Executor) saturated(p breaker.Permit) error {
+	if p.Probe() {
+		p.Reject(breaker.ProbeDeferred)
+		ex.leave()
+		return ex.reject(RejectedOpen)
+	}
+	r, br := RejectedSaturated, breaker.Saturation
+	if ex.queued != nil {
+		r, br = RejectedQueueFull, breaker.QueueFull
+	}
+	p.Reject(br)
+	ex.leave()
+	return ex.reject(r)
+}
+
+// release frees the slot of a call whose function returned, starting the
+// oldest queued call if the bulkhead hands the slot over to it.
+func (ex *Executor) release() {
+	if w := ex.bh.Release(); w != nil {
+		w.Value.(promoter).promote()
+	}
+}
+
+type promoter interface{ promote() }
+
+// Call states. A call moves queued → running → done or expired, or
+// queued → left; every move is a CAS, so exactly one of the function's
+// return, its deadline, its caller's cancellation and Close decides it.
+const (
+	stQueued  = iota + 1
+	stRunning // fn running, before its deadline
+	stDone    // fn returned first
+	stExpired // the deadline (or Close) came first; fn may still run
+	stLeft    // left the queue without running
+)
+
+// call is one protected call: future, deadline and context in one
+// allocation (its size is most of what a call costs: keep it small).
+type call[T any] struct {
+	promise future.Promise[T]
+	ex      *Executor
+	fn      func(context.Context) (T, error)
+	permit  breaker.Permit
+	state   atomic.Uint32
+	panics  bool
+	ctx     callCtx
+	node    deadline    // in ex.running while it runs
+	q       *queueState // only for a call that had to queue
+}
+
+// queueState is what a call needs while it waits in the queue.
+type queueState struct {
+	mu      sync.Mutex
+	waiter  bulkhead.Waiter
+	node    deadline // in ex.queued while it waits
+	unwatch func() bool
+}
+
+func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error), p breaker.Permit) *call[T] {
+	c := &call[T]{ex: ex, fn: fn, permit: p}
+	c.ctx.parent = ctx
+	c.ctx.epoch = ex.epoch
+	c.node.owner = c
+	return c
+}
+
+// start runs a call that holds a slot.
+func (c *call[T]) start() {
+	ex := c.ex
+	c.state.Store(stRunning)
+	at := ex.now() + int64(ex.timeout)
+	if d, ok := c.ctx.parent.Deadline(); ok {
+		if pd := int64(d.Sub(*ex.epoch)); pd < at {
+			at = pd // the caller's deadline comes first: time the call out then
+		}
+	}
+	c.ctx.deadline, c.node.at = at, at
+	ex.running().add(&c.node)
+	if err := ex.pool.Go(c); err != nil {
+		// The shared pool is closed (its Group is closing): give everything back.
+		if c.state.CompareAndSwap(stRunning, stLeft) {
+			ex.run.Load().remove(&c.node)
+			ex.release()
+			c.permit.Ignore()
+			var zero T
+			c.promise.Complete(zero, fmt.Errorf("%w: %w", ErrClosed, err))
+			ex.leave()
+		}
+	}
+}
+
+// Run is the worker's side: call fn, then settle. A function that ends
+// its goroutine with runtime.Goexit is settled too, with an error.
+func (c *call[T]) Run() {
+	returned := false
+	defer func() {
+		if !returned {
+			var zero T
+			c.settle(zero, errGoexit)
+		}
+	}()
+	var v T
+	var err error
+	if perr := c.ctx.parent.Err(); perr != nil {
+		err = perr // the caller gave up before the call started: don't call
+	} else {
+		v, err = c.invoke()
+	}
+	returned = true
+	c.settle(v, err)
+}
+
+var errGoexit = errors.New("executor: the function called runtime.Goexit")
+
+func (c *call[T]) invoke() (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.panics = true
+			err = newPanicError(r)
+		}
+	}()
+	return c.fn(&c.ctx)
+}
+
+// settle ends a call whose function has returned: slot first, outcome
+// second, future last.
+func (c *call[T]) settle(v T, err error) {
+	ex := c.ex
+	won := c.state.CompareAndSwap(stRunning, stDone)
+	if won {
+		ex.run.Load().remove(&c.node)
+	}
+	c.ctx.finish()
+	ex.release()
+	if !won {
+		ex.counts().overdue.Add(-1) // its future was resolved at the deadline
+		ex.leave()
+		return
+	}
+	switch {
+	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
+		ex.callerCancelled(c.permit)
+	default:
+		o := ex.count(c.permit, err)
+		if c.panics {
+			ex.counts().panics.Add(1)
+		}
+		// Queue hysteresis: a breaker opened on a full queue closes, with no
+		// probe, once successful calls have drained the queue to its
+		// low-water mark. Timeouts never count as draining, so a dead
+		// supplier keeps it open (until its reset timeout and a probe).
+		if o == breaker.Success && ex.queued != nil && ex.bh.Drained() {
+			ex.br.Drained()
+		}
+	}
+	c.promise.Complete(v, err)
+	ex.leave()
+}
+
+func (ex *Executor) callerCancelled(p breaker.Permit) {
+	p.Ignore()
+	ex.counts().cancelled.Add(1)
+}
+
+// expire is the invocation deadline passing while fn still runs. The
+// timeout is recorded on the breaker before the future resolves, so a
+// caller who sees its fifth timeout and submits again meets an open
+// breaker; the slot stays held until fn returns.
+func (c *call[T]) expire() {
+	if !c.state.CompareAndSwap(stRunning, stExpired) {
+		return
+	}
+	ex := c.ex
+	ex.counts().overdue.Add(1)
+	err := ErrTimeout
+	if perr := c.ctx.parent.Err(); errors.Is(perr, context.Canceled) {
+		ex.callerCancelled(c.permit)
+		err = perr
+	} else {
+		ex.counts().timeouts.Add(1)
+		ex.count(c.permit, ErrTimeout)
+	}
+	c.ctx.cancel(context.DeadlineExceeded)
+	var zero T
+	c.promise.Complete(zero, err)
+}
+
+// abandon is Close giving up on a running call: its future resolves with
+// ErrClosed; fn runs on until it returns and then gives its slot back.
+func (c *call[T]) abandon() {
+	if !c.state.CompareAndSwap(stRunning, stExpired) {
+		return
+	}
+	c.ex.counts().overdue.Add(1)
+	c.permit.Ignore()
+	c.ctx.cancel(context.Canceled)
+	var zero T
+	c.promise.Complete(zero, ErrClosed)
+}
+
+// promote starts a queued call that a Release handed a slot.
+func (c *call[T]) promote() {
+	q := c.q
+	q.mu.Lock() // wait until Submit has finished queueing it
+	c.ex.queued.remove(&q.node)
+	unwatch := q.unwatch
+	q.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
+	c.start()
+}
+
+// queueSide is the view of a call that its queue deadline sees: a distinct
+// type, so that the queue's timer can never be mistaken for the
+// invocation timer.
+type queueSide[T any] call[T]
+
+func (q *queueSide[T]) expire() { q.dequeue(ErrQueueTimeout) }
+
+// dequeue takes a waiting call out of the queue: its queue deadline passed
+// (ErrQueueTimeout), its caller cancelled (ctx's error) or the executor
+// closed (ErrClosed). The call never runs. If a Release handed it a slot
+// first, dequeue does nothing: the call runs.
+func (q *queueSide[T]) dequeue(err error) {
+	c := (*call[T])(q)
+	ex, qs := c.ex, c.q
+	if !ex.bh.Cancel(&qs.waiter) {
+		return
+	}
+	qs.mu.Lock()
+	c.state.Store(stLeft)
+	ex.queued.remove(&qs.node)
+	unwatch := qs.unwatch
+	qs.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		ex.callerCancelled(c.permit)
+	case err == ErrQueueTimeout:
+		ex.counts().queueTimeouts.Add(1)
+		c.permit.Ignore()
+	default:
+		c.permit.Ignore()
+	}
+	var zero T
+	c.promise.Complete(zero, err)
+	ex.leave()
+}
