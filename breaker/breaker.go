@@ -29,7 +29,7 @@ const never = math.MaxInt64
 type Breaker struct {
 	cur   atomic.Pointer[record]
 	epoch time.Time                // the breaker's clock is nanoseconds since epoch (monotonic)
-	ev    atomic.Pointer[delivery] // made at the first transition, if there is a listener
+	hist  atomic.Pointer[history] // made at the first transition
 	r     rules
 
 	failures, ignored, rejected, late atomic.Uint64
@@ -356,8 +356,10 @@ func (b *Breaker) transition(from, next *record, now int64) bool {
 	if !b.cur.CompareAndSwap(from, next) {
 		return false
 	}
+	h := b.history()
+	h.transitions[next.reason].Add(1)
 	if b.r.listener != nil {
-		b.delivery().publish(b.r.listener, b.event(from, next))
+		h.publish(b.r.listener, b.event(from, next))
 	}
 	return true
 }
@@ -386,12 +388,19 @@ func (b *Breaker) kindName(k int16) string {
 	return b.r.opt.kinds[k].Name
 }
 
-// delivery returns the event queue, making it at the first transition: most
-// breakers never trip, and an idle one should cost one allocation.
-func (b *Breaker) delivery() *delivery {
-	if d := b.ev.Load(); d != nil {
-		return d
+// history is what only a breaker that has changed state needs: the count
+// of transitions by reason and the event queue. It is made at the first
+// transition: most breakers never trip, and an idle one should cost one
+// allocation.
+type history struct {
+	delivery
+	transitions [NumReasons]atomic.Uint64
+}
+
+func (b *Breaker) history() *history {
+	if h := b.hist.Load(); h != nil {
+		return h
 	}
-	b.ev.CompareAndSwap(nil, &delivery{next: 1})
-	return b.ev.Load()
+	b.hist.CompareAndSwap(nil, &history{delivery: delivery{next: 1}})
+	return b.hist.Load()
 }

@@ -119,6 +119,11 @@ type Stats struct {
 	Ignored  uint64
 	Rejected uint64 // Allow calls refused with ErrOpen
 	Late     uint64 // results of permits from an older generation
+
+	// Transitions counts the transitions so far by the reason they had:
+	// Transitions[Saturation] is how often the breaker opened because its
+	// bulkhead was full.
+	Transitions [NumReasons]uint64
 }
 
 // Stats returns a snapshot of the breaker.
@@ -136,6 +141,11 @@ func (b *Breaker) Stats() Stats {
 		Ignored:    b.ignored.Load(),
 		Rejected:   b.rejected.Load(),
 		Late:       b.late.Load(),
+	}
+	if h := b.hist.Load(); h != nil {
+		for i := range s.Transitions {
+			s.Transitions[i] = h.transitions[i].Load()
+		}
 	}
 	switch r.state {
 	case Open:

@@ -48,6 +48,11 @@ func TestEvents(t *testing.T) {
 				assert.Equal(t, uint64(i+1), e.Generation)
 			}
 			assert.Equal(t, "payments: closed → open (consecutive-failures)", first.String())
+			tr := b.Stats().Transitions
+			assert.Equal(t, uint64(2), tr[breaker.ResetTimeout])
+			assert.Equal(t, uint64(1), tr[breaker.ProbeFailed])
+			assert.Equal(t, uint64(1), tr[breaker.Manual])
+			assert.Zero(t, tr[breaker.ManualReset], "the reset of a closed breaker was no transition")
 		})
 	})
 

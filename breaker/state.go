@@ -80,6 +80,8 @@ const (
 	ManualForceOpen
 	// ManualDisable: an operator called [Breaker.Disable].
 	ManualDisable
+	// NumReasons is the number of reasons, for arrays indexed by Reason.
+	NumReasons int = iota
 )
 
 var reasonNames = [...]string{
