@@ -1,0 +1,174 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+type ctxKey struct{}
+
+// The call's context behaves like one made by context.WithDeadline from the
+// caller's, without costing one per call.
+func TestCallContext(t *testing.T) {
+	const T = 10 * time.Second
+	cfg := executor.Config{Workers: 4, InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: 2 * T}}
+	// inspect runs fn in a call and returns what it returned.
+	inspect := func(t *testing.T, ctx context.Context, ex *executor.Executor, fn func(ctx context.Context) error) error {
+		_, err := executor.Do(ctx, ex, func(ctx context.Context) (int, error) { return 0, fn(ctx) })
+		return err
+	}
+
+	t.Run("deadline, done and err at the invocation timeout", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			start := time.Now()
+			err := inspect(t, t.Context(), ex, func(ctx context.Context) error {
+				d, ok := ctx.Deadline()
+				assert.True(t, ok)
+				assert.Equal(t, start.Add(T), d, "counted from the moment the call starts")
+				assert.NoError(t, ctx.Err())
+				select {
+				case <-ctx.Done():
+					t.Error("done too early")
+				default:
+				}
+				<-ctx.Done()
+				assert.Equal(t, start.Add(T), time.Now())
+				assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
+				assert.ErrorIs(t, context.Cause(ctx), context.DeadlineExceeded)
+				return ctx.Err()
+			})
+			assert.ErrorIs(t, err, executor.ErrTimeout)
+		})
+	})
+
+	t.Run("the caller's earlier deadline wins", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+			defer cancel()
+			start := time.Now()
+			f, err := executor.Submit(ctx, ex, func(ctx context.Context) (int, error) {
+				d, _ := ctx.Deadline()
+				assert.Equal(t, start.Add(2*time.Second), d)
+				<-ctx.Done()
+				return 0, ctx.Err()
+			})
+			require.NoError(t, err)
+			_, err = f.Await(t.Context())
+			assert.ErrorIs(t, err, executor.ErrTimeout, "a caller's deadline is a timeout, not a cancellation")
+			assert.Equal(t, start.Add(2*time.Second), time.Now())
+			assert.Equal(t, uint64(1), ex.Stats().Timeouts)
+		})
+	})
+
+	t.Run("values and cancellation come from the caller", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			ctx, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "v"))
+			started := make(chan struct{})
+			f, err := executor.Submit(ctx, ex, func(ctx context.Context) (int, error) {
+				assert.Equal(t, "v", ctx.Value(ctxKey{}))
+				close(started)
+				<-ctx.Done()
+				return 0, ctx.Err()
+			})
+			require.NoError(t, err)
+			<-started
+			cancel()
+			_, err = f.Await(t.Context())
+			assert.ErrorIs(t, err, context.Canceled)
+			st := ex.Stats()
+			assert.Equal(t, uint64(1), st.Cancelled)
+			assert.Equal(t, uint64(1), st.Ignored, "the caller's cancellation is not the supplier's failure")
+			assert.Zero(t, st.Failures)
+		})
+	})
+
+	t.Run("Err alone notices the caller's cancellation, and Done agrees afterwards", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			ctx, cancel := context.WithCancel(t.Context())
+			proceed := make(chan struct{})
+			f, err := executor.Submit(ctx, ex, func(ctx context.Context) (int, error) {
+				<-proceed
+				require.ErrorIs(t, ctx.Err(), context.Canceled)
+				select {
+				case <-ctx.Done():
+				default:
+					t.Error("Err is set but Done is open")
+				}
+				return 0, ctx.Err()
+			})
+			require.NoError(t, err)
+			cancel()
+			close(proceed)
+			_, err = f.Await(t.Context())
+			assert.ErrorIs(t, err, context.Canceled)
+		})
+	})
+
+	t.Run("derived contexts and AfterFunc follow the call without a goroutine each", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			parent, cancelParent := context.WithCancel(t.Context())
+			defer cancelParent()
+			err := inspect(t, parent, ex, func(ctx context.Context) error {
+				before := runtime.NumGoroutine()
+				child, cancel := context.WithCancel(ctx)
+				defer cancel()
+				ran := make(chan struct{})
+				stop := context.AfterFunc(ctx, func() { close(ran) })
+				defer stop()
+				assert.Equal(t, before, runtime.NumGoroutine(), "no watcher goroutines")
+				<-child.Done()
+				<-ran
+				assert.ErrorIs(t, child.Err(), context.DeadlineExceeded)
+				assert.ErrorIs(t, context.Cause(ctx), context.DeadlineExceeded,
+					"the call's own deadline, not its parent's (still live) cause")
+				return nil
+			})
+			assert.ErrorIs(t, err, executor.ErrTimeout)
+		})
+	})
+
+	t.Run("a call whose caller gave up before it started is not made", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			ran := false
+			f, err := executor.Submit(ctx, ex, func(context.Context) (int, error) { ran = true; return 0, nil })
+			require.NoError(t, err)
+			_, err = f.Await(t.Context())
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.False(t, ran)
+			assert.Equal(t, uint64(1), ex.Stats().Cancelled)
+		})
+	})
+}
+
+func TestErrorValues(t *testing.T) {
+	assert.ErrorIs(t, executor.ErrTimeout, context.DeadlineExceeded)
+	assert.ErrorIs(t, executor.ErrQueueTimeout, executor.ErrTimeout)
+	assert.ErrorIs(t, executor.ErrQueueTimeout, context.DeadlineExceeded)
+	assert.NotErrorIs(t, executor.ErrTimeout, executor.ErrQueueTimeout)
+	var to interface{ Timeout() bool }
+	require.True(t, errors.As(executor.ErrTimeout, &to))
+	assert.True(t, to.Timeout())
+	assert.Same(t, breaker.ErrOpen, executor.ErrOpen)
+	r := &executor.RejectedError{Supplier: "payments", Reason: executor.RejectedQueueFull}
+	assert.Equal(t, "fusebox: payments: rejected: queue-full", r.Error())
+	assert.ErrorIs(t, r, executor.ErrSaturated)
+	assert.Equal(t, "Rejection(9)", executor.Rejection(9).String())
+}
