@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,24 +25,27 @@ type callCtx struct {
 	epoch    *time.Time // the executor's
 	deadline int64      // ns since epoch
 
-	mu   sync.Mutex
-	done chan struct{}
-	err  error
-	w    *watch // made only when the parent is watched or AfterFunc is used
+	mu       sync.Mutex
+	done     chan struct{}
+	err      error
+	w        atomic.Pointer[watch] // made (under mu) only when the parent is watched or AfterFunc is used
+	finished atomic.Bool           // the function has returned: watching is over
 }
 
-// watch is the rarely needed part of a callCtx.
+// watch is the rarely needed part of a callCtx, guarded by its mu.
 type watch struct {
-	unwatch  func() bool // stops watching parent; nil while not watching
-	afters   map[*afterFunc]struct{}
-	finished bool // the call is over: stop watching, keep the state
+	unwatch func() bool // stops watching parent; nil while not watching
+	afters  map[*afterFunc]struct{}
 }
 
+// watchState returns the watch, making it. Called with mu held.
 func (c *callCtx) watchState() *watch {
-	if c.w == nil {
-		c.w = &watch{}
+	w := c.w.Load()
+	if w == nil {
+		w = &watch{}
+		c.w.Store(w)
 	}
-	return c.w
+	return w
 }
 
 type afterFunc struct{ f func() }
@@ -124,8 +128,12 @@ func (c *callCtx) watchLocked() {
 	if c.parent.Done() == nil {
 		return
 	}
+	// Publish w before looking at finished; finish sets finished before
+	// looking at w. With sequentially consistent atomics at least one of
+	// the two sees the other, so a watch is never left registered after
+	// the call is over.
 	w := c.watchState()
-	if w.unwatch != nil || w.finished {
+	if w.unwatch != nil || c.finished.Load() {
 		return
 	}
 	parent := c.parent
@@ -145,8 +153,8 @@ func (c *callCtx) cancel(err error) {
 		close(c.done)
 	}
 	var afters map[*afterFunc]struct{}
-	if c.w != nil {
-		afters, c.w.afters = c.w.afters, nil
+	if w := c.w.Load(); w != nil {
+		afters, w.afters = w.afters, nil
 	}
 	c.mu.Unlock()
 	for a := range afters {
@@ -156,15 +164,19 @@ func (c *callCtx) cancel(err error) {
 
 // finish is called when the function has returned: the parent need not be
 // watched any longer. The context keeps its state for anyone holding it.
+// The common case, a function that never asked for Done, takes no lock.
 func (c *callCtx) finish() {
-	c.mu.Lock()
-	w := c.w
-	if w != nil {
-		w.finished = true
+	c.finished.Store(true)
+	w := c.w.Load()
+	if w == nil {
+		return
 	}
+	c.mu.Lock()
+	unwatch := w.unwatch
+	w.unwatch = nil
 	c.mu.Unlock()
-	if w != nil && w.unwatch != nil {
-		w.unwatch()
+	if unwatch != nil {
+		unwatch()
 	}
 }
 

@@ -1,0 +1,76 @@
+// Command group shows one executor per dependency: a Group with a default
+// configuration and per-dependency overrides, sharing one worker pool. The
+// slow "reports" dependency fills its own two slots and trips; "search" and
+// "prices" never notice.
+//
+//	go run ./examples/group
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+func main() {
+	g, err := executor.NewGroup(executor.GroupConfig{
+		Default: executor.Config{Workers: 8, InvocationTimeout: 200 * time.Millisecond},
+		Dependencies: map[string]executor.Config{
+			"reports": {Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}},
+		},
+		OnTransition: func(e breaker.Event) { fmt.Println("event:", e) },
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer g.Close(context.Background())
+	ctx := context.Background()
+
+	call := func(dep string, d time.Duration) error {
+		ex, err := g.Executor(dep)
+		if err != nil {
+			return err
+		}
+		_, err = executor.Submit(ctx, ex, func(ctx context.Context) (int, error) {
+			select {
+			case <-time.After(d):
+				return 1, nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		})
+		return err
+	}
+	for round := 1; round <= 3; round++ {
+		for _, dep := range []string{"search", "prices", "reports"} {
+			d := 10 * time.Millisecond
+			if dep == "reports" {
+				d = time.Hour // hangs
+			}
+			err := call(dep, d)
+			fmt.Printf("round %d %-8s %s\n", round, dep, outcome(err))
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	g.Range(func(ex *executor.Executor) bool {
+		s := ex.Stats()
+		fmt.Printf("%-8s workers=%d busy=%d state=%s\n", ex.Name(), s.Workers, s.Busy, s.Breaker.State)
+		return true
+	})
+}
+
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return "admitted"
+	case errors.Is(err, executor.ErrSaturated):
+		return "refused: saturated (breaker trips)"
+	case errors.Is(err, executor.ErrOpen):
+		return "refused: breaker open"
+	}
+	return err.Error()
+}

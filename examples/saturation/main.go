@@ -1,0 +1,86 @@
+// Command saturation shows the core idea of fusebox in a few seconds: a
+// supplier hangs, its bulkhead fills, and the call that finds no free slot
+// trips the breaker at once. Later callers fail fast and fall back to a
+// cached value; after the reset timeout one probe finds a free slot, the
+// supplier has recovered, and the breaker closes.
+//
+//	go run ./examples/saturation
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+func main() {
+	start := time.Now()
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.String("t", time.Since(start).Round(10*time.Millisecond).String())
+			}
+			return a
+		},
+	}))
+
+	// 3 slots, calls time out after 500 ms, the breaker waits 700 ms (more
+	// than the timeout: New refuses anything else) before it probes.
+	ex, err := executor.New("payments", executor.Config{
+		Workers:           3,
+		InvocationTimeout: 500 * time.Millisecond,
+		Breaker:           breaker.Config{ResetTimeout: 700 * time.Millisecond, OnTransition: executor.LogTransitions(logger)},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer ex.Close(context.Background())
+
+	var hung atomic.Bool
+	hung.Store(true)
+	charge := func(ctx context.Context) (string, error) {
+		if hung.Load() {
+			<-ctx.Done() // the supplier never answers; we honour the timeout
+			return "", ctx.Err()
+		}
+		return "receipt-42", nil
+	}
+
+	cached := "receipt from cache"
+	ctx := context.Background()
+	// 12 payment requests, one every 100 ms; the supplier heals at 1 s.
+	for i := 1; i <= 12; i++ {
+		if i == 10 {
+			hung.Store(false)
+			fmt.Printf("%5s  the supplier has recovered\n", time.Since(start).Round(10*time.Millisecond))
+		}
+		f, err := executor.Submit(ctx, ex, charge)
+		switch {
+		case errors.Is(err, executor.ErrSaturated):
+			fmt.Printf("%5s  request %2d: no free slot -> breaker trips now, serve %q\n", since(start), i, cached)
+		case errors.Is(err, executor.ErrOpen):
+			fmt.Printf("%5s  request %2d: breaker open -> fail fast, serve %q\n", since(start), i, cached)
+		case err != nil:
+			panic(err)
+		default:
+			go func(i int) {
+				v, err := f.Await(ctx)
+				fmt.Printf("%5s  request %2d: %v %v\n", since(start), i, v, err)
+			}(i)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(600 * time.Millisecond) // let the last calls finish
+	s := ex.Stats()
+	fmt.Printf("done: %d ok, %d timed out, %d refused while open, %d refused saturated\n",
+		s.Successes, s.Timeouts, s.Rejected[executor.RejectedOpen], s.Rejected[executor.RejectedSaturated])
+}
+
+func since(t time.Time) time.Duration { return time.Since(t).Round(10 * time.Millisecond) }
