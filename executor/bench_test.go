@@ -35,6 +35,19 @@ func BenchmarkBaselineGoChannel(b *testing.B) {
 	})
 }
 
+// The same round trip with the per-call timeout a careful user would add
+// by hand: context.WithTimeout costs more than the whole goroutine.
+func BenchmarkBaselineGoChannelWithTimeout(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ch := make(chan int, 1)
+		go func() { v, _ := trivial(ctx); ch <- v }()
+		<-ch
+		cancel()
+	}
+}
+
 var sinkDur time.Duration
 
 func BenchmarkBaselineTimeSince(b *testing.B) {

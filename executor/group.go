@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
@@ -21,8 +22,9 @@ type GroupConfig struct {
 	// IdleTimeout evicts an executor that saw no call for this long (it is
 	// checked lazily, on lookups; an executor goes between IdleTimeout and
 	// twice that after its last call). The next lookup makes a fresh one,
-	// closed breaker included. 0 means never: the right choice unless the
-	// names are unbounded, such as one per upstream host.
+	// closed breaker included; a caller still holding the evicted one can
+	// go on using it. 0 means never: the right choice unless the names are
+	// unbounded, such as one per upstream host.
 	IdleTimeout time.Duration
 	// OnTransition receives the transitions of every executor whose
 	// configuration sets no Breaker.OnTransition; Event.Name says whose.
@@ -42,7 +44,7 @@ type Group struct {
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
 	closed    bool
-	lastSweep time.Time
+	lastSweep atomic.Int64 // ns since epoch
 }
 
 // NewGroup validates the default and every per-dependency configuration
@@ -68,8 +70,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	now := time.Now()
-	return &Group{cfg: cfg, pool: pool, epoch: now, lastSweep: now}, nil
+	return &Group{cfg: cfg, pool: pool, epoch: time.Now()}, nil
 }
 
 // Executor returns the executor of the dependency name, creating it on first
@@ -112,12 +113,18 @@ func (g *Group) config(name string) Config {
 // no call in flight and saw no call since the previous sweep (a
 // second-chance clock: Submit sets a flag, the sweep clears it).
 func (g *Group) maybeSweep() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.closed || time.Since(g.lastSweep) < g.cfg.IdleTimeout {
+	now := int64(time.Since(g.epoch))
+	last := g.lastSweep.Load()
+	// One clock read and one atomic load on the lookup path; only the
+	// caller that wins the CAS sweeps.
+	if now-last < int64(g.cfg.IdleTimeout) || !g.lastSweep.CompareAndSwap(last, now) {
 		return
 	}
-	g.lastSweep = time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return
+	}
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
 		if ex.active.Load() == 0 && !ex.used.Swap(false) {
