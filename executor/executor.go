@@ -224,12 +224,13 @@ func (ex *Executor) Stats() Stats {
 		Successes: ex.successes.Load(),
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
+	s.Rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker
 	if rc := ex.rare.Load(); rc != nil {
 		s.Overdue = int(rc.overdue.Load())
 		s.Timeouts, s.Panics, s.Cancelled = rc.timeouts.Load(), rc.panics.Load(), rc.cancelled.Load()
 		s.QueueTimeouts = rc.queueTimeouts.Load()
 		for i := range s.Rejected {
-			s.Rejected[i] = rc.rejected[i].Load()
+			s.Rejected[i] += rc.rejected[i].Load() // RejectedOpen here: deferred probes
 		}
 	}
 	return s

@@ -35,9 +35,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	if ctx == nil || fn == nil || ex == nil {
 		return nil, errBadCall(ctx, ex)
 	}
-	ex.active.Add(1) // before the closed check: Close waits for whoever passed it
 	if ex.isClosed() {
-		ex.leave()
 		return nil, ex.reject(RejectedClosed)
 	}
 	if !ex.used.Load() {
@@ -45,8 +43,18 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	}
 	permit, err := ex.br.Allow()
 	if err != nil {
+		// The breaker counted the rejection (Stats adds it in), so failing
+		// fast is a clock read, a few loads and one atomic add.
+		return nil, &ex.counts().errs[RejectedOpen]
+	}
+	// Count the call in before looking for Close again: Close marks itself
+	// first and then looks at active, so at least one side sees the other
+	// and Close always waits for a call that got past this check.
+	ex.active.Add(1)
+	if ex.isClosed() {
+		permit.Ignore()
 		ex.leave()
-		return nil, ex.reject(RejectedOpen)
+		return nil, ex.reject(RejectedClosed)
 	}
 	if ex.bh.TryAcquire() {
 		c := newCall(ctx, ex, fn, permit)
