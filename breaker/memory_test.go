@@ -28,7 +28,7 @@ func TestIdleFootprint(t *testing.T) {
 	perBreaker := (after.HeapAlloc - before.HeapAlloc - n*8) / n // minus the slice itself
 	t.Logf("heap per idle breaker: %d B", perBreaker)
 	assert.LessOrEqual(t, perBreaker, uint64(256))
-	assert.Equal(t, goroutines, runtime.NumGoroutine())
+	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine per breaker")
 	for _, b := range all {
 		require.Equal(t, breaker.Closed, b.State())
 	}

@@ -264,6 +264,6 @@ func TestIdleBulkheadsCostNoGoroutineAndLittleMemory(t *testing.T) {
 	perBulkhead := float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / n
 	t.Logf("idle bulkhead: %.1f B heap", perBulkhead)
 	assert.LessOrEqual(t, perBulkhead, 128.0, "heap per idle bulkhead")
-	assert.Equal(t, goroutines, runtime.NumGoroutine(), "goroutines")
+	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "goroutines")
 	runtime.KeepAlive(all)
 }

@@ -56,7 +56,7 @@ func TestPoolStartsNothingUntilUsed(t *testing.T) {
 	goleak.VerifyNone(t, ignoreInit) // earlier tests' workers are gone
 	before := runtime.NumGoroutine()
 	p := newPool(t, bulkhead.PoolConfig{})
-	assert.Equal(t, before, runtime.NumGoroutine(), "goroutines after NewPool")
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines after NewPool")
 	require.NoError(t, p.Close(t.Context()), "Close of a never-started pool")
 	assert.ErrorIs(t, p.Go(funcTask(func() {})), bulkhead.ErrPoolClosed)
 	assert.Equal(t, before, runtime.NumGoroutine(), "goroutines after Close")

@@ -130,7 +130,7 @@ func TestCallContext(t *testing.T) {
 				ran := make(chan struct{})
 				stop := context.AfterFunc(ctx, func() { close(ran) })
 				defer stop()
-				assert.Equal(t, before, runtime.NumGoroutine(), "no watcher goroutines")
+				assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no watcher goroutines")
 				<-child.Done()
 				<-ran
 				assert.ErrorIs(t, child.Err(), context.DeadlineExceeded)

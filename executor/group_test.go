@@ -143,6 +143,6 @@ func TestGroupIdleFootprint(t *testing.T) {
 	per := (after.HeapAlloc - before.HeapAlloc) / n
 	t.Logf("heap per idle dependency: %d B (map entry included)", per)
 	assert.LessOrEqual(t, per, uint64(512))
-	assert.Equal(t, goroutines, runtime.NumGoroutine(), "no goroutine per dependency")
+	assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine per dependency")
 	runtime.KeepAlive(names)
 }
