@@ -59,7 +59,7 @@ func TestPoolStartsNothingUntilUsed(t *testing.T) {
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines after NewPool")
 	require.NoError(t, p.Close(t.Context()), "Close of a never-started pool")
 	assert.ErrorIs(t, p.Go(funcTask(func() {})), bulkhead.ErrPoolClosed)
-	assert.Equal(t, before, runtime.NumGoroutine(), "goroutines after Close")
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "goroutines after Close")
 }
 
 func TestPoolGoAfterCloseIsRefused(t *testing.T) {

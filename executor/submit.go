@@ -259,6 +259,14 @@ func (c *call[T]) settle(v T, err error) {
 	switch {
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
+	case err != nil && ex.now() >= c.ctx.deadline:
+		// The function noticed its deadline (or its caller's) and returned
+		// before the timer got to it: the same timeout, reported the same
+		// way whichever side of the race won.
+		ex.counts().timeouts.Add(1)
+		ex.count(c.permit, ErrTimeout)
+		var zero T
+		v, err = zero, ErrTimeout
 	default:
 		o := ex.count(c.permit, err)
 		if c.panics {
