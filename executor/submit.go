@@ -366,10 +366,12 @@ func (q *queueSide[T]) dequeue(err error) {
 	switch {
 	case errors.Is(err, context.Canceled):
 		ex.callerCancelled(c.permit)
-	case err == ErrQueueTimeout:
+	case errors.Is(err, context.DeadlineExceeded):
+		// Our queue wait bound (ErrQueueTimeout matches too) or the
+		// caller's deadline: either way the call waited too long for a slot.
 		ex.counts().queueTimeouts.Add(1)
 		c.permit.Ignore()
-	default:
+	default: // ErrClosed
 		c.permit.Ignore()
 	}
 	var zero T
