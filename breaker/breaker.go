@@ -28,7 +28,7 @@ const never = math.MaxInt64
 // and a result from an older generation is recognised by pointer comparison.
 type Breaker struct {
 	cur   atomic.Pointer[record]
-	epoch time.Time                // the breaker's clock is nanoseconds since epoch (monotonic)
+	epoch time.Time               // the breaker's clock is nanoseconds since epoch (monotonic)
 	hist  atomic.Pointer[history] // made at the first transition
 	r     rules
 
@@ -331,6 +331,8 @@ func (b *Breaker) recordProbe(r *record, o Outcome) {
 // open replaces from with an Open record; false if from was no longer current.
 func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32, now int64) bool {
 	next := &record{state: Open, reason: reason, kind: kind, attempts: attempts}
+	// Both terms are bounded (ResetTimeout ≤ 100 years, jitter ≤ ×2), so
+	// the sum cannot overflow a clock that starts at 0.
 	next.until = now + b.r.period(attempts, rand.Float64)
 	return b.transition(from, next, now)
 }

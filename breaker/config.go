@@ -18,6 +18,16 @@ const (
 	DefaultWindowBuckets       = 10
 	// MaxHalfOpenProbes bounds Config.HalfOpenProbes.
 	MaxHalfOpenProbes = 1000
+	// MaxWindowSize bounds Config.WindowSize: a window is allocated for every
+	// closed period, so it must stay a sensible size.
+	MaxWindowSize = 1 << 20
+	// MaxWindowBuckets bounds Config.WindowBuckets.
+	MaxWindowBuckets = 1 << 16
+	// MaxThreshold bounds the consecutive-failure thresholds.
+	MaxThreshold = 1 << 30
+	// MaxTimeout bounds Config.ResetTimeout and Config.MaxResetTimeout
+	// (a hundred years), so that open periods cannot overflow the clock.
+	MaxTimeout = 100 * 365 * 24 * time.Hour
 )
 
 // Config is plain data: every field has a documented zero value, so a
@@ -166,8 +176,8 @@ func compile(cfg Config) (rules, error) {
 	case n == 0:
 		r.consecutive = DefaultConsecutiveFailures
 	case n == -1:
-	case n < 0:
-		bad("ConsecutiveFailures must be ≥ 1, 0 (default 5) or -1 (off), got %d", n)
+	case n < 0 || n > MaxThreshold:
+		bad("ConsecutiveFailures must be in [1, %d], 0 (default 5) or -1 (off), got %d", MaxThreshold, n)
 	default:
 		r.consecutive = int32(n)
 	}
@@ -178,8 +188,8 @@ func compile(cfg Config) (rules, error) {
 		if k.Match == nil {
 			bad("ErrorKinds[%d].Match must not be nil", i)
 		}
-		if k.Consecutive < 1 {
-			bad("ErrorKinds[%d].Consecutive must be ≥ 1, got %d", i, k.Consecutive)
+		if k.Consecutive < 1 || k.Consecutive > MaxThreshold {
+			bad("ErrorKinds[%d].Consecutive must be in [1, %d], got %d", i, MaxThreshold, k.Consecutive)
 		}
 	}
 	rate := func(field string, v float64) int64 {
@@ -211,12 +221,12 @@ func compile(cfg Config) (rules, error) {
 		bad("MinimumCalls must be ≥ 0, got %d", cfg.MinimumCalls)
 	}
 	switch {
-	case cfg.WindowSize < 0:
-		bad("WindowSize must be ≥ 0, got %d", cfg.WindowSize)
+	case cfg.WindowSize < 0 || cfg.WindowSize > MaxWindowSize:
+		bad("WindowSize must be in [0, %d], got %d", MaxWindowSize, cfg.WindowSize)
 	case cfg.WindowDuration < 0:
 		bad("WindowDuration must be ≥ 0, got %v", cfg.WindowDuration)
-	case cfg.WindowBuckets < 0:
-		bad("WindowBuckets must be ≥ 0, got %d", cfg.WindowBuckets)
+	case cfg.WindowBuckets < 0 || cfg.WindowBuckets > MaxWindowBuckets:
+		bad("WindowBuckets must be in [0, %d], got %d", MaxWindowBuckets, cfg.WindowBuckets)
 	case cfg.WindowSize > 0 && cfg.WindowDuration > 0:
 		bad("WindowSize and WindowDuration are exclusive, got %d and %v", cfg.WindowSize, cfg.WindowDuration)
 	case cfg.WindowDuration > 0:
@@ -234,15 +244,15 @@ func compile(cfg Config) (rules, error) {
 
 	r.reset = int64(cfg.ResetTimeout)
 	switch {
-	case cfg.ResetTimeout < 0:
-		bad("ResetTimeout must be ≥ 0, got %v", cfg.ResetTimeout)
+	case cfg.ResetTimeout < 0 || cfg.ResetTimeout > MaxTimeout:
+		bad("ResetTimeout must be in [0, %v], got %v", MaxTimeout, cfg.ResetTimeout)
 	case cfg.ResetTimeout == 0:
 		r.reset = int64(DefaultResetTimeout)
 	}
 	o.maxReset = int64(cfg.MaxResetTimeout)
 	switch {
-	case cfg.MaxResetTimeout < 0:
-		bad("MaxResetTimeout must be ≥ 0, got %v", cfg.MaxResetTimeout)
+	case cfg.MaxResetTimeout < 0 || cfg.MaxResetTimeout > MaxTimeout:
+		bad("MaxResetTimeout must be in [0, %v], got %v", MaxTimeout, cfg.MaxResetTimeout)
 	case cfg.MaxResetTimeout > 0 && o.maxReset < r.reset:
 		bad("MaxResetTimeout (%v) must be ≥ ResetTimeout (%v)", cfg.MaxResetTimeout, time.Duration(r.reset))
 	}

@@ -19,10 +19,14 @@ func TestConfigValidation(t *testing.T) {
 		want string // substring of the error; "" means valid
 	}{
 		{"the zero config is valid", breaker.Config{}, ""},
-		{"negative consecutive failures", breaker.Config{ConsecutiveFailures: -2}, "ConsecutiveFailures must be ≥ 1, 0 (default 5) or -1 (off), got -2"},
-		{"a negative reset timeout", breaker.Config{ResetTimeout: -time.Second}, "ResetTimeout must be ≥ 0, got -1s"},
+		{"negative consecutive failures", breaker.Config{ConsecutiveFailures: -2}, "ConsecutiveFailures must be in [1, 1073741824], 0 (default 5) or -1 (off), got -2"},
+		{"a threshold that would not fit", breaker.Config{ConsecutiveFailures: 1<<32 + 1}, "ConsecutiveFailures must be in [1, 1073741824]"},
+		{"a negative reset timeout", breaker.Config{ResetTimeout: -time.Second}, "ResetTimeout must be in [0, 876000h0m0s], got -1s"},
+		{"a reset timeout that would overflow the clock", breaker.Config{ResetTimeout: math.MaxInt64 - 1}, "ResetTimeout must be in [0, 876000h0m0s]"},
+		{"a window too large to allocate", breaker.Config{FailureRate: 0.5, WindowSize: 1 << 60}, "WindowSize must be in [0, 1048576]"},
+		{"too many buckets", breaker.Config{WindowDuration: time.Hour, WindowBuckets: 1 << 20}, "WindowBuckets must be in [0, 65536]"},
 		{"a max reset timeout below the reset timeout", breaker.Config{ResetTimeout: 10 * time.Second, MaxResetTimeout: time.Second}, "MaxResetTimeout (1s) must be ≥ ResetTimeout (10s)"},
-		{"a negative max reset timeout", breaker.Config{MaxResetTimeout: -1}, "MaxResetTimeout must be ≥ 0"},
+		{"a negative max reset timeout", breaker.Config{MaxResetTimeout: -1}, "MaxResetTimeout must be in [0, 876000h0m0s]"},
 		{"a failure rate above 1", breaker.Config{FailureRate: 1.5}, "FailureRate must be in (0, 1] or 0 (off), got 1.5"},
 		{"a negative failure rate", breaker.Config{FailureRate: -0.1}, "FailureRate must be in (0, 1]"},
 		{"a NaN failure rate", breaker.Config{FailureRate: math.NaN()}, "FailureRate must be in (0, 1] or 0 (off), got NaN"},
@@ -36,14 +40,14 @@ func TestConfigValidation(t *testing.T) {
 		{"a NaN jitter", breaker.Config{ResetJitter: math.NaN()}, "ResetJitter must be in [0, 1], got NaN"},
 		{"a jitter above 1", breaker.Config{ResetJitter: 2}, "ResetJitter must be in [0, 1], got 2"},
 		{"negative minimum calls", breaker.Config{MinimumCalls: -1}, "MinimumCalls must be ≥ 0, got -1"},
-		{"a negative window size", breaker.Config{WindowSize: -1}, "WindowSize must be ≥ 0, got -1"},
+		{"a negative window size", breaker.Config{WindowSize: -1}, "WindowSize must be in [0, 1048576], got -1"},
 		{"both window kinds", breaker.Config{WindowSize: 10, WindowDuration: time.Minute}, "WindowSize and WindowDuration are exclusive"},
 		{"a minimum above the window size", breaker.Config{FailureRate: 0.5, WindowSize: 5, MinimumCalls: 6}, "MinimumCalls (6) must not exceed WindowSize (5)"},
 		{"buckets narrower than a microsecond", breaker.Config{WindowDuration: time.Microsecond, WindowBuckets: 10}, "WindowDuration/WindowBuckets must be ≥ 1µs"},
-		{"negative buckets", breaker.Config{WindowDuration: time.Minute, WindowBuckets: -1}, "WindowBuckets must be ≥ 0"},
+		{"negative buckets", breaker.Config{WindowDuration: time.Minute, WindowBuckets: -1}, "WindowBuckets must be in [0, 65536]"},
 		{"a kind without a name", breaker.Config{ErrorKinds: []breaker.KindRule{{Match: match, Consecutive: 1}}}, "ErrorKinds[0].Name must not be empty"},
 		{"a kind without a matcher", breaker.Config{ErrorKinds: []breaker.KindRule{{Name: "x", Consecutive: 1}}}, "ErrorKinds[0].Match must not be nil"},
-		{"a kind with a zero threshold", breaker.Config{ErrorKinds: []breaker.KindRule{{Name: "x", Match: match}}}, "ErrorKinds[0].Consecutive must be ≥ 1, got 0"},
+		{"a kind with a zero threshold", breaker.Config{ErrorKinds: []breaker.KindRule{{Name: "x", Match: match}}}, "ErrorKinds[0].Consecutive must be in [1, 1073741824], got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package breaker
 
 import (
 	"cmp"
+	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -34,23 +36,28 @@ func (d *delivery) publish(listener func(Event), e Event) {
 		return
 	}
 	d.busy = true
-	done := false
-	defer func() {
-		if !done { // the listener panicked: let the next publisher deliver
-			d.mu.Lock()
-			d.busy = false
-			d.mu.Unlock()
-		}
-	}()
 	for len(d.pending) > 0 && d.pending[0].Generation == d.next {
 		e := d.pending[0]
 		d.pending = slices.Delete(d.pending, 0, 1)
 		d.next++
 		d.mu.Unlock()
-		listener(e)
+		deliver(listener, e)
 		d.mu.Lock()
 	}
 	d.busy = false
-	done = true
 	d.mu.Unlock()
+}
+
+// deliver calls the listener. A listener runs inside a caller's Done or
+// Allow, on the hot path of some request: if it panics (a logging hook with
+// a bug), the panic is recovered and logged with its stack through
+// log/slog's default logger, and the breaker and the caller carry on.
+func deliver(listener func(Event), e Event) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("fusebox: breaker transition listener panicked",
+				"event", e.String(), "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	listener(e)
 }

@@ -1,6 +1,8 @@
 package breaker_test
 
 import (
+	"bytes"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -131,7 +133,11 @@ func TestEvents(t *testing.T) {
 		assert.Equal(t, []string{"open/open/open", "closed/closed/closed"}, seen)
 	})
 
-	t.Run("a panicking listener does not stop later deliveries", func(t *testing.T) {
+	t.Run("a panicking listener is recovered and logged, and later deliveries go on", func(t *testing.T) {
+		var logged bytes.Buffer
+		prev := slog.Default()
+		slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+		defer slog.SetDefault(prev)
 		calls := 0
 		b := newBreaker(t, breaker.Config{ConsecutiveFailures: 1, OnTransition: func(e breaker.Event) {
 			calls++
@@ -139,8 +145,10 @@ func TestEvents(t *testing.T) {
 				panic("listener bug")
 			}
 		}})
-		assert.Panics(t, func() { fail(b) })
+		assert.NotPanics(t, func() { fail(b) }, "the caller is not hit by the listener's bug")
 		assert.Equal(t, breaker.Open, b.State(), "the transition itself happened")
+		assert.Contains(t, logged.String(), "listener bug")
+		assert.Contains(t, logged.String(), "closed → open")
 		b.Reset()
 		assert.Equal(t, 2, calls)
 	})

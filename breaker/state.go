@@ -138,8 +138,8 @@ type Event struct {
 	Time time.Time
 	// Duration is how long the breaker was in From.
 	Duration time.Duration
-	// OpenUntil is when the first probe may start, if To is Open and the
-	// open period has an end (zero for QueueFull holds and ForcedOpen).
+	// OpenUntil is when the first probe may start, if To is Open (zero
+	// for ForcedOpen, which has no end).
 	OpenUntil time.Time
 	// Generation counts transitions: it is 1 for the first one.
 	Generation uint64
