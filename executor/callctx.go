@@ -9,17 +9,24 @@ import (
 )
 
 // callCtx is the context a protected function receives. It is embedded in
-// the call (no allocation) and behaves exactly like a context derived from
-// the caller's with context.WithDeadline: Deadline is the earlier of the
-// caller's deadline and the invocation deadline; Done closes and Err turns
-// non-nil together, when that deadline passes (the executor's timeline
-// fires) or the caller's context ends; Value reads the caller's values.
+// the call (no allocation) and behaves exactly like the context of
 //
-// What it saves is paid for lazily: the done channel is made only if the
-// function asks for it, and the caller's context is watched (one
+//	ctx, cancel := context.WithDeadline(callerCtx, deadline)
+//	defer cancel()
+//	fn(ctx)
+//
+// Deadline is the earlier of the caller's deadline and the invocation
+// deadline; Done closes and Err turns non-nil together, when that deadline
+// passes (the executor's timeline fires), when the caller's context ends,
+// or when fn has returned (context.Canceled, as the deferred cancel would);
+// Value reads the caller's values; context.Cause reports the caller's cause
+// when the caller's context ended it.
+//
+// What it saves is paid for lazily: the done channel is made only if
+// somebody asks for it, and the caller's context is watched (one
 // context.AfterFunc) only then, since a function that never looks at Done
 // learns about cancellation from Err, which checks the caller's context
-// itself.
+// itself. A call whose function never asked for Done takes no lock at all.
 type callCtx struct {
 	parent   context.Context
 	epoch    *time.Time // the executor's
@@ -28,8 +35,8 @@ type callCtx struct {
 	mu       sync.Mutex
 	done     chan struct{}
 	err      error
-	w        atomic.Pointer[watch] // made (under mu) only when the parent is watched or AfterFunc is used
-	finished atomic.Bool           // the function has returned: watching is over
+	w        atomic.Pointer[watch] // made (under mu) when Done or AfterFunc is first used
+	finished atomic.Bool           // fn has returned: the context is over
 }
 
 // watch is the rarely needed part of a callCtx, guarded by its mu.
@@ -38,7 +45,11 @@ type watch struct {
 	afters  map[*afterFunc]struct{}
 }
 
-// watchState returns the watch, making it. Called with mu held.
+// watchState returns the watch, making and publishing it. Called with mu
+// held. Publishing w before looking at finished, while finish sets
+// finished before looking at w, means that with sequentially consistent
+// atomics at least one side sees the other: either the new watcher sees the
+// call is over, or finish sees the watcher and ends the context for it.
 func (c *callCtx) watchState() *watch {
 	w := c.w.Load()
 	if w == nil {
@@ -59,11 +70,15 @@ func (c *callCtx) Deadline() (time.Time, bool) {
 func (c *callCtx) Value(key any) any {
 	v := c.parent.Value(key)
 	// The context package finds a parent's cancelCtx through Value (with a
-	// private *int key) to share its cancellation and its cause. This
-	// context ends on its own deadline too, so it must not be mistaken for
-	// its parent's: context.Cause then falls back to Err, and children
-	// register through AfterFunc below. No other key is affected.
-	if _, ok := key.(*int); ok && v != nil && reflect.TypeOf(v).String() == "*context.cancelCtx" {
+	// private *int key) to share its cancellation and read its cause. While
+	// the caller's context is live this context can still end on its own
+	// (deadline, fn returned), so it must not pass for its parent's:
+	// context.Cause then falls back to Err, and children register through
+	// AfterFunc below. Once the caller's context has ended, that is what
+	// ended this one, and its cause is the right answer. No other key is
+	// affected.
+	if _, ok := key.(*int); ok && v != nil && c.parent.Err() == nil &&
+		reflect.TypeOf(v).String() == "*context.cancelCtx" {
 		return nil
 	}
 	return v
@@ -77,7 +92,12 @@ func (c *callCtx) Done() <-chan struct{} {
 			return closedChan
 		}
 		c.done = make(chan struct{})
-		c.watchLocked()
+		c.watchState()
+		if c.finished.Load() {
+			c.endLocked(context.Canceled)
+			return c.done
+		}
+		c.watchParentLocked()
 	}
 	return c.done
 }
@@ -89,10 +109,14 @@ func (c *callCtx) Err() error {
 	if err != nil {
 		return err
 	}
-	// Not watching the parent (nobody asked for Done): look now, and end
-	// this context with it so that Done and Err agree from here on.
+	// Nobody is watching the parent (nobody asked for Done): look now, and
+	// end this context with it so that Done and Err agree from here on.
 	if err := c.parent.Err(); err != nil {
 		c.cancel(err)
+		return c.Err()
+	}
+	if c.finished.Load() {
+		c.cancel(context.Canceled)
 		return c.Err()
 	}
 	return nil
@@ -113,7 +137,11 @@ func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 	a := &afterFunc{f}
 	w.afters[a] = struct{}{}
-	c.watchLocked()
+	if c.finished.Load() {
+		c.endLocked(context.Canceled)
+	} else {
+		c.watchParentLocked()
+	}
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -123,60 +151,52 @@ func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// watchLocked starts following the parent's cancellation, once.
-func (c *callCtx) watchLocked() {
-	if c.parent.Done() == nil {
-		return
-	}
-	// Publish w before looking at finished; finish sets finished before
-	// looking at w. With sequentially consistent atomics at least one of
-	// the two sees the other, so a watch is never left registered after
-	// the call is over.
-	w := c.watchState()
-	if w.unwatch != nil || c.finished.Load() {
+// watchParentLocked starts following the parent's cancellation, once.
+func (c *callCtx) watchParentLocked() {
+	w := c.w.Load()
+	if c.parent.Done() == nil || w.unwatch != nil {
 		return
 	}
 	parent := c.parent
 	w.unwatch = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
 }
 
-// cancel ends the context with err (DeadlineExceeded at the invocation
-// deadline, the parent's error when it ends). The first cause wins.
+// cancel ends the context with err: DeadlineExceeded at the invocation
+// deadline, the parent's error when it ends, Canceled once fn has returned.
+// The first cause wins.
 func (c *callCtx) cancel(err error) {
 	c.mu.Lock()
+	c.endLocked(err)
+	c.mu.Unlock()
+}
+
+func (c *callCtx) endLocked(err error) {
 	if c.err != nil {
-		c.mu.Unlock()
 		return
 	}
 	c.err = err
 	if c.done != nil {
 		close(c.done)
 	}
-	var afters map[*afterFunc]struct{}
 	if w := c.w.Load(); w != nil {
-		afters, w.afters = w.afters, nil
-	}
-	c.mu.Unlock()
-	for a := range afters {
-		go a.f()
+		for a := range w.afters {
+			go a.f()
+		}
+		w.afters = nil
+		if w.unwatch != nil {
+			w.unwatch() // does not wait for the watcher: safe under mu
+			w.unwatch = nil
+		}
 	}
 }
 
-// finish is called when the function has returned: the parent need not be
-// watched any longer. The context keeps its state for anyone holding it.
-// The common case, a function that never asked for Done, takes no lock.
+// finish is called when fn has returned: the context is over, as if the
+// deferred cancel of context.WithDeadline had run. Contexts nobody watched
+// end lazily, when next asked (Err, Done), with no lock taken now.
 func (c *callCtx) finish() {
 	c.finished.Store(true)
-	w := c.w.Load()
-	if w == nil {
-		return
-	}
-	c.mu.Lock()
-	unwatch := w.unwatch
-	w.unwatch = nil
-	c.mu.Unlock()
-	if unwatch != nil {
-		unwatch()
+	if c.w.Load() != nil {
+		c.cancel(context.Canceled)
 	}
 }
 

@@ -142,6 +142,70 @@ func TestCallContext(t *testing.T) {
 		})
 	})
 
+	t.Run("the context ends when the function returns, like a deferred cancel", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			var kept context.Context
+			ended := make(chan struct{})
+			_, err := executor.Do(t.Context(), ex, func(ctx context.Context) (int, error) {
+				kept = ctx
+				go func() { <-ctx.Done(); close(ended) }() // work fn left behind
+				return 1, nil
+			})
+			require.NoError(t, err)
+			<-ended // no leak: the goroutine fn started is released
+			assert.ErrorIs(t, kept.Err(), context.Canceled)
+
+			_, err = executor.Do(t.Context(), ex, func(ctx context.Context) (int, error) { kept = ctx; return 1, nil })
+			require.NoError(t, err)
+			assert.ErrorIs(t, kept.Err(), context.Canceled, "also when nobody watched it during the call")
+			<-kept.Done()
+			stopped := make(chan struct{})
+			context.AfterFunc(kept, func() { close(stopped) })
+			<-stopped
+		})
+	})
+
+	t.Run("context.Cause reports the caller's cause", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			errAway := errors.New("user navigated away")
+			parent, cancel := context.WithCancelCause(t.Context())
+			started := make(chan struct{})
+			f, err := executor.Submit(parent, ex, func(ctx context.Context) (int, error) {
+				close(started)
+				<-ctx.Done()
+				assert.ErrorIs(t, context.Cause(ctx), errAway)
+				return 0, ctx.Err()
+			})
+			require.NoError(t, err)
+			<-started
+			cancel(errAway)
+			_, err = f.Await(t.Context())
+			assert.ErrorIs(t, err, context.Canceled)
+		})
+	})
+
+	t.Run("a caller whose deadline passed before the call started is not the supplier's failure", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			entered := 0
+			for range 5 {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+				time.Sleep(2 * time.Millisecond)
+				_, err := executor.Do(ctx, ex, func(context.Context) (int, error) { entered++; return 1, nil })
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				cancel()
+			}
+			synctest.Wait()
+			st := ex.Stats()
+			assert.Zero(t, entered, "nothing was called")
+			assert.Equal(t, breaker.Closed, st.Breaker.State)
+			assert.Zero(t, st.Failures)
+			assert.Equal(t, uint64(5), st.Cancelled)
+		})
+	})
+
 	t.Run("a call whose caller gave up before it started is not made", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ex := newExecutor(t, cfg)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
 // Defaults for the zero values of Config.
@@ -69,14 +70,14 @@ func (c Config) resolve(name string) (resolved, error) {
 		bad("Queue must be ≥ 0, got %d", c.Queue)
 	}
 	switch {
-	case c.InvocationTimeout < 0:
-		bad("InvocationTimeout must be ≥ 0, got %v", c.InvocationTimeout)
+	case c.InvocationTimeout < 0 || c.InvocationTimeout > breaker.MaxTimeout:
+		bad("InvocationTimeout must be in [0, %v], got %v", breaker.MaxTimeout, c.InvocationTimeout)
 	case c.InvocationTimeout == 0:
 		r.timeout = DefaultInvocationTimeout
 	}
 	switch {
-	case c.QueueTimeout < 0:
-		bad("QueueTimeout must be ≥ 0, got %v", c.QueueTimeout)
+	case c.QueueTimeout < 0 || c.QueueTimeout > breaker.MaxTimeout:
+		bad("QueueTimeout must be in [0, %v], got %v", breaker.MaxTimeout, c.QueueTimeout)
 	case c.Queue == 0 && c.QueueTimeout > 0:
 		bad("QueueTimeout (%v) needs a Queue", c.QueueTimeout)
 	case c.Queue > 0 && c.QueueTimeout == 0:
@@ -95,6 +96,7 @@ func (c Config) resolve(name string) (resolved, error) {
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
 	}
+
 	reset := c.Breaker.ResetTimeout
 	if reset == 0 {
 		reset = breaker.DefaultResetTimeout
@@ -114,4 +116,35 @@ func (c Config) resolve(name string) (resolved, error) {
 		return resolved{}, errors.Join(errs...)
 	}
 	return r, nil
+}
+
+// Validate reports every problem New would report for an executor named
+// name with this configuration, without making one.
+func (c Config) Validate(name string) error {
+	_, err := c.build(name)
+	return err
+}
+
+// build validates c completely, the breaker's and bulkhead's settings
+// included, and returns the parts of an executor.
+func (c Config) build(name string) (parts, error) {
+	r, err := c.resolve(name)
+	if err != nil {
+		return parts{}, err
+	}
+	br, err := breaker.New(r.breaker)
+	if err != nil {
+		return parts{}, fmt.Errorf("executor: %s: %w", name, err)
+	}
+	bh, err := bulkhead.New(bulkhead.Config{Slots: r.workers, Queue: r.queue, LowWater: r.lowWater})
+	if err != nil {
+		return parts{}, fmt.Errorf("executor: %s: %w", name, err)
+	}
+	return parts{r, br, bh}, nil
+}
+
+type parts struct {
+	resolved
+	br *breaker.Breaker
+	bh *bulkhead.Bulkhead
 }

@@ -44,12 +44,13 @@ type timeline struct {
 // now reads the timeline's clock.
 func (t *timeline) now() int64 { return int64(time.Since(*t.epoch)) }
 
-// add lists d (d.at set by the caller).
-func (t *timeline) add(d *deadline) {
+// add lists d (d.at set by the caller). It returns false once the
+// timeline is closed: the executor is closing and d's call must end now.
+func (t *timeline) add(d *deadline) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
-		return // Close expires everything itself
+		return false
 	}
 	after := t.tail
 	for after != nil && after.at > d.at {
@@ -70,6 +71,7 @@ func (t *timeline) add(d *deadline) {
 	if !t.isArmed || d.at < t.fireAt {
 		t.arm(d.at)
 	}
+	return true
 }
 
 // remove unlists d if it is still listed.

@@ -26,7 +26,8 @@ type Executor struct {
 	pool    *bulkhead.Pool
 	ownsPl  bool
 
-	used atomic.Bool // a call since the Group's last eviction sweep
+	used    atomic.Bool // a call since the Group's last eviction sweep
+	evicted atomic.Bool // the Group evicted (and closed) it
 
 	run    atomic.Pointer[timeline] // invocation deadlines; made at the first call
 	queued *timeline                // queue-wait deadlines; nil without a queue
@@ -106,20 +107,12 @@ func New(name string, cfg Config) (*Executor, error) {
 }
 
 func newExecutor(name string, cfg Config, pool *bulkhead.Pool, epoch *time.Time) (*Executor, error) {
-	r, err := cfg.resolve(name)
+	p, err := cfg.build(name)
 	if err != nil {
 		return nil, err
 	}
-	br, err := breaker.New(r.breaker)
-	if err != nil {
-		return nil, err
-	}
-	bh, err := bulkhead.New(bulkhead.Config{Slots: r.workers, Queue: r.queue, LowWater: r.lowWater})
-	if err != nil {
-		return nil, err
-	}
-	ex := &Executor{epoch: epoch, name: name, timeout: r.timeout, queueTO: r.queueTimeout, br: br, bh: bh, pool: pool}
-	if r.queue > 0 {
+	ex := &Executor{epoch: epoch, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh, pool: pool}
+	if p.queue > 0 {
 		ex.queued = &timeline{epoch: epoch}
 	}
 	return ex, nil
@@ -148,6 +141,9 @@ func (ex *Executor) leave() {
 	}
 }
 
+// Close must not be called from a transition listener: listeners may run on
+// the executor's timer goroutine, which Close waits for.
+//
 // Close refuses new calls with ErrClosed, cancels the calls still waiting in
 // the queue (their futures resolve with ErrClosed), and waits until the
 // running calls have finished or ctx ends. Then it stops the executor's

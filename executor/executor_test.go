@@ -193,17 +193,21 @@ func TestNonCooperativeCalls(t *testing.T) {
 
 		time.Sleep(T)
 		synctest.Wait()
+		st := ex.Stats()
+		assert.Equal(t, n, st.Overdue)
+		assert.Equal(t, n, st.Busy, "honest accounting: the slots stay held")
+		assert.Equal(t, uint64(n), st.Timeouts, "recorded at the deadline")
+		// The futures wait a short grace period for the functions to give
+		// their slots back, then resolve anyway.
+		time.Sleep(5 * time.Millisecond)
+		synctest.Wait()
 		for _, f := range fs {
 			_, err := f.TryAwait()
 			require.ErrorIs(t, err, executor.ErrTimeout, "the caller is not held hostage")
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 		}
-		st := ex.Stats()
-		assert.Equal(t, n, st.Overdue)
-		assert.Equal(t, n, st.Busy, "honest accounting: the slots stay held")
-		assert.Equal(t, uint64(n), st.Timeouts)
 
-		time.Sleep(R - T)
+		time.Sleep(R - T - 5*time.Millisecond)
 		_, err = executor.Submit(t.Context(), ex, s.stubborn)
 		require.ErrorIs(t, err, executor.ErrOpen, "the probe found no slot and was deferred")
 		assert.Equal(t, 1, ev.count(breaker.Open, breaker.ProbeDeferred))
@@ -226,7 +230,11 @@ func TestNonCooperativeCalls(t *testing.T) {
 }
 
 // Acceptance 4: results of calls admitted before the trip never decide
-// the half-open verdict.
+// the half-open verdict. Since the reset timeout exceeds the invocation
+// timeout, such a call has timed out (recorded while open, as late) before
+// the breaker half-opens; what can still arrive during half-open is the
+// real return of a function that ignored its context. It must decide
+// nothing; the breaker's own tests cover late permits in general.
 func TestLateResultsDoNotDecide(t *testing.T) {
 	for _, late := range []bool{true, false} {
 		t.Run(fmt.Sprintf("a pre-trip call that %s during half-open", map[bool]string{true: "fails", false: "succeeds"}[late]), func(t *testing.T) {
@@ -313,6 +321,37 @@ func TestAllTimeouts(t *testing.T) {
 		}
 		assert.Equal(t, int64(5), s.entered.Load(), "the supplier was entered exactly 5 times")
 		assert.Equal(t, 150*time.Second, time.Since(start), "five full timeouts, then nothing")
+	})
+}
+
+// A caller that sees ErrTimeout and submits again at once must not find its
+// own abandoned slot still held (and trip the breaker on saturation after a
+// single timeout) when the function honours its context.
+func TestResubmitAfterTimeoutIsNeverRefused(t *testing.T) {
+	t.Run("fake time", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: 20 * time.Millisecond,
+				Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Second}})
+			for i := range 200 {
+				_, err := executor.Do(t.Context(), ex, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
+				require.ErrorIs(t, err, executor.ErrTimeout)
+				_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
+				require.NoError(t, err, "iteration %d", i)
+			}
+		})
+	})
+	t.Run("real time", func(t *testing.T) {
+		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: 10 * time.Millisecond,
+			Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Second}})
+		ctx := context.Background()
+		for i := range 30 {
+			_, err := executor.Do(ctx, ex, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
+			require.ErrorIs(t, err, executor.ErrTimeout)
+			f, err := executor.Submit(ctx, ex, func(context.Context) (int, error) { return 1, nil })
+			require.NoError(t, err, "iteration %d", i)
+			_, err = f.Await(ctx)
+			require.NoError(t, err)
+		}
 	})
 }
 

@@ -3,12 +3,16 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/future"
 )
 
 // GroupConfig configures a Group: one executor per named dependency.
@@ -44,33 +48,48 @@ type Group struct {
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
 	closed    bool
-	lastSweep atomic.Int64 // ns since epoch
+	lastSweep atomic.Int64   // ns since epoch
+	retiring  sync.WaitGroup // Close calls of evicted executors
 }
 
 // NewGroup validates the default and every per-dependency configuration
 // (with the same errors as New) and returns an empty group; nothing runs
 // until the first call.
 func NewGroup(cfg GroupConfig) (*Group, error) {
-	if cfg.IdleTimeout < 0 {
-		return nil, errors.New("executor: GroupConfig.IdleTimeout must be ≥ 0")
-	}
-	var errs []error
-	if _, err := cfg.Default.resolve("default"); err != nil {
-		errs = append(errs, err)
-	}
-	for name, c := range cfg.Dependencies {
-		if _, err := merge(cfg.Default, c).resolve(name); err != nil {
-			errs = append(errs, err)
-		}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	pool, err := bulkhead.NewPool(cfg.Pool)
 	if err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, err
 	}
 	return &Group{cfg: cfg, pool: pool, epoch: time.Now()}, nil
+}
+
+// Validate reports every problem NewGroup would report, without making a
+// group: the default configuration, each dependency's merged one, and the
+// group's own settings.
+func (cfg GroupConfig) Validate() error {
+	var errs []error
+	if cfg.IdleTimeout < 0 {
+		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
+	}
+	if cfg.Pool.Size != 0 {
+		errs = append(errs, fmt.Errorf("executor: GroupConfig.Pool.Size must be 0 (unlimited), got %d: "+
+			"the bulkheads bound every supplier's concurrency, and a sized pool could refuse a half-open probe", cfg.Pool.Size))
+	}
+	if _, err := bulkhead.NewPool(cfg.Pool); err != nil {
+		errs = append(errs, err)
+	}
+	if err := cfg.Default.Validate("default"); err != nil {
+		errs = append(errs, err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
+		if err := merge(cfg.Default, cfg.Dependencies[name]).Validate(name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Executor returns the executor of the dependency name, creating it on first
@@ -110,8 +129,11 @@ func (g *Group) config(name string) Config {
 }
 
 // maybeSweep evicts, at most once per IdleTimeout, the executors that had
-// no call in flight and saw no call since the previous sweep (a
-// second-chance clock: Submit sets a flag, the sweep clears it).
+// no call in flight, saw no call since the previous sweep (a second-chance
+// clock: Submit sets a flag, the sweep clears it) and whose breaker is
+// closed (an open breaker remembers a failing supplier: keep it). An
+// evicted executor is closed, so that no two live executors ever protect
+// one name; SubmitIn and DoIn look again when they meet one.
 func (g *Group) maybeSweep() {
 	now := int64(time.Since(g.epoch))
 	last := g.lastSweep.Load()
@@ -127,8 +149,12 @@ func (g *Group) maybeSweep() {
 	}
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if ex.active.Load() == 0 && !ex.used.Swap(false) {
+		if ex.active.Load() == 0 && ex.br.State() == breaker.Closed && !ex.used.Swap(false) {
 			g.m.Delete(k)
+			ex.evicted.Store(true)
+			// Close is immediate for an idle executor; a call that raced
+			// past the checks above is waited for here, not by the lookup.
+			g.retiring.Go(func() { ex.Close(context.Background()) })
 		}
 		return true
 	})
@@ -140,7 +166,9 @@ func (g *Group) Range(f func(ex *Executor) bool) {
 }
 
 // Close closes every executor (see Executor.Close) and then the shared
-// pool. Executor returns ErrClosed from then on.
+// pool. Executor returns ErrClosed from then on. Like Executor.Close, it
+// must not be called from a transition listener, which may run on a
+// goroutine that Close waits for.
 func (g *Group) Close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
@@ -152,6 +180,7 @@ func (g *Group) Close(ctx context.Context) error {
 		}
 		return true
 	})
+	g.retiring.Wait()
 	if err := g.pool.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}
@@ -196,4 +225,31 @@ func set[V comparable](dst *V, v V) {
 	if v != zero {
 		*dst = v
 	}
+}
+
+// SubmitIn submits fn to the executor of the dependency name in g. Unlike a
+// lookup followed by Submit, it cannot lose a race with idle eviction: if the
+// executor it found was evicted in between, it looks again.
+func SubmitIn[T any](ctx context.Context, g *Group, name string, fn func(context.Context) (T, error)) (*future.Future[T], error) {
+	for {
+		ex, err := g.Executor(name)
+		if err != nil {
+			return nil, err
+		}
+		f, err := Submit(ctx, ex, fn)
+		if err != nil && ex.evicted.Load() && errors.Is(err, ErrClosed) {
+			continue
+		}
+		return f, err
+	}
+}
+
+// DoIn is SubmitIn and Await with the same ctx.
+func DoIn[T any](ctx context.Context, g *Group, name string, fn func(context.Context) (T, error)) (T, error) {
+	f, err := SubmitIn(ctx, g, name, fn)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return f.Await(ctx)
 }

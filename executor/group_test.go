@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -61,6 +63,13 @@ func TestGroup(t *testing.T) {
 		})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "reports: Breaker.ResetTimeout (5s) must exceed InvocationTimeout (1m0s)")
+
+		_, err = executor.NewGroup(executor.GroupConfig{
+			Dependencies: map[string]executor.Config{"search": {Breaker: breaker.Config{FailureRate: 2}}},
+		})
+		assert.ErrorContains(t, err, "executor: search: breaker: FailureRate must be in (0, 1]", "the breaker's own rules too, named")
+		_, err = executor.NewGroup(executor.GroupConfig{Pool: bulkhead.PoolConfig{Size: 8}})
+		assert.ErrorContains(t, err, "GroupConfig.Pool.Size must be 0 (unlimited)", "a sized pool could refuse a probe")
 	})
 
 	t.Run("all executors share one pool: calls on many dependencies start no goroutine per dependency", func(t *testing.T) {
@@ -78,31 +87,39 @@ func TestGroup(t *testing.T) {
 		})
 	})
 
-	t.Run("idle executors are evicted and come back fresh", func(t *testing.T) {
+	t.Run("idle executors are evicted, closed, and come back fresh", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGroup(t, executor.GroupConfig{IdleTimeout: time.Minute})
-			host, err := g.Executor("host-a")
+			idle, err := g.Executor("host-a")
 			require.NoError(t, err)
-			host.Breaker().Trip(breaker.Manual)
+			_, err = executor.Do(t.Context(), idle, func(context.Context) (int, error) { return 1, nil })
+			require.NoError(t, err)
 			busy, _ := g.Executor("host-b")
+			failing, _ := g.Executor("host-c")
+			failing.Breaker().Trip(breaker.Manual) // an open breaker remembers a failing supplier
 
-			count := func() int {
-				n := 0
-				g.Range(func(*executor.Executor) bool { n++; return true })
-				return n
+			names := func() []string {
+				var out []string
+				g.Range(func(ex *executor.Executor) bool { out = append(out, ex.Name()); return true })
+				slices.Sort(out)
+				return out
 			}
 			for range 3 {
 				time.Sleep(time.Minute)
 				executor.Do(t.Context(), busy, func(context.Context) (int, error) { return 0, nil })
 				g.Executor("host-b") // lookups drive the sweep
 			}
-			assert.Equal(t, 1, count(), "host-a evicted, host-b kept by its calls")
+			assert.Equal(t, []string{"host-b", "host-c"}, names(), "host-a evicted; host-b kept by its calls, host-c by its open breaker")
+
+			_, err = executor.Submit(t.Context(), idle, func(context.Context) (int, error) { return 0, nil })
+			assert.ErrorIs(t, err, executor.ErrClosed, "an evicted executor is closed: no two live executors for one name")
+			v, err := executor.DoIn(t.Context(), g, "host-a", func(context.Context) (int, error) { return 7, nil })
+			require.NoError(t, err, "DoIn looks the dependency up again")
+			assert.Equal(t, 7, v)
 			again, err := g.Executor("host-a")
 			require.NoError(t, err)
-			assert.NotSame(t, host, again)
-			assert.Equal(t, breaker.Closed, again.Breaker().State(), "a fresh executor")
-			b2, _ := g.Executor("host-b")
-			assert.Same(t, busy, b2)
+			assert.NotSame(t, idle, again)
+			assert.Equal(t, uint64(1), again.Stats().Successes, "a fresh executor")
 		})
 	})
 

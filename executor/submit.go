@@ -3,9 +3,10 @@ package executor
 import (
 	"context"
 	"errors"
-	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
@@ -76,12 +77,15 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	switch ex.bh.Admit(&q.waiter) {
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
-		q.node.at = ex.now() + int64(ex.queueTO)
-		ex.queued.add(&q.node)
-		if ctx.Done() != nil {
+		q.node.at = addSat(ex.now(), ex.queueTO)
+		listed := ex.queued.add(&q.node)
+		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { (*queueSide[T])(c).dequeue(ctx.Err()) })
 		}
 		q.mu.Unlock()
+		if !listed { // Close has already emptied the queue: leave it too
+			(*queueSide[T])(c).dequeue(ErrClosed)
+		}
 	case bulkhead.Acquired:
 		q.mu.Unlock()
 		c.q = nil
@@ -161,7 +165,10 @@ type call[T any] struct {
 	fn      func(context.Context) (T, error)
 	permit  breaker.Permit
 	state   atomic.Uint32
-	panics  bool
+	panics  bool         // fn panicked
+	skipped bool         // fn was not called
+	terr    error        // the error a timed-out call resolves with
+	meet    atomic.Int32 // timed out: 2 once recorded and returned
 	ctx     callCtx
 	node    deadline    // in ex.running while it runs
 	q       *queueState // only for a call that had to queue
@@ -187,24 +194,32 @@ func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) 
 func (c *call[T]) start() {
 	ex := c.ex
 	c.state.Store(stRunning)
-	at := ex.now() + int64(ex.timeout)
+	now := ex.now()
+	at := addSat(now, ex.timeout)
 	if d, ok := c.ctx.parent.Deadline(); ok {
 		if pd := int64(d.Sub(*ex.epoch)); pd < at {
 			at = pd // the caller's deadline comes first: time the call out then
 		}
 	}
 	c.ctx.deadline, c.node.at = at, at
-	ex.running().add(&c.node)
-	if err := ex.pool.Go(c); err != nil {
-		// The shared pool is closed (its Group is closing): give everything back.
-		if c.state.CompareAndSwap(stRunning, stLeft) {
-			ex.run.Load().remove(&c.node)
-			ex.release()
-			c.permit.Ignore()
-			var zero T
-			c.promise.Complete(zero, fmt.Errorf("%w: %w", ErrClosed, err))
-			ex.leave()
+	if perr := c.ctx.parent.Err(); perr != nil || at <= now {
+		// The caller has given up already: don't make the call, and don't
+		// let the timer count it as the supplier's timeout.
+		if perr == nil {
+			perr = context.DeadlineExceeded
 		}
+		c.skipped = true
+		var zero T
+		c.settle(zero, perr)
+		return
+	}
+	if !ex.running().add(&c.node) || ex.pool.Go(c) != nil {
+		// The executor is closing, or the Group's shared pool is closed:
+		// the call will not run. settle gives the slot back either way,
+		// also if the deadline has already fired in between.
+		c.skipped = true
+		var zero T
+		c.settle(zero, ErrClosed)
 	}
 }
 
@@ -221,7 +236,10 @@ func (c *call[T]) Run() {
 	var v T
 	var err error
 	if perr := c.ctx.parent.Err(); perr != nil {
-		err = perr // the caller gave up before the call started: don't call
+		// The caller gave up before the call started: don't make it, and
+		// don't blame the supplier for it.
+		c.skipped = true
+		err = perr
 	} else {
 		v, err = c.invoke()
 	}
@@ -241,22 +259,35 @@ func (c *call[T]) invoke() (v T, err error) {
 	return c.fn(&c.ctx)
 }
 
-// settle ends a call whose function has returned: slot first, outcome
-// second, future last.
+// settle ends a call whose function has returned (or that never ran): slot
+// first, outcome second, future last.
 func (c *call[T]) settle(v T, err error) {
 	ex := c.ex
 	won := c.state.CompareAndSwap(stRunning, stDone)
-	if won {
-		ex.run.Load().remove(&c.node)
+	// Listed until now: the invocation deadline (won) or the grace period
+	// after it (expired, see expire); or never, for a call that never ran.
+	if t := ex.run.Load(); t != nil {
+		t.remove(&c.node)
 	}
 	c.ctx.finish()
 	ex.release()
 	if !won {
-		ex.counts().overdue.Add(-1) // its future was resolved at the deadline
+		// The deadline came first. The function has now returned and its
+		// slot is free; once expire has recorded the timeout too, resolve
+		// the future (unless the grace period already did).
+		ex.counts().overdue.Add(-1)
+		if c.meet.Add(1) == 2 {
+			(*graceSide[T])(c).expire()
+		}
 		ex.leave()
 		return
 	}
 	switch {
+	case c.skipped:
+		c.permit.Ignore()
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			ex.counts().cancelled.Add(1)
+		}
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
 	case err != nil && ex.now() >= c.ctx.deadline:
@@ -289,40 +320,80 @@ func (ex *Executor) callerCancelled(p breaker.Permit) {
 	ex.counts().cancelled.Add(1)
 }
 
+// timeoutGrace is how long a timed-out call's future waits for its
+// function to return before it resolves anyway (at most a tenth of the
+// invocation timeout). A function that honours its context returns within
+// microseconds of its deadline; letting it give its slot back first means a
+// caller who sees ErrTimeout and submits again at once does not find its
+// own, just-abandoned slot still held, which would trip the breaker on
+// saturation after a single timeout. A function that ignores its context
+// keeps its slot (honest accounting) and its caller waits only this long.
+const timeoutGrace = 5 * time.Millisecond
+
+func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), int64(ex.timeout)/10) }
+
 // expire is the invocation deadline passing while fn still runs. The
 // timeout is recorded on the breaker before the future resolves, so a
 // caller who sees its fifth timeout and submits again meets an open
-// breaker; the slot stays held until fn returns.
+// breaker. The call's context ends now; its future resolves when the
+// function returns or after the grace period, whichever is first.
 func (c *call[T]) expire() {
+	ex := c.ex
+	perr := c.ctx.parent.Err()
+	c.terr = ErrTimeout
+	if errors.Is(perr, context.Canceled) {
+		c.terr = perr
+	}
+	// terr is written before the CAS and read by settle only after its own
+	// CAS failed, that is after observing this one.
 	if !c.state.CompareAndSwap(stRunning, stExpired) {
 		return
 	}
-	ex := c.ex
 	ex.counts().overdue.Add(1)
-	err := ErrTimeout
-	if perr := c.ctx.parent.Err(); errors.Is(perr, context.Canceled) {
-		ex.callerCancelled(c.permit)
-		err = perr
-	} else {
+	if c.terr == ErrTimeout {
 		ex.counts().timeouts.Add(1)
 		ex.count(c.permit, ErrTimeout)
+	} else {
+		ex.callerCancelled(c.permit)
 	}
 	c.ctx.cancel(context.DeadlineExceeded)
-	var zero T
-	c.promise.Complete(zero, err)
+	// The future resolves when both have happened: the timeout is recorded
+	// (here) and the function has returned (settle), or when the grace
+	// period is over.
+	if c.meet.Add(1) == 2 {
+		(*graceSide[T])(c).expire()
+		return
+	}
+	c.node.owner = (*graceSide[T])(c)
+	c.node.at = ex.now() + ex.grace()
+	if !ex.run.Load().add(&c.node) {
+		(*graceSide[T])(c).expire()
+	}
 }
+
+// graceSide is the view of a timed-out call that its grace deadline sees.
+type graceSide[T any] call[T]
+
+func (g *graceSide[T]) expire() {
+	var zero T
+	g.promise.Complete(zero, g.terr)
+}
+
+// abandon is Close giving up during the grace period.
+func (g *graceSide[T]) abandon() { g.expire() }
 
 // abandon is Close giving up on a running call: its future resolves with
 // ErrClosed; fn runs on until it returns and then gives its slot back.
 func (c *call[T]) abandon() {
+	c.terr = ErrClosed
 	if !c.state.CompareAndSwap(stRunning, stExpired) {
-		return
+		return // it has just returned: settle resolves it
 	}
 	c.ex.counts().overdue.Add(1)
 	c.permit.Ignore()
 	c.ctx.cancel(context.Canceled)
-	var zero T
-	c.promise.Complete(zero, ErrClosed)
+	c.meet.Add(1)
+	(*graceSide[T])(c).expire()
 }
 
 // promote starts a queued call that a Release handed a slot.
@@ -377,4 +448,12 @@ func (q *queueSide[T]) dequeue(err error) {
 	var zero T
 	c.promise.Complete(zero, err)
 	ex.leave()
+}
+
+// addSat returns now + d, saturating instead of overflowing.
+func addSat(now int64, d time.Duration) int64 {
+	if int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(d)
 }
