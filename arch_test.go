@@ -22,6 +22,7 @@ var allowed = map[string][]string{
 	"future":   nil,
 	"bulkhead": {"github.com/panjf2000/ants/v2"},
 	"executor": {module + "breaker", module + "future", module + "bulkhead", "golang.org/x/sync/"},
+	"fusehttp": {module + "executor", module + "breaker", module + "future"},
 }
 
 func TestLayering(t *testing.T) {

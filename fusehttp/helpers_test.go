@@ -1,0 +1,167 @@
+package fusehttp_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fusehttp"
+)
+
+// wait is the bound of every require.Eventually: generous, since it only
+// matters when a test is about to fail.
+const (
+	wait = 10 * time.Second
+	tick = 5 * time.Millisecond
+)
+
+// upstream is a loopback HTTP server whose behaviour the test switches:
+// healthy (answers with its status), or hung (answers nothing until the
+// request's context ends: the client gave up or the server closes).
+type upstream struct {
+	*httptest.Server
+	hits   atomic.Int64 // requests that reached the server
+	inside atomic.Int64 // requests being handled right now
+
+	mu     sync.Mutex
+	status int
+	hung   bool
+}
+
+func newUpstream(t *testing.T) *upstream {
+	t.Helper()
+	u := &upstream{status: http.StatusOK}
+	u.Server = httptest.NewServer(http.HandlerFunc(u.serve))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
+	u.hits.Add(1)
+	u.inside.Add(1)
+	defer u.inside.Add(-1)
+	io.Copy(io.Discard, r.Body)
+	u.mu.Lock()
+	status, hung := u.status, u.hung
+	u.mu.Unlock()
+	if hung {
+		<-r.Context().Done()
+		return
+	}
+	w.WriteHeader(status)
+	io.WriteString(w, http.StatusText(status))
+}
+
+func (u *upstream) set(status int, hung bool) {
+	u.mu.Lock()
+	u.status, u.hung = status, hung
+	u.mu.Unlock()
+}
+
+// key is the executor name HostPort gives the server's requests.
+func (u *upstream) key(t *testing.T) string {
+	t.Helper()
+	parsed, err := url.Parse(u.URL)
+	require.NoError(t, err)
+	return parsed.Host
+}
+
+// newGroup makes a group that the test closes at its end.
+func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
+	t.Helper()
+	g, err := executor.NewGroup(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		require.NoError(t, g.Close(ctx))
+	})
+	return g
+}
+
+// newClient makes a client over a Transport with a default base, whose
+// connections the test closes at its end.
+func newClient(t *testing.T, tr *fusehttp.Transport) *http.Client {
+	t.Helper()
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// quick is a configuration with short timeouts, for suppliers that the test
+// lets hang.
+func quick(workers int) executor.Config {
+	return executor.Config{
+		Workers:           workers,
+		InvocationTimeout: 300 * time.Millisecond,
+		Breaker:           breaker.Config{ResetTimeout: 600 * time.Millisecond},
+	}
+}
+
+func stats(t *testing.T, g *executor.Group, key string) executor.Stats {
+	t.Helper()
+	ex, err := g.Executor(key)
+	require.NoError(t, err)
+	return ex.Stats()
+}
+
+// get sends a GET and returns the status and the whole body, closing it.
+func get(t *testing.T, c *http.Client, u string) (int, string, error) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b), nil
+}
+
+// recordingBody is a request body that records whether anyone read or
+// closed it.
+type recordingBody struct {
+	reads, closes atomic.Int64
+	r             io.Reader
+}
+
+func newRecordingBody(s string) *recordingBody {
+	return &recordingBody{r: strings.NewReader(s)}
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	b.reads.Add(1)
+	return b.r.Read(p)
+}
+
+func (b *recordingBody) Close() error {
+	b.closes.Add(1)
+	return nil
+}
+
+type events struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (e *events) listen(ev breaker.Event) {
+	e.mu.Lock()
+	e.all = append(e.all, ev.From.String()+">"+ev.To.String()+":"+ev.Reason.String())
+	e.mu.Unlock()
+}
+
+func (e *events) list() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.all...)
+}

@@ -1,0 +1,213 @@
+package fusehttp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Transport is an http.RoundTripper that gives every upstream its own
+// bulkhead and breaker: each request runs on the executor that Group keeps
+// for the request's key (by default its host:port). Plug it into an
+// http.Client:
+//
+//	client := &http.Client{Transport: &fusehttp.Transport{Group: g}}
+//
+// A request the executor refuses (breaker open, bulkhead saturated, group
+// closed) fails at once with the executor's *RejectedError, without a
+// network round trip. An admitted request holds its slot until its response
+// body is closed or read to the end, or until the executor's
+// InvocationTimeout, which therefore bounds the whole exchange, body
+// included, the way http.Client.Timeout does (see the package
+// documentation).
+//
+// The fields are read on every request; set them before first use. A
+// Transport is safe for concurrent use.
+type Transport struct {
+	// Group supplies one executor per key; its GroupConfig sets the slots,
+	// timeouts and breaker rules of every upstream. Required. With an
+	// unbounded set of hosts, set GroupConfig.IdleTimeout so the executors of
+	// hosts no longer called are evicted.
+	Group *executor.Group
+
+	// Base makes the actual requests. nil means a clone of
+	// http.DefaultTransport, made on first use and owned by this Transport
+	// (CloseIdleConnections closes its connections). Base must honour the
+	// request's context: the executor ends a call by cancelling it. An
+	// *http.Transport of your own can keep as many idle connections per
+	// host as there are slots (MaxIdleConnsPerHost; the default keeps 2).
+	Base http.RoundTripper
+
+	// Key names the executor of a request. nil means HostPort: one bulkhead
+	// and breaker per host and port. Host groups the ports of a host
+	// together; a func of your own can group by anything (a service name in
+	// a header, a path prefix). It must not return "".
+	Key func(*http.Request) string
+
+	// Classify turns the outcome of one exchange into the error the
+	// supplier's breaker records: nil for a success, any error for a failure
+	// (as the breaker's own Config.Classify sees it; by default every
+	// error but context.Canceled is a failure). It never changes what the
+	// caller receives: a response classified as a failure still reaches the
+	// caller as a normal *http.Response with a nil error. It must not read
+	// or close the response body. nil means DefaultClassify.
+	Classify func(*http.Response, error) error
+
+	baseOnce sync.Once
+	base     http.RoundTripper
+}
+
+// HostPort is the default key: the request URL's host name, lower-cased,
+// and its port, with the scheme's default port when the URL has none, so
+// "https://Example.com/" and "https://example.com:443/" share an executor.
+func HostPort(r *http.Request) string {
+	port := r.URL.Port()
+	if port == "" {
+		switch strings.ToLower(r.URL.Scheme) {
+		case "https", "wss":
+			port = "443"
+		default:
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(r.URL.Hostname()), port)
+}
+
+// Host keys requests by the URL's host name alone, lower-cased: every port
+// of a host shares one bulkhead and breaker.
+func Host(r *http.Request) string {
+	return strings.ToLower(r.URL.Hostname())
+}
+
+// StatusError is the error DefaultClassify records on the breaker for a
+// response whose status counts as a failure. Callers never see it: they get
+// the response itself. Match it in breaker.Config.ErrorKinds or
+// Config.Classify with errors.As.
+type StatusError struct {
+	StatusCode int
+}
+
+// Error says which status the upstream answered.
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("fusehttp: upstream answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+}
+
+// DefaultClassify counts as failures what says the upstream is in trouble:
+// transport errors (refused or reset connections, timeouts, the caller's
+// context.Canceled, which the breaker then ignores), 5xx responses and 429
+// Too Many Requests, the last two as a *StatusError. Every other response,
+// 4xx included, is a success: the upstream answered.
+func DefaultClassify(resp *http.Response, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests:
+		return &StatusError{StatusCode: resp.StatusCode}
+	}
+	return nil
+}
+
+// RoundTrip sends req through the executor of its key. It returns the
+// executor's *RejectedError (errors.Is ErrOpen, ErrSaturated or ErrClosed)
+// at once when the call is refused, without reading req.Body, which it
+// closes as the RoundTripper contract asks. It returns req's context error
+// when the caller gives up first, and executor.ErrTimeout when the call
+// outlives the invocation timeout before a response arrives.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.Group == nil {
+		closeBody(req)
+		return nil, errors.New("fusehttp: Transport.Group is nil")
+	}
+	keyOf := t.Key
+	if keyOf == nil {
+		keyOf = HostPort
+	}
+	key := keyOf(req)
+	if key == "" {
+		closeBody(req)
+		return nil, fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
+	}
+	ex, err := t.Group.Executor(key)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	x := &exchange{req: req, base: t.baseTransport(), classify: t.Classify, sent: make(chan result, 1)}
+	if x.classify == nil {
+		x.classify = DefaultClassify
+	}
+	ctx := req.Context()
+	f, err := executor.Submit(ctx, ex, x.run)
+	if err != nil {
+		closeBody(req) // never read: the call did not run
+		return nil, err
+	}
+	x.settled = f.Done()
+
+	var (
+		r     result
+		got   bool
+		ended error
+	)
+	select {
+	case r = <-x.sent:
+		got = true
+	case <-f.Done():
+		_, ended = f.Await(context.Background())
+	case <-ctx.Done():
+		ended = ctx.Err()
+	}
+	if !got {
+		// The call ended (or the caller left) without handing over a
+		// response. Settle who owns what with the call's side, which may be
+		// delivering right now.
+		if r, got = x.abandon(); !got {
+			if ended == nil {
+				ended = errors.New("fusehttp: the call ended without a response") // not reached
+			}
+			return nil, ended
+		}
+	}
+	if r.resp == nil || !isExchangeBody(r.resp.Body) {
+		// Nothing left to wait for: the call returns right after handing
+		// over, and once it has released its slot the caller may send its
+		// next request without finding that slot still held.
+		<-f.Done()
+	}
+	return r.resp, r.err
+}
+
+// CloseIdleConnections closes the idle connections of the base transport,
+// if it has such a method. http.Client.CloseIdleConnections calls it.
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.baseTransport().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+func (t *Transport) baseTransport() http.RoundTripper {
+	if t.Base != nil {
+		return t.Base
+	}
+	t.baseOnce.Do(func() {
+		if dt, ok := http.DefaultTransport.(*http.Transport); ok {
+			t.base = dt.Clone()
+		} else {
+			t.base = http.DefaultTransport
+		}
+	})
+	return t.base
+}
+
+// closeBody closes the body of a request that will never be sent.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}

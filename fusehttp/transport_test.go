@@ -1,0 +1,268 @@
+package fusehttp_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fusehttp"
+)
+
+// The story of the package: one host hangs, trips its own breaker the
+// moment its slots run out, fails fast while another host keeps working,
+// and closes again once it has recovered.
+func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
+	slow, fine := newUpstream(t), newUpstream(t)
+	ev := &events{}
+	g := newGroup(t, executor.GroupConfig{
+		Default: quick(2),
+		// The healthy host gets room to spare on a loaded machine.
+		Dependencies: map[string]executor.Config{fine.key(t): {
+			InvocationTimeout: 10 * time.Second,
+			Breaker:           breaker.Config{ResetTimeout: 20 * time.Second},
+		}},
+		OnTransition: ev.listen,
+	})
+	client := newClient(t, &fusehttp.Transport{Group: g})
+	slow.set(http.StatusOK, true)
+
+	// Two requests take both of the slow host's slots and hang.
+	hung := make(chan error, 2)
+	for range 2 {
+		go func() {
+			resp, err := client.Get(slow.URL)
+			if err == nil {
+				resp.Body.Close()
+			}
+			hung <- err
+		}()
+	}
+	require.Eventually(t, func() bool { return slow.inside.Load() == 2 }, wait, tick,
+		"both requests reach the slow host")
+
+	// The third finds no slot: refused, and the breaker trips in that call.
+	_, _, err := get(t, client, slow.URL)
+	require.ErrorIs(t, err, executor.ErrSaturated)
+	var rej *executor.RejectedError
+	require.ErrorAs(t, err, &rej)
+	assert.Equal(t, slow.key(t), rej.Supplier, "the rejection names the host")
+	assert.Equal(t, breaker.Open, stats(t, g, slow.key(t)).Breaker.State)
+
+	// From now on the slow host fails fast, without a round trip...
+	_, _, err = get(t, client, slow.URL)
+	require.ErrorIs(t, err, executor.ErrOpen)
+	assert.Equal(t, int64(2), slow.hits.Load(), "rejected requests never reach the host")
+
+	// ...while the other host answers, one request after the other (each
+	// closes its body, which gives the slot back before the next starts).
+	for i := range 5 {
+		status, body, err := get(t, client, fine.URL)
+		require.NoError(t, err, "request %d to the healthy host", i)
+		assert.Equal(t, http.StatusOK, status)
+		assert.Equal(t, "OK", body)
+	}
+	assert.Equal(t, breaker.Closed, stats(t, g, fine.key(t)).Breaker.State)
+
+	// The hung requests end at the invocation timeout.
+	for range 2 {
+		err := <-hung
+		require.ErrorIs(t, err, executor.ErrTimeout)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	}
+
+	// The host recovers: after the reset timeout the probe gets through
+	// and closes the breaker.
+	slow.set(http.StatusOK, false)
+	require.Eventually(t, func() bool {
+		status, _, err := get(t, client, slow.URL)
+		return err == nil && status == http.StatusOK
+	}, wait, 20*time.Millisecond)
+	st := stats(t, g, slow.key(t))
+	assert.Equal(t, breaker.Closed, st.Breaker.State)
+	assert.Equal(t, uint64(2), st.Timeouts)
+	assert.Equal(t, uint64(1), st.Rejected[executor.RejectedSaturated])
+	assert.GreaterOrEqual(t, st.Rejected[executor.RejectedOpen], uint64(1))
+	assert.Equal(t, 0, st.Busy)
+	assert.Equal(t, []string{
+		"closed>open:saturation", "open>half-open:reset-timeout", "half-open>closed:probes-succeeded",
+	}, ev.list(), "the healthy host had no transition")
+}
+
+func TestStatusClassification(t *testing.T) {
+	tests := []struct {
+		status  int
+		failure bool
+	}{
+		{http.StatusOK, false},
+		{http.StatusNoContent, false},
+		{http.StatusNotFound, false},
+		{http.StatusConflict, false},
+		{http.StatusTooManyRequests, true},
+		{http.StatusInternalServerError, true},
+		{http.StatusServiceUnavailable, true},
+	}
+	for _, tt := range tests {
+		name := http.StatusText(tt.status) + " is a success"
+		if tt.failure {
+			name = http.StatusText(tt.status) + " is a failure that still reaches the caller as a response"
+		}
+		t.Run(name, func(t *testing.T) {
+			up := newUpstream(t)
+			g := newGroup(t, executor.GroupConfig{})
+			client := newClient(t, &fusehttp.Transport{Group: g})
+			up.set(tt.status, false)
+
+			status, _, err := get(t, client, up.URL)
+			require.NoError(t, err)
+			assert.Equal(t, tt.status, status)
+			st := stats(t, g, up.key(t))
+			if tt.failure {
+				assert.Equal(t, uint64(1), st.Failures, "got %d failures, want 1", st.Failures)
+				assert.Zero(t, st.Successes)
+			} else {
+				assert.Equal(t, uint64(1), st.Successes, "got %d successes, want 1", st.Successes)
+				assert.Zero(t, st.Failures)
+			}
+		})
+	}
+}
+
+func TestFailingHostOpensAndRecovers(t *testing.T) {
+	up := newUpstream(t)
+	cfg := quick(4)
+	cfg.Breaker.ConsecutiveFailures = 3
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	client := newClient(t, &fusehttp.Transport{Group: g})
+
+	up.set(http.StatusBadGateway, false)
+	for range 3 {
+		status, body, err := get(t, client, up.URL)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusBadGateway, status)
+		assert.Equal(t, "Bad Gateway", body, "the caller reads the body of a failure")
+	}
+	_, _, err := get(t, client, up.URL)
+	require.ErrorIs(t, err, executor.ErrOpen)
+	assert.Equal(t, int64(3), up.hits.Load())
+
+	up.set(http.StatusOK, false)
+	require.Eventually(t, func() bool {
+		_, _, err := get(t, client, up.URL)
+		return err == nil
+	}, wait, 20*time.Millisecond)
+	assert.Equal(t, breaker.Closed, stats(t, g, up.key(t)).Breaker.State)
+}
+
+func TestTransportErrorsAreFailures(t *testing.T) {
+	up := newUpstream(t)
+	g := newGroup(t, executor.GroupConfig{})
+	client := newClient(t, &fusehttp.Transport{Group: g})
+	up.Close() // connection refused from now on
+
+	_, _, err := get(t, client, up.URL)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, executor.ErrOpen)
+	st := stats(t, g, up.key(t))
+	assert.Equal(t, uint64(1), st.Failures)
+	assert.Equal(t, 0, st.Busy)
+}
+
+func TestCustomClassify(t *testing.T) {
+	up := newUpstream(t)
+	errNotFound := errors.New("not found")
+	g := newGroup(t, executor.GroupConfig{})
+	client := newClient(t, &fusehttp.Transport{Group: g, Classify: func(resp *http.Response, err error) error {
+		if err == nil && resp.StatusCode == http.StatusNotFound {
+			return errNotFound // this upstream never answers 404 when healthy
+		}
+		return fusehttp.DefaultClassify(resp, err)
+	}})
+	up.set(http.StatusNotFound, false)
+
+	status, _, err := get(t, client, up.URL)
+	require.NoError(t, err, "the caller still gets the response")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, uint64(1), stats(t, g, up.key(t)).Failures)
+}
+
+func TestCallerCancellation(t *testing.T) {
+	up := newUpstream(t)
+	g := newGroup(t, executor.GroupConfig{Default: executor.Config{
+		InvocationTimeout: 10 * time.Second, Breaker: breaker.Config{ResetTimeout: 20 * time.Second},
+	}})
+	client := newClient(t, &fusehttp.Transport{Group: g})
+	up.set(http.StatusOK, true)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, up.URL, nil)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return up.inside.Load() == 1 }, wait, tick)
+	start := time.Now()
+	cancel()
+	err = <-done
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), 5*time.Second, "the caller did not wait for the invocation timeout")
+
+	key := up.key(t)
+	require.Eventually(t, func() bool { return stats(t, g, key).Busy == 0 }, wait, tick)
+	st := stats(t, g, key)
+	assert.Equal(t, uint64(1), st.Cancelled)
+	assert.Zero(t, st.Failures, "the upstream did nothing wrong")
+	assert.Equal(t, breaker.Closed, st.Breaker.State)
+}
+
+func TestKeys(t *testing.T) {
+	tests := []struct {
+		url, hostPort, host string
+	}{
+		{"http://example.com/a", "example.com:80", "example.com"},
+		{"https://Example.COM/a", "example.com:443", "example.com"},
+		{"https://example.com:443/b", "example.com:443", "example.com"},
+		{"http://127.0.0.1:8080/", "127.0.0.1:8080", "127.0.0.1"},
+		{"http://[::1]:9090/", "[::1]:9090", "::1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url+" is keyed "+tt.hostPort, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, tt.url, nil)
+			require.NoError(t, err)
+			assert.Equal(t, tt.hostPort, fusehttp.HostPort(req))
+			assert.Equal(t, tt.host, fusehttp.Host(req))
+		})
+	}
+
+	t.Run("a custom key picks the dependency's configuration", func(t *testing.T) {
+		up := newUpstream(t)
+		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"inventory": {Workers: 3}}})
+		client := newClient(t, &fusehttp.Transport{Group: g, Key: func(*http.Request) string { return "inventory" }})
+		_, _, err := get(t, client, up.URL)
+		require.NoError(t, err)
+		st := stats(t, g, "inventory")
+		assert.Equal(t, 3, st.Workers)
+		assert.Equal(t, uint64(1), st.Successes)
+	})
+
+	t.Run("an empty key is an error before anything is sent", func(t *testing.T) {
+		up := newUpstream(t)
+		g := newGroup(t, executor.GroupConfig{})
+		client := newClient(t, &fusehttp.Transport{Group: g, Key: func(*http.Request) string { return "" }})
+		_, _, err := get(t, client, up.URL)
+		require.ErrorContains(t, err, "fusehttp: no key")
+		assert.Zero(t, up.hits.Load())
+	})
+}

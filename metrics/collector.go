@@ -1,0 +1,154 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Opts configures a Collector. The zero value is ready to use.
+type Opts struct {
+	// Namespace is the first part of every metric name. "" means
+	// "fusebox", as in fusebox_calls_total.
+	Namespace string
+	// ConstLabels are added to every metric. Use them to tell two groups
+	// apart when both are registered, e.g. {"group": "http"}; nil means
+	// none.
+	ConstLabels prometheus.Labels
+}
+
+// Collector is a prometheus.Collector for every executor of a Group: at
+// each scrape it reads Executor.Stats of each supplier of the group and
+// reports one series per supplier (label "supplier") and metric. It keeps
+// no state of its own and starts nothing; an executor evicted from the
+// group disappears from the next scrape. It is safe for concurrent use.
+type Collector struct {
+	g *executor.Group
+
+	state, slotsBusy, slotsFree, queueLength, queueCapacity, overdue *prometheus.Desc
+
+	calls, timeouts, panics, cancelled, queueTimeouts *prometheus.Desc
+	rejections, transitions                           *prometheus.Desc
+}
+
+// states are the label values of the state gauge, in breaker.State order.
+var states = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
+
+// NewCollector returns a collector for g. Register it once per group:
+//
+//	prometheus.MustRegister(metrics.NewCollector(g, metrics.Opts{}))
+//
+// The metrics (counters end in _total; all carry the label supplier):
+//
+//	fusebox_breaker_state{state}              1 for the breaker's state, 0 for the others
+//	fusebox_breaker_transitions_total{reason} transitions by the reason they had
+//	fusebox_slots_busy, fusebox_slots_free    bulkhead slots held and free
+//	fusebox_queue_length, fusebox_queue_capacity
+//	fusebox_calls_overdue                     calls past their deadline whose function still runs
+//	fusebox_calls_total{outcome}              finished calls: success, failure or ignored
+//	fusebox_call_timeouts_total               calls that timed out (counted as failures too)
+//	fusebox_call_panics_total                 calls that panicked (counted as failures too)
+//	fusebox_calls_cancelled_total             calls their caller cancelled (counted as ignored too)
+//	fusebox_queue_timeouts_total              calls that never got a slot in time (ignored too)
+//	fusebox_rejections_total{reason}          calls refused: open, saturated, queue-full, closed
+//
+// Every label value is reported from the start, at 0 when nothing has
+// happened yet, so that rates and alerts see the first increment. That is
+// about 36 series per supplier: with one executor per upstream host, bound
+// the number of hosts with GroupConfig.IdleTimeout.
+func NewCollector(g *executor.Group, opts Opts) *Collector {
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "fusebox"
+	}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(ns+"_"+name, help, append([]string{"supplier"}, labels...), opts.ConstLabels)
+	}
+	return &Collector{
+		g: g,
+		state: desc("breaker_state",
+			"State of the supplier's circuit breaker: 1 for the current state, 0 for the others.", "state"),
+		transitions: desc("breaker_transitions_total",
+			"Transitions of the supplier's circuit breaker, by the reason they had.", "reason"),
+		slotsBusy: desc("slots_busy",
+			"Bulkhead slots held by running calls, overdue calls included."),
+		slotsFree: desc("slots_free",
+			"Free bulkhead slots."),
+		queueLength: desc("queue_length",
+			"Calls waiting in the queue for a slot."),
+		queueCapacity: desc("queue_capacity",
+			"Size of the queue (0 when the supplier has none)."),
+		overdue: desc("calls_overdue",
+			"Calls past their deadline whose function has not returned yet; each still holds a slot."),
+		calls: desc("calls_total",
+			"Finished calls, by outcome as the breaker classified them: success, failure or ignored.", "outcome"),
+		timeouts: desc("call_timeouts_total",
+			"Calls that outlived their invocation timeout (also counted as failures unless classified otherwise)."),
+		panics: desc("call_panics_total",
+			"Calls whose function panicked (also counted as failures unless classified otherwise)."),
+		cancelled: desc("calls_cancelled_total",
+			"Calls whose caller cancelled them (also counted as ignored)."),
+		queueTimeouts: desc("queue_timeouts_total",
+			"Calls that waited in the queue for the queue timeout without getting a slot, and never ran (also counted as ignored)."),
+		rejections: desc("rejections_total",
+			"Calls refused without running, by reason: open, saturated, queue-full, closed.", "reason"),
+	}
+}
+
+// Describe sends the descriptors of every metric the collector reports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.state, c.transitions, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
+		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections,
+	} {
+		ch <- d
+	}
+}
+
+// Collect sends the current metrics of every executor of the group.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.g.Range(func(ex *executor.Executor) bool {
+		c.collect(ch, ex.Stats())
+		return true
+	})
+}
+
+func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
+	s := st.Supplier
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s}, labels...)...)
+	}
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{s}, labels...)...)
+	}
+
+	for _, state := range states {
+		v := 0.0
+		if st.Breaker.State == state {
+			v = 1
+		}
+		gauge(c.state, v, state.String())
+	}
+	// NoReason is the reason of a breaker that never changed state, not a
+	// transition.
+	for r := breaker.NoReason + 1; int(r) < breaker.NumReasons; r++ {
+		counter(c.transitions, st.Breaker.Transitions[r], r.String())
+	}
+	gauge(c.slotsBusy, float64(st.Busy))
+	gauge(c.slotsFree, float64(st.Free))
+	gauge(c.queueLength, float64(st.Queued))
+	gauge(c.queueCapacity, float64(st.QueueCap))
+	gauge(c.overdue, float64(st.Overdue))
+
+	counter(c.calls, st.Successes, breaker.Success.String())
+	counter(c.calls, st.Failures, breaker.Failure.String())
+	counter(c.calls, st.Ignored, breaker.Ignored.String())
+	counter(c.timeouts, st.Timeouts)
+	counter(c.panics, st.Panics)
+	counter(c.cancelled, st.Cancelled)
+	counter(c.queueTimeouts, st.QueueTimeouts)
+	for r, n := range st.Rejected {
+		counter(c.rejections, n, executor.Rejection(r).String())
+	}
+}

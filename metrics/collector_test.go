@@ -1,0 +1,261 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/metrics"
+)
+
+var errBoom = errors.New("boom")
+
+func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
+	t.Helper()
+	g, err := executor.NewGroup(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
+	return g
+}
+
+func executorOf(t *testing.T, g *executor.Group, name string) *executor.Executor {
+	t.Helper()
+	ex, err := g.Executor(name)
+	require.NoError(t, err)
+	return ex
+}
+
+func ok(context.Context) (int, error) { return 1, nil }
+
+// reasons are the label values of fusebox_breaker_transitions_total, in
+// the order they are exposed (alphabetical).
+var reasons = []string{
+	"consecutive-failures", "error-kind", "failure-rate", "manual", "manual-disable", "manual-force-open",
+	"manual-reset", "probe-deferred", "probe-failed", "probes-succeeded", "queue-drained", "queue-full",
+	"reset-timeout", "saturation", "slow-call-rate",
+}
+
+// transitions is the expected exposition of the transition counters: 0 for
+// every reason but those in nonzero.
+func transitions(supplier string, nonzero map[string]int) string {
+	var b strings.Builder
+	for _, r := range reasons {
+		fmt.Fprintf(&b, "fusebox_breaker_transitions_total{reason=%q,supplier=%q} %d\n", r, supplier, nonzero[r])
+	}
+	return b.String()
+}
+
+// One scenario drives two suppliers through every counter and gauge: each
+// value in the exposition below is what happened.
+func TestCollectorReportsWhatHappened(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{
+			Default: executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}},
+			Dependencies: map[string]executor.Config{
+				"search": {Workers: 1, Queue: 2},
+			},
+		})
+		c := metrics.NewCollector(g, metrics.Opts{})
+
+		// payments: 2 successes, 1 cancelled by its caller, then a panic, a
+		// timeout and an error (3 failures in a row: open), then a refusal.
+		pay := executorOf(t, g, "payments")
+		for range 2 {
+			_, err := executor.Do(t.Context(), pay, ok)
+			require.NoError(t, err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		f, err := executor.Submit(ctx, pay, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
+		require.NoError(t, err)
+		cancel()
+		_, err = f.Await(t.Context())
+		require.ErrorIs(t, err, context.Canceled)
+		_, err = executor.Do(t.Context(), pay, func(context.Context) (int, error) { panic("bug") })
+		require.Error(t, err)
+		_, err = executor.Do(t.Context(), pay, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
+		require.ErrorIs(t, err, executor.ErrTimeout)
+		_, err = executor.Do(t.Context(), pay, func(context.Context) (int, error) { return 0, errBoom })
+		require.ErrorIs(t, err, errBoom)
+		_, err = executor.Do(t.Context(), pay, ok)
+		require.ErrorIs(t, err, executor.ErrOpen)
+
+		// search: one slot and a queue of 2. A call that ignores its
+		// context holds the slot past its deadline (overdue); the call
+		// queued behind it times out in the queue; two more fill the queue
+		// and the next is refused: the breaker opens on a full queue.
+		search := executorOf(t, g, "search")
+		hold := make(chan struct{})
+		stubborn := func(context.Context) (int, error) { <-hold; return 0, nil }
+		first, err := executor.Submit(t.Context(), search, stubborn)
+		require.NoError(t, err)
+		queued, err := executor.Submit(t.Context(), search, ok)
+		require.NoError(t, err)
+		time.Sleep(time.Second)
+		synctest.Wait()
+		_, err = first.Await(t.Context())
+		require.ErrorIs(t, err, executor.ErrTimeout)
+		_, err = queued.Await(t.Context())
+		require.ErrorIs(t, err, executor.ErrQueueTimeout)
+		for range 2 {
+			_, err = executor.Submit(t.Context(), search, ok)
+			require.NoError(t, err)
+		}
+		_, err = executor.Submit(t.Context(), search, ok)
+		require.ErrorIs(t, err, executor.ErrSaturated)
+
+		require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
+# HELP fusebox_breaker_state State of the supplier's circuit breaker: 1 for the current state, 0 for the others.
+# TYPE fusebox_breaker_state gauge
+fusebox_breaker_state{state="closed",supplier="payments"} 0
+fusebox_breaker_state{state="disabled",supplier="payments"} 0
+fusebox_breaker_state{state="forced-open",supplier="payments"} 0
+fusebox_breaker_state{state="half-open",supplier="payments"} 0
+fusebox_breaker_state{state="open",supplier="payments"} 1
+fusebox_breaker_state{state="closed",supplier="search"} 0
+fusebox_breaker_state{state="disabled",supplier="search"} 0
+fusebox_breaker_state{state="forced-open",supplier="search"} 0
+fusebox_breaker_state{state="half-open",supplier="search"} 0
+fusebox_breaker_state{state="open",supplier="search"} 1
+# HELP fusebox_calls_total Finished calls, by outcome as the breaker classified them: success, failure or ignored.
+# TYPE fusebox_calls_total counter
+fusebox_calls_total{outcome="failure",supplier="payments"} 3
+fusebox_calls_total{outcome="ignored",supplier="payments"} 1
+fusebox_calls_total{outcome="success",supplier="payments"} 2
+fusebox_calls_total{outcome="failure",supplier="search"} 1
+fusebox_calls_total{outcome="ignored",supplier="search"} 1
+fusebox_calls_total{outcome="success",supplier="search"} 0
+# HELP fusebox_call_timeouts_total Calls that outlived their invocation timeout (also counted as failures unless classified otherwise).
+# TYPE fusebox_call_timeouts_total counter
+fusebox_call_timeouts_total{supplier="payments"} 1
+fusebox_call_timeouts_total{supplier="search"} 1
+# HELP fusebox_call_panics_total Calls whose function panicked (also counted as failures unless classified otherwise).
+# TYPE fusebox_call_panics_total counter
+fusebox_call_panics_total{supplier="payments"} 1
+fusebox_call_panics_total{supplier="search"} 0
+# HELP fusebox_calls_cancelled_total Calls whose caller cancelled them (also counted as ignored).
+# TYPE fusebox_calls_cancelled_total counter
+fusebox_calls_cancelled_total{supplier="payments"} 1
+fusebox_calls_cancelled_total{supplier="search"} 0
+# HELP fusebox_queue_timeouts_total Calls that waited in the queue for the queue timeout without getting a slot, and never ran (also counted as ignored).
+# TYPE fusebox_queue_timeouts_total counter
+fusebox_queue_timeouts_total{supplier="payments"} 0
+fusebox_queue_timeouts_total{supplier="search"} 1
+# HELP fusebox_rejections_total Calls refused without running, by reason: open, saturated, queue-full, closed.
+# TYPE fusebox_rejections_total counter
+fusebox_rejections_total{reason="closed",supplier="payments"} 0
+fusebox_rejections_total{reason="open",supplier="payments"} 1
+fusebox_rejections_total{reason="queue-full",supplier="payments"} 0
+fusebox_rejections_total{reason="saturated",supplier="payments"} 0
+fusebox_rejections_total{reason="closed",supplier="search"} 0
+fusebox_rejections_total{reason="open",supplier="search"} 0
+fusebox_rejections_total{reason="queue-full",supplier="search"} 1
+fusebox_rejections_total{reason="saturated",supplier="search"} 0
+# HELP fusebox_slots_busy Bulkhead slots held by running calls, overdue calls included.
+# TYPE fusebox_slots_busy gauge
+fusebox_slots_busy{supplier="payments"} 0
+fusebox_slots_busy{supplier="search"} 1
+# HELP fusebox_slots_free Free bulkhead slots.
+# TYPE fusebox_slots_free gauge
+fusebox_slots_free{supplier="payments"} 2
+fusebox_slots_free{supplier="search"} 0
+# HELP fusebox_queue_length Calls waiting in the queue for a slot.
+# TYPE fusebox_queue_length gauge
+fusebox_queue_length{supplier="payments"} 0
+fusebox_queue_length{supplier="search"} 2
+# HELP fusebox_queue_capacity Size of the queue (0 when the supplier has none).
+# TYPE fusebox_queue_capacity gauge
+fusebox_queue_capacity{supplier="payments"} 0
+fusebox_queue_capacity{supplier="search"} 2
+# HELP fusebox_calls_overdue Calls past their deadline whose function has not returned yet; each still holds a slot.
+# TYPE fusebox_calls_overdue gauge
+fusebox_calls_overdue{supplier="payments"} 0
+fusebox_calls_overdue{supplier="search"} 1
+# HELP fusebox_breaker_transitions_total Transitions of the supplier's circuit breaker, by the reason they had.
+# TYPE fusebox_breaker_transitions_total counter
+`+transitions("payments", map[string]int{"consecutive-failures": 1})+
+			transitions("search", map[string]int{"queue-full": 1}))))
+
+		// The stubborn call returns: its slot goes to the queue.
+		close(hold)
+		synctest.Wait()
+		require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
+# HELP fusebox_calls_overdue Calls past their deadline whose function has not returned yet; each still holds a slot.
+# TYPE fusebox_calls_overdue gauge
+fusebox_calls_overdue{supplier="payments"} 0
+fusebox_calls_overdue{supplier="search"} 0
+# HELP fusebox_queue_length Calls waiting in the queue for a slot.
+# TYPE fusebox_queue_length gauge
+fusebox_queue_length{supplier="payments"} 0
+fusebox_queue_length{supplier="search"} 0
+`), "fusebox_calls_overdue", "fusebox_queue_length"))
+	})
+}
+
+func TestCollectorIsWellFormed(t *testing.T) {
+	t.Run("its metrics pass the Prometheus linter", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{})
+		_, err := executor.Do(t.Context(), executorOf(t, g, "payments"), ok)
+		require.NoError(t, err)
+		problems, err := testutil.CollectAndLint(metrics.NewCollector(g, metrics.Opts{}))
+		require.NoError(t, err)
+		assert.Empty(t, problems)
+	})
+
+	t.Run("it registers on a pedantic registry, which checks every metric against Describe", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{})
+		for _, name := range []string{"a", "b"} {
+			_, err := executor.Do(t.Context(), executorOf(t, g, name), ok)
+			require.NoError(t, err)
+		}
+		reg := prometheus.NewPedanticRegistry()
+		require.NoError(t, reg.Register(metrics.NewCollector(g, metrics.Opts{})))
+		n, err := testutil.GatherAndCount(reg)
+		require.NoError(t, err)
+		assert.Equal(t, 2*36, n, "36 series per supplier")
+	})
+
+	t.Run("an empty group reports nothing", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{})
+		assert.Zero(t, testutil.CollectAndCount(metrics.NewCollector(g, metrics.Opts{})))
+	})
+
+	t.Run("two groups told apart by a constant label share one registry", func(t *testing.T) {
+		reg := prometheus.NewPedanticRegistry()
+		for _, name := range []string{"http", "db"} {
+			g := newGroup(t, executor.GroupConfig{})
+			_, err := executor.Do(t.Context(), executorOf(t, g, "primary"), ok)
+			require.NoError(t, err)
+			require.NoError(t, reg.Register(metrics.NewCollector(g, metrics.Opts{ConstLabels: prometheus.Labels{"group": name}})))
+		}
+		require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP fusebox_calls_total Finished calls, by outcome as the breaker classified them: success, failure or ignored.
+# TYPE fusebox_calls_total counter
+fusebox_calls_total{group="db",outcome="failure",supplier="primary"} 0
+fusebox_calls_total{group="db",outcome="ignored",supplier="primary"} 0
+fusebox_calls_total{group="db",outcome="success",supplier="primary"} 1
+fusebox_calls_total{group="http",outcome="failure",supplier="primary"} 0
+fusebox_calls_total{group="http",outcome="ignored",supplier="primary"} 0
+fusebox_calls_total{group="http",outcome="success",supplier="primary"} 1
+`), "fusebox_calls_total"))
+	})
+
+	t.Run("a namespace replaces fusebox", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{})
+		_, err := executor.Do(t.Context(), executorOf(t, g, "a"), ok)
+		require.NoError(t, err)
+		c := metrics.NewCollector(g, metrics.Opts{Namespace: "shop"})
+		assert.Equal(t, 3, testutil.CollectAndCount(c, "shop_calls_total"))
+		assert.Zero(t, testutil.CollectAndCount(c, "fusebox_calls_total"))
+	})
+}

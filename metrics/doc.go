@@ -1,0 +1,27 @@
+// Package metrics exports the executors of a fusebox Group to Prometheus.
+//
+// It is a module of its own, so that the core library does not depend on
+// client_golang. One Collector reports, per supplier (label "supplier"),
+// the breaker's state and its transitions by reason, the bulkhead's busy
+// and free slots, the queue, the overdue calls, the calls by outcome and the
+// rejections by reason:
+//
+//	g, err := executor.NewGroup(cfg)
+//	...
+//	reg := prometheus.NewRegistry()
+//	reg.MustRegister(metrics.NewCollector(g, metrics.Opts{}))
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+//
+// The collector reads Executor.Stats at scrape time: nothing is counted
+// twice, nothing runs between scrapes, and the numbers are those the
+// executor itself keeps.
+//
+// Useful queries:
+//
+//	fusebox_breaker_state{state="open"} == 1                    suppliers being refused now
+//	increase(fusebox_breaker_transitions_total{reason="saturation"}[5m]) > 0
+//	                                                            a bulkhead ran full
+//	sum by (supplier) (rate(fusebox_rejections_total[1m]))      calls refused per second
+//	fusebox_slots_busy / (fusebox_slots_busy + fusebox_slots_free)
+//	                                                            bulkhead utilisation
+package metrics
