@@ -2,6 +2,7 @@ package executor
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,7 @@ type deadline struct {
 	at         int64 // ns since the timeline's epoch
 	owner      expirer
 	listed     bool
+	tl         atomic.Pointer[timeline] // the timeline it was last added to
 }
 
 // timeline is the executor's deadline machinery: one list of pending
@@ -31,7 +33,8 @@ type deadline struct {
 // deadline k entries earlier; the list never holds more than the
 // bulkhead's slots (or queue places).
 type timeline struct {
-	epoch      *time.Time // the executor's; times are ns since it (monotonic)
+	epoch      *time.Time                // the executor's; times are ns since it (monotonic)
+	slot       *atomic.Pointer[timeline] // where it is published; emptied when it retires
 	mu         sync.Mutex
 	head, tail *deadline
 	timer      *time.Timer
@@ -39,18 +42,80 @@ type timeline struct {
 	armed      sync.WaitGroup // 1 while the timer is armed or its func runs
 	isArmed    bool
 	closed     bool
+	retired    bool // found empty by its timer and unpublished: make a new one
 }
+
+// lazyTimeline is where an executor keeps a timeline: made when a deadline
+// is added, dropped (timer and all) when its timer finds it empty, so an
+// executor that had calls and is idle again holds no timeline at all. Once
+// closed it holds closedTimeline for good, so nothing can be added.
+type lazyTimeline struct {
+	p atomic.Pointer[timeline]
+}
+
+// closedTimeline refuses every deadline; a closed executor's lazyTimeline
+// holds it.
+var closedTimeline = &timeline{closed: true}
+
+// add lists d on the current timeline, making one if needed. It returns
+// false once the executor is closing: d's call must end now.
+func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
+	for {
+		t := l.p.Load()
+		if t == nil {
+			n := &timeline{epoch: epoch, slot: &l.p}
+			if !l.p.CompareAndSwap(nil, n) {
+				continue
+			}
+			t = n
+		}
+		switch t.add(d) {
+		case listedOK:
+			return true
+		case listClosed:
+			return false
+		}
+		// listRetired: t emptied and unpublished itself meanwhile; try again.
+	}
+}
+
+// remove unlists d from the timeline it is on, if any.
+func (l *lazyTimeline) remove(d *deadline) {
+	if t := d.tl.Load(); t != nil {
+		t.remove(d)
+	}
+}
+
+// close closes the timeline for good and returns its entries. A deadline
+// being added concurrently either lands on the old timeline before it is
+// closed (and is returned here) or finds closedTimeline.
+func (l *lazyTimeline) close() []expirer {
+	if t := l.p.Swap(closedTimeline); t != nil && t != closedTimeline {
+		return t.close()
+	}
+	return nil
+}
+
+type listing uint8
+
+const (
+	listedOK listing = iota
+	listClosed
+	listRetired
+)
 
 // now reads the timeline's clock.
 func (t *timeline) now() int64 { return int64(time.Since(*t.epoch)) }
 
-// add lists d (d.at set by the caller). It returns false once the
-// timeline is closed: the executor is closing and d's call must end now.
-func (t *timeline) add(d *deadline) bool {
+// add lists d (d.at set by the caller).
+func (t *timeline) add(d *deadline) listing {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.closed {
-		return false
+	switch {
+	case t.closed:
+		return listClosed
+	case t.retired:
+		return listRetired
 	}
 	after := t.tail
 	for after != nil && after.at > d.at {
@@ -68,10 +133,11 @@ func (t *timeline) add(d *deadline) bool {
 		d.next.prev = d
 	}
 	d.listed = true
+	d.tl.Store(t)
 	if !t.isArmed || d.at < t.fireAt {
 		t.arm(d.at)
 	}
-	return true
+	return listedOK
 }
 
 // remove unlists d if it is still listed.
@@ -135,11 +201,19 @@ func (t *timeline) fire() {
 		due = append(due, d.owner)
 		t.unlink(d)
 	}
-	if t.head != nil {
-		t.armed.Add(1)
-		t.isArmed = true
-		t.fireAt = t.head.at
-		t.timer.Reset(time.Duration(t.head.at - now))
+	switch {
+	case t.head != nil:
+		t.rearm(t.head.at, now)
+	case len(due) > 0:
+		// The expiries below may list grace entries here; a node must
+		// never move to another timeline while it can be on this one (its
+		// links are guarded by this mutex), so stay published and come
+		// back shortly to see whether the timeline can retire.
+		t.rearm(now+int64(time.Millisecond), now)
+	case t.slot != nil:
+		// Nothing in flight: retire, so an idle executor keeps no timer.
+		t.retired = true
+		t.slot.CompareAndSwap(t, nil)
 	}
 	t.mu.Unlock()
 	// Outside the lock: expire touches the breaker, completes futures and
@@ -147,6 +221,14 @@ func (t *timeline) fire() {
 	for _, e := range due {
 		e.expire()
 	}
+}
+
+// rearm sets the timer again from within fire. Called with mu held.
+func (t *timeline) rearm(at, now int64) {
+	t.armed.Add(1)
+	t.isArmed = true
+	t.fireAt = at
+	t.timer.Reset(time.Duration(at - now))
 }
 
 // close stops the timer, waits until its goroutine is gone, and returns the

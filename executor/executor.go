@@ -29,8 +29,8 @@ type Executor struct {
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
 
-	run    atomic.Pointer[timeline] // invocation deadlines; made at the first call
-	queued *timeline                // queue-wait deadlines; nil without a queue
+	run    lazyTimeline  // invocation deadlines of running calls
+	queued *lazyTimeline // queue-wait deadlines; nil without a queue
 
 	// active counts calls from admission until their function has
 	// returned (or they left the queue); Close waits for it to reach 0.
@@ -79,15 +79,6 @@ func (ex *Executor) counts() *rareCounts {
 	return r
 }
 
-// running returns the timeline of running calls, making it at the first call.
-func (ex *Executor) running() *timeline {
-	if t := ex.run.Load(); t != nil {
-		return t
-	}
-	ex.run.CompareAndSwap(nil, &timeline{epoch: ex.epoch})
-	return ex.run.Load()
-}
-
 // New returns a standalone executor for the supplier name, with its own
 // worker pool (no goroutine until the first call). The error names every
 // invalid field, including a reset timeout too short to guarantee the
@@ -113,7 +104,7 @@ func newExecutor(name string, cfg Config, pool *bulkhead.Pool, epoch *time.Time)
 	}
 	ex := &Executor{epoch: epoch, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh, pool: pool}
 	if p.queue > 0 {
-		ex.queued = &timeline{epoch: epoch}
+		ex.queued = &lazyTimeline{}
 	}
 	return ex, nil
 }
@@ -169,10 +160,8 @@ func (ex *Executor) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	if t := ex.run.Load(); t != nil {
-		for _, e := range t.close() {
-			e.(runningCall).abandon()
-		}
+	for _, e := range ex.run.close() {
+		e.(runningCall).abandon()
 	}
 	if ex.ownsPl {
 		if perr := ex.pool.Close(ctx); err == nil {

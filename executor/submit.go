@@ -78,7 +78,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
 		q.node.at = addSat(ex.now(), ex.queueTO)
-		listed := ex.queued.add(&q.node)
+		listed := ex.queued.add(&q.node, ex.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { (*queueSide[T])(c).dequeue(ctx.Err()) })
 		}
@@ -213,7 +213,7 @@ func (c *call[T]) start() {
 		c.settle(zero, perr)
 		return
 	}
-	if !ex.running().add(&c.node) || ex.pool.Go(c) != nil {
+	if !ex.run.add(&c.node, ex.epoch) || ex.pool.Go(c) != nil {
 		// The executor is closing, or the Group's shared pool is closed:
 		// the call will not run. settle gives the slot back either way,
 		// also if the deadline has already fired in between.
@@ -266,9 +266,7 @@ func (c *call[T]) settle(v T, err error) {
 	won := c.state.CompareAndSwap(stRunning, stDone)
 	// Listed until now: the invocation deadline (won) or the grace period
 	// after it (expired, see expire); or never, for a call that never ran.
-	if t := ex.run.Load(); t != nil {
-		t.remove(&c.node)
-	}
+	ex.run.remove(&c.node)
 	c.ctx.finish()
 	ex.release()
 	if !won {
@@ -366,7 +364,7 @@ func (c *call[T]) expire() {
 	}
 	c.node.owner = (*graceSide[T])(c)
 	c.node.at = ex.now() + ex.grace()
-	if !ex.run.Load().add(&c.node) {
+	if !ex.run.add(&c.node, ex.epoch) {
 		(*graceSide[T])(c).expire()
 	}
 }
