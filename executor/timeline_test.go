@@ -25,7 +25,9 @@ func TestIdleExecutorHoldsNoTimeline(t *testing.T) {
 		assert.NotNil(t, ex.run.p.Load(), "a timeline while calls run")
 		assert.NotNil(t, ex.queued.p.Load(), "and one for the queue")
 		close(hold)
-		for _, f := range []interface{ Await(context.Context) (int, error) }{f1, f2, f3} {
+		for _, f := range []interface {
+			Await(context.Context) (int, error)
+		}{f1, f2, f3} {
 			_, err := f.Await(t.Context())
 			require.NoError(t, err)
 		}
