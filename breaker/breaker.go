@@ -96,6 +96,13 @@ func (b *Breaker) Allow() (Permit, error) {
 	if r.state == Closed {
 		return b.permit(r), nil
 	}
+	// The other hot path: open, and not yet time for a probe. One clock
+	// read (the only way to know when the reset timeout has passed without
+	// a timer) and one counter.
+	if r.state == Open && b.now() < r.until {
+		b.rejected.Add(1)
+		return Permit{}, ErrOpen
+	}
 	return b.allowSlow(r)
 }
 
