@@ -38,6 +38,13 @@ bench: ## Benchmarks of the library, $(BENCH_COUNT) counts each, medians via ben
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) ./... | tee $(OUT)/bench.txt
 	@$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da $(OUT)/bench.txt 2>/dev/null || true
 
+COMPARE_FLAGS ?=
+
+.PHONY: compare
+compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-resiliency, ants (~2 min; out/compare/).
+	@mkdir -p $(OUT)/compare
+	cd compare && $(GO) run ./cmd/report -out $(OUT)/compare $(COMPARE_FLAGS)
+
 .PHONY: fuzz
 fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
 	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
