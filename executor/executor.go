@@ -61,6 +61,10 @@ type rareCounts struct {
 	overdue                     atomic.Int64
 	timeouts, panics, cancelled atomic.Uint64
 	queueTimeouts               atomic.Uint64
+	// Queue hysteresis: calls that left the queue without being served
+	// (timed out, cancelled), and that count when the breaker last opened
+	// on a full queue. The queue has drained only if it did so by service.
+	unserved, unservedAtTrip atomic.Uint64
 	rejected                    [numRejections]atomic.Uint64
 	errs                        [numRejections]RejectedError
 }

@@ -58,6 +58,27 @@ func TestQueueMode(t *testing.T) {
 			require.NoError(t, err)
 		})
 	})
+	t.Run("a queue emptied by queue timeouts has not drained", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ev := &events{}
+			ex := newExecutor(t, executor.Config{Workers: 1, Queue: 4, InvocationTimeout: 10 * time.Second, QueueTimeout: 2 * time.Second,
+				Breaker: breaker.Config{ResetTimeout: 20 * time.Second, OnTransition: ev.listen}})
+			slow := func(context.Context) (int, error) { time.Sleep(5 * time.Second); return 1, nil } // five times too slow
+			for range 5 {
+				_, err := executor.Submit(t.Context(), ex, slow)
+				require.NoError(t, err)
+			}
+			_, err := executor.Submit(t.Context(), ex, slow)
+			require.ErrorIs(t, err, executor.ErrSaturated)
+			time.Sleep(6 * time.Second) // the queue times out; then the one running call succeeds
+			synctest.Wait()
+			st := ex.Stats()
+			assert.Equal(t, uint64(4), st.QueueTimeouts)
+			assert.Equal(t, uint64(1), st.Successes)
+			assert.Equal(t, breaker.Open, st.Breaker.State, "emptied by timeouts, not by service")
+			assert.Equal(t, []string{"closed>open:queue-full"}, ev.list())
+		})
+	})
 	t.Run("stays open while nothing drains", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ev := &events{}

@@ -130,10 +130,25 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 	r, br := RejectedSaturated, breaker.Saturation
 	if ex.queued != nil {
 		r, br = RejectedQueueFull, breaker.QueueFull
+		rc := ex.counts()
+		rc.unservedAtTrip.Store(rc.unserved.Load())
 	}
 	p.Reject(br)
 	ex.leave()
 	return ex.reject(r)
+}
+
+// drainedByService reports whether a breaker opened on a full queue may
+// close now: the queue is at its low-water mark and got there by serving
+// calls. A queue that emptied because its calls timed out (a supplier far
+// too slow) or were cancelled proves nothing; that breaker waits for its
+// reset timeout and a probe.
+func (ex *Executor) drainedByService() bool {
+	if !ex.bh.Drained() {
+		return false
+	}
+	rc := ex.counts()
+	return rc.unserved.Load() == rc.unservedAtTrip.Load()
 }
 
 // release frees the slot of a call whose function returned, starting the
@@ -303,9 +318,10 @@ func (c *call[T]) settle(v T, err error) {
 		}
 		// Queue hysteresis: a breaker opened on a full queue closes, with no
 		// probe, once successful calls have drained the queue to its
-		// low-water mark. Timeouts never count as draining, so a dead
-		// supplier keeps it open (until its reset timeout and a probe).
-		if o == breaker.Success && ex.queued != nil && ex.bh.Drained() {
+		// low-water mark. Calls that timed out (in the queue or running)
+		// never count as draining, so a dead or far too slow supplier keeps
+		// it open until its reset timeout and a probe.
+		if o == breaker.Success && ex.queued != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
 			ex.br.Drained()
 		}
 	}
@@ -432,6 +448,7 @@ func (q *queueSide[T]) dequeue(err error) {
 	if unwatch != nil {
 		unwatch()
 	}
+	ex.counts().unserved.Add(1)
 	switch {
 	case errors.Is(err, context.Canceled):
 		ex.callerCancelled(c.permit)
