@@ -23,6 +23,14 @@ test: ## go vet + go test -race over every module (fuzz seed corpora included).
 		(cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...); \
 	done
 
+.PHONY: demo
+demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
+	cd loadtest && $(GO) run ./cmd/loadtest exhaustion -out $(OUT)
+
+.PHONY: demo-queue
+demo-queue: ## A supplier behind a queue, with and without a low-water mark (~1 min).
+	cd loadtest && $(GO) run ./cmd/loadtest queue -out $(OUT)
+
 .PHONY: lint
 lint: $(BIN)/staticcheck ## staticcheck (pinned) over every module.
 	@set -e; for m in $(MODULES); do \
