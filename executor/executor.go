@@ -84,7 +84,9 @@ func (ex *Executor) counts() *rareCounts {
 }
 
 // New returns a standalone executor for the supplier name, with its own
-// worker pool (no goroutine until the first call). The error names every
+// worker pool (no goroutine until the first call; after it, the pool keeps
+// its housekeeping goroutines until Close). For many suppliers, one per
+// upstream host say, use a Group: its executors share one pool. The error names every
 // invalid field, including a reset timeout too short to guarantee the
 // half-open probe a slot.
 func New(name string, cfg Config) (*Executor, error) {

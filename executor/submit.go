@@ -19,12 +19,16 @@ import (
 // waits in the queue, if there is one, as a queue entry.
 //
 // fn receives a context derived from ctx (its values and cancellation) with
-// the invocation deadline, counted from the moment fn starts. The future
-// resolves with fn's result; with ErrTimeout at the deadline even if fn
-// ignores its context (the slot stays held until fn really returns); with a
+// the invocation deadline, counted from the moment fn starts; it ends when
+// fn returns. The future resolves with fn's result; with ErrTimeout at the
+// deadline even if fn ignores its context (the slot stays held until fn
+// really returns; the future waits at most 5 ms, or a tenth of the timeout,
+// for fn to return first, so that a caller who resubmits at once finds the
+// slot of a function that honours its context free again); with a
 // *PanicError if fn panics; with ErrQueueTimeout if it waited in the queue
 // too long. A caller that cancels ctx gets ctx's error, and the call counts
-// as Ignored on the breaker: the supplier did nothing wrong.
+// as Ignored on the breaker: the supplier did nothing wrong. A call whose
+// caller has given up before it starts is not made.
 //
 // The path of one call: the breaker admits it (open: ErrOpen, nothing
 // touched); the bulkhead gives it a slot (none: the breaker trips with
