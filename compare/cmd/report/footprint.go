@@ -13,14 +13,14 @@ func runFootprint(w io.Writer, o options) error {
 	res := map[string]compare.FootprintResult{}
 	for _, lib := range libs { // hystrix-go is last: its commands never go away
 		progress("footprint: %s × %d", lib.Name, o.suppliers)
-		r, err := compare.Footprint(lib, o.suppliers, 200*time.Millisecond)
+		r, err := compare.Footprint(lib, o.suppliers, compare.BenchSettings.Timeout+200*time.Millisecond)
 		if err != nil {
 			return err
 		}
 		res[lib.Name] = r
 	}
 	fmt.Fprintf(w, "\n## Idle footprint of %d suppliers\n\n", o.suppliers)
-	fmt.Fprintln(w, "Per supplier, from runtime.ReadMemStats (HeapAlloc, StackInuse) and runtime.NumGoroutine after two GCs: right after setting the suppliers up, and after one successful call each (200 ms later, once goroutines of the call itself have ended). "+
+	fmt.Fprintln(w, "Per supplier, from runtime.ReadMemStats (HeapAlloc, StackInuse) and runtime.NumGoroutine after two GCs: right after setting the suppliers up, and after one successful call each (the invocation timeout + 200 ms later, once the goroutines and deadline timers of the call itself have ended: an idle supplier). "+
 		"× fusebox is heap after one call over the fusebox row named in the last column: fusebox-breaker for breakers alone, the Group executor for libraries with a pool or bulkhead. "+
 		"hystrix-go is set up with ConfigureCommand; its circuit (and its goroutines) appears on the first call.")
 	fmt.Fprintln(w)
