@@ -65,8 +65,8 @@ type rareCounts struct {
 	// (timed out, cancelled), and that count when the breaker last opened
 	// on a full queue. The queue has drained only if it did so by service.
 	unserved, unservedAtTrip atomic.Uint64
-	rejected                    [numRejections]atomic.Uint64
-	errs                        [numRejections]RejectedError
+	rejected                 [numRejections]atomic.Uint64
+	errs                     [numRejections]RejectedError
 }
 
 func (ex *Executor) counts() *rareCounts {
