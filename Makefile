@@ -32,7 +32,9 @@ demo-queue: ## A supplier behind a queue, with and without a low-water mark (~1 
 	cd loadtest && $(GO) run ./cmd/loadtest queue -out $(OUT)
 
 .PHONY: lint
-lint: $(BIN)/staticcheck ## staticcheck (pinned) over every module.
+lint: $(BIN)/staticcheck ## gofmt and staticcheck (pinned) over every module.
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@set -e; for m in $(MODULES); do \
 		echo "==> $$m"; (cd $$m && $(BIN)/staticcheck ./...); \
 	done
