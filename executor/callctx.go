@@ -35,6 +35,7 @@ type callCtx struct {
 	mu       sync.Mutex
 	done     chan struct{}
 	err      error
+	byParent bool                  // err came from the caller's context
 	w        atomic.Pointer[watch] // made (under mu) when Done or AfterFunc is first used
 	finished atomic.Bool           // fn has returned: the context is over
 }
@@ -77,11 +78,23 @@ func (c *callCtx) Value(key any) any {
 	// AfterFunc below. Once the caller's context has ended, that is what
 	// ended this one, and its cause is the right answer. No other key is
 	// affected.
-	if _, ok := key.(*int); ok && v != nil && c.parent.Err() == nil &&
-		reflect.TypeOf(v).String() == "*context.cancelCtx" {
+	if _, ok := key.(*int); ok && v != nil && reflect.TypeOf(v).String() == "*context.cancelCtx" && !c.endedByParent() {
 		return nil
 	}
 	return v
+}
+
+// endedByParent reports whether the caller's context has ended and this one
+// has not ended for a reason of its own (its deadline, fn returning) first.
+func (c *callCtx) endedByParent() bool {
+	perr := c.parent.Err()
+	if perr == nil {
+		return false
+	}
+	c.mu.Lock()
+	own := c.err != nil && !c.byParent
+	c.mu.Unlock()
+	return !own
 }
 
 func (c *callCtx) Done() <-chan struct{} {
@@ -112,7 +125,7 @@ func (c *callCtx) Err() error {
 	// Nobody is watching the parent (nobody asked for Done): look now, and
 	// end this context with it so that Done and Err agree from here on.
 	if err := c.parent.Err(); err != nil {
-		c.cancel(err)
+		c.cancelByParent(err)
 		return c.Err()
 	}
 	if c.finished.Load() {
@@ -158,7 +171,7 @@ func (c *callCtx) watchParentLocked() {
 		return
 	}
 	parent := c.parent
-	w.unwatch = context.AfterFunc(parent, func() { c.cancel(parent.Err()) })
+	w.unwatch = context.AfterFunc(parent, func() { c.cancelByParent(parent.Err()) })
 }
 
 // cancel ends the context with err: DeadlineExceeded at the invocation
@@ -166,6 +179,16 @@ func (c *callCtx) watchParentLocked() {
 // The first cause wins.
 func (c *callCtx) cancel(err error) {
 	c.mu.Lock()
+	c.endLocked(err)
+	c.mu.Unlock()
+}
+
+// cancelByParent ends the context because the caller's ended.
+func (c *callCtx) cancelByParent(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.byParent = true
+	}
 	c.endLocked(err)
 	c.mu.Unlock()
 }

@@ -43,6 +43,7 @@ type timeline struct {
 	isArmed    bool
 	closed     bool
 	retired    bool // found empty by its timer and unpublished: make a new one
+	expiring   int  // firings running their expiries right now
 }
 
 // lazyTimeline is where an executor keeps a timeline: made when a deadline
@@ -81,8 +82,11 @@ func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
 
 // remove unlists d from the timeline it is on, if any.
 func (l *lazyTimeline) remove(d *deadline) {
-	if t := d.tl.Load(); t != nil {
-		t.remove(d)
+	for {
+		t := d.tl.Load()
+		if t == nil || t.remove(d) {
+			return
+		}
 	}
 }
 
@@ -141,12 +145,18 @@ func (t *timeline) add(d *deadline) listing {
 }
 
 // remove unlists d if it is still listed.
-func (t *timeline) remove(d *deadline) {
+// remove unlists d if it is still listed here. It reports false if d has
+// meanwhile been added to another timeline (then the caller looks again).
+func (t *timeline) remove(d *deadline) bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
+	if d.tl.Load() != t {
+		return false
+	}
 	if d.listed {
 		t.unlink(d)
 	}
-	t.mu.Unlock()
+	return true
 }
 
 func (t *timeline) unlink(d *deadline) {
@@ -201,25 +211,38 @@ func (t *timeline) fire() {
 		due = append(due, d.owner)
 		t.unlink(d)
 	}
-	switch {
-	case t.head != nil:
+	if t.head != nil {
 		t.rearm(t.head.at, now)
-	case len(due) > 0:
-		// The expiries below may list grace entries here; a node must
-		// never move to another timeline while it can be on this one (its
-		// links are guarded by this mutex), so stay published and come
-		// back shortly to see whether the timeline can retire.
-		t.rearm(now+int64(time.Millisecond), now)
-	case t.slot != nil:
-		// Nothing in flight: retire, so an idle executor keeps no timer.
-		t.retired = true
-		t.slot.CompareAndSwap(t, nil)
 	}
+	if len(due) == 0 {
+		t.retireIfIdle()
+		t.mu.Unlock()
+		return
+	}
+	// The expiries run outside the lock (they touch the breaker, complete
+	// futures and cancel contexts, whose callbacks may call back into the
+	// executor) and may list grace entries here. While they run the
+	// timeline must stay published: a node must never move to another
+	// timeline while it can be on this one, since its links are guarded by
+	// this mutex; and Close must find it, to wait for this goroutine.
+	t.expiring++
 	t.mu.Unlock()
-	// Outside the lock: expire touches the breaker, completes futures and
-	// cancels contexts, whose callbacks may call back into the executor.
 	for _, e := range due {
 		e.expire()
+	}
+	t.mu.Lock()
+	t.expiring--
+	t.retireIfIdle()
+	t.mu.Unlock()
+}
+
+// retireIfIdle unpublishes an empty timeline with no timer armed and no
+// expiry running, so that an idle executor keeps no timer. Called with mu
+// held.
+func (t *timeline) retireIfIdle() {
+	if t.head == nil && !t.isArmed && t.expiring == 0 && !t.closed && t.slot != nil {
+		t.retired = true
+		t.slot.CompareAndSwap(t, nil)
 	}
 }
 

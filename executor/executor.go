@@ -43,6 +43,18 @@ type Executor struct {
 	rare      atomic.Pointer[rareCounts] // made at the first rare event
 }
 
+// markClosed makes the executor refuse new calls (the first step of Close)
+// and returns its close state.
+func (ex *Executor) markClosed() *closeState {
+	ex.closing.CompareAndSwap(nil, &closeState{drained: make(chan struct{})})
+	cs := ex.closing.Load()
+	// A call that left before closing was set saw nothing to signal.
+	if ex.active.Load() == 0 {
+		cs.signal()
+	}
+	return cs
+}
+
 // closeState is made by Close: drained closes once no call is active.
 type closeState struct {
 	once    sync.Once
@@ -149,12 +161,7 @@ func (ex *Executor) leave() {
 // returns ctx.Err(); their functions run on until they return, and a later
 // Close waits for them again. Close is idempotent.
 func (ex *Executor) Close(ctx context.Context) error {
-	ex.closing.CompareAndSwap(nil, &closeState{drained: make(chan struct{})})
-	cs := ex.closing.Load()
-	// A call that left before closing was set saw nothing to signal.
-	if ex.active.Load() == 0 {
-		cs.signal()
-	}
+	cs := ex.markClosed()
 	if ex.queued != nil {
 		for _, e := range ex.queued.close() {
 			e.(queuedCall).dequeue(ErrClosed)

@@ -25,10 +25,11 @@ type GroupConfig struct {
 	Dependencies map[string]Config
 	// IdleTimeout evicts an executor that saw no call for this long (it is
 	// checked lazily, on lookups; an executor goes between IdleTimeout and
-	// twice that after its last call). The next lookup makes a fresh one,
-	// closed breaker included; a caller still holding the evicted one can
-	// go on using it. 0 means never: the right choice unless the names are
-	// unbounded, such as one per upstream host.
+	// twice that after its last call; never while its breaker is not
+	// closed). The evicted executor is closed: a caller still holding it
+	// gets ErrClosed (SubmitIn and DoIn look the name up again), and the
+	// next lookup makes a fresh one. 0 means never: the right choice unless
+	// the names are unbounded, such as one per upstream host.
 	IdleTimeout time.Duration
 	// OnTransition receives the transitions of every executor whose
 	// configuration sets no Breaker.OnTransition; Event.Name says whose.
@@ -48,8 +49,8 @@ type Group struct {
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
 	closed    bool
-	lastSweep atomic.Int64   // ns since epoch
-	retiring  sync.WaitGroup // Close calls of evicted executors
+	lastSweep atomic.Int64 // ns since epoch
+	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 }
 
 // NewGroup validates the default and every per-dependency configuration
@@ -78,8 +79,8 @@ func (cfg GroupConfig) Validate() error {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.Pool.Size must be 0 (unlimited), got %d: "+
 			"the bulkheads bound every supplier's concurrency, and a sized pool could refuse a half-open probe", cfg.Pool.Size))
 	}
-	if _, err := bulkhead.NewPool(cfg.Pool); err != nil {
-		errs = append(errs, err)
+	if _, err := bulkhead.NewPool(bulkhead.PoolConfig{IdleTimeout: cfg.Pool.IdleTimeout}); err != nil {
+		errs = append(errs, err) // the other settings, Size apart (checked above)
 	}
 	if err := cfg.Default.Validate("default"); err != nil {
 		errs = append(errs, err)
@@ -95,10 +96,10 @@ func (cfg GroupConfig) Validate() error {
 // Executor returns the executor of the dependency name, creating it on first
 // use. It fails only after Close (ErrClosed).
 func (g *Group) Executor(name string) (*Executor, error) {
+	if g.cfg.IdleTimeout > 0 {
+		g.maybeSweep() // first: never hand out what this sweep evicts
+	}
 	if v, ok := g.m.Load(name); ok {
-		if g.cfg.IdleTimeout > 0 {
-			g.maybeSweep()
-		}
 		return v.(*Executor), nil
 	}
 	g.mu.Lock()
@@ -147,14 +148,26 @@ func (g *Group) maybeSweep() {
 	if g.closed {
 		return
 	}
+	// Executors evicted earlier whose last calls have ended are closed
+	// for good (an idle Close returns at once).
+	g.retired = slices.DeleteFunc(g.retired, func(ex *Executor) bool {
+		if ex.active.Load() != 0 {
+			return false
+		}
+		ex.Close(context.Background())
+		return true
+	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
 		if ex.active.Load() == 0 && ex.br.State() == breaker.Closed && !ex.used.Swap(false) {
-			g.m.Delete(k)
+			// Refuse new calls before it leaves the map, so that from here
+			// on nobody can start a call on it; a call that raced past the
+			// checks above finishes, and the executor is closed for good
+			// by a later sweep or by Group.Close.
 			ex.evicted.Store(true)
-			// Close is immediate for an idle executor; a call that raced
-			// past the checks above is waited for here, not by the lookup.
-			g.retiring.Go(func() { ex.Close(context.Background()) })
+			ex.markClosed()
+			g.m.Delete(k)
+			g.retired = append(g.retired, ex)
 		}
 		return true
 	})
@@ -172,6 +185,8 @@ func (g *Group) Range(f func(ex *Executor) bool) {
 func (g *Group) Close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
+	retired := g.retired
+	g.retired = nil
 	g.mu.Unlock()
 	var errs []error
 	g.Range(func(ex *Executor) bool {
@@ -180,7 +195,11 @@ func (g *Group) Close(ctx context.Context) error {
 		}
 		return true
 	})
-	g.retiring.Wait()
+	for _, ex := range retired {
+		if err := ex.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := g.pool.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}

@@ -165,15 +165,18 @@ func (ex *Executor) release() {
 
 type promoter interface{ promote() }
 
-// Call states. A call moves queued → running → done or expired, or
-// queued → left; every move is a CAS, so exactly one of the function's
-// return, its deadline, its caller's cancellation and Close decides it.
+// Call states. A call moves queued → running → invoking → done or expired
+// (running → done or expired when fn is never called), or queued → left;
+// every move is a CAS, so exactly one of the function's return, its
+// deadline, its caller's cancellation and Close decides it, and a deadline
+// that passes before fn was called is told apart from a slow supplier.
 const (
-	stQueued  = iota + 1
-	stRunning // fn running, before its deadline
-	stDone    // fn returned first
-	stExpired // the deadline (or Close) came first; fn may still run
-	stLeft    // left the queue without running
+	stQueued   = iota + 1
+	stRunning  // holds a slot, handed to the pool; fn not called yet
+	stInvoking // fn called, before its deadline
+	stDone     // fn returned (or was never called) first
+	stExpired  // the deadline (or Close) came first; fn may still run
+	stLeft     // left the queue without running
 )
 
 // call is one protected call: future, deadline and context in one
@@ -259,6 +262,11 @@ func (c *call[T]) Run() {
 		// don't blame the supplier for it.
 		c.skipped = true
 		err = perr
+	} else if !c.state.CompareAndSwap(stRunning, stInvoking) {
+		// The deadline passed before a worker got to the call (expire has
+		// recorded it as ignored): don't make it either.
+		c.skipped = true
+		err = ErrTimeout
 	} else {
 		v, err = c.invoke()
 	}
@@ -282,7 +290,7 @@ func (c *call[T]) invoke() (v T, err error) {
 // first, outcome second, future last.
 func (c *call[T]) settle(v T, err error) {
 	ex := c.ex
-	won := c.state.CompareAndSwap(stRunning, stDone)
+	won := c.state.CompareAndSwap(stInvoking, stDone) || c.state.CompareAndSwap(stRunning, stDone)
 	// Listed until now: the invocation deadline (won) or the grace period
 	// after it (expired, see expire); or never, for a call that never ran.
 	ex.run.remove(&c.node)
@@ -363,16 +371,25 @@ func (c *call[T]) expire() {
 		c.terr = perr
 	}
 	// terr is written before the CAS and read by settle only after its own
-	// CAS failed, that is after observing this one.
-	if !c.state.CompareAndSwap(stRunning, stExpired) {
+	// CAS failed, that is after observing this one. overdue is counted
+	// before the CAS too, so that settle's decrement can never run first.
+	ex.counts().overdue.Add(1)
+	called := c.state.CompareAndSwap(stInvoking, stExpired)
+	if !called && !c.state.CompareAndSwap(stRunning, stExpired) {
+		ex.counts().overdue.Add(-1)
 		return
 	}
-	ex.counts().overdue.Add(1)
-	if c.terr == ErrTimeout {
+	switch {
+	case c.terr != ErrTimeout:
+		ex.callerCancelled(c.permit)
+	case !called:
+		// No worker got to the call before its deadline: the supplier was
+		// never asked, so the breaker learns nothing from it.
+		ex.counts().timeouts.Add(1)
+		c.permit.Ignore()
+	default:
 		ex.counts().timeouts.Add(1)
 		ex.count(c.permit, ErrTimeout)
-	} else {
-		ex.callerCancelled(c.permit)
 	}
 	c.ctx.cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
@@ -404,10 +421,11 @@ func (g *graceSide[T]) abandon() { g.expire() }
 // ErrClosed; fn runs on until it returns and then gives its slot back.
 func (c *call[T]) abandon() {
 	c.terr = ErrClosed
-	if !c.state.CompareAndSwap(stRunning, stExpired) {
+	c.ex.counts().overdue.Add(1)
+	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
+		c.ex.counts().overdue.Add(-1)
 		return // it has just returned: settle resolves it
 	}
-	c.ex.counts().overdue.Add(1)
 	c.permit.Ignore()
 	c.ctx.cancel(context.Canceled)
 	c.meet.Add(1)

@@ -133,17 +133,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
 	}
-	ex, err := t.Group.Executor(key)
-	if err != nil {
-		closeBody(req)
-		return nil, err
-	}
 	x := &exchange{req: req, base: t.baseTransport(), classify: t.Classify, sent: make(chan result, 1)}
 	if x.classify == nil {
 		x.classify = DefaultClassify
 	}
 	ctx := req.Context()
-	f, err := executor.Submit(ctx, ex, x.run)
+	// SubmitIn, not a lookup and Submit: it looks again if idle eviction
+	// closed the host's executor in between.
+	f, err := executor.SubmitIn(ctx, t.Group, key, x.run)
 	if err != nil {
 		closeBody(req) // never read: the call did not run
 		return nil, err
