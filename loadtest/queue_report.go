@@ -122,10 +122,7 @@ func newQueueRecorder(clk clock, duration time.Duration) *queueRecorder {
 }
 
 func (r *queueRecorder) sec(t time.Duration) *queueSecondAcc {
-	if t < 0 || t >= r.duration {
-		return nil
-	}
-	return &r.secs[t/time.Second]
+	return secondAt(r.secs, r.duration, t)
 }
 
 func (r *queueRecorder) queued(t time.Duration, n int) {

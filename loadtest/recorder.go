@@ -54,11 +54,15 @@ func seconds(d time.Duration) int { return int((d + time.Second - 1) / time.Seco
 
 // sec returns the accumulator of scenario time t, or nil outside the run.
 // Called with mu held.
-func (r *recorder) sec(t time.Duration) *secondAcc {
-	if t < 0 || t >= r.duration {
+func (r *recorder) sec(t time.Duration) *secondAcc { return secondAt(r.secs, r.duration, t) }
+
+// secondAt returns the accumulator of the second holding scenario time t,
+// or nil when t is outside [0, duration): shared by both recorders.
+func secondAt[A any](secs []A, duration, t time.Duration) *A {
+	if t < 0 || t >= duration {
 		return nil
 	}
-	return &r.secs[t/time.Second]
+	return &secs[t/time.Second]
 }
 
 // busy records that n shop workers were busy at t.
