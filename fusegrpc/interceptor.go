@@ -36,6 +36,13 @@ type Interceptor struct {
 	// with codes.Internal, without sending it.
 	Key func(ctx context.Context, method string, cc *grpc.ClientConn) string
 
+	// Names maps keys to dependency names, so that configuration keys and
+	// metric labels read as the dependency ("payments") rather than its
+	// target: a call whose key is in Names runs on the executor of the name
+	// it maps to. Other calls keep their key; with a Strict group they are
+	// refused. nil means no mapping.
+	Names map[string]string
+
 	// Classify turns a call's final error into the error its breaker
 	// records: nil counts as a success, context.Canceled as ignored (with
 	// the breaker's default classifier), anything else as a failure. It
@@ -143,7 +150,11 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 			key, err = "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key panicked on %s: %v", method, v)}
 		}
 	}()
-	if key = keyOf(ctx, method, cc); key == "" {
+	key = keyOf(ctx, method, cc)
+	if name, ok := i.Names[key]; ok {
+		key = name
+	}
+	if key == "" {
 		return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key returned no key for %s", method)}
 	}
 	return key, nil

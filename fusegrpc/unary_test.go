@@ -237,3 +237,18 @@ func TestKeys(t *testing.T) {
 	assert.Equal(t, "passthrough:///payments:443/shop.Payments", fusegrpc.Service(context.Background(), m, conn))
 	assert.Equal(t, "passthrough:///payments:443/shop.Payments/Charge", fusegrpc.Method(context.Background(), m, conn))
 }
+
+func TestNamesMapTargetsToDependencies(t *testing.T) {
+	payments, _ := startServer(t)
+	unknown, _ := startServer(t)
+	g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": defaults()}})
+	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{payments: "payments"}}
+	_, err := dial(t, payments, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), stats(t, g, "payments").Successes)
+
+	_, err = dial(t, unknown, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+	require.Equal(t, codes.Internal, code(err), "a configuration error, not worth a retry: got %v", err)
+	require.ErrorIs(t, err, executor.ErrUnknownDependency)
+	assert.Equal(t, []string{"payments"}, g.Names())
+}

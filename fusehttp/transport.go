@@ -50,6 +50,19 @@ type Transport struct {
 	// a header, a path prefix). It must not return "".
 	Key func(*http.Request) string
 
+	// Names maps upstream addresses to dependency names, so that
+	// configuration keys and metric labels read as the dependency
+	// ("payments") rather than its address: a request whose key (Key's, by
+	// default host:port) is in Names, or failing that whose host name
+	// alone, lower-cased, is, runs on the executor of the name it maps to.
+	// Several addresses may map to one name and share its bulkhead and
+	// breaker. Other requests keep their key; with a Strict group they are
+	// refused, which makes Names an allow-list of upstreams. nil means no
+	// mapping.
+	//
+	//	Names: map[string]string{"payments.internal:443": "payments", "search.internal": "search"}
+	Names map[string]string
+
 	// Classify turns the outcome of one exchange into the error the
 	// supplier's breaker records: nil for a success, any error for a failure
 	// (as the breaker's own Config.Classify sees it; by default every
@@ -128,7 +141,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if keyOf == nil {
 		keyOf = HostPort
 	}
-	key := keyOf(req)
+	key := t.name(keyOf(req), req)
 	if key == "" {
 		closeBody(req)
 		return nil, fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
@@ -178,6 +191,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-f.Done()
 	}
 	return r.resp, r.err
+}
+
+// name returns the dependency name Names gives key or req's host, else key.
+func (t *Transport) name(key string, req *http.Request) string {
+	if len(t.Names) == 0 || key == "" {
+		return key
+	}
+	if name, ok := t.Names[key]; ok {
+		return name
+	}
+	if name, ok := t.Names[strings.ToLower(req.URL.Hostname())]; ok {
+		return name
+	}
+	return key
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,
