@@ -67,6 +67,9 @@ type Group struct {
 	closed    bool
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
+	subs      subscribers  // Subscribe's listeners, after each executor's own
+	// listener is GroupConfig.OnTransition followed by the subscribers.
+	listener func(breaker.Event)
 }
 
 // NewGroup validates the default and every per-dependency configuration
@@ -82,6 +85,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 		return nil, err
 	}
 	g := &Group{cfg: cfg, pool: pool, epoch: time.Now()}
+	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
 	for name := range cfg.Dependencies {
 		ex, err := newExecutor(name, g.config(name), g.pool, &g.epoch)
 		if err != nil {
@@ -159,7 +163,11 @@ func (g *Group) config(name string) Config {
 		c = merge(c, o)
 	}
 	if c.Breaker.OnTransition == nil {
-		c.Breaker.OnTransition = g.cfg.OnTransition
+		// One listener shared by every executor without one of its own:
+		// an idle executor must not pay for a closure.
+		c.Breaker.OnTransition = g.listener
+	} else {
+		c.Breaker.OnTransition = breaker.Listeners(c.Breaker.OnTransition, g.subs.dispatch)
 	}
 	return c
 }
