@@ -235,14 +235,23 @@ func (ex *Executor) Stats() Stats {
 }
 
 // count records an outcome on the breaker (which counts failures and
-// ignored outcomes) and counts successes.
-func (ex *Executor) count(p breaker.Permit, err error) breaker.Outcome {
-	o := ex.br.Classify(err)
-	p.Record(o, err)
+// ignored outcomes) and counts successes. Classify and the ErrorKinds'
+// Match functions are user code: if one panics, the breaker recovers it and
+// records a failure, and count returns the panic (counted in Stats.Panics)
+// for the call's future.
+func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicError) {
+	o, cerr := ex.br.Classify(err)
+	if merr := p.Record(o, err); cerr == nil {
+		cerr = merr
+	}
 	if o == breaker.Success {
 		ex.successes.Add(1)
 	}
-	return o
+	if cerr != nil {
+		ex.counts().panics.Add(1)
+		return o, fromBreaker(cerr)
+	}
+	return o, nil
 }
 
 // now reads the executor's monotonic clock.

@@ -320,13 +320,19 @@ func (c *call[T]) settle(v T, err error) {
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
-		ex.count(c.permit, ErrTimeout)
 		var zero T
 		v, err = zero, ErrTimeout
+		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+			err = perr
+		}
 	default:
-		o := ex.count(c.permit, err)
+		o, perr := ex.count(c.permit, err)
 		if c.panics {
 			ex.counts().panics.Add(1)
+		}
+		if perr != nil {
+			var zero T
+			v, err = zero, perr
 		}
 		// Queue hysteresis: a breaker opened on a full queue closes, with no
 		// probe, once successful calls have drained the queue to its
@@ -389,7 +395,12 @@ func (c *call[T]) expire() {
 		c.permit.Ignore()
 	default:
 		ex.counts().timeouts.Add(1)
-		ex.count(c.permit, ErrTimeout)
+		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+			// A classifier that panicked on the timer goroutine: the call
+			// resolves with the panic instead of the timeout. settle reads
+			// terr only after meet says this side is done.
+			c.terr = perr
+		}
 	}
 	c.ctx.cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
