@@ -33,9 +33,13 @@ type Executor struct {
 	queued *lazyTimeline // queue-wait deadlines; nil without a queue
 
 	// active counts calls from admission until their function has
-	// returned (or they left the queue); Close waits for it to reach 0.
-	// Submit counts itself in before checking for Close, so a Submit that
-	// passed the check is always waited for.
+	// returned (or they left the queue), and holds closedBit once the
+	// executor is closed; Close waits for the count to reach 0. The count
+	// and the flag share one word so that "no call is active" and "closed"
+	// can be decided in one step: Submit counts itself in and learns
+	// whether the executor is closed with the same atomic add, and a
+	// Group's sweep evicts an idle executor with one CAS from 0, so no call
+	// can slip in between the decision and the close.
 	active  atomic.Int64
 	closing atomic.Pointer[closeState] // set by Close: the executor is closed
 
@@ -43,17 +47,36 @@ type Executor struct {
 	rare      atomic.Pointer[rareCounts] // made at the first rare event
 }
 
+// closedBit is set in active once the executor is closed.
+const closedBit = 1 << 62
+
 // markClosed makes the executor refuse new calls (the first step of Close)
 // and returns its close state.
 func (ex *Executor) markClosed() *closeState {
 	ex.closing.CompareAndSwap(nil, &closeState{drained: make(chan struct{})})
 	cs := ex.closing.Load()
-	// A call that left before closing was set saw nothing to signal.
-	if ex.active.Load() == 0 {
+	// closing is published before the bit, so a call that sees the bit
+	// when it leaves also finds cs to signal. A call that left before the
+	// bit was set saw nothing to signal: signal for it here.
+	if old := ex.active.Or(closedBit); old&^closedBit == 0 {
 		cs.signal()
 	}
 	return cs
 }
+
+// evictIfIdle closes the executor if no call is active, in one step with
+// respect to Submit, and reports whether it did.
+func (ex *Executor) evictIfIdle() bool {
+	if !ex.active.CompareAndSwap(0, closedBit) {
+		return false
+	}
+	ex.evicted.Store(true)
+	ex.markClosed()
+	return true
+}
+
+// inFlight is the number of calls active.
+func (ex *Executor) inFlight() int64 { return ex.active.Load() &^ closedBit }
 
 // closeState is made by Close: drained closes once no call is active.
 type closeState struct {
@@ -63,8 +86,8 @@ type closeState struct {
 
 func (cs *closeState) signal() { cs.once.Do(func() { close(cs.drained) }) }
 
-// isClosed reports whether Close has been called.
-func (ex *Executor) isClosed() bool { return ex.closing.Load() != nil }
+// isClosed reports whether Close has been called (or a Group evicted it).
+func (ex *Executor) isClosed() bool { return ex.active.Load()&closedBit != 0 }
 
 // rareCounts are the counters of the paths a healthy supplier never takes;
 // an idle executor (10,000 of them in a Group) does not pay for them.
@@ -143,7 +166,7 @@ func (ex *Executor) reject(r Rejection) error {
 
 // leave ends one call's membership in active.
 func (ex *Executor) leave() {
-	if ex.active.Add(-1) == 0 {
+	if ex.active.Add(-1) == closedBit {
 		if cs := ex.closing.Load(); cs != nil {
 			cs.signal()
 		}

@@ -151,7 +151,7 @@ func (g *Group) maybeSweep() {
 	// Executors evicted earlier whose last calls have ended are closed
 	// for good (an idle Close returns at once).
 	g.retired = slices.DeleteFunc(g.retired, func(ex *Executor) bool {
-		if ex.active.Load() != 0 {
+		if ex.inFlight() != 0 {
 			return false
 		}
 		ex.Close(context.Background())
@@ -159,13 +159,10 @@ func (g *Group) maybeSweep() {
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if ex.active.Load() == 0 && ex.br.State() == breaker.Closed && !ex.used.Swap(false) {
-			// Refuse new calls before it leaves the map, so that from here
-			// on nobody can start a call on it; a call that raced past the
-			// checks above finishes, and the executor is closed for good
-			// by a later sweep or by Group.Close.
-			ex.evicted.Store(true)
-			ex.markClosed()
+		// Closing it and finding it idle are one step (a CAS on its
+		// count of active calls), so no call can start on it once it is
+		// evicted: two live executors never protect one name.
+		if ex.br.State() == breaker.Closed && !ex.used.Swap(false) && ex.evictIfIdle() {
 			g.m.Delete(k)
 			g.retired = append(g.retired, ex)
 		}

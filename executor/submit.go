@@ -52,11 +52,9 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		// fast is a clock read, a few loads and one atomic add.
 		return nil, &ex.counts().errs[RejectedOpen]
 	}
-	// Count the call in before looking for Close again: Close marks itself
-	// first and then looks at active, so at least one side sees the other
-	// and Close always waits for a call that got past this check.
-	ex.active.Add(1)
-	if ex.isClosed() {
+	// Count the call in and look for Close in one step: a Close (or an
+	// eviction) either came first and we leave, or it waits for this call.
+	if ex.active.Add(1)&closedBit != 0 {
 		permit.Ignore()
 		ex.leave()
 		return nil, ex.reject(RejectedClosed)
