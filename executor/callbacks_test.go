@@ -121,3 +121,40 @@ func TestAClassifierPanickingOnAProbeReopensTheBreaker(t *testing.T) {
 		assert.Equal(t, breaker.ProbeFailed, ex.Breaker().Stats().Reason)
 	})
 }
+
+// Issue 10.4: Close waited without bound for the timer goroutine while a
+// transition listener on it blocked.
+func TestCloseReturnsByItsDeadlineWhileAListenerBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unblock := make(chan struct{})
+		inListener := make(chan struct{})
+		ex, err := executor.New("payments", executor.Config{InvocationTimeout: time.Second,
+			Breaker: breaker.Config{ConsecutiveFailures: 1, ResetTimeout: time.Minute, OnTransition: func(e breaker.Event) {
+				if e.To == breaker.Open {
+					close(inListener)
+					<-unblock
+				}
+			}}})
+		require.NoError(t, err)
+		release := make(chan struct{})
+		_, err = executor.Submit(context.Background(), ex, func(context.Context) (int, error) {
+			<-release // ignores its deadline: the timer records the timeout and trips
+			return 1, nil
+		})
+		require.NoError(t, err)
+		<-inListener
+
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err = ex.Close(ctx)
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "Close returned at its deadline")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Contains(t, err.Error(), "1 calls still running")
+		assert.Contains(t, err.Error(), "transition listener")
+
+		close(unblock)
+		close(release)
+		require.NoError(t, ex.Close(context.Background()), "a later Close finds everything ended")
+	})
+}

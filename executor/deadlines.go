@@ -38,8 +38,9 @@ type timeline struct {
 	mu         sync.Mutex
 	head, tail *deadline
 	timer      *time.Timer
-	fireAt     int64          // when the armed timer fires
-	armed      sync.WaitGroup // 1 while the timer is armed or its func runs
+	fireAt     int64         // when the armed timer fires
+	armedN     int           // 1 while the timer is armed or its func runs
+	gone       chan struct{} // made by close if armedN > 0; closed when it reaches 0
 	isArmed    bool
 	closed     bool
 	retired    bool // found empty by its timer and unpublished: make a new one
@@ -90,14 +91,16 @@ func (l *lazyTimeline) remove(d *deadline) {
 	}
 }
 
-// close closes the timeline for good and returns its entries. A deadline
-// being added concurrently either lands on the old timeline before it is
-// closed (and is returned here) or finds closedTimeline.
-func (l *lazyTimeline) close() []expirer {
+// close closes the timeline for good and returns its entries, and a
+// channel that closes once the timer's goroutine is gone (nil if there is
+// none). A deadline being added concurrently either lands on the old
+// timeline before it is closed (and is returned here) or finds
+// closedTimeline.
+func (l *lazyTimeline) close() ([]expirer, <-chan struct{}) {
 	if t := l.p.Swap(closedTimeline); t != nil && t != closedTimeline {
 		return t.close()
 	}
-	return nil
+	return nil, nil
 }
 
 type listing uint8
@@ -173,13 +176,13 @@ func (t *timeline) unlink(d *deadline) {
 	d.prev, d.next, d.listed = nil, nil, false
 }
 
-// arm sets the timer to fire at at. Called with mu held. The WaitGroup
-// counts an armed timer (or its running func) so that close can wait for
-// the timer goroutine to be gone.
+// arm sets the timer to fire at at. Called with mu held. armedN counts an
+// armed timer (or its running func) so that close can wait for the timer
+// goroutine to be gone.
 func (t *timeline) arm(at int64) {
 	d := time.Duration(at - t.now())
 	if !t.isArmed {
-		t.armed.Add(1)
+		t.armedN++
 		t.isArmed = true
 	} else if !t.timer.Stop() {
 		// The timer has fired and fire is on its way to mu; it will
@@ -197,7 +200,7 @@ func (t *timeline) arm(at int64) {
 // fire expires every due deadline, then re-arms for the next one or lets
 // the timer rest if the list is empty.
 func (t *timeline) fire() {
-	defer t.armed.Done()
+	defer t.disarmed()
 	now := t.now()
 	t.mu.Lock()
 	t.isArmed = false
@@ -246,29 +249,48 @@ func (t *timeline) retireIfIdle() {
 	}
 }
 
+// disarmed ends one armed period: the timer's func has returned.
+func (t *timeline) disarmed() {
+	t.mu.Lock()
+	t.disarmedLocked()
+	t.mu.Unlock()
+}
+
+func (t *timeline) disarmedLocked() {
+	if t.armedN--; t.armedN == 0 && t.gone != nil {
+		close(t.gone)
+	}
+}
+
 // rearm sets the timer again from within fire. Called with mu held.
 func (t *timeline) rearm(at, now int64) {
-	t.armed.Add(1)
+	t.armedN++
 	t.isArmed = true
 	t.fireAt = at
 	t.timer.Reset(time.Duration(at - now))
 }
 
-// close stops the timer, waits until its goroutine is gone, and returns the
-// entries still listed, unlisted, for the caller to expire.
-func (t *timeline) close() []expirer {
+// close stops the timer and returns the entries still listed, unlisted,
+// for the caller to expire, and a channel that closes once the timer's
+// goroutine is gone (nil if none runs). The caller waits on it no longer
+// than it wants to: the goroutine may be inside a user's transition
+// listener.
+func (t *timeline) close() ([]expirer, <-chan struct{}) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.closed = true
 	if t.isArmed && t.timer.Stop() {
 		t.isArmed = false
-		t.armed.Done()
+		t.disarmedLocked()
 	}
 	var left []expirer
 	for t.head != nil {
 		left = append(left, t.head.owner)
 		t.unlink(t.head)
 	}
-	t.mu.Unlock()
-	t.armed.Wait()
-	return left
+	if t.armedN == 0 {
+		return left, nil
+	}
+	t.gone = make(chan struct{})
+	return left, t.gone
 }

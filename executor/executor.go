@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,20 +174,25 @@ func (ex *Executor) leave() {
 	}
 }
 
-// Close must not be called from a transition listener: listeners may run on
-// the executor's timer goroutine, which Close waits for.
-//
 // Close refuses new calls with ErrClosed, cancels the calls still waiting in
 // the queue (their futures resolve with ErrClosed), and waits until the
 // running calls have finished or ctx ends. Then it stops the executor's
 // timer and, for a standalone executor, its worker pool. If ctx ends first,
 // the futures of the calls still running resolve with ErrClosed and Close
-// returns ctx.Err(); their functions run on until they return, and a later
-// Close waits for them again. Close is idempotent.
+// returns an error that matches ctx.Err() and says what it left behind
+// (calls whose functions still run, a transition listener still running on
+// the timer); those functions run on until they return, and a later Close
+// waits for them again. Close returns by ctx's deadline whatever user code
+// is doing. Called from a transition listener, it must be given a deadline:
+// the listener may run on the timer goroutine that Close waits for. Close is
+// idempotent.
 func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
+	var qgone <-chan struct{}
 	if ex.queued != nil {
-		for _, e := range ex.queued.close() {
+		var left []expirer
+		left, qgone = ex.queued.close()
+		for _, e := range left {
 			e.(queuedCall).dequeue(ErrClosed)
 		}
 	}
@@ -196,16 +202,56 @@ func (ex *Executor) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	for _, e := range ex.run.close() {
+	left, gone := ex.run.close()
+	for _, e := range left {
 		e.(runningCall).abandon()
+	}
+	// The timers' goroutines may be inside a user's transition listener:
+	// wait for them only as long as ctx allows.
+	timers := 0
+	for _, g := range []<-chan struct{}{qgone, gone} {
+		if g == nil {
+			continue
+		}
+		select {
+		case <-g:
+		case <-ctx.Done():
+			timers++
+		}
 	}
 	if ex.ownsPl {
 		if perr := ex.pool.Close(ctx); err == nil {
 			err = perr
 		}
 	}
-	return err
+	if err == nil && timers > 0 {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return &closeError{supplier: ex.name, running: ex.inFlight(), abandoned: len(left), timers: timers, err: err}
+	}
+	return nil
 }
+
+// closeError says what a Close that ran out of time left behind.
+type closeError struct {
+	supplier  string
+	running   int64 // calls whose functions had not returned
+	abandoned int   // of those, the ones whose futures Close resolved with ErrClosed
+	timers    int   // timer goroutines still busy (in a transition listener)
+	err       error
+}
+
+func (e *closeError) Error() string {
+	msg := fmt.Sprintf("executor: %s: Close gave up with %d calls still running (%d futures resolved with ErrClosed)",
+		e.supplier, e.running, e.abandoned)
+	if e.timers > 0 {
+		msg += ", a transition listener still running on the timer"
+	}
+	return msg + ": " + e.err.Error()
+}
+
+func (e *closeError) Unwrap() error { return e.err }
 
 // queuedCall and runningCall are the views of a call that Close needs.
 type queuedCall interface{ dequeue(err error) }

@@ -177,8 +177,7 @@ func (g *Group) Range(f func(ex *Executor) bool) {
 
 // Close closes every executor (see Executor.Close) and then the shared
 // pool. Executor returns ErrClosed from then on. Like Executor.Close, it
-// must not be called from a transition listener, which may run on a
-// goroutine that Close waits for.
+// returns by ctx's deadline whatever user code is doing.
 func (g *Group) Close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
