@@ -93,6 +93,15 @@ func (c Config) resolve(name string) (resolved, error) {
 	case c.Queue > 0 && c.LowWater == 0:
 		r.lowWater = c.Queue / 2
 	}
+	// A probe that finds no slot defers the half-open verdict. If the
+	// probes alone can fill the slots (and queue places), some probe always
+	// defers, the breaker re-opens, and the successes of the others come
+	// too late to count: a healthy supplier would stay open for good.
+	if p := c.Breaker.HalfOpenProbes; p > 0 && r.workers > 0 && c.Queue >= 0 && p > r.workers+c.Queue {
+		bad("Breaker.HalfOpenProbes (%d) must not exceed Workers (%d) + Queue (%d): "+
+			"a probe that finds no slot re-opens the breaker, so too many probes could never close it",
+			p, r.workers, c.Queue)
+	}
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
 	}

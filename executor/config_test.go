@@ -38,6 +38,11 @@ func TestConfigValidation(t *testing.T) {
 			[]string{"InvocationTimeout (1s) + QueueTimeout (4s) = 5s"}},
 		{"R > T + queue wait", executor.Config{Queue: 10, InvocationTimeout: time.Second, QueueTimeout: 3 * time.Second}, nil},
 		{"breaker errors come through", executor.Config{Breaker: breaker.Config{FailureRate: 2}}, []string{"breaker: FailureRate must be in (0, 1]"}},
+		{"more half-open probes than slots (issue 10.5)", executor.Config{Workers: 2, Breaker: breaker.Config{HalfOpenProbes: 3}},
+			[]string{"Breaker.HalfOpenProbes (3) must not exceed Workers (2) + Queue (0)"}},
+		{"more half-open probes than the default slots", executor.Config{Breaker: breaker.Config{HalfOpenProbes: 11}},
+			[]string{"Breaker.HalfOpenProbes (11) must not exceed Workers (10)"}},
+		{"as many probes as slots and queue places", executor.Config{Workers: 2, Queue: 1, Breaker: breaker.Config{HalfOpenProbes: 3, ResetTimeout: 3 * time.Second}}, nil},
 		{"several errors at once", executor.Config{Workers: -1, Queue: -1}, []string{"Workers", "Queue must be"}},
 	}
 	for _, tt := range tests {
