@@ -345,9 +345,12 @@ func (b *Breaker) rateReason(w window, now int64) Reason {
 	switch {
 	case calls < o.minCalls:
 		return NoReason
-	case o.failureRate > 0 && failures*1e6 >= o.failureRate*calls:
+	// The division rounds the share to the nearest float64, as writing the
+	// rate as a fraction (2.0/3) rounds it, and rounding is monotonic: a
+	// share equal to the rate compares equal, one below it below.
+	case o.failureRate > 0 && float64(failures)/float64(calls) >= o.failureRate:
 		return FailureRate
-	case o.slowRate > 0 && slow*1e6 >= o.slowRate*calls:
+	case o.slowRate > 0 && float64(slow)/float64(calls) >= o.slowRate:
 		return SlowCallRate
 	}
 	return NoReason

@@ -52,8 +52,10 @@ type Config struct {
 
 	// FailureRate trips when failures/calls over the sliding window reach
 	// this rate (equality trips) and the window holds at least MinimumCalls
-	// calls. In (0, 1]; 0 turns the rule off. The rate is used rounded to a
-	// millionth, so 0.3 of 10 calls means exactly 3.
+	// calls. In (0, 1]; 0 turns the rule off. The share is computed as
+	// float64(failures)/float64(calls), so a rate written as a fraction
+	// trips at exactly that fraction: 0.3 trips at 3 failures of 10, 2.0/3
+	// at 2 of 3.
 	FailureRate float64
 
 	// SlowCallRate trips when calls lasting SlowCallDuration or longer reach
@@ -148,8 +150,8 @@ type optRule struct {
 	maxReset     int64
 	jitter       float64
 	kinds        []KindRule
-	failureRate  int64 // millionths; 0: off
-	slowRate     int64 // millionths; 0: off
+	failureRate  float64 // 0: off
+	slowRate     float64 // 0: off
 	slowDuration int64
 	minCalls     int64
 	windowSize   int   // count-based window; 0 if time-based
@@ -192,21 +194,15 @@ func compile(cfg Config) (rules, error) {
 			bad("ErrorKinds[%d].Consecutive must be in [1, %d], got %d", i, MaxThreshold, k.Consecutive)
 		}
 	}
-	rate := func(field string, v float64) int64 {
+	rate := func(field string, v float64) float64 {
 		if math.IsNaN(v) || v < 0 || v > 1 {
 			bad("%s must be in (0, 1] or 0 (off), got %v", field, v)
 			return 0
 		}
-		return int64(math.Round(v * 1e6))
+		return v
 	}
 	o.failureRate = rate("FailureRate", cfg.FailureRate)
 	o.slowRate = rate("SlowCallRate", cfg.SlowCallRate)
-	if cfg.FailureRate > 0 && o.failureRate == 0 {
-		o.failureRate = 1 // a rate below a millionth still means "any failure"
-	}
-	if cfg.SlowCallRate > 0 && o.slowRate == 0 {
-		o.slowRate = 1
-	}
 	switch {
 	case cfg.SlowCallDuration < 0:
 		bad("SlowCallDuration must be ≥ 0, got %v", cfg.SlowCallDuration)
