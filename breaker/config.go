@@ -106,7 +106,13 @@ type Config struct {
 	// OnTransition receives one Event per real transition, one at a time,
 	// in transition order, on the goroutine that caused the transition (or
 	// one that caused a later one). It may call the breaker's methods. Keep
-	// it fast: a caller waits for it. nil means no events.
+	// it fast: a caller waits for it. In an executor that goroutine is the
+	// submitter's (a saturation trip), the call's own (its outcome), or the
+	// executor's deadline timer (a timeout), and the call whose outcome
+	// caused the transition resolves its future only after the listener
+	// returns: a blocking listener delays that call's result. A listener
+	// that panics is recovered and logged with log/slog; it changes no
+	// call's result. nil means no events.
 	OnTransition func(Event)
 }
 

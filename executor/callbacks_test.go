@@ -158,3 +158,83 @@ func TestCloseReturnsByItsDeadlineWhileAListenerBlocks(t *testing.T) {
 		require.NoError(t, ex.Close(context.Background()), "a later Close finds everything ended")
 	})
 }
+
+// Issue 10.7: panics are failures, and counted, whatever their value and
+// whether or not the caller had given up.
+func TestAPanicIsAlwaysACountedFailure(t *testing.T) {
+	tests := []struct {
+		name   string
+		cancel bool
+		value  any
+	}{
+		{"a panic after the caller cancelled", true, "bug"},
+		{"panic(context.Canceled)", false, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ex := newExecutor(t, executor.Config{})
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				f, err := executor.Submit(ctx, ex, func(fctx context.Context) (int, error) {
+					if tt.cancel {
+						cancel()
+						<-fctx.Done()
+					}
+					panic(tt.value)
+				})
+				require.NoError(t, err)
+				synctest.Wait()
+				_, err = f.TryAwait()
+				var pe *executor.PanicError
+				require.ErrorAs(t, err, &pe)
+				assert.Equal(t, "fn", pe.Callback)
+				s := ex.Stats()
+				assert.Equal(t, uint64(1), s.Panics, "got %d panics, want 1", s.Panics)
+				assert.Equal(t, uint64(1), s.Failures, "got %d failures, want 1", s.Failures)
+				assert.Zero(t, s.Ignored)
+			})
+		})
+	}
+}
+
+// Issue 10.7: after Group.Close, a lookup of a name that exists returned
+// the closed executor and no error.
+func TestGroupLookupAfterCloseIsErrClosed(t *testing.T) {
+	g, err := executor.NewGroup(executor.GroupConfig{})
+	require.NoError(t, err)
+	_, err = g.Executor("a")
+	require.NoError(t, err)
+	require.NoError(t, g.Close(context.Background()))
+	for _, name := range []string{"a", "b"} {
+		ex, err := g.Executor(name)
+		assert.ErrorIs(t, err, executor.ErrClosed, "name %q", name)
+		assert.Nil(t, ex)
+	}
+}
+
+// Issue 10.7 (documented behaviour): the listener runs before the future of
+// the call that caused the transition resolves, so a blocking listener
+// delays that call's result.
+func TestABlockingListenerDelaysItsOwnCallsFuture(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unblock := make(chan struct{})
+		ex := newExecutor(t, executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 1,
+			OnTransition: func(e breaker.Event) {
+				if e.To == breaker.Open {
+					<-unblock
+				}
+			}}})
+		f, err := executor.Submit(context.Background(), ex, func(context.Context) (int, error) { return 0, errBoom })
+		require.NoError(t, err)
+		synctest.Wait()
+		select {
+		case <-f.Done():
+			t.Fatal("the future resolved while the listener of its own transition was blocked")
+		default:
+		}
+		close(unblock)
+		_, err = f.Await(context.Background())
+		assert.ErrorIs(t, err, errBoom)
+	})
+}

@@ -271,9 +271,11 @@ type Stats struct {
 	QueueCap int
 	Overdue  int // calls past their deadline whose function has not returned yet
 
-	// Calls by outcome, as the breaker classified them. Timeouts and
-	// panics are failures too (unless a classifier says otherwise);
-	// Cancelled counts calls whose caller cancelled (Ignored).
+	// Calls by outcome, as the breaker classified them. Timeouts are
+	// failures too (unless a classifier says otherwise); a panic is always
+	// a failure. Panics counts the calls whose function, or a callback run
+	// for them (Classify, a Match), panicked. Cancelled counts calls whose
+	// caller cancelled (Ignored).
 	Successes, Failures, Ignored uint64
 	Timeouts, Panics, Cancelled  uint64
 	QueueTimeouts                uint64 // calls that never got a slot in time

@@ -49,6 +49,7 @@ type Group struct {
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
 	closed    bool
+	shut      atomic.Bool // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 }
@@ -100,6 +101,9 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		g.maybeSweep() // first: never hand out what this sweep evicts
 	}
 	if v, ok := g.m.Load(name); ok {
+		if g.shut.Load() {
+			return nil, ErrClosed
+		}
 		return v.(*Executor), nil
 	}
 	g.mu.Lock()
@@ -181,6 +185,7 @@ func (g *Group) Range(f func(ex *Executor) bool) {
 func (g *Group) Close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
+	g.shut.Store(true)
 	retired := g.retired
 	g.retired = nil
 	g.mu.Unlock()

@@ -299,6 +299,9 @@ func (c *call[T]) settle(v T, err error) {
 		// slot is free; once expire has recorded the timeout too, resolve
 		// the future (unless the grace period already did).
 		ex.counts().overdue.Add(-1)
+		if c.panics {
+			ex.counts().panics.Add(1) // the timeout was its failure already
+		}
 		if c.meet.Add(1) == 2 {
 			(*graceSide[T])(c).expire()
 		}
@@ -311,6 +314,12 @@ func (c *call[T]) settle(v T, err error) {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			ex.counts().cancelled.Add(1)
 		}
+	case c.panics:
+		// A panic is a bug in fn: a failure whatever the classifier would
+		// say of its value (panic(context.Canceled) included) and whether
+		// or not the caller had given up.
+		ex.counts().panics.Add(1)
+		_ = c.permit.Record(breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
 	case err != nil && ex.now() >= c.ctx.deadline:
@@ -325,9 +334,6 @@ func (c *call[T]) settle(v T, err error) {
 		}
 	default:
 		o, perr := ex.count(c.permit, err)
-		if c.panics {
-			ex.counts().panics.Add(1)
-		}
 		if perr != nil {
 			var zero T
 			v, err = zero, perr
