@@ -218,6 +218,25 @@ func compile(cfg Config) (rules, error) {
 		bad("SlowCallRate must be set when SlowCallDuration is")
 	}
 
+	// The window settings mean something only to a rate rule; accepting
+	// them without one would let a typo (a forgotten FailureRate) pass
+	// silently, as SlowCallDuration without SlowCallRate would.
+	if cfg.FailureRate == 0 && cfg.SlowCallRate == 0 {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{
+			{"MinimumCalls", cfg.MinimumCalls != 0}, {"WindowSize", cfg.WindowSize != 0},
+			{"WindowDuration", cfg.WindowDuration != 0}, {"WindowBuckets", cfg.WindowBuckets != 0},
+		} {
+			if f.set {
+				bad("%s needs a rate rule (FailureRate or SlowCallRate)", f.name)
+			}
+		}
+	}
+	if cfg.WindowBuckets != 0 && cfg.WindowDuration == 0 {
+		bad("WindowBuckets (%d) needs WindowDuration", cfg.WindowBuckets)
+	}
 	o.minCalls = int64(orDefault(cfg.MinimumCalls, DefaultMinimumCalls))
 	if cfg.MinimumCalls < 0 {
 		bad("MinimumCalls must be ≥ 0, got %d", cfg.MinimumCalls)
