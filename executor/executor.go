@@ -12,10 +12,9 @@ import (
 )
 
 // Executor protects one supplier: a breaker in front of a bulkhead, an
-// invocation timeout, and futures for results. Calls run on a worker pool
-// that the executor owns (standalone, started on first use and stopped by
-// Close) or shares with the other executors of its Group. An idle executor
-// runs nothing: its one timer is armed only while calls are in flight.
+// invocation timeout, and futures for results. Each admitted call runs on a
+// goroutine of its own (or on the Group's Runner). An idle executor runs
+// nothing: its one timer is armed only while calls are in flight.
 // It is safe for concurrent use.
 type Executor struct {
 	epoch   *time.Time // the clock: deadlines are ns since epoch (the Group's, shared)
@@ -24,8 +23,7 @@ type Executor struct {
 	queueTO time.Duration // queue wait bound; 0 without a queue
 	br      *breaker.Breaker
 	bh      *bulkhead.Bulkhead
-	pool    *bulkhead.Pool
-	ownsPl  bool
+	runner  bulkhead.Runner // nil: a go statement per call
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
@@ -119,32 +117,23 @@ func (ex *Executor) counts() *rareCounts {
 	return r
 }
 
-// New returns a standalone executor for the supplier name, with its own
-// worker pool (no goroutine until the first call; after it, the pool keeps
-// its housekeeping goroutines until Close). For many suppliers, one per
-// upstream host say, use a Group: its executors share one pool. The error names every
+// New returns a standalone executor for the supplier name. It starts no
+// goroutine: each admitted call runs on a goroutine of its own, and the
+// executor's one timer is armed only while calls are in flight. For many
+// suppliers, one per upstream host say, use a Group. The error names every
 // invalid field, including a reset timeout too short to guarantee the
 // half-open probe a slot.
 func New(name string, cfg Config) (*Executor, error) {
-	pool, err := bulkhead.NewPool(bulkhead.PoolConfig{})
-	if err != nil {
-		return nil, err
-	}
 	epoch := time.Now()
-	ex, err := newExecutor(name, cfg, pool, &epoch)
-	if err != nil {
-		return nil, err
-	}
-	ex.ownsPl = true
-	return ex, nil
+	return newExecutor(name, cfg, nil, &epoch)
 }
 
-func newExecutor(name string, cfg Config, pool *bulkhead.Pool, epoch *time.Time) (*Executor, error) {
+func newExecutor(name string, cfg Config, runner bulkhead.Runner, epoch *time.Time) (*Executor, error) {
 	p, err := cfg.build(name)
 	if err != nil {
 		return nil, err
 	}
-	ex := &Executor{epoch: epoch, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh, pool: pool}
+	ex := &Executor{epoch: epoch, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh, runner: runner}
 	if p.queue > 0 {
 		ex.queued = &lazyTimeline{}
 	}
@@ -177,7 +166,7 @@ func (ex *Executor) leave() {
 // Close refuses new calls with ErrClosed, cancels the calls still waiting in
 // the queue (their futures resolve with ErrClosed), and waits until the
 // running calls have finished or ctx ends. Then it stops the executor's
-// timer and, for a standalone executor, its worker pool. If ctx ends first,
+// timer. If ctx ends first,
 // the futures of the calls still running resolve with ErrClosed and Close
 // returns an error that matches ctx.Err() and says what it left behind
 // (calls whose functions still run, a transition listener still running on
@@ -190,10 +179,10 @@ func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
 	var qgone <-chan struct{}
 	if ex.queued != nil {
-		var left []expirer
+		var left []*deadline
 		left, qgone = ex.queued.close()
-		for _, e := range left {
-			e.(queuedCall).dequeue(ErrClosed)
+		for _, d := range left {
+			d.owner.onClose(d.kind)
 		}
 	}
 	var err error
@@ -203,8 +192,8 @@ func (ex *Executor) Close(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	left, gone := ex.run.close()
-	for _, e := range left {
-		e.(runningCall).abandon()
+	for _, d := range left {
+		d.owner.onClose(d.kind)
 	}
 	// The timers' goroutines may be inside a user's transition listener:
 	// wait for them only as long as ctx allows.
@@ -217,11 +206,6 @@ func (ex *Executor) Close(ctx context.Context) error {
 		case <-g:
 		case <-ctx.Done():
 			timers++
-		}
-	}
-	if ex.ownsPl {
-		if perr := ex.pool.Close(ctx); err == nil {
-			err = perr
 		}
 	}
 	if err == nil && timers > 0 {
@@ -252,10 +236,6 @@ func (e *closeError) Error() string {
 }
 
 func (e *closeError) Unwrap() error { return e.err }
-
-// queuedCall and runningCall are the views of a call that Close needs.
-type queuedCall interface{ dequeue(err error) }
-type runningCall interface{ abandon() }
 
 // Stats is a snapshot of one supplier. Slot and queue counts come from one
 // atomic word, so Busy+Free == Workers always; the breaker fields from one

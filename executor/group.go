@@ -34,22 +34,25 @@ type GroupConfig struct {
 	// OnTransition receives the transitions of every executor whose
 	// configuration sets no Breaker.OnTransition; Event.Name says whose.
 	OnTransition func(breaker.Event)
-	// Pool configures the worker pool shared by all the executors.
-	Pool bulkhead.PoolConfig
+	// Runner starts the calls of every executor of the group. nil, the
+	// recommended setting, starts each call with a go statement of its
+	// own. Set it to run the calls on a goroutine pool that the program
+	// already runs, under that pool's process-wide cap (see the antspool
+	// module); a Runner that refuses a call ends it with its error.
+	Runner bulkhead.Runner
 }
 
 // Group holds one executor per named dependency, each created on first
-// use, all sharing one worker pool. Idle executors cost memory only, no
-// goroutine. It is safe for concurrent use.
+// use. Idle executors cost memory only, no goroutine. It is safe for
+// concurrent use.
 type Group struct {
 	cfg   GroupConfig
-	pool  *bulkhead.Pool
 	epoch time.Time // the clock every executor of the group reads
 
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
 	closed    bool
-	shut      atomic.Bool // closed, for the lookup's fast path
+	shut      atomic.Bool  // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 }
@@ -61,11 +64,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pool, err := bulkhead.NewPool(cfg.Pool)
-	if err != nil {
-		return nil, err
-	}
-	return &Group{cfg: cfg, pool: pool, epoch: time.Now()}, nil
+	return &Group{cfg: cfg, epoch: time.Now()}, nil
 }
 
 // Validate reports every problem NewGroup would report, without making a
@@ -75,13 +74,6 @@ func (cfg GroupConfig) Validate() error {
 	var errs []error
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
-	}
-	if cfg.Pool.Size != 0 {
-		errs = append(errs, fmt.Errorf("executor: GroupConfig.Pool.Size must be 0 (unlimited), got %d: "+
-			"the bulkheads bound every supplier's concurrency, and a sized pool could refuse a half-open probe", cfg.Pool.Size))
-	}
-	if _, err := bulkhead.NewPool(bulkhead.PoolConfig{IdleTimeout: cfg.Pool.IdleTimeout}); err != nil {
-		errs = append(errs, err) // the other settings, Size apart (checked above)
 	}
 	if err := cfg.Default.Validate("default"); err != nil {
 		errs = append(errs, err)
@@ -114,7 +106,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 	if v, ok := g.m.Load(name); ok {
 		return v.(*Executor), nil
 	}
-	ex, err := newExecutor(name, g.config(name), g.pool, &g.epoch)
+	ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
 	if err != nil {
 		return nil, err // validated in NewGroup; only a bug gets here
 	}
@@ -179,8 +171,8 @@ func (g *Group) Range(f func(ex *Executor) bool) {
 	g.m.Range(func(_, v any) bool { return f(v.(*Executor)) })
 }
 
-// Close closes every executor (see Executor.Close) and then the shared
-// pool. Executor returns ErrClosed from then on. Like Executor.Close, it
+// Close closes every executor (see Executor.Close). Executor returns
+// ErrClosed from then on. Like Executor.Close, it
 // returns by ctx's deadline whatever user code is doing.
 func (g *Group) Close(ctx context.Context) error {
 	g.mu.Lock()
@@ -200,9 +192,6 @@ func (g *Group) Close(ctx context.Context) error {
 		if err := ex.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := g.pool.Close(ctx); err != nil {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

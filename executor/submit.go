@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ import (
 // The path of one call: the breaker admits it (open: ErrOpen, nothing
 // touched); the bulkhead gives it a slot (none: the breaker trips with
 // reason Saturation in this very call and Submit returns ErrSaturated); fn
-// runs on the worker pool; when it returns the slot is released first, the
+// runs on a goroutine of its own; when it returns the slot is released first, the
 // outcome recorded on the breaker second, and the future completed last, so
 // a caller that awaits and resubmits at once never meets its own slot.
 func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
@@ -70,7 +71,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	c := newCall(ctx, ex, fn, permit)
 	q := &queueState{}
 	q.waiter.Value = c
-	q.node.owner = (*queueSide[T])(c)
+	q.node.owner, q.node.kind = c, queueDeadline
 	c.q = q
 	// The mutex is held until the call is fully queued, so that a Release
 	// handing it a slot (promote), its queue deadline or its caller's
@@ -82,11 +83,11 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		q.node.at = addSat(ex.now(), ex.queueTO)
 		listed := ex.queued.add(&q.node, ex.epoch)
 		if listed && ctx.Done() != nil {
-			q.unwatch = context.AfterFunc(ctx, func() { (*queueSide[T])(c).dequeue(ctx.Err()) })
+			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
 		}
 		q.mu.Unlock()
 		if !listed { // Close has already emptied the queue: leave it too
-			(*queueSide[T])(c).dequeue(ErrClosed)
+			c.dequeue(ErrClosed)
 		}
 	case bulkhead.Acquired:
 		q.mu.Unlock()
@@ -170,7 +171,7 @@ type promoter interface{ promote() }
 // that passes before fn was called is told apart from a slow supplier.
 const (
 	stQueued   = iota + 1
-	stRunning  // holds a slot, handed to the pool; fn not called yet
+	stRunning  // holds a slot, its goroutine started; fn not called yet
 	stInvoking // fn called, before its deadline
 	stDone     // fn returned (or was never called) first
 	stExpired  // the deadline (or Close) came first; fn may still run
@@ -190,7 +191,7 @@ type call[T any] struct {
 	terr    error        // the error a timed-out call resolves with
 	meet    atomic.Int32 // timed out: 2 once recorded and returned
 	ctx     callCtx
-	node    deadline    // in ex.running while it runs
+	node    deadline    // in ex.run while it runs (and during its grace)
 	q       *queueState // only for a call that had to queue
 }
 
@@ -206,7 +207,7 @@ func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) 
 	c := &call[T]{ex: ex, fn: fn, permit: p}
 	c.ctx.parent = ctx
 	c.ctx.epoch = ex.epoch
-	c.node.owner = c
+	c.node.owner = c // kind: invocationDeadline, the zero value
 	return c
 }
 
@@ -233,13 +234,24 @@ func (c *call[T]) start() {
 		c.settle(zero, perr)
 		return
 	}
-	if !ex.run.add(&c.node, ex.epoch) || ex.pool.Go(c) != nil {
-		// The executor is closing, or the Group's shared pool is closed:
-		// the call will not run. settle gives the slot back either way,
-		// also if the deadline has already fired in between.
+	if !ex.run.add(&c.node, ex.epoch) {
+		// The executor is closing: the call will not run. settle gives the
+		// slot back.
 		c.skipped = true
 		var zero T
 		c.settle(zero, ErrClosed)
+		return
+	}
+	if ex.runner == nil {
+		go c.Run()
+		return
+	}
+	if err := ex.runner.Go(c); err != nil {
+		// The user's Runner refused it: the call will not run. settle gives
+		// the slot back, also if the deadline has already fired in between.
+		c.skipped = true
+		var zero T
+		c.settle(zero, fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err))
 	}
 }
 
@@ -291,7 +303,8 @@ func (c *call[T]) settle(v T, err error) {
 	won := c.state.CompareAndSwap(stInvoking, stDone) || c.state.CompareAndSwap(stRunning, stDone)
 	// Listed until now: the invocation deadline (won) or the grace period
 	// after it (expired, see expire); or never, for a call that never ran.
-	ex.run.remove(&c.node)
+	// One atomic store: the timeline drops the entry lazily.
+	c.node.finish()
 	c.ctx.finish()
 	ex.release()
 	if !won {
@@ -303,7 +316,7 @@ func (c *call[T]) settle(v T, err error) {
 			ex.counts().panics.Add(1) // the timeout was its failure already
 		}
 		if c.meet.Add(1) == 2 {
-			(*graceSide[T])(c).expire()
+			c.resolveTimedOut()
 		}
 		ex.leave()
 		return
@@ -411,26 +424,49 @@ func (c *call[T]) expire() {
 	// (here) and the function has returned (settle), or when the grace
 	// period is over.
 	if c.meet.Add(1) == 2 {
-		(*graceSide[T])(c).expire()
+		c.resolveTimedOut()
 		return
 	}
-	c.node.owner = (*graceSide[T])(c)
+	// The same entry, listed again for the grace period: the timer has
+	// unlisted it before calling expire.
+	c.node.kind = graceDeadline
 	c.node.at = ex.now() + ex.grace()
 	if !ex.run.add(&c.node, ex.epoch) {
-		(*graceSide[T])(c).expire()
+		c.resolveTimedOut()
 	}
 }
 
-// graceSide is the view of a timed-out call that its grace deadline sees.
-type graceSide[T any] call[T]
-
-func (g *graceSide[T]) expire() {
+// resolveTimedOut resolves the future of a call whose deadline came first,
+// once its function has returned or its grace period is over.
+func (c *call[T]) resolveTimedOut() {
 	var zero T
-	g.promise.Complete(zero, g.terr)
+	c.promise.Complete(zero, c.terr)
 }
 
-// abandon is Close giving up during the grace period.
-func (g *graceSide[T]) abandon() { g.expire() }
+// onDeadline is the timer telling the call that one of its deadlines
+// passed while the entry was live.
+func (c *call[T]) onDeadline(k deadlineKind) {
+	switch k {
+	case invocationDeadline:
+		c.expire()
+	case graceDeadline:
+		c.resolveTimedOut()
+	case queueDeadline:
+		c.dequeue(ErrQueueTimeout)
+	}
+}
+
+// onClose is Close giving up on an entry still listed.
+func (c *call[T]) onClose(k deadlineKind) {
+	switch k {
+	case invocationDeadline:
+		c.abandon()
+	case graceDeadline:
+		c.resolveTimedOut()
+	case queueDeadline:
+		c.dequeue(ErrClosed)
+	}
+}
 
 // abandon is Close giving up on a running call: its future resolves with
 // ErrClosed; fn runs on until it returns and then gives its slot back.
@@ -444,14 +480,14 @@ func (c *call[T]) abandon() {
 	c.permit.Ignore()
 	c.ctx.cancel(context.Canceled)
 	c.meet.Add(1)
-	(*graceSide[T])(c).expire()
+	c.resolveTimedOut()
 }
 
 // promote starts a queued call that a Release handed a slot.
 func (c *call[T]) promote() {
 	q := c.q
 	q.mu.Lock() // wait until Submit has finished queueing it
-	c.ex.queued.remove(&q.node)
+	q.node.finish()
 	unwatch := q.unwatch
 	q.mu.Unlock()
 	if unwatch != nil {
@@ -460,26 +496,18 @@ func (c *call[T]) promote() {
 	c.start()
 }
 
-// queueSide is the view of a call that its queue deadline sees: a distinct
-// type, so that the queue's timer can never be mistaken for the
-// invocation timer.
-type queueSide[T any] call[T]
-
-func (q *queueSide[T]) expire() { q.dequeue(ErrQueueTimeout) }
-
 // dequeue takes a waiting call out of the queue: its queue deadline passed
 // (ErrQueueTimeout), its caller cancelled (ctx's error) or the executor
 // closed (ErrClosed). The call never runs. If a Release handed it a slot
 // first, dequeue does nothing: the call runs.
-func (q *queueSide[T]) dequeue(err error) {
-	c := (*call[T])(q)
+func (c *call[T]) dequeue(err error) {
 	ex, qs := c.ex, c.q
 	if !ex.bh.Cancel(&qs.waiter) {
 		return
 	}
 	qs.mu.Lock()
 	c.state.Store(stLeft)
-	ex.queued.remove(&qs.node)
+	qs.node.finish()
 	unwatch := qs.unwatch
 	qs.mu.Unlock()
 	if unwatch != nil {
