@@ -2,10 +2,8 @@ module github.com/fusebox-go/fusebox/loadtest
 
 go 1.26.0
 
-replace github.com/fusebox-go/fusebox => ../
-
 require (
-	github.com/fusebox-go/fusebox v0.0.0-00010101000000-000000000000
+	github.com/fusebox-go/fusebox v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.17.0

@@ -3,8 +3,8 @@ module github.com/fusebox-go/fusebox/examples/metrics
 go 1.26.0
 
 require (
-	github.com/fusebox-go/fusebox v0.0.0-00010101000000-000000000000
-	github.com/fusebox-go/fusebox/metrics v0.0.0-00010101000000-000000000000
+	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox/metrics v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 )
 
@@ -19,9 +19,4 @@ require (
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-replace (
-	github.com/fusebox-go/fusebox => ../../
-	github.com/fusebox-go/fusebox/metrics => ../../metrics
 )
