@@ -3,7 +3,8 @@
 // publish it, into a file-system module proxy, and then uses the published
 // modules the way a new user would, outside the repository.
 //
-//	go run ./internal/releasecheck            (from the repository root: make release-check)
+//	go run ./internal/releasecheck        (from the repository root: make release-check)
+//	go run ./internal/releasecheck -tidy  (make tidy)
 //
 // Every directory of the commit that holds a go.mod is a module, tagged
 // <dir>/<version> (the root: <version>). For each module it checks that the
@@ -58,9 +59,10 @@ func main() {
 		rev     = flag.String("rev", "HEAD", "the commit to publish")
 		version = flag.String("version", "v0.1.0", "the version every module is published at")
 		keep    = flag.Bool("keep", false, "keep the temporary directory (proxy, user module) and print its path")
+		tidy    = flag.Bool("tidy", false, "instead of checking, run go mod tidy in every module of the work tree against the published modules")
 	)
 	flag.Parse()
-	if err := run(*repo, *rev, *version, *keep); err != nil {
+	if err := run(*repo, *rev, *version, *keep, *tidy); err != nil {
 		fmt.Fprintln(os.Stderr, "releasecheck:", err)
 		os.Exit(1)
 	}
@@ -82,7 +84,7 @@ func (m mod) String() string {
 	return m.dir + "/go.mod"
 }
 
-func run(repo, rev, version string, keep bool) error {
+func run(repo, rev, version string, keep, tidy bool) error {
 	start := time.Now()
 	if repo == "" {
 		out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
@@ -106,7 +108,7 @@ func run(repo, rev, version string, keep bool) error {
 	for _, m := range mods {
 		problems = append(problems, checkGoMod(m, mods, version)...)
 	}
-	if len(problems) > 0 {
+	if len(problems) > 0 && !tidy {
 		return errors.Join(problems...)
 	}
 
@@ -130,6 +132,14 @@ func run(repo, rev, version string, keep bool) error {
 	g, err := newGoEnv(work, proxy)
 	if err != nil {
 		return err
+	}
+	if tidy {
+		for _, m := range mods {
+			if err := tidyInPlace(g, filepath.Join(repo, m.dir)); err != nil {
+				return err
+			}
+		}
+		return errors.Join(problems...)
 	}
 	if err := useAsNewUser(g, filepath.Join(work, "user"), mods, version); err != nil {
 		return err
@@ -170,6 +180,7 @@ func modules(repo, rev string) ([]mod, error) {
 		dir := strings.TrimSuffix(strings.TrimSuffix(name, "go.mod"), "/")
 		mods = append(mods, mod{dir: dir, path: f.Module.Mod.Path, gomod: data, file: f})
 	}
+	slices.SortFunc(mods, func(a, b mod) int { return strings.Compare(a.dir, b.dir) })
 	if len(mods) == 0 || mods[0].dir != "" {
 		return nil, fmt.Errorf("no go.mod at the root of %s", rev)
 	}

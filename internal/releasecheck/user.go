@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,7 +166,10 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(work, filepath.FromSlash(esc))
+	dir := filepath.Join(work, "_root")
+	if m.dir != "" {
+		dir = filepath.Join(work, strings.ReplaceAll(m.dir, "/", "-"))
+	}
 	zipFile := filepath.Join(proxy, filepath.FromSlash(esc), "@v", version+".zip")
 	if err := modzip.Unzip(dir, module.Version{Path: m.path, Version: version}, zipFile); err != nil {
 		return err
@@ -240,4 +245,27 @@ func indent(out []byte) string {
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// tidyInPlace runs go mod tidy in the module at dir of the work tree, alone,
+// against the published modules, and drops the checksums of this
+// repository's own modules from its go.sum again.
+func tidyInPlace(g *goEnv, dir string) error {
+	if _, err := g.run(dir, nil, "mod", "tidy"); err != nil {
+		return err
+	}
+	sum := filepath.Join(dir, "go.sum")
+	data, err := os.ReadFile(sum)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	var kept []byte
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if !ours(line) {
+			kept = append(kept, line...)
+		}
+	}
+	return os.WriteFile(sum, kept, 0o644)
 }
