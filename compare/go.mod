@@ -1,6 +1,6 @@
 module github.com/fusebox-go/fusebox/compare
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/afex/hystrix-go v0.0.0-20180502004556-fa1af6a1f4f5
@@ -17,5 +17,5 @@ require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/smartystreets/goconvey v1.8.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sync v0.11.0 // indirect
 )

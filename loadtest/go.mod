@@ -1,6 +1,6 @@
 module github.com/fusebox-go/fusebox/loadtest
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/fusebox-go/fusebox v0.1.0
@@ -19,6 +19,6 @@ require (
 	github.com/panjf2000/ants/v2 v2.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sync v0.16.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
