@@ -5,9 +5,13 @@
 //
 //	go run ./internal/releasecheck        (from the repository root: make release-check)
 //	go run ./internal/releasecheck -tidy  (make tidy)
+//	go run ./internal/releasecheck -work  (make work)
 //
 // Every directory of the commit that holds a go.mod is a module, tagged
-// <dir>/<version> (the root: <version>). For each module it checks that the
+// <dir>/<version> (the root: <version>); the version is the newest release
+// in CHANGELOG.md. The committed go.work must use every module and map the
+// release version of each to its directory (-work writes it so). For each
+// module it checks that the
 // committed go.mod has no replace directive and requires every module of
 // this repository at exactly the release version, never a pseudo-version;
 // it builds the module zip from the commit with git archive, as the Go
@@ -23,14 +27,16 @@
 // `go run .../loadtest/cmd/loadtest@<version> -h`.
 //
 // Checksums of this repository's modules are not in the public checksum
-// database before the tags exist, so GONOSUMDB names them; the module
-// cache of the check is private to it, so a module zip from an earlier
-// commit is never reused.
+// database before the tags exist, so GONOSUMDB names them. The module
+// cache of the check is its own, in the user's cache directory, and this
+// repository's modules are removed from it before each run, so a module
+// zip of an earlier commit is never reused.
 package main
 
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -53,20 +59,36 @@ import (
 // The module of the repository root; nested modules extend its path.
 const rootPath = "github.com/fusebox-go/fusebox"
 
+var verbose = flag.Bool("v", false, "print every go command with the time it took")
+
 func main() {
 	var (
 		repo    = flag.String("repo", "", "repository root (default: the enclosing git work tree)")
 		rev     = flag.String("rev", "HEAD", "the commit to publish")
-		version = flag.String("version", "v0.1.0", "the version every module is published at")
-		keep    = flag.Bool("keep", false, "keep the temporary directory (proxy, user module) and print its path")
+		version = flag.String("version", "", "the version every module is published at (default: the newest release in CHANGELOG.md)")
+		keep    = flag.Bool("keep", false, "print where the proxy and the new user's module are (kept until the next run)")
 		tidy    = flag.Bool("tidy", false, "instead of checking, run go mod tidy in every module of the work tree against the published modules")
+		work    = flag.Bool("work", false, "instead of checking, write the go.work that joins every module of the work tree")
 	)
 	flag.Parse()
-	if err := run(*repo, *rev, *version, *keep, *tidy); err != nil {
+	root, err := repoRoot(*repo)
+	if err == nil && *version == "" {
+		*version, err = releaseVersion(root)
+	}
+	if err == nil {
+		if *work {
+			err = writeWork(root, *version)
+		} else {
+			err = run(root, *rev, *version, *keep, *tidy)
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "releasecheck:", err)
 		os.Exit(1)
 	}
-	fmt.Println("releasecheck: ok")
+	if !*work && !*tidy {
+		fmt.Println("releasecheck: ok")
+	}
 }
 
 // mod is one module of the commit.
@@ -84,19 +106,19 @@ func (m mod) String() string {
 	return m.dir + "/go.mod"
 }
 
-func run(repo, rev, version string, keep, tidy bool) error {
-	start := time.Now()
+func repoRoot(repo string) (string, error) {
 	if repo == "" {
 		out, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
 		if err != nil {
-			return fmt.Errorf("finding the repository: %w", err)
+			return "", fmt.Errorf("finding the repository: %w", err)
 		}
 		repo = strings.TrimSpace(string(out))
 	}
-	repo, err := filepath.Abs(repo)
-	if err != nil {
-		return err
-	}
+	return filepath.Abs(repo)
+}
+
+func run(repo, rev, version string, keep, tidy bool) error {
+	start := time.Now()
 	if module.CanonicalVersion(version) != version {
 		return fmt.Errorf("-version %q is not a canonical semantic version", version)
 	}
@@ -108,18 +130,37 @@ func run(repo, rev, version string, keep, tidy bool) error {
 	for _, m := range mods {
 		problems = append(problems, checkGoMod(m, mods, version)...)
 	}
+	if !tidy {
+		committed, _ := git(repo, "show", rev+":go.work")
+		if want := workFile(mods, version); !bytes.Equal(committed, want) {
+			problems = append(problems, fmt.Errorf("go.work does not join exactly the modules of %s: run make work and commit it; want:\n%s", rev, indent(want)))
+		}
+	}
 	if len(problems) > 0 && !tidy {
 		return errors.Join(problems...)
 	}
 
-	work, err := os.MkdirTemp("", "fusebox-release-")
+	// The check works in a directory of the user's cache that is the same
+	// for every run from this work tree, so that the build cache knows the
+	// third-party modules of the last run; this repository's modules are
+	// removed from it first, since each run publishes them anew.
+	cache, err := os.UserCacheDir()
 	if err != nil {
 		return err
 	}
+	base := filepath.Join(cache, "fusebox-releasecheck", fmt.Sprintf("%x", sha256.Sum256([]byte(repo)))[:16])
+	work := filepath.Join(base, "run")
+	removeAll(work)
+	esc, _ := module.EscapePath(rootPath)
+	for _, d := range []string{filepath.Join(base, "modcache", filepath.FromSlash(esc)), filepath.Join(base, "modcache", "cache", "download", filepath.FromSlash(esc))} {
+		removeAll(d)
+		removeAll(d + "@" + version)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
 	if keep {
-		fmt.Println("releasecheck: keeping", work)
-	} else {
-		defer removeAll(work)
+		fmt.Println("releasecheck: the published modules and the new user's module are in", work)
 	}
 	proxy := filepath.Join(work, "proxy")
 	for _, m := range mods {
@@ -129,7 +170,7 @@ func run(repo, rev, version string, keep, tidy bool) error {
 	}
 	fmt.Printf("releasecheck: published %d modules at %s from %s (%s)\n", len(mods), version, rev, since(start))
 
-	g, err := newGoEnv(work, proxy)
+	g, err := newGoEnv(filepath.Join(base, "modcache"), proxy)
 	if err != nil {
 		return err
 	}
@@ -365,7 +406,7 @@ func git(repo string, args ...string) ([]byte, error) {
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
 
-// removeAll deletes the work directory; the module cache in it is
+// removeAll deletes dir, also when it is part of a module cache, which is
 // read-only by design.
 func removeAll(dir string) {
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

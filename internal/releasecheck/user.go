@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
@@ -19,7 +20,7 @@ import (
 // workspace, modules from the proxy only.
 type goEnv struct{ env []string }
 
-func newGoEnv(work, proxy string) (*goEnv, error) {
+func newGoEnv(modcache, proxy string) (*goEnv, error) {
 	out, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
 	if err != nil {
 		return nil, fmt.Errorf("go env: %w", err)
@@ -51,9 +52,9 @@ func newGoEnv(work, proxy string) (*goEnv, error) {
 		// Not in the checksum database until the tags exist.
 		"GONOSUMDB="+rootPath,
 		"GOWORK=off",
-		// A private cache, so that a zip of an earlier commit published
-		// under the same version is never reused.
-		"GOMODCACHE="+filepath.Join(work, "modcache"),
+		// The check's own cache, so that a zip of an earlier commit
+		// published under the same version is never reused.
+		"GOMODCACHE="+modcache,
 	)
 	return &goEnv{env: env}, nil
 }
@@ -63,7 +64,11 @@ func (g *goEnv) run(dir string, extra []string, args ...string) (string, error) 
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	cmd.Env = append(slices.Clip(g.env), extra...)
+	start := time.Now()
 	out, err := cmd.CombinedOutput()
+	if *verbose {
+		fmt.Printf("releasecheck: %5s  go %s\n", since(start), strings.Join(args, " "))
+	}
 	if err != nil {
 		return string(out), fmt.Errorf("in %s: go %s: %w\n%s", dir, strings.Join(args, " "), err, indent(out))
 	}
