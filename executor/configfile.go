@@ -235,8 +235,8 @@ func check(path string, v any, t reflect.Type, errs *[]error) any {
 
 // field finds the struct field whose json name is exactly k.
 func field(t reflect.Type, k string) (reflect.StructField, bool) {
-	for f := range t.Fields() {
-		if f.Tag.Get("json") == k {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Tag.Get("json") == k {
 			return f, true
 		}
 	}
@@ -250,8 +250,8 @@ func unknown(path, k string, t reflect.Type, errs *[]error) {
 		msg = "cannot come from a file: " + why
 	} else {
 		var names []string
-		for f := range t.Fields() {
-			name := f.Tag.Get("json")
+		for i := range t.NumField() {
+			name := t.Field(i).Tag.Get("json")
 			if strings.EqualFold(name, k) {
 				msg = fmt.Sprintf("unknown field (did you mean %q?)", name)
 			}

@@ -1,11 +1,9 @@
 module github.com/fusebox-go/fusebox/loadtest
 
-go 1.26.0
-
-replace github.com/fusebox-go/fusebox => ../
+go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.0.0-00010101000000-000000000000
+	github.com/fusebox-go/fusebox v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.17.0
@@ -21,6 +19,6 @@ require (
 	github.com/panjf2000/ants/v2 v2.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sync v0.16.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
