@@ -16,17 +16,17 @@ import (
 
 // Defaults for the zero values of Config.
 const (
-	DefaultBuffer       = 256
-	DefaultOpTimeout    = 500 * time.Millisecond
-	DefaultMargin       = 100 * time.Millisecond
-	DefaultHealthCheck  = time.Second
-	DefaultBackoffMin   = 50 * time.Millisecond
-	DefaultBackoffMax   = 5 * time.Second
-	MaxPrefixLen        = 64
-	MaxReplicaLen       = 64
-	MaxSupplierLen      = 256
-	maxDurationOnWire   = 100 * 365 * 24 * time.Hour // breaker.MaxTimeout
-	maxMessageBytes     = 2048
+	DefaultBuffer      = 256
+	DefaultOpTimeout   = 500 * time.Millisecond
+	DefaultMargin      = 100 * time.Millisecond
+	DefaultHealthCheck = time.Second
+	DefaultBackoffMin  = 50 * time.Millisecond
+	DefaultBackoffMax  = 5 * time.Second
+	MaxPrefixLen       = 64
+	MaxReplicaLen      = 64
+	MaxSupplierLen     = 256
+	maxDurationOnWire  = 100 * 365 * 24 * time.Hour // breaker.MaxTimeout
+	maxMessageBytes    = 2048
 )
 
 // Config links the replicas of one service. Every field but Client and

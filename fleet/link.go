@@ -27,7 +27,7 @@ type Link struct {
 	channel, suppliers string // the fleet's channel and its set of open suppliers
 
 	out  chan breaker.Event // local transitions to publish
-	wake chan string   // suppliers for the scheduler to look at
+	wake chan string        // suppliers for the scheduler to look at
 	// rescan asks the scheduler to look at every supplier: set when wake
 	// was full, and when the link comes up.
 	rescan atomic.Bool
@@ -45,11 +45,11 @@ type Link struct {
 }
 
 type counters struct {
-	published, publishFailed, dropped, unsent     atomic.Uint64
-	received, applied, stale, malformed, own      atomic.Uint64
-	leasesWon, leasesLost, leaseErrors, renewals  atomic.Uint64
-	sessions, downs                               atomic.Uint64
-	firstMalformed                                atomic.Bool
+	published, publishFailed, dropped, unsent    atomic.Uint64
+	received, applied, stale, malformed, own     atomic.Uint64
+	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
+	sessions, downs                              atomic.Uint64
+	firstMalformed                               atomic.Bool
 }
 
 // Stats is a snapshot of a link.

@@ -115,5 +115,4 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() bool
 	return time.Since(start)
 }
 
-
 type redisOptions = redis.Options
