@@ -17,11 +17,15 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: ## go vet + go test -race over every module (fuzz seed corpora included).
+test: redis-server ## go vet + go test -race over every module (fuzz seed corpora included).
 	@set -e; for m in $(MODULES); do \
 		echo "==> $$m"; \
 		(cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...); \
 	done
+
+.PHONY: redis-server
+redis-server: ## Install redis-server (Debian package) if missing: the fleet module's tests start their own.
+	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
 .PHONY: demo
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
