@@ -28,6 +28,8 @@ const (
 	margin     = 50 * time.Millisecond
 )
 
+var testLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func groupConfig() executor.GroupConfig {
 	return executor.GroupConfig{Default: executor.Config{
 		Workers: 2, InvocationTimeout: invocation,
@@ -99,7 +101,7 @@ func linkConfig(srv *server, t *testing.T, name string) fleet.Config {
 		Client: srv.client(t), Prefix: "shop", Replica: name, Margin: margin,
 		OpTimeout: 200 * time.Millisecond, HealthCheck: 200 * time.Millisecond,
 		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: testLogger,
 	}
 }
 
@@ -200,10 +202,15 @@ func TestOneProbePerResetPeriod(t *testing.T) {
 	stop := traffic(t, rs, s)
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	tripped := time.Now()
+	for _, r := range rs {
+		eventually(t, time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+	}
+	// Calls made before the trip reached a replica were no probes.
+	before := len(s.made())
 
 	// Four reset periods of a failing supplier: every probe fails.
 	<-time.After(4*reset + reset/2)
-	probes := s.made()
+	probes := s.made()[before:]
 	s.set(true, false)
 	// The next probe succeeds and the whole fleet closes.
 	for _, r := range rs {
@@ -211,7 +218,9 @@ func TestOneProbePerResetPeriod(t *testing.T) {
 	}
 	slowest := stop()
 
-	t.Logf("probes during the outage: %v", probes)
+	for _, p := range probes {
+		t.Logf("probe by %s at +%v", p.replica, p.at.Sub(tripped))
+	}
 	require.GreaterOrEqual(t, len(probes), 3, "the fleet keeps probing")
 	assert.LessOrEqual(t, len(probes), 4)
 	for i, p := range probes {
@@ -231,6 +240,16 @@ func TestOneProbePerResetPeriod(t *testing.T) {
 		st := r.state(t)
 		if st.Reason == breaker.Remote {
 			assert.Equal(t, breaker.Closed, st.State)
+		}
+	}
+	if t.Failed() {
+		for _, r := range rs {
+			t.Logf("%s: %+v", r.name, r.link.Stats())
+			r.mu.Lock()
+			for _, e := range r.evs {
+				t.Logf("%s: +%v %v", r.name, e.Time.Sub(tripped), e)
+			}
+			r.mu.Unlock()
 		}
 	}
 }
@@ -374,4 +393,46 @@ func TestAuth(t *testing.T) {
 		_, err = executor.Submit(context.Background(), ex, func(context.Context) (int, error) { return 0, nil })
 		assert.ErrorIs(t, err, executor.ErrOpen)
 	})
+}
+
+func TestMalformedMessagesAreDroppedAndCounted(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 1)
+	raw := srv.client(t)
+	bad := []string{
+		`garbage`,
+		`{"v":9,"replica":"x","supplier":"payments","kind":"open","reason":"","age_ns":0,"probe_in_ns":1}`,
+		`{"v":1,"replica":"x","supplier":"payments","kind":"open","reason":"","age_ns":-5,"probe_in_ns":1}`,
+		`{"v":1,"replica":"x","supplier":"","kind":"close","reason":"","age_ns":0}`,
+		`{"v":1,"replica":"x","supplier":"payments","kind":"open","reason":"","age_ns":0,"probe_in_ns":1e400}`,
+	}
+	for _, p := range bad {
+		require.NoError(t, raw.Publish(context.Background(), "{shop}:events", p).Err())
+	}
+	// A valid message after them is still applied: the link survived.
+	good := `{"v":1,"replica":"x","supplier":"payments","kind":"open","reason":"manual","age_ns":0,"probe_in_ns":1000000000}`
+	require.NoError(t, raw.Publish(context.Background(), "{shop}:events", good).Err())
+	eventually(t, time.Second, "the valid message applies", func() bool { return rs[0].state(t).State == breaker.Open })
+	st := rs[0].link.Stats()
+	assert.Equal(t, uint64(len(bad)), st.Malformed)
+	assert.Equal(t, uint64(1), st.Applied)
+	assert.True(t, st.Up)
+}
+
+func TestPrefixesSeparateFleets(t *testing.T) {
+	srv := startRedis(t)
+	shop := startReplica(t, srv, "shop-1")
+	cfg := linkConfig(srv, t, "other-1")
+	cfg.Prefix = "other"
+	other, err := fleet.New(cfg, groupConfig())
+	require.NoError(t, err)
+	defer other.Close(context.Background())
+	eventually(t, 3*time.Second, "link up", func() bool { return other.Stats().Up })
+	ex, err := other.Group().Executor("payments")
+	require.NoError(t, err)
+	ex.Breaker().Trip(breaker.Manual)
+	eventually(t, time.Second, "published", func() bool { return other.Stats().Published == 1 })
+	shop.payments(t).Breaker().Trip(breaker.Manual) // a round trip on shop's own channel
+	eventually(t, time.Second, "shop hears itself", func() bool { return shop.link.Stats().Own == 1 })
+	assert.Zero(t, shop.link.Stats().Received, "another fleet's trip never reaches this one")
 }

@@ -131,6 +131,7 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		return
 	}
 	won, err := l.acquire(name, ttl)
+	l.cfg.Logger.Debug("fusebox: fleet lease", "replica", l.cfg.Replica, "supplier", name, "won", won, "error", errString(err), "probe_at", probeAt, "hold", hold, "gen", s.Generation)
 	switch {
 	case err != nil:
 		l.n.leaseErrors.Add(1)

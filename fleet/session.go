@@ -257,5 +257,6 @@ func (l *Link) apply(m message, at time.Time) bool {
 		changed = b.CloseRemote(since)
 	}
 	l.poke(m.Supplier)
+	l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind, "reason", m.Reason, "supplier", m.Supplier, "since", since, "changed", changed, "state", b.Stats().State, "until", b.Stats().OpenUntil)
 	return changed
 }
