@@ -80,6 +80,9 @@ const (
 	ManualForceOpen
 	// ManualDisable: an operator called [Breaker.Disable].
 	ManualDisable
+	// Remote: another replica of the service said so (see remote.go):
+	// [Breaker.OpenRemote] or [Breaker.CloseRemote].
+	Remote
 	// NumReasons is the number of reasons, for arrays indexed by Reason.
 	NumReasons int = iota
 )
@@ -88,7 +91,7 @@ var reasonNames = [...]string{
 	"none", "consecutive-failures", "error-kind", "failure-rate", "slow-call-rate",
 	"saturation", "queue-full", "manual", "reset-timeout", "probes-succeeded",
 	"probe-failed", "probe-deferred", "queue-drained", "manual-reset",
-	"manual-force-open", "manual-disable",
+	"manual-force-open", "manual-disable", "remote",
 }
 
 // String returns the kebab-case name of the reason, e.g. "saturation".

@@ -35,8 +35,12 @@ type GroupConfig struct {
 	// OnTransition receives the transitions of every executor whose
 	// configuration sets no Breaker.OnTransition; Event.Name says whose.
 	OnTransition func(breaker.Event)
-	// Pool configures the worker pool shared by all the executors.
-	Pool bulkhead.PoolConfig
+	// Runner starts the calls of every executor of the group. nil, the
+	// recommended setting, starts each call with a go statement of its
+	// own. Set it to run the calls on a goroutine pool that the program
+	// already runs, under that pool's process-wide cap (see the antspool
+	// module); a Runner that refuses a call ends it with its error.
+	Runner bulkhead.Runner
 	// Strict refuses names that Dependencies does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error
 	// matching ErrUnknownDependency, naming the dependency, instead of
@@ -51,20 +55,20 @@ type GroupConfig struct {
 // name the configuration does not list.
 var ErrUnknownDependency = errors.New("executor: unknown dependency")
 
-// Group holds one executor per named dependency, all sharing one worker
-// pool. Every dependency that GroupConfig.Dependencies lists gets its
-// executor at NewGroup, so that metrics and dashboards show it from
-// startup; any other name gets one on first use (unless the group is
-// Strict). Idle executors cost memory only, no goroutine. It is safe for
+// Group holds one executor per named dependency. Every dependency that
+// GroupConfig.Dependencies lists gets its executor at NewGroup, so that
+// metrics and dashboards show it from startup; any other name gets one on
+// first use (unless the group is Strict). Idle executors cost memory only,
+// no goroutine. It is safe for
 // concurrent use.
 type Group struct {
 	cfg   GroupConfig
-	pool  *bulkhead.Pool
 	epoch time.Time // the clock every executor of the group reads
 
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
 	closed    bool
+	shut      atomic.Bool  // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 	subs      subscribers  // Subscribe's listeners, after each executor's own
@@ -80,14 +84,10 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pool, err := bulkhead.NewPool(cfg.Pool)
-	if err != nil {
-		return nil, err
-	}
-	g := &Group{cfg: cfg, pool: pool, epoch: time.Now()}
+	g := &Group{cfg: cfg, epoch: time.Now()}
 	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
 	for name := range cfg.Dependencies {
-		ex, err := newExecutor(name, g.config(name), g.pool, &g.epoch)
+		ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
 		if err != nil {
 			return nil, err // validated above; only a bug gets here
 		}
@@ -106,13 +106,6 @@ func (cfg GroupConfig) Validate() error {
 	}
 	if cfg.Strict && len(cfg.Dependencies) == 0 {
 		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
-	}
-	if cfg.Pool.Size != 0 {
-		errs = append(errs, fmt.Errorf("executor: GroupConfig.Pool.Size must be 0 (unlimited), got %d: "+
-			"the bulkheads bound every supplier's concurrency, and a sized pool could refuse a half-open probe", cfg.Pool.Size))
-	}
-	if _, err := bulkhead.NewPool(bulkhead.PoolConfig{IdleTimeout: cfg.Pool.IdleTimeout}); err != nil {
-		errs = append(errs, err) // the other settings, Size apart (checked above)
 	}
 	if err := cfg.Default.Validate("default"); err != nil {
 		errs = append(errs, err)
@@ -134,6 +127,9 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		g.maybeSweep() // first: never hand out what this sweep evicts
 	}
 	if v, ok := g.m.Load(name); ok {
+		if g.shut.Load() {
+			return nil, ErrClosed
+		}
 		return v.(*Executor), nil
 	}
 	g.mu.Lock()
@@ -149,7 +145,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
 	}
-	ex, err := newExecutor(name, g.config(name), g.pool, &g.epoch)
+	ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
 	if err != nil {
 		return nil, err // validated in NewGroup; only a bug gets here
 	}
@@ -194,7 +190,7 @@ func (g *Group) maybeSweep() {
 	// Executors evicted earlier whose last calls have ended are closed
 	// for good (an idle Close returns at once).
 	g.retired = slices.DeleteFunc(g.retired, func(ex *Executor) bool {
-		if ex.active.Load() != 0 {
+		if ex.inFlight() != 0 {
 			return false
 		}
 		ex.Close(context.Background())
@@ -205,13 +201,10 @@ func (g *Group) maybeSweep() {
 		if _, listed := g.cfg.Dependencies[k.(string)]; listed {
 			return true // configured dependencies stay, with their series
 		}
-		if ex.active.Load() == 0 && ex.br.State() == breaker.Closed && !ex.used.Swap(false) {
-			// Refuse new calls before it leaves the map, so that from here
-			// on nobody can start a call on it; a call that raced past the
-			// checks above finishes, and the executor is closed for good
-			// by a later sweep or by Group.Close.
-			ex.evicted.Store(true)
-			ex.markClosed()
+		// Closing it and finding it idle are one step (a CAS on its
+		// count of active calls), so no call can start on it once it is
+		// evicted: two live executors never protect one name.
+		if ex.br.State() == breaker.Closed && !ex.used.Swap(false) && ex.evictIfIdle() {
 			g.m.Delete(k)
 			g.retired = append(g.retired, ex)
 		}
@@ -260,13 +253,13 @@ func (g *Group) Range(f func(ex *Executor) bool) {
 	g.m.Range(func(_, v any) bool { return f(v.(*Executor)) })
 }
 
-// Close closes every executor (see Executor.Close) and then the shared
-// pool. Executor returns ErrClosed from then on. Like Executor.Close, it
-// must not be called from a transition listener, which may run on a
-// goroutine that Close waits for.
+// Close closes every executor (see Executor.Close). Executor returns
+// ErrClosed from then on. Like Executor.Close, it
+// returns by ctx's deadline whatever user code is doing.
 func (g *Group) Close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
+	g.shut.Store(true)
 	retired := g.retired
 	g.retired = nil
 	g.mu.Unlock()
@@ -281,9 +274,6 @@ func (g *Group) Close(ctx context.Context) error {
 		if err := ex.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := g.pool.Close(ctx); err != nil {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

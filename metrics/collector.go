@@ -39,7 +39,7 @@ type Collector struct {
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
 
 // SeriesPerSupplier is the number of series the collector reports for
-// each supplier: 5 states, 15 transition reasons, 4 rejection reasons, 3
+// each supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
 // outcomes, and 12 metrics without a second label. The number of series is
 // this times the number of suppliers: with one executor per upstream host,
 // bound the hosts with GroupConfig.IdleTimeout or GroupConfig.Strict.
@@ -73,7 +73,7 @@ const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.St
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every dependency the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (39) series per
+// NewGroup on, before its first call: SeriesPerSupplier (40) series per
 // supplier.
 func NewCollector(g *executor.Group, opts Opts) *Collector {
 	ns := opts.Namespace
@@ -139,7 +139,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
-	s := st.Supplier
+	// Prometheus refuses label values that are not UTF-8, and one bad
+	// series fails the whole scrape. The executor refuses such names, but
+	// a scrape must never depend on that.
+	s := strings.ToValidUTF8(st.Supplier, "\uFFFD")
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s}, labels...)...)
 	}
