@@ -59,8 +59,7 @@ var ErrUnknownDependency = errors.New("executor: unknown dependency")
 // GroupConfig.Dependencies lists gets its executor at NewGroup, so that
 // metrics and dashboards show it from startup; any other name gets one on
 // first use (unless the group is Strict). Idle executors cost memory only,
-// no goroutine. It is safe for
-// concurrent use.
+// no goroutine. It is safe for concurrent use.
 type Group struct {
 	cfg   GroupConfig
 	epoch time.Time // the clock every executor of the group reads
