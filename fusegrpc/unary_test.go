@@ -168,6 +168,9 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
 		assert.Contains(t, err.Error(), "bad key")
+		var pe *executor.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "fusegrpc.Interceptor.Key", pe.Callback)
 		stream, err := client.FullDuplexCall(context.Background())
 		require.Nil(t, stream)
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
@@ -179,17 +182,17 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
 		assert.Contains(t, err.Error(), "no key")
 	})
-	t.Run("a classifier that panics records the call's error as is", func(t *testing.T) {
+	t.Run("a classifier that panics makes the call a failure, and the caller still gets its answer", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{Default: defaults()})
 		ic := &fusegrpc.Interceptor{Group: g, Classify: func(error) error { panic("bad classifier") }}
 		client := dial(t, addr, ic)
 		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
 		require.Equal(t, codes.NotFound, code(err), "the caller must get the server's answer")
 		_, err = client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.NoError(t, err)
+		require.NoError(t, err, "the caller must get the server's answer")
 		st := stats(t, g, addr)
-		assert.Equal(t, uint64(1), st.Failures, "the NotFound, recorded as is")
-		assert.Equal(t, uint64(1), st.Successes)
+		assert.Equal(t, uint64(2), st.Failures, "both calls, whatever their answer")
+		assert.Zero(t, st.Successes)
 	})
 	t.Run("a custom classifier decides what fails", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{Default: defaults()})
