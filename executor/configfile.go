@@ -25,10 +25,12 @@ import (
 //	  "dependencies": {
 //	    "payments": {"workers": 4, "invocationTimeout": "30s", "breaker": {"resetTimeout": "45s"}}
 //	  },
-//	  "idleTimeout": "10m"
+//	  "idleTimeout": "10m",
+//	  "strict": true
 //	}
 //
-// A Config is "workers", "queue", "queueTimeout", "lowWater",
+// "idleTimeout" and "strict" are GroupConfig.IdleTimeout and
+// GroupConfig.Strict. A Config is "workers", "queue", "queueTimeout", "lowWater",
 // "invocationTimeout" and "breaker"; a breaker is "consecutiveFailures",
 // "failureRate", "slowCallRate", "slowCallDuration", "minimumCalls",
 // "windowSize", "windowDuration", "windowBuckets", "resetTimeout",
@@ -101,6 +103,7 @@ type (
 		Default      configFile            `json:"default"`
 		Dependencies map[string]configFile `json:"dependencies"`
 		IdleTimeout  duration              `json:"idleTimeout"`
+		Strict       bool                  `json:"strict"`
 	}
 	configFile struct {
 		Workers           int         `json:"workers"`
@@ -148,6 +151,7 @@ func (f groupFile) groupConfig() GroupConfig {
 	cfg := GroupConfig{
 		Default:     f.Default.config(),
 		IdleTimeout: f.IdleTimeout.value(),
+		Strict:      f.Strict,
 	}
 	if f.Dependencies != nil {
 		cfg.Dependencies = make(map[string]Config, len(f.Dependencies))
@@ -228,6 +232,10 @@ func check(path string, v any, t reflect.Type, errs *[]error) any {
 	case reflect.Float64:
 		if _, ok := v.(json.Number); !ok {
 			bad("want a number, got %s", describe(v))
+		}
+	case reflect.Bool:
+		if _, ok := v.(bool); !ok {
+			bad("want true or false, got %s", describe(v))
 		}
 	}
 	return v
