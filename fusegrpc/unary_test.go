@@ -1,8 +1,11 @@
 package fusegrpc_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,6 +186,9 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		assert.Contains(t, err.Error(), "no key")
 	})
 	t.Run("a classifier that panics makes the call a failure, and the caller still gets its answer", func(t *testing.T) {
+		var logs bytes.Buffer
+		defer slog.SetDefault(slog.Default())
+		slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 		g := newGroup(t, executor.GroupConfig{Default: defaults()})
 		ic := &fusegrpc.Interceptor{Group: g, Classify: func(error) error { panic("bad classifier") }}
 		client := dial(t, addr, ic)
@@ -193,6 +199,7 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		st := stats(t, g, addr)
 		assert.Equal(t, uint64(2), st.Failures, "both calls, whatever their answer")
 		assert.Zero(t, st.Successes)
+		assert.Equal(t, 2, strings.Count(logs.String(), "Interceptor.Classify panicked"), "logged with its stack")
 	})
 	t.Run("a custom classifier decides what fails", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{Default: defaults()})
