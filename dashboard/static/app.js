@@ -227,7 +227,7 @@ function updateMeter(m, used, cap, over, text, aria) {
   m.track.setAttribute("aria-label", aria);
 }
 
-function updateTile(p, s, snap) {
+function updateTile(p, s, snap, span) {
   const t = p.el;
   t.dataset.state = s.state;
   t.dataset.rank = s.rank;
@@ -262,7 +262,6 @@ function updateTile(p, s, snap) {
   p.overdue.classList.toggle("bad", s.overdue > 0);
   p.late.textContent = s.totals.late;
   const now = Date.parse(snap.time);
-  const span = snap.history * snap.interval_ms;
   drawSpark(p.calls, s.series.t, s.series.calls, now, span, "calls per second by outcome");
   drawSpark(p.refused, s.series.t, s.series.refused, now, span, "refused calls per second by reason");
   p.actions.hidden = !snap.control;
@@ -280,6 +279,12 @@ function render() {
   $("title").textContent = snap.title;
   const words = $("filter").value.toLowerCase().split(/\s+/).filter(Boolean);
   const box = $("tiles");
+  // Every sparkline spans the same time: the history, or less while the
+  // page has not seen that much yet, so that a fresh page is not empty.
+  const now = Date.parse(snap.time);
+  let first = now;
+  for (const s of snap.suppliers) if (s.series.t.length) first = Math.min(first, s.series.t[0]);
+  const span = Math.min(snap.history * snap.interval_ms, Math.max(now - first, 10 * snap.interval_ms));
   const seen = new Set();
   let shown = 0;
   let i = 0;
@@ -290,7 +295,7 @@ function render() {
       p = buildTile(s);
       tiles.set(s.id, p);
     }
-    updateTile(p, s, snap);
+    updateTile(p, s, snap, span);
     const vis = matches(s, words);
     p.el.hidden = !vis;
     if (vis) shown++;
