@@ -187,6 +187,32 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 	require.NoError(t, os.WriteFile(shot, png, 0o644))
 	t.Logf("screenshot during the outage: %s", shot)
 
+	// The filter box narrows the tiles; clearing it shows them all again.
+	filter := func(q string) []string {
+		number(ctx, t, `(() => { const f = document.getElementById("filter"); f.value = ""; f.dispatchEvent(new Event("input")); return 0; })()`)
+		if q != "" {
+			require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), q)))
+		}
+		ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll("#tiles .tile:not([hidden])")].map(e => e.dataset.id)`))
+		require.NoError(t, err)
+		return ids
+	}
+	require.Equal(t, []string{"payments"}, filter("stuck"), "the filter matches the reason's text")
+	require.Len(t, filter("closed"), len(loads)-1)
+	require.Len(t, filter(""), len(loads))
+
+	// On a phone the tiles stack in one column and nothing scrolls sideways.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
+	overflow := number(ctx, t, `document.documentElement.scrollWidth - window.innerWidth`)
+	require.LessOrEqual(t, overflow, 0.0, "the page is wider than a phone's screen")
+	columns := number(ctx, t, `new Set([...document.querySelectorAll("#tiles .tile")].map(e => e.offsetLeft)).size`)
+	require.Equal(t, 1.0, columns)
+	png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(outDir(t), "dashboard-phone.png"), png, 0o644))
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateReset()))
+
 	// Recovery: the next probe after the reset timeout succeeds.
 	s.sup.recover()
 	closed := eventOf(ctx, t, s, "payments", breaker.Closed, 15*time.Second)
