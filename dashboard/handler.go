@@ -140,7 +140,8 @@ type Handler struct {
 	drained chan struct{}
 
 	// sampleMu serialises samples: the sampler's and the on-demand ones
-	// of api/snapshot and of a stream's first event. Never held with mu.
+	// of api/snapshot and of a stream's first event. It is taken before mu
+	// (a sample lists the sources under mu), never while mu is held.
 	sampleMu sync.Mutex
 	tracks   map[string]*track
 	latest   *frame

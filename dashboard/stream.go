@@ -27,6 +27,11 @@ const retryMS = 2000
 // serveEvents streams frames as Server-Sent Events until the client goes,
 // the handler closes, or a write times out.
 func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		setAPIHeaders(w)
+		w.Header().Set("Content-Type", "text/event-stream")
+		return // a stream has no end to measure
+	}
 	rc := http.NewResponseController(w)
 	s, err := h.join()
 	if err != nil {
@@ -36,6 +41,8 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave(s)
+	// The connection may serve other requests after this one.
+	defer rc.SetWriteDeadline(time.Time{})
 
 	hd := w.Header()
 	setAPIHeaders(w)

@@ -246,3 +246,11 @@ func TestStreamOverLoopback(t *testing.T) {
 	require.NoError(t, sc.Err())
 	assert.Equal(t, []string{"snapshot", "update", "update"}, names)
 }
+
+func TestHeadOfTheStreamReturnsAtOnce(t *testing.T) {
+	h := newHandler(t, dashboard.Options{MaxClients: 1})
+	w := do(h, http.MethodHead, "/api/events", "", nil)
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, "text/event-stream", w.Header().Get("Content-Type"))
+	assert.Empty(t, w.Body.String())
+}

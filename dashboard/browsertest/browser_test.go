@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,7 +145,7 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.admin.URL+"/fusebox/")))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(s.adminURL)))
 	waitState(ctx, t, "payments", "closed", 10*time.Second)
 	for name := range loads {
 		if name != "payments" {
@@ -245,4 +246,22 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
 	))
 	waitState(ctx, t, "search", "closed", 5*time.Second)
+
+	// The service restarts its admin listener: the page says it lost the
+	// stream, reconnects by itself, and shows the new process's data.
+	url := s.adminURL
+	s.stopAdmin(t)
+	conn := func() (bool, string) {
+		c, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#conn"), "data-conn"))
+		require.NoError(t, err)
+		return c.Value == "reconnecting", "the page shows " + c.Value
+	}
+	waitFor(ctx, t, 5*time.Second, "the page to notice the lost stream", conn)
+	s.startAdmin(t, strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/fusebox/"), "shop (restarted)")
+	waitFor(ctx, t, 10*time.Second, "the page to show the restarted service", func() (bool, string) {
+		title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#title")))
+		require.NoError(t, err)
+		return title == "shop (restarted)", "the title is " + title
+	})
+	waitState(ctx, t, "payments", "closed", 5*time.Second)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -94,7 +95,8 @@ type service struct {
 	sup      *suppliers
 	group    *executor.Group
 	dash     *dashboard.Handler
-	admin    *httptest.Server
+	admin    *http.Server
+	adminURL string // the dashboard's page
 	upstream *httptest.Server
 	client   *http.Client
 
@@ -139,24 +141,45 @@ func startService(t *testing.T) *service {
 	require.NoError(t, err)
 	s.group = g
 
-	s.dash, err = dashboard.New(dashboard.Options{
-		Title:        "shop",
-		Interval:     500 * time.Millisecond,
-		History:      60,
-		AllowControl: true,
-	})
-	require.NoError(t, err)
-	s.dash.AddGroup(g)
-	mux := http.NewServeMux()
-	mux.Handle("/fusebox/", http.StripPrefix("/fusebox", s.dash))
-	s.admin = httptest.NewServer(mux)
-
+	s.startAdmin(t, "127.0.0.1:0", "shop")
 	for name, rate := range loads {
 		_, err := g.Executor(name)
 		require.NoError(t, err)
 		s.wg.Go(func() { s.load(name, rate) })
 	}
 	return s
+}
+
+// startAdmin serves a new dashboard of the group, titled title, on addr
+// (the admin listener).
+func (s *service) startAdmin(t *testing.T, addr, title string) {
+	t.Helper()
+	dash, err := dashboard.New(dashboard.Options{
+		Title:        title,
+		Interval:     500 * time.Millisecond,
+		History:      60,
+		AllowControl: true,
+	})
+	require.NoError(t, err)
+	dash.AddGroup(s.group)
+	mux := http.NewServeMux()
+	mux.Handle("/fusebox/", http.StripPrefix("/fusebox", dash))
+	ln, err := net.Listen("tcp", addr)
+	require.NoError(t, err)
+	s.dash, s.admin = dash, &http.Server{Handler: mux}
+	s.adminURL = "http://" + ln.Addr().String() + "/fusebox/"
+	srv := s.admin
+	s.wg.Go(func() { srv.Serve(ln) }) // until stopAdmin
+}
+
+// stopAdmin ends the dashboard's streams and its server, as a service
+// shutting down does.
+func (s *service) stopAdmin(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.dash.Close(ctx))
+	require.NoError(t, s.admin.Shutdown(ctx))
 }
 
 // load calls the supplier name rate times a second until stop, without
@@ -208,12 +231,11 @@ func (s *service) lastTransition(supplier string, to breaker.State) (breaker.Eve
 // close stops the load, ends the outage, and closes everything in order.
 func (s *service) close(t *testing.T) {
 	close(s.stop)
+	s.stopAdmin(t)
 	s.wg.Wait()
 	s.sup.recover()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	require.NoError(t, s.dash.Close(ctx))
-	s.admin.Close()
 	if err := s.group.Close(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		t.Error(err)
 	}
