@@ -51,6 +51,8 @@ const (
 
 var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed"}
 
+// String returns the reason as the metrics label it: "open", "saturated",
+// "queue-full" or "closed".
 func (r Rejection) String() string {
 	if r < numRejections {
 		return rejectionNames[r]
@@ -78,6 +80,8 @@ type RejectedError struct {
 	Reason   Rejection
 }
 
+// Error names the supplier and the reason, as in
+// "fusebox: payments: rejected: open".
 func (e *RejectedError) Error() string {
 	return fmt.Sprintf("fusebox: %s: rejected: %s", e.Supplier, e.Reason)
 }
@@ -97,6 +101,7 @@ func newPanicError(v any) *PanicError {
 	return &PanicError{Value: v, Stack: debug.Stack()}
 }
 
+// Error includes the panic value; the stack is in Stack.
 func (e *PanicError) Error() string { return fmt.Sprintf("executor: call panicked: %v", e.Value) }
 
 // Unwrap returns the panic value if it is an error (panic(err)), else nil.
