@@ -21,7 +21,7 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: work ## go vet + go test -race over every module, the library on its oldest Go, and release-check.
+test: work redis-server ## go vet + go test -race over every module, the library on its oldest Go, and release-check.
 	@set -e; for m in $(MODULES); do \
 		echo "==> $$m"; \
 		(cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...); \
@@ -43,6 +43,10 @@ tidy: ## go mod tidy in every module, against the modules as HEAD would publish 
 .PHONY: release-check
 release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~10 s warm, ~1 min cold).
 	$(GO) run ./internal/releasecheck
+
+.PHONY: redis-server
+redis-server: ## Install redis-server (Debian package) if missing: the fleet module's tests start their own.
+	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
 .PHONY: demo
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
