@@ -23,6 +23,7 @@ var allowed = map[string][]string{
 	"bulkhead": nil,
 	"executor": {module + "breaker", module + "future", module + "bulkhead", "golang.org/x/sync/"},
 	"fusehttp": {module + "executor", module + "breaker", module + "future"},
+	"config":   {module + "executor"},
 	// A program that imports every package (see TestImportStartsNoGoroutine).
 	"internal/importcheck": {strings.TrimSuffix(module, "/"), module},
 }

@@ -31,13 +31,15 @@
 //   - [github.com/fusebox-go/fusebox/future]: Future[T], completed once by a
 //     Promise[T] and awaited with a context; All, Any and First.
 //   - [github.com/fusebox-go/fusebox/bulkhead]: per-supplier slot
-//     accounting with an optional FIFO queue, and the worker pool that the
-//     executors of a Group share.
+//     accounting with an optional FIFO queue; it starts nothing.
 //   - [github.com/fusebox-go/fusebox/executor]: breaker + bulkhead +
 //     invocation timeout + futures for one supplier; Group; transition
-//     logging with log/slog; group configuration from JSON files.
+//     logging with log/slog.
 //   - [github.com/fusebox-go/fusebox/fusehttp]: an http.RoundTripper with
 //     one executor per upstream host.
+//   - [github.com/fusebox-go/fusebox/config]: a Group's configuration from
+//     a JSON file, or from a section of the program's own YAML, TOML or
+//     JSON configuration.
 //
 // # Modules around the library
 //
@@ -47,6 +49,13 @@
 //
 //   - github.com/fusebox-go/fusebox/metrics: a Prometheus collector for a
 //     Group.
+//   - github.com/fusebox-go/fusebox/fuseotel: the same instruments through
+//     OpenTelemetry metrics.
+//   - github.com/fusebox-go/fusebox/fusegrpc: gRPC client interceptors, one
+//     executor per target.
+//   - github.com/fusebox-go/fusebox/fleet: links the Groups of a service's
+//     replicas through Redis, so that the fleet sheds a hung supplier
+//     together and probes it once.
 //   - github.com/fusebox-go/fusebox/loadtest: the worker-exhaustion and
 //     queue scenarios, and the loadtest command that plays them over
 //     loopback HTTP.
