@@ -10,6 +10,11 @@ MODULES   := $(shell find . -name go.mod -not -path './.*' -not -path './out/*' 
 GO_MIN    := go1.25.14
 
 STATICCHECK_VERSION := v0.8.2
+GOCYCLO_VERSION     := v0.6.0
+# The library's packages (the root module without its examples): no
+# function there may have a cyclomatic complexity above CYCLO_OVER.
+LIBRARY     = $(shell GOWORK=off $(GO) list -f '{{.Dir}}' ./... | grep -v -x -e '$(CURDIR)' -e '.*/examples/.*' -e '.*/internal/.*' | sed 's|^$(CURDIR)/||')
+CYCLO_OVER := 15
 BENCH_COUNT ?= 6
 BENCH_TIME  ?= 1s
 FUZZ_TIME   ?= 10m
@@ -72,8 +77,17 @@ demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): tabl
 demo-queue: ## A supplier behind a queue, with and without a low-water mark (~1 min).
 	cd loadtest && $(GO) run ./cmd/loadtest queue -out $(OUT)
 
+.PHONY: cyclo
+cyclo: $(BIN)/gocyclo ## gocyclo (pinned): no library function above $(CYCLO_OVER); prints the ten most complex.
+	@$(BIN)/gocyclo -ignore '_test.go$$' -top 10 $(LIBRARY)
+	@over=$$($(BIN)/gocyclo -ignore '_test.go$$' -over $(CYCLO_OVER) $(LIBRARY)); \
+		if [ -n "$$over" ]; then echo "cyclomatic complexity above $(CYCLO_OVER):"; echo "$$over"; exit 1; fi
+
+$(BIN)/gocyclo:
+	GOBIN=$(BIN) $(GO) install github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION)
+
 .PHONY: lint
-lint: $(BIN)/staticcheck ## gofmt and staticcheck (pinned) over every module.
+lint: $(BIN)/staticcheck cyclo ## gofmt, staticcheck (pinned) over every module, and make cyclo.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@set -e; for m in $(MODULES); do \

@@ -253,62 +253,78 @@ func (b *Breaker) record(p Permit, o Outcome, err error) error {
 	return nil
 }
 
-func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
-	r, x := p.r, p.r.extra
+// recordClosed records o in a closed period. A success and a failure
+// touch different counters, so each has its half.
+func (b *Breaker) recordClosed(p Permit, o Outcome, err error) error {
 	if o == Ignored {
 		return nil
 	}
 	var now int64
 	slow := false
-	if x != nil && x.win != nil {
+	if x := p.r.extra; x != nil && x.win != nil {
 		now = b.now()
 		slow = b.r.timed && now-p.start >= b.r.opt.slowDuration
 	}
 	if o == Success {
-		// Load first: the common case (no failures counted) writes nothing,
-		// so concurrent successes share the cache line instead of fighting
-		// over it. CAS, not Store, so a failure counted in between survives.
-		if c := r.consec.Load(); c != 0 {
-			r.consec.CompareAndSwap(c, 0)
-		}
-		if x == nil {
-			return
-		}
-		for i := range x.kinds {
-			if c := x.kinds[i].Load(); c != 0 {
-				x.kinds[i].CompareAndSwap(c, 0)
-			}
-		}
-		if x.win != nil {
-			// A success lowers the failure rate but may be slow, or may be the
-			// call that brings the window up to MinimumCalls: the rate rules
-			// are evaluated after every recorded call.
-			x.win.add(now, false, slow)
-			if reason := b.rateReason(x.win, now); reason != NoReason {
-				b.open(r, reason, -1, 1, now, nil)
-			}
-		}
+		b.closedSuccess(p.r, now, slow)
 		return nil
 	}
+	return b.closedFailure(p.r, now, slow, err)
+}
 
+// closedSuccess clears the consecutive counts and, with a rate rule, adds
+// the call to the window.
+func (b *Breaker) closedSuccess(r *record, now int64, slow bool) {
+	// Load first: the common case (no failures counted) writes nothing,
+	// so concurrent successes share the cache line instead of fighting
+	// over it. CAS, not Store, so a failure counted in between survives.
+	if c := r.consec.Load(); c != 0 {
+		r.consec.CompareAndSwap(c, 0)
+	}
+	x := r.extra
+	if x == nil {
+		return
+	}
+	for i := range x.kinds {
+		if c := x.kinds[i].Load(); c != 0 {
+			x.kinds[i].CompareAndSwap(c, 0)
+		}
+	}
+	if x.win != nil {
+		// A success lowers the failure rate but may be slow, or may be the
+		// call that brings the window up to MinimumCalls: the rate rules
+		// are evaluated after every recorded call.
+		x.win.add(now, false, slow)
+		if reason := b.rateReason(x.win, now); reason != NoReason {
+			b.open(r, reason, -1, 1, now, nil)
+		}
+	}
+}
+
+// closedFailure counts a failure under its kind (or the general
+// consecutive rule) and in the window, and trips the breaker on the first
+// rule that fires. The error is a *PanicError from a Match function.
+func (b *Breaker) closedFailure(r *record, now int64, slow bool, err error) (perr error) {
 	reason, kind := NoReason, -1
+	x := r.extra
 	if x != nil {
 		kind, perr = b.matchKind(err)
 		if kind >= 0 && x.kinds[kind].Add(1) >= int64(b.r.opt.kinds[kind].Consecutive) {
 			reason = ErrorKind
 		}
-		if x.win != nil {
-			x.win.add(now, true, slow)
-		}
 	}
 	if kind < 0 && b.r.consecutive > 0 && r.consec.Add(1) >= int64(b.r.consecutive) {
 		reason = ConsecutiveFailures
 	}
-	if reason == NoReason && x != nil && x.win != nil {
-		reason = b.rateReason(x.win, now)
+	windowed := x != nil && x.win != nil
+	if windowed {
+		x.win.add(now, true, slow)
+		if reason == NoReason {
+			reason = b.rateReason(x.win, now)
+		}
 	}
 	if reason != NoReason {
-		if x == nil || x.win == nil {
+		if !windowed {
 			now = b.now() // the consecutive rules read the clock only to trip
 		}
 		b.open(r, reason, int16(kind), 1, now, err)

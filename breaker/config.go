@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,26 +9,24 @@ import (
 	"time"
 )
 
-// Defaults for the zero values of Config.
+// The defaults of the zero values of Config, and the bounds of its fields.
 const (
-	DefaultConsecutiveFailures = 5
-	DefaultResetTimeout        = 5 * time.Second
-	DefaultHalfOpenProbes      = 1
-	DefaultMinimumCalls        = 10
-	DefaultWindowSize          = 100
-	DefaultWindowBuckets       = 10
-	// MaxHalfOpenProbes bounds Config.HalfOpenProbes.
-	MaxHalfOpenProbes = 1000
-	// MaxWindowSize bounds Config.WindowSize: a window is allocated for every
-	// closed period, so it must stay a sensible size.
-	MaxWindowSize = 1 << 20
-	// MaxWindowBuckets bounds Config.WindowBuckets.
-	MaxWindowBuckets = 1 << 16
-	// MaxThreshold bounds the consecutive-failure thresholds.
-	MaxThreshold = 1 << 30
-	// MaxTimeout bounds Config.ResetTimeout and Config.MaxResetTimeout
-	// (a hundred years), so that open periods cannot overflow the clock.
-	MaxTimeout = 100 * 365 * 24 * time.Hour
+	defaultConsecutiveFailures = 5
+	defaultResetTimeout        = 5 * time.Second
+	defaultHalfOpenProbes      = 1
+	defaultMinimumCalls        = 10
+	defaultWindowSize          = 100
+	defaultWindowBuckets       = 10
+
+	maxHalfOpenProbes = 1000
+	// A window is allocated for every closed period, so it must stay a
+	// sensible size.
+	maxWindowSize    = 1 << 20
+	maxWindowBuckets = 1 << 16
+	maxThreshold     = 1 << 30
+	// maxTimeout (a hundred years) bounds ResetTimeout and MaxResetTimeout,
+	// so that open periods cannot overflow the clock.
+	maxTimeout = 100 * 365 * 24 * time.Hour
 )
 
 // Config is plain data: every field has a documented zero value, so a
@@ -171,126 +170,30 @@ func (o *optRule) hasWindow() bool { return o != nil && (o.failureRate > 0 || o.
 // consecutive one.
 func (o *optRule) counting() bool { return o != nil && (len(o.kinds) > 0 || o.hasWindow()) }
 
-// compile validates cfg and applies the defaults. Errors name the field.
+// compile validates cfg and applies the defaults. Every rule is checked
+// by a validator of its own, and every invalid field is reported, by name.
 func compile(cfg Config) (rules, error) {
-	r := rules{name: cfg.Name, listener: cfg.OnTransition}
-	o := &optRule{classify: cfg.Classify, jitter: cfg.ResetJitter, kinds: cfg.ErrorKinds, slowDuration: int64(cfg.SlowCallDuration)}
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("breaker: "+format, args...))
+	var c checker
+	r := rules{
+		name:        cfg.Name,
+		listener:    cfg.OnTransition,
+		consecutive: c.consecutive(cfg.ConsecutiveFailures),
+		probes:      c.probes(cfg.HalfOpenProbes),
 	}
-
-	switch n := cfg.ConsecutiveFailures; {
-	case n == 0:
-		r.consecutive = DefaultConsecutiveFailures
-	case n == -1:
-	case n < 0 || n > MaxThreshold:
-		bad("ConsecutiveFailures must be in [1, %d], 0 (default 5) or -1 (off), got %d", MaxThreshold, n)
-	default:
-		r.consecutive = int32(n)
+	r.reset = int64(c.resetTimeout(cfg))
+	o := &optRule{
+		classify:     cfg.Classify,
+		jitter:       c.jitter(cfg.ResetJitter),
+		maxReset:     int64(cfg.MaxResetTimeout),
+		kinds:        c.kinds(cfg.ErrorKinds),
+		failureRate:  c.rate("FailureRate", cfg.FailureRate),
+		slowRate:     c.rate("SlowCallRate", cfg.SlowCallRate),
+		slowDuration: int64(cfg.SlowCallDuration),
 	}
-	for i, k := range cfg.ErrorKinds {
-		if k.Name == "" {
-			bad("ErrorKinds[%d].Name must not be empty", i)
-		}
-		if k.Match == nil {
-			bad("ErrorKinds[%d].Match must not be nil", i)
-		}
-		if k.Consecutive < 1 || k.Consecutive > MaxThreshold {
-			bad("ErrorKinds[%d].Consecutive must be in [1, %d], got %d", i, MaxThreshold, k.Consecutive)
-		}
-	}
-	rate := func(field string, v float64) float64 {
-		if math.IsNaN(v) || v < 0 || v > 1 {
-			bad("%s must be in (0, 1] or 0 (off), got %v", field, v)
-			return 0
-		}
-		return v
-	}
-	o.failureRate = rate("FailureRate", cfg.FailureRate)
-	o.slowRate = rate("SlowCallRate", cfg.SlowCallRate)
-	switch {
-	case cfg.SlowCallDuration < 0:
-		bad("SlowCallDuration must be ≥ 0, got %v", cfg.SlowCallDuration)
-	case cfg.SlowCallRate > 0 && cfg.SlowCallDuration == 0:
-		bad("SlowCallDuration must be set when SlowCallRate is")
-	case cfg.SlowCallRate == 0 && cfg.SlowCallDuration > 0:
-		bad("SlowCallRate must be set when SlowCallDuration is")
-	}
-
-	// The window settings mean something only to a rate rule; accepting
-	// them without one would let a typo (a forgotten FailureRate) pass
-	// silently, as SlowCallDuration without SlowCallRate would.
-	if cfg.FailureRate == 0 && cfg.SlowCallRate == 0 {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{
-			{"MinimumCalls", cfg.MinimumCalls != 0}, {"WindowSize", cfg.WindowSize != 0},
-			{"WindowDuration", cfg.WindowDuration != 0}, {"WindowBuckets", cfg.WindowBuckets != 0},
-		} {
-			if f.set {
-				bad("%s needs a rate rule (FailureRate or SlowCallRate)", f.name)
-			}
-		}
-	}
-	if cfg.WindowBuckets != 0 && cfg.WindowDuration == 0 {
-		bad("WindowBuckets (%d) needs WindowDuration", cfg.WindowBuckets)
-	}
-	o.minCalls = int64(orDefault(cfg.MinimumCalls, DefaultMinimumCalls))
-	if cfg.MinimumCalls < 0 {
-		bad("MinimumCalls must be ≥ 0, got %d", cfg.MinimumCalls)
-	}
-	switch {
-	case cfg.WindowSize < 0 || cfg.WindowSize > MaxWindowSize:
-		bad("WindowSize must be in [0, %d], got %d", MaxWindowSize, cfg.WindowSize)
-	case cfg.WindowDuration < 0:
-		bad("WindowDuration must be ≥ 0, got %v", cfg.WindowDuration)
-	case cfg.WindowBuckets < 0 || cfg.WindowBuckets > MaxWindowBuckets:
-		bad("WindowBuckets must be in [0, %d], got %d", MaxWindowBuckets, cfg.WindowBuckets)
-	case cfg.WindowSize > 0 && cfg.WindowDuration > 0:
-		bad("WindowSize and WindowDuration are exclusive, got %d and %v", cfg.WindowSize, cfg.WindowDuration)
-	case cfg.WindowDuration > 0:
-		o.buckets = orDefault(cfg.WindowBuckets, DefaultWindowBuckets)
-		o.bucketWidth = int64(cfg.WindowDuration) / int64(o.buckets)
-		if o.bucketWidth < int64(time.Microsecond) {
-			bad("WindowDuration/WindowBuckets must be ≥ 1µs, got %v/%d", cfg.WindowDuration, o.buckets)
-		}
-	default:
-		o.windowSize = orDefault(cfg.WindowSize, DefaultWindowSize)
-		if o.hasWindow() && o.minCalls > int64(o.windowSize) {
-			bad("MinimumCalls (%d) must not exceed WindowSize (%d), or no rate rule could trip", o.minCalls, o.windowSize)
-		}
-	}
-
-	r.reset = int64(cfg.ResetTimeout)
-	switch {
-	case cfg.ResetTimeout < 0 || cfg.ResetTimeout > MaxTimeout:
-		bad("ResetTimeout must be in [0, %v], got %v", MaxTimeout, cfg.ResetTimeout)
-	case cfg.ResetTimeout == 0:
-		r.reset = int64(DefaultResetTimeout)
-	}
-	o.maxReset = int64(cfg.MaxResetTimeout)
-	switch {
-	case cfg.MaxResetTimeout < 0 || cfg.MaxResetTimeout > MaxTimeout:
-		bad("MaxResetTimeout must be in [0, %v], got %v", MaxTimeout, cfg.MaxResetTimeout)
-	case cfg.MaxResetTimeout > 0 && o.maxReset < r.reset:
-		bad("MaxResetTimeout (%v) must be ≥ ResetTimeout (%v)", cfg.MaxResetTimeout, time.Duration(r.reset))
-	}
-	if math.IsNaN(cfg.ResetJitter) || cfg.ResetJitter < 0 || cfg.ResetJitter > 1 {
-		bad("ResetJitter must be in [0, 1], got %v", cfg.ResetJitter)
-	}
-
-	switch p := cfg.HalfOpenProbes; {
-	case p == 0:
-		r.probes = DefaultHalfOpenProbes
-	case p < 0 || p > MaxHalfOpenProbes:
-		bad("HalfOpenProbes must be in [1, %d] or 0 (default 1), got %d", MaxHalfOpenProbes, p)
-	default:
-		r.probes = uint32(p)
-	}
-	if len(errs) > 0 {
-		return rules{}, errors.Join(errs...)
+	c.slowCall(cfg)
+	c.window(cfg, o)
+	if c.errs != nil {
+		return rules{}, errors.Join(c.errs...)
 	}
 	if o.counting() || o.classify != nil || o.maxReset > 0 || o.jitter > 0 {
 		r.opt = o
@@ -299,11 +202,143 @@ func compile(cfg Config) (rules, error) {
 	return r, nil
 }
 
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
+// checker collects the errors of compile's validators.
+type checker struct{ errs []error }
+
+func (c *checker) bad(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf("breaker: "+format, args...))
+}
+
+func (c *checker) consecutive(n int) int32 {
+	switch {
+	case n == 0:
+		return defaultConsecutiveFailures
+	case n == -1:
+		return 0 // off
+	case n < 0 || n > maxThreshold:
+		c.bad("ConsecutiveFailures must be in [1, %d], 0 (default 5) or -1 (off), got %d", maxThreshold, n)
+	}
+	return int32(n)
+}
+
+func (c *checker) kinds(kinds []KindRule) []KindRule {
+	for i, k := range kinds {
+		if k.Name == "" {
+			c.bad("ErrorKinds[%d].Name must not be empty", i)
+		}
+		if k.Match == nil {
+			c.bad("ErrorKinds[%d].Match must not be nil", i)
+		}
+		if k.Consecutive < 1 || k.Consecutive > maxThreshold {
+			c.bad("ErrorKinds[%d].Consecutive must be in [1, %d], got %d", i, maxThreshold, k.Consecutive)
+		}
+	}
+	return kinds
+}
+
+func (c *checker) rate(field string, v float64) float64 {
+	if math.IsNaN(v) || v < 0 || v > 1 {
+		c.bad("%s must be in (0, 1] or 0 (off), got %v", field, v)
+		return 0
 	}
 	return v
+}
+
+// slowCall checks that the slow-call rule has both its halves.
+func (c *checker) slowCall(cfg Config) {
+	switch {
+	case cfg.SlowCallDuration < 0:
+		c.bad("SlowCallDuration must be ≥ 0, got %v", cfg.SlowCallDuration)
+	case cfg.SlowCallRate > 0 && cfg.SlowCallDuration == 0:
+		c.bad("SlowCallDuration must be set when SlowCallRate is")
+	case cfg.SlowCallRate == 0 && cfg.SlowCallDuration > 0:
+		c.bad("SlowCallRate must be set when SlowCallDuration is")
+	}
+}
+
+// window checks the sliding window's settings and sizes o's window.
+func (c *checker) window(cfg Config, o *optRule) {
+	if cfg.FailureRate == 0 && cfg.SlowCallRate == 0 {
+		// The window settings mean something only to a rate rule; accepting
+		// them without one would let a typo (a forgotten FailureRate) pass
+		// silently, as SlowCallDuration without SlowCallRate would.
+		c.unused("MinimumCalls", cfg.MinimumCalls != 0)
+		c.unused("WindowSize", cfg.WindowSize != 0)
+		c.unused("WindowDuration", cfg.WindowDuration != 0)
+		c.unused("WindowBuckets", cfg.WindowBuckets != 0)
+	}
+	if cfg.WindowBuckets != 0 && cfg.WindowDuration == 0 {
+		c.bad("WindowBuckets (%d) needs WindowDuration", cfg.WindowBuckets)
+	}
+	if cfg.MinimumCalls < 0 {
+		c.bad("MinimumCalls must be ≥ 0, got %d", cfg.MinimumCalls)
+	}
+	o.minCalls = int64(cmp.Or(cfg.MinimumCalls, defaultMinimumCalls))
+	c.windowShape(cfg, o)
+}
+
+// windowShape makes o's window count-based or time-based, and sizes it.
+func (c *checker) windowShape(cfg Config, o *optRule) {
+	switch {
+	case cfg.WindowSize < 0 || cfg.WindowSize > maxWindowSize:
+		c.bad("WindowSize must be in [0, %d], got %d", maxWindowSize, cfg.WindowSize)
+	case cfg.WindowDuration < 0:
+		c.bad("WindowDuration must be ≥ 0, got %v", cfg.WindowDuration)
+	case cfg.WindowBuckets < 0 || cfg.WindowBuckets > maxWindowBuckets:
+		c.bad("WindowBuckets must be in [0, %d], got %d", maxWindowBuckets, cfg.WindowBuckets)
+	case cfg.WindowSize > 0 && cfg.WindowDuration > 0:
+		c.bad("WindowSize and WindowDuration are exclusive, got %d and %v", cfg.WindowSize, cfg.WindowDuration)
+	case cfg.WindowDuration > 0:
+		o.buckets = cmp.Or(cfg.WindowBuckets, defaultWindowBuckets)
+		o.bucketWidth = int64(cfg.WindowDuration) / int64(o.buckets)
+		if o.bucketWidth < int64(time.Microsecond) {
+			c.bad("WindowDuration/WindowBuckets must be ≥ 1µs, got %v/%d", cfg.WindowDuration, o.buckets)
+		}
+	default:
+		o.windowSize = cmp.Or(cfg.WindowSize, defaultWindowSize)
+		if o.hasWindow() && o.minCalls > int64(o.windowSize) {
+			c.bad("MinimumCalls (%d) must not exceed WindowSize (%d), or no rate rule could trip", o.minCalls, o.windowSize)
+		}
+	}
+}
+
+func (c *checker) unused(field string, set bool) {
+	if set {
+		c.bad("%s needs a rate rule (FailureRate or SlowCallRate)", field)
+	}
+}
+
+// resetTimeout checks ResetTimeout and MaxResetTimeout and returns the
+// effective reset timeout.
+func (c *checker) resetTimeout(cfg Config) time.Duration {
+	reset := cmp.Or(cfg.ResetTimeout, defaultResetTimeout)
+	if cfg.ResetTimeout < 0 || cfg.ResetTimeout > maxTimeout {
+		c.bad("ResetTimeout must be in [0, %v], got %v", maxTimeout, cfg.ResetTimeout)
+	}
+	switch {
+	case cfg.MaxResetTimeout < 0 || cfg.MaxResetTimeout > maxTimeout:
+		c.bad("MaxResetTimeout must be in [0, %v], got %v", maxTimeout, cfg.MaxResetTimeout)
+	case cfg.MaxResetTimeout > 0 && cfg.MaxResetTimeout < reset:
+		c.bad("MaxResetTimeout (%v) must be ≥ ResetTimeout (%v)", cfg.MaxResetTimeout, reset)
+	}
+	return reset
+}
+
+func (c *checker) jitter(j float64) float64 {
+	if math.IsNaN(j) || j < 0 || j > 1 {
+		c.bad("ResetJitter must be in [0, 1], got %v", j)
+	}
+	return j
+}
+
+func (c *checker) probes(p int) uint32 {
+	switch {
+	case p == 0:
+		return defaultHalfOpenProbes
+	case p < 0 || p > maxHalfOpenProbes:
+		c.bad("HalfOpenProbes must be in [1, %d] or 0 (default 1), got %d", maxHalfOpenProbes, p)
+	}
+	return uint32(p)
 }
 
 // period is the open period after attempts failed openings in a row

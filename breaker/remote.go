@@ -107,5 +107,5 @@ func (b *Breaker) moveUntil(cur *record, until int64) bool {
 // clamped to what an open period can hold.
 func (b *Breaker) clock(t time.Time) int64 {
 	d := t.Sub(b.epoch)
-	return int64(min(max(d, -MaxTimeout), 2*MaxTimeout))
+	return int64(min(max(d, -maxTimeout), 2*maxTimeout))
 }

@@ -31,6 +31,36 @@ type track struct {
 	seen uint64   // seq of the sample that last found the supplier
 }
 
+// advance adds one point to the track: the rates of its counters c since
+// the previous sample, dt ago. It reports whether a point was added. An idle
+// supplier gets no ring until a counter moves, and loses it again after a
+// whole history of zeros.
+func (tr *track) advance(c []uint64, now time.Time, dt time.Duration, history int) (fresh bool) {
+	rates := make([]float64, numSeries)
+	busy := false
+	for i := range c {
+		d := c[i] - tr.last[i] // counters only grow
+		rates[i] = float64(d) / dt.Seconds()
+		busy = busy || d != 0
+	}
+	if busy && tr.ring == nil {
+		tr.ring = newRing(history)
+	}
+	if tr.ring == nil {
+		return false
+	}
+	tr.ring.push(now.UnixMilli(), rates)
+	if busy {
+		tr.idle = 0
+		return true
+	}
+	if tr.idle++; tr.idle >= history {
+		tr.ring, tr.idle = nil, 0 // a whole history of nothing
+		return false
+	}
+	return true
+}
+
 // ring holds the newest n points of every series, at most cap of them.
 type ring struct {
 	t    []int64     // Unix ms
@@ -143,29 +173,7 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 			counts[st.Breaker.State.String()]++
 			return
 		}
-		fresh := false
-		if point {
-			rates := make([]float64, numSeries)
-			busy := false
-			for i := range c {
-				d := c[i] - tr.last[i] // counters only grow
-				rates[i] = float64(d) / dt.Seconds()
-				busy = busy || d != 0
-			}
-			switch {
-			case busy && tr.ring == nil:
-				tr.ring = newRing(h.opts.History)
-				fallthrough
-			case tr.ring != nil:
-				tr.ring.push(now.UnixMilli(), rates)
-				fresh = true
-				if busy {
-					tr.idle = 0
-				} else if tr.idle++; tr.idle >= h.opts.History {
-					tr.ring, tr.idle, fresh = nil, 0, false // a whole history of nothing
-				}
-			}
-		}
+		fresh := point && tr.advance(c, now, dt, h.opts.History)
 		tr.last, tr.seen = c, seq
 		rows = append(rows, row{sup: supplierOf(id, &st, now), tr: tr, fresh: fresh})
 		counts[st.Breaker.State.String()]++

@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -11,12 +12,18 @@ import (
 	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
-// Defaults for the zero values of Config.
+// The defaults of the zero values of Config, and the bounds of its fields.
 const (
-	DefaultWorkers           = 10
-	DefaultInvocationTimeout = time.Second
-	// MaxWorkers bounds Workers, Queue and LowWater.
-	MaxWorkers = math.MaxInt32
+	defaultWorkers           = 10
+	defaultInvocationTimeout = time.Second
+	// defaultResetTimeout is the breaker's own default for a zero
+	// Breaker.ResetTimeout, needed here to check it against the timeouts.
+	defaultResetTimeout = 5 * time.Second
+	// maxSize bounds Workers, Queue and LowWater (the bulkhead's counts are
+	// 32 bits wide).
+	maxSize = math.MaxInt32
+	// maxTimeout bounds the timeouts, as the breaker bounds its own.
+	maxTimeout = 100 * 365 * 24 * time.Hour
 )
 
 // Config sets up the protection of one supplier. It is plain data: every
@@ -57,82 +64,121 @@ type resolved struct {
 	breaker                  breaker.Config
 }
 
+// resolve checks c and applies the defaults. Every rule has a validator
+// of its own, and every invalid field is reported, by name.
 func (c Config) resolve(name string) (resolved, error) {
-	r := resolved{workers: c.Workers, queue: c.Queue, lowWater: c.LowWater,
-		timeout: c.InvocationTimeout, queueTimeout: c.QueueTimeout, breaker: c.Breaker}
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("executor: %s: "+format, append([]any{name}, args...)...))
-	}
-	switch {
-	case c.Workers < 0:
-		bad("Workers must be ≥ 1, or 0 for the default %d, got %d", DefaultWorkers, c.Workers)
-	case c.Workers > MaxWorkers:
-		bad("Workers must be ≤ %d, got %d", MaxWorkers, c.Workers)
-		r.workers = 0
-	case c.Workers == 0:
-		r.workers = DefaultWorkers
-	}
-	switch {
-	case c.Queue < 0:
-		bad("Queue must be ≥ 0, got %d", c.Queue)
-	case c.Queue > MaxWorkers:
-		bad("Queue must be ≤ %d, got %d", MaxWorkers, c.Queue)
-		r.queue = 0
-	}
-	switch {
-	case c.InvocationTimeout < 0 || c.InvocationTimeout > breaker.MaxTimeout:
-		bad("InvocationTimeout must be in [0, %v], got %v", breaker.MaxTimeout, c.InvocationTimeout)
-	case c.InvocationTimeout == 0:
-		r.timeout = DefaultInvocationTimeout
-	}
-	switch {
-	case c.QueueTimeout < 0 || c.QueueTimeout > breaker.MaxTimeout:
-		bad("QueueTimeout must be in [0, %v], got %v", breaker.MaxTimeout, c.QueueTimeout)
-	case c.Queue == 0 && c.QueueTimeout > 0:
-		bad("QueueTimeout (%v) needs a Queue", c.QueueTimeout)
-	case c.Queue > 0 && c.QueueTimeout == 0:
-		r.queueTimeout = r.timeout
-	}
-	switch {
-	case c.LowWater < 0 || c.LowWater > MaxWorkers:
-		bad("LowWater must be in [0, %d), got %d", MaxWorkers, c.LowWater)
-	case c.Queue == 0 && c.LowWater > 0:
-		bad("LowWater (%d) needs a Queue", c.LowWater)
-	case c.Queue > 0 && c.LowWater >= c.Queue:
-		bad("LowWater (%d) must be below Queue (%d), or a full queue would count as drained", c.LowWater, c.Queue)
-	case c.Queue > 0 && c.LowWater == 0:
-		r.lowWater = c.Queue / 2
-	}
-	// A probe that finds no slot defers the half-open verdict. If the
-	// probes alone can fill the slots (and queue places), some probe always
-	// defers, the breaker re-opens, and the successes of the others come
-	// too late to count: a healthy supplier would stay open for good.
-	if p := c.Breaker.HalfOpenProbes; p > 0 && r.workers > 0 && r.queue >= 0 && int64(p) > int64(r.workers)+int64(r.queue) {
-		bad("Breaker.HalfOpenProbes (%d) must not exceed Workers (%d) + Queue (%d): "+
-			"a probe that finds no slot re-opens the breaker, so too many probes could never close it",
-			p, r.workers, c.Queue)
-	}
+	ck := &checker{name: name}
+	r := resolved{breaker: c.Breaker}
+	r.workers = ck.workers(c.Workers)
+	r.queue = ck.count("Queue", c.Queue)
+	r.timeout = ck.timeout("InvocationTimeout", c.InvocationTimeout, defaultInvocationTimeout)
+	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
+	r.lowWater = ck.lowWater(c.Queue, c.LowWater)
+	ck.probes(c.Breaker.HalfOpenProbes, r.workers, r.queue)
+	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
 	}
+	return r, errors.Join(ck.errs...)
+}
 
-	reset := c.Breaker.ResetTimeout
-	if reset == 0 {
-		reset = breaker.DefaultResetTimeout
+// checker collects the errors of resolve's validators.
+type checker struct {
+	name string
+	errs []error
+}
+
+func (ck *checker) bad(format string, args ...any) {
+	ck.errs = append(ck.errs, fmt.Errorf("executor: %s: "+format, append([]any{ck.name}, args...)...))
+}
+
+func (ck *checker) workers(n int) int {
+	switch {
+	case n < 0:
+		ck.bad("Workers must be ≥ 1, or 0 for the default %d, got %d", defaultWorkers, n)
+	case n > maxSize:
+		ck.bad("Workers must be ≤ %d, got %d", maxSize, n)
+		return 0
+	case n == 0:
+		return defaultWorkers
 	}
-	if limit := r.timeout + r.queueTimeout; reset > 0 && reset <= limit {
-		if r.queue > 0 {
-			bad("Breaker.ResetTimeout (%v) must exceed InvocationTimeout (%v) + QueueTimeout (%v) = %v: "+
-				"a probe admitted when the breaker half-opens could find every slot still held, or queued behind, calls admitted before the trip",
-				reset, r.timeout, r.queueTimeout, limit)
-		} else {
-			bad("Breaker.ResetTimeout (%v) must exceed InvocationTimeout (%v): "+
-				"a probe admitted when the breaker half-opens could find every slot still held by calls admitted before the trip",
-				reset, r.timeout)
-		}
+	return n
+}
+
+// count checks a size that may be 0.
+func (ck *checker) count(field string, n int) int {
+	switch {
+	case n < 0:
+		ck.bad("%s must be ≥ 0, got %d", field, n)
+	case n > maxSize:
+		ck.bad("%s must be ≤ %d, got %d", field, maxSize, n)
+		return 0
 	}
-	return r, errors.Join(errs...)
+	return n
+}
+
+func (ck *checker) timeout(field string, d, def time.Duration) time.Duration {
+	if d < 0 || d > maxTimeout {
+		ck.bad("%s must be in [0, %v], got %v", field, maxTimeout, d)
+	}
+	return cmp.Or(d, def)
+}
+
+func (ck *checker) queueTimeout(queue int, d, invocation time.Duration) time.Duration {
+	switch {
+	case d < 0 || d > maxTimeout:
+		ck.bad("QueueTimeout must be in [0, %v], got %v", maxTimeout, d)
+	case queue == 0 && d > 0:
+		ck.bad("QueueTimeout (%v) needs a Queue", d)
+	case queue > 0 && d == 0:
+		return invocation
+	}
+	return d
+}
+
+func (ck *checker) lowWater(queue, low int) int {
+	switch {
+	case low < 0 || low > maxSize:
+		ck.bad("LowWater must be in [0, %d), got %d", maxSize, low)
+	case queue == 0 && low > 0:
+		ck.bad("LowWater (%d) needs a Queue", low)
+	case queue > 0 && low >= queue:
+		ck.bad("LowWater (%d) must be below Queue (%d), or a full queue would count as drained", low, queue)
+	case queue > 0 && low == 0:
+		return queue / 2
+	}
+	return low
+}
+
+// probes checks that the half-open probes cannot fill the bulkhead. A probe
+// that finds no slot defers the half-open verdict. If the probes alone can
+// fill the slots (and queue places), some probe always defers, the breaker
+// re-opens, and the successes of the others come too late to count: a
+// healthy supplier would stay open for good.
+func (ck *checker) probes(p, workers, queue int) {
+	if p > 0 && workers > 0 && queue >= 0 && int64(p) > int64(workers)+int64(queue) {
+		ck.bad("Breaker.HalfOpenProbes (%d) must not exceed Workers (%d) + Queue (%d): "+
+			"a probe that finds no slot re-opens the breaker, so too many probes could never close it",
+			p, workers, queue)
+	}
+}
+
+// resetTimeout checks the rule that guarantees a half-open probe a slot:
+// the open period outlasts every call admitted before the trip.
+func (ck *checker) resetTimeout(reset time.Duration, r resolved) {
+	limit := r.timeout + r.queueTimeout
+	switch {
+	case reset <= 0 || reset > limit:
+		// Fine, or a ResetTimeout the breaker itself refuses.
+	case r.queue > 0:
+		ck.bad("Breaker.ResetTimeout (%v) must exceed InvocationTimeout (%v) + QueueTimeout (%v) = %v: "+
+			"a probe admitted when the breaker half-opens could find every slot still held, or queued behind, calls admitted before the trip",
+			reset, r.timeout, r.queueTimeout, limit)
+	default:
+		ck.bad("Breaker.ResetTimeout (%v) must exceed InvocationTimeout (%v): "+
+			"a probe admitted when the breaker half-opens could find every slot still held by calls admitted before the trip",
+			reset, r.timeout)
+	}
 }
 
 // Validate reports every problem New would report for an executor named

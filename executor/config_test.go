@@ -73,7 +73,7 @@ func TestConfigValidation(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	ex := newExecutor(t, executor.Config{})
 	st := ex.Stats()
-	assert.Equal(t, executor.DefaultWorkers, st.Workers)
+	assert.Equal(t, 10, st.Workers) // the default
 	assert.Zero(t, st.QueueCap)
 	assert.Equal(t, "payments", st.Breaker.Name, "the breaker is named after the supplier")
 }

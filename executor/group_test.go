@@ -176,7 +176,7 @@ func TestGroupIdleFootprint(t *testing.T) {
 			_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
 			require.NoError(t, err)
 		}
-		time.Sleep(2 * executor.DefaultInvocationTimeout) // every deadline timer fires once more and retires
+		time.Sleep(2 * time.Second) // every deadline timer fires once more and retires
 		// Inside a synctest bubble the runtime keeps some state of fired
 		// timers, so this is logged, not asserted; timeline_test.go checks
 		// that an idle executor holds no timeline or timer.

@@ -25,7 +25,7 @@ const (
 	MaxPrefixLen       = 64
 	MaxReplicaLen      = 64
 	MaxSupplierLen     = 256
-	maxDurationOnWire  = 100 * 365 * 24 * time.Hour // breaker.MaxTimeout
+	maxDurationOnWire  = 100 * 365 * 24 * time.Hour // the longest timeout the breaker accepts
 	maxMessageBytes    = 2048
 )
 
@@ -147,7 +147,7 @@ func leaseTTL(g executor.GroupConfig, name string, margin time.Duration) time.Du
 	}
 	ttl := c.InvocationTimeout
 	if ttl == 0 {
-		ttl = executor.DefaultInvocationTimeout
+		ttl = time.Second // executor.Config's documented default
 	}
 	if c.Queue > 0 {
 		if c.QueueTimeout > 0 {

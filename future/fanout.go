@@ -114,23 +114,8 @@ func watch[T any](ctx context.Context, fs []*Future[T], visit func(i int) bool) 
 		}
 	}
 
-	// Pass 1: visit the complete ones, collect the pending ones. The slice
-	// gets room for every remaining future at once, so it never moves and
-	// pointers into it stay valid once registered.
-	var ws []waiter
-	for i, f := range fs {
-		if f.isDone() {
-			if visit(i) {
-				return nil
-			}
-			continue
-		}
-		if ws == nil {
-			ws = make([]waiter, 0, len(fs)-i)
-		}
-		ws = append(ws, waiter{idx: i})
-	}
-	if len(ws) == 0 {
+	ws, stop := visitDone(fs, visit)
+	if stop || len(ws) == 0 {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -168,6 +153,26 @@ func watch[T any](ctx context.Context, fs []*Future[T], visit func(i int) bool) 
 		}
 	}
 	return nil
+}
+
+// visitDone is watch's first pass: it visits the futures already complete,
+// by index, and returns a waiter for each pending one, or stop if visit
+// asked to stop. The slice gets room for every remaining future at once, so
+// it never moves and pointers into it stay valid once registered.
+func visitDone[T any](fs []*Future[T], visit func(i int) bool) (ws []waiter, stop bool) {
+	for i, f := range fs {
+		if f.isDone() {
+			if visit(i) {
+				return nil, true
+			}
+			continue
+		}
+		if ws == nil {
+			ws = make([]waiter, 0, len(fs)-i)
+		}
+		ws = append(ws, waiter{idx: i})
+	}
+	return ws, false
 }
 
 // waiter is one helper call's interest in one future: Complete sends idx on
