@@ -35,15 +35,15 @@ func TestAcquireBlocksUntilASlotIsHandedOver(t *testing.T) {
 		assert.ErrorIs(t, b.Acquire(t.Context()), bulkhead.ErrFull, "slot and queue are full")
 		require.Empty(t, first)
 
-		assert.Nil(t, b.Release(), "Release wakes an Acquire itself")
+		b.Release() // wakes the oldest Acquire
 		synctest.Wait()
 		require.NoError(t, <-first, "the oldest waiter gets the slot")
 		require.Empty(t, second)
 		assert.Equal(t, bulkhead.Stats{InUse: 1, Queued: 1, Slots: 1, QueueCap: 2, LowWater: 1}, b.Stats())
 
-		assert.Nil(t, b.Release())
+		b.Release()
 		require.NoError(t, <-second)
-		assert.Nil(t, b.Release())
+		b.Release()
 		assert.Equal(t, 0, b.Stats().InUse)
 	})
 }
@@ -87,7 +87,7 @@ func TestAcquireGivesUpWhenTheContextEnds(t *testing.T) {
 				assert.Equal(t, tt.wantElapsed, time.Since(start), "waited")
 				assert.Equal(t, bulkhead.Stats{InUse: 1, Slots: 1, QueueCap: 1}, b.Stats(),
 					"only the first slot is held and the queue is empty")
-				assert.Nil(t, b.Release(), "nobody is left to hand the slot to")
+				b.Release() // nobody is left to hand the slot to
 				assert.Equal(t, 0, b.Stats().InUse)
 			})
 		})
@@ -109,7 +109,7 @@ func TestAcquireWithADoneContextFailsEvenWithAFreeSlot(t *testing.T) {
 func TestAcquireRacingItsContextHoldsASlotOnlyOnSuccess(t *testing.T) {
 	b, err := bulkhead.New(bulkhead.Config{Slots: 1, Queue: 1})
 	require.NoError(t, err)
-	for range raceRounds / 10 {
+	for range 10_000 / 10 {
 		require.True(t, b.TryAcquire())
 		ctx, cancel := context.WithCancel(t.Context())
 		res := acquireAsync(ctx, b)
@@ -117,10 +117,10 @@ func TestAcquireRacingItsContextHoldsASlotOnlyOnSuccess(t *testing.T) {
 			runtime.Gosched()
 		}
 		go cancel()
-		require.Nil(t, b.Release())
+		b.Release()
 		if err := <-res; err == nil {
 			require.Equal(t, 1, b.Stats().InUse, "Acquire succeeded")
-			require.Nil(t, b.Release())
+			b.Release()
 		} else {
 			require.ErrorIs(t, err, context.Canceled)
 		}

@@ -46,34 +46,16 @@ func BenchmarkTryAcquireRelease(b *testing.B) {
 
 // BenchmarkRejectWhenFull is the saturation path: it must not allocate.
 func BenchmarkRejectWhenFull(b *testing.B) {
-	full := func(b *testing.B) (*bulkhead.Bulkhead, *bulkhead.Waiter) {
-		bh := newBenchBulkhead(b, bulkhead.Config{Slots: 1, Queue: 1})
-		bh.TryAcquire()
-		w := new(bulkhead.Waiter)
-		bh.Admit(w)
-		return bh, new(bulkhead.Waiter)
-	}
-	b.Run("serial", func(b *testing.B) {
-		bh, w := full(b)
-		b.ReportAllocs()
-		for b.Loop() {
-			if bh.Admit(w) != bulkhead.Full {
-				b.Fatal("admitted")
+	bh := newBenchBulkhead(b, bulkhead.Config{Slots: 1})
+	bh.TryAcquire()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if bh.TryAcquire() {
+				b.Error("admitted")
+				return
 			}
 		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		bh, _ := full(b)
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			w := new(bulkhead.Waiter)
-			for pb.Next() {
-				if bh.Admit(w) != bulkhead.Full {
-					b.Error("admitted")
-					return
-				}
-			}
-		})
 	})
 }
 

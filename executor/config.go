@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
 // The defaults of the zero values of Config, and the bounds of its fields.
@@ -205,15 +205,13 @@ func (c Config) build(name string) (parts, error) {
 	if err := errors.Join(rerr, berr); err != nil {
 		return parts{}, err
 	}
-	bh, err := bulkhead.New(bulkhead.Config{Slots: r.workers, Queue: r.queue, LowWater: r.lowWater})
-	if err != nil {
-		return parts{}, fmt.Errorf("executor: %s: %w", name, err) // resolve checked every field: not reached
-	}
+	bh := new(slots.Slots)
+	bh.Init(r.workers, r.queue, r.lowWater) // resolve checked every size
 	return parts{r, br, bh}, nil
 }
 
 type parts struct {
 	resolved
 	br *breaker.Breaker
-	bh *bulkhead.Bulkhead
+	bh *slots.Slots
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
 // Executor protects one supplier: a breaker in front of a bulkhead, an
@@ -22,7 +23,7 @@ type Executor struct {
 	timeout time.Duration // invocation timeout
 	queueTO time.Duration // queue wait bound; 0 without a queue
 	br      *breaker.Breaker
-	bh      *bulkhead.Bulkhead
+	bh      *slots.Slots
 	runner  bulkhead.Runner // nil: a go statement per call
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
@@ -265,11 +266,12 @@ type Stats struct {
 
 // Stats returns a snapshot of the supplier's state and counters.
 func (ex *Executor) Stats() Stats {
-	b := ex.bh.Stats()
+	inUse, queued := ex.bh.Counts()
+	size, queue, _ := ex.bh.Size()
 	s := Stats{
 		Supplier: ex.name,
 		Breaker:  ex.br.Stats(),
-		Workers:  b.Slots, Busy: b.InUse, Free: b.Free, Queued: b.Queued, QueueCap: b.QueueCap,
+		Workers:  size, Busy: inUse, Free: size - inUse, Queued: queued, QueueCap: queue,
 		Successes: ex.successes.Load(),
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored

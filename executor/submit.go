@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/slots"
 	"github.com/fusebox-go/fusebox/future"
 )
 
@@ -60,12 +60,12 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		ex.leave()
 		return nil, ex.reject(RejectedClosed)
 	}
-	if ex.bh.TryAcquire() {
+	if ex.bh.Admit(nil) == slots.Acquired {
 		c := newCall(ctx, ex, fn, permit)
 		c.start()
 		return c.promise.Future(), nil
 	}
-	if b := ex.bh.Stats(); ex.queued == nil || b.Queued >= b.QueueCap {
+	if ex.queued == nil || ex.bh.QueueFull() {
 		return nil, ex.saturated(permit)
 	}
 	c := newCall(ctx, ex, fn, permit)
@@ -78,7 +78,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	// cancellation (dequeue) all find it set up.
 	q.mu.Lock()
 	switch ex.bh.Admit(&q.waiter) {
-	case bulkhead.Queued:
+	case slots.Queued:
 		c.state.Store(stQueued)
 		q.node.at = addSat(ex.now(), ex.queueTO)
 		listed := ex.queued.add(&q.node, ex.epoch)
@@ -89,7 +89,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		if !listed { // Close has already emptied the queue: leave it too
 			c.dequeue(ErrClosed)
 		}
-	case bulkhead.Acquired:
+	case slots.Acquired:
 		q.mu.Unlock()
 		c.q = nil
 		c.start()
@@ -198,7 +198,7 @@ type call[T any] struct {
 // queueState is what a call needs while it waits in the queue.
 type queueState struct {
 	mu      sync.Mutex
-	waiter  bulkhead.Waiter
+	waiter  slots.Waiter
 	node    deadline // in ex.queued while it waits
 	unwatch func() bool
 }

@@ -1,6 +1,7 @@
-package bulkhead_test
+package slots_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,18 +11,45 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// config and stats mirror package bulkhead's, so that these tests read as
+// a bulkhead's own.
+type config struct{ Slots, Queue, LowWater int }
+
+type stats struct{ InUse, Free, Queued, Slots, QueueCap, LowWater int }
+
+// testSlots is a Slots with the bulkhead's TryAcquire and Stats.
+type testSlots struct{ slots.Slots }
+
+// newSlots sizes a Slots as bulkhead.New does (LowWater 0 means Queue/2).
+func newSlots(cfg config) (*testSlots, error) {
+	b := new(testSlots)
+	b.Init(cfg.Slots, cfg.Queue, cmp.Or(cfg.LowWater, cfg.Queue/2))
+	return b, nil
+}
+
+func (b *testSlots) TryAcquire() bool { return b.Admit(nil) == slots.Acquired }
+
+func (b *testSlots) Stats() stats {
+	inUse, queued := b.Counts()
+	size, queue, low := b.Size()
+	return stats{InUse: inUse, Free: size - inUse, Queued: queued, Slots: size, QueueCap: queue, LowWater: low}
+}
+
+// task is what the executor's Runner starts.
+type task interface{ Run() }
+
 // goPool starts each task with a go statement, as the executor does, and
 // lets a test wait for all of them.
 type goPool struct{ wg sync.WaitGroup }
 
-func (p *goPool) Go(t bulkhead.Task) error {
+func (p *goPool) Go(t task) error {
 	p.wg.Go(t.Run)
 	return nil
 }
@@ -37,7 +65,7 @@ func (p *goPool) Close(context.Context) error {
 // (starting the waiter it hands over, if any), then report the result.
 type harness struct {
 	t    testing.TB
-	b    *bulkhead.Bulkhead
+	b    *testSlots
 	pool *goPool
 
 	runs      atomic.Int64 // calls whose task started
@@ -46,9 +74,9 @@ type harness struct {
 	startErrs atomic.Int64 // Pool.Go failures
 }
 
-func newHarness(t testing.TB, cfg bulkhead.Config) *harness {
+func newHarness(t testing.TB, cfg config) *harness {
 	t.Helper()
-	b, err := bulkhead.New(cfg)
+	b, err := newSlots(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +90,7 @@ var errPlanned = errors.New("planned failure")
 // allocates nothing. A call can be reused once done has been received or it
 // was cancelled.
 type call struct {
-	bulkhead.Waiter
+	slots.Waiter
 	h  *harness
 	id int
 	fn func() error // the protected function; it may panic
@@ -80,9 +108,9 @@ func (h *harness) newCall(id int, fn func() error) *call {
 }
 
 // submit admits c and starts it if it got a slot.
-func (h *harness) submit(c *call) bulkhead.Admission {
+func (h *harness) submit(c *call) slots.Admission {
 	adm := h.b.Admit(&c.Waiter)
-	if adm == bulkhead.Acquired {
+	if adm == slots.Acquired {
 		h.start(c)
 	}
 	return adm

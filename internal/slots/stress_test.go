@@ -1,4 +1,4 @@
-package bulkhead_test
+package slots_test
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
 // TestCapacityIsNeverExceeded hammers one bulkhead from 64 goroutines with
@@ -19,13 +19,13 @@ import (
 func TestCapacityIsNeverExceeded(t *testing.T) {
 	const (
 		workers = 64
-		slots   = 4
+		size    = 4
 	)
 	ops := stressOps
 	if testing.Short() {
 		ops /= 10
 	}
-	h := newHarness(t, bulkhead.Config{Slots: slots, Queue: 8})
+	h := newHarness(t, config{Slots: size, Queue: 8})
 	var (
 		wg                                     sync.WaitGroup
 		ran, refused, queued, cancelled, raced atomic.Int64
@@ -49,10 +49,10 @@ func TestCapacityIsNeverExceeded(t *testing.T) {
 			for range ops {
 				kind = rng.IntN(4) // success, error, panic, cancel
 				switch h.submit(c) {
-				case bulkhead.Full:
+				case slots.Full:
 					refused.Add(1)
 					continue
-				case bulkhead.Queued:
+				case slots.Queued:
 					queued.Add(1)
 					if kind == 3 {
 						if h.b.Cancel(&c.Waiter) {
@@ -80,31 +80,31 @@ func TestCapacityIsNeverExceeded(t *testing.T) {
 
 	t.Logf("ops=%d ran=%d refused=%d queued=%d cancelled=%d cancel-lost-race=%d",
 		workers*ops, ran.Load(), refused.Load(), queued.Load(), cancelled.Load(), raced.Load())
-	assert.Zero(t, h.overLimit.Load(), "times in-flight exceeded %d", slots)
+	assert.Zero(t, h.overLimit.Load(), "times in-flight exceeded %d", size)
 	assert.Equal(t, int64(workers*ops), ran.Load()+refused.Load()+cancelled.Load())
 	assert.Equal(t, ran.Load(), h.runs.Load(), "tasks run, cancelled ones included")
 	st := h.b.Stats()
 	assert.Zero(t, st.InUse, "in use after draining")
 	assert.Zero(t, st.Queued, "queued after draining")
-	assert.Equal(t, slots, st.Free)
+	assert.Equal(t, size, st.Free)
 }
 
 // TestCancelRacingReleaseHasOneWinner runs Cancel and Release against each
 // other on a queued waiter: exactly one of "removed" and "handed the slot"
 // must happen.
 func TestCancelRacingReleaseHasOneWinner(t *testing.T) {
-	b, err := bulkhead.New(bulkhead.Config{Slots: 1, Queue: 1})
+	b, err := newSlots(config{Slots: 1, Queue: 1})
 	require.NoError(t, err)
 	var removedWins, grantedWins int
 	for range raceRounds {
 		require.True(t, b.TryAcquire())
-		var w bulkhead.Waiter
-		require.Equal(t, bulkhead.Queued, b.Admit(&w))
+		var w slots.Waiter
+		require.Equal(t, slots.Queued, b.Admit(&w))
 
 		var (
 			wg      sync.WaitGroup
 			removed bool
-			granted *bulkhead.Waiter
+			granted *slots.Waiter
 		)
 		start := make(chan struct{})
 		wg.Go(func() { <-start; removed = b.Cancel(&w) })
@@ -121,7 +121,7 @@ func TestCancelRacingReleaseHasOneWinner(t *testing.T) {
 		default:
 			t.Fatalf("Cancel = %v and Release = %p for waiter %p: want exactly one winner", removed, granted, &w)
 		}
-		require.Equal(t, bulkhead.Stats{Free: 1, Slots: 1, QueueCap: 1}, b.Stats())
+		require.Equal(t, stats{Free: 1, Slots: 1, QueueCap: 1}, b.Stats())
 	}
 	t.Logf("Cancel won %d times, Release won %d times", removedWins, grantedWins)
 }
@@ -134,11 +134,11 @@ func TestAwaitAndResubmitIsNeverRefused(t *testing.T) {
 	if testing.Short() {
 		cycles /= 10
 	}
-	h := newHarness(t, bulkhead.Config{Slots: 1})
+	h := newHarness(t, config{Slots: 1})
 	c := h.newCall(0, func() error { return nil })
 	refused := 0
 	for range cycles {
-		if h.submit(c) != bulkhead.Acquired {
+		if h.submit(c) != slots.Acquired {
 			refused++
 			continue
 		}
