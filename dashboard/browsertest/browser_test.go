@@ -155,6 +155,15 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#title")))
 	require.NoError(t, err)
 	require.Equal(t, "shop", title)
+
+	// Each tile is an anchor target that links to itself.
+	href, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#s-search h2 a"), "href"))
+	require.NoError(t, err)
+	require.Equal(t, "#s-search", href.Value)
+	target, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = "#s-search"; document.querySelector(":target").dataset.id`))
+	require.NoError(t, err)
+	require.Equal(t, "search", target)
+	number(ctx, t, `location.hash = ""; window.scrollTo(0, 0); 0`) // back to the top, no tile targeted
 	// Healthy traffic until the sparklines have some history.
 	waitFor(ctx, t, 20*time.Second, "ten points in the calls sparkline", func() (bool, string) {
 		n := number(ctx, t, `document.querySelector("#s-payments .spark polyline").getAttribute("points").split(" ").length`)
