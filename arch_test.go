@@ -24,6 +24,7 @@ var allowed = map[string][]string{
 	"executor":  {module + "breaker", module + "future", module + "bulkhead", "golang.org/x/sync/"},
 	"fusehttp":  {module + "executor", module + "breaker", module + "future"},
 	"dashboard": {module + "executor", module + "breaker"},
+	"config":    {module + "executor"},
 	// A program that imports every package (see TestImportStartsNoGoroutine).
 	"internal/importcheck": {strings.TrimSuffix(module, "/"), module},
 }

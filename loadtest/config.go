@@ -110,7 +110,7 @@ type ExhaustionConfig struct {
 	Progress      func(Progress) // nil: no progress
 }
 
-// DefaultExhaustion returns the scenario of DESIGN.md: 100 shop workers,
+// DefaultExhaustion returns the scenario of docs/design.md: 100 shop workers,
 // catalog 50/s, payments 10/s with a 30 s timeout, a supplier that hangs from
 // 30 s to 120 s of a 180 s run, a breaker that trips after 5 consecutive
 // failures, and a bulkhead of 10 slots. The reset timeout is 35 s because
