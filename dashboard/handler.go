@@ -254,7 +254,9 @@ func (h *Handler) frameFor(now time.Time) *frame {
 	return h.sampleLocked(now)
 }
 
-// Snapshot returns the current snapshot, as GET api/snapshot does.
+// Snapshot returns the current snapshot, as GET api/snapshot does. It
+// shares its slices and maps with the handler's cache: treat it as
+// read-only.
 func (h *Handler) Snapshot() Snapshot { return h.frameFor(time.Now()).snap }
 
 // ServeHTTP routes a request; see Handler.
