@@ -29,15 +29,18 @@ import (
 // itself. A call whose function never asked for Done takes no lock at all.
 type callCtx struct {
 	parent   context.Context
-	epoch    *time.Time // the executor's
-	deadline int64      // ns since epoch
+	ex       *Executor // the call's; its epoch is the clock of deadline
+	deadline int64     // ns since the executor's epoch
+	// node is the call's entry in its executor's timeline. node.done is
+	// set when fn has returned: the context is over, as if the deferred
+	// cancel of context.WithDeadline had run.
+	node deadline
 
 	mu       sync.Mutex
 	done     chan struct{}
 	err      error
-	byParent bool                  // err came from the caller's context
 	w        atomic.Pointer[watch] // made (under mu) when Done or AfterFunc is first used
-	finished atomic.Bool           // fn has returned: the context is over
+	byParent bool                  // err came from the caller's context
 }
 
 // watch is the rarely needed part of a callCtx, guarded by its mu.
@@ -47,8 +50,8 @@ type watch struct {
 }
 
 // watchState returns the watch, making and publishing it. Called with mu
-// held. Publishing w before looking at finished, while finish sets
-// finished before looking at w, means that with sequentially consistent
+// held. Publishing w before looking at node.done, while finish sets
+// node.done before looking at w, means that with sequentially consistent
 // atomics at least one side sees the other: either the new watcher sees the
 // call is over, or finish sees the watcher and ends the context for it.
 func (c *callCtx) watchState() *watch {
@@ -65,7 +68,7 @@ type afterFunc struct{ f func() }
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (c *callCtx) Deadline() (time.Time, bool) {
-	return c.epoch.Add(time.Duration(c.deadline)), true
+	return c.ex.epoch.Add(time.Duration(c.deadline)), true
 }
 
 func (c *callCtx) Value(key any) any {
@@ -106,7 +109,7 @@ func (c *callCtx) Done() <-chan struct{} {
 		}
 		c.done = make(chan struct{})
 		c.watchState()
-		if c.finished.Load() {
+		if c.node.done.Load() {
 			c.endLocked(context.Canceled)
 			return c.done
 		}
@@ -128,7 +131,7 @@ func (c *callCtx) Err() error {
 		c.cancelByParent(err)
 		return c.Err()
 	}
-	if c.finished.Load() {
+	if c.node.done.Load() {
 		c.cancel(context.Canceled)
 		return c.Err()
 	}
@@ -150,7 +153,7 @@ func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 	a := &afterFunc{f}
 	w.afters[a] = struct{}{}
-	if c.finished.Load() {
+	if c.node.done.Load() {
 		c.endLocked(context.Canceled)
 	} else {
 		c.watchParentLocked()
@@ -217,7 +220,7 @@ func (c *callCtx) endLocked(err error) {
 // deferred cancel of context.WithDeadline had run. Contexts nobody watched
 // end lazily, when next asked (Err, Done), with no lock taken now.
 func (c *callCtx) finish() {
-	c.finished.Store(true)
+	c.node.finish() // the timeline drops the entry lazily
 	if c.w.Load() != nil {
 		c.cancel(context.Canceled)
 	}
