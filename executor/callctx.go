@@ -105,10 +105,16 @@ func (c *callCtx) innerCtx() context.Context {
 	defer c.mu.Unlock()
 	w := c.watchState()
 	if w.inner == nil {
-		w.inner, w.cancelInner = context.WithCancelCause(c.parent)
+		parent := c.parent
+		if c.err != nil && !c.byParent {
+			// Ended for a reason of its own: a caller's cancellation
+			// since then must not become its cause.
+			parent = context.WithoutCancel(parent)
+		}
+		w.inner, w.cancelInner = context.WithCancelCause(parent)
 		switch {
 		case c.err != nil:
-			w.cancelInner(c.err) // ended already: the caller's cause, if it ended it, came first
+			w.cancelInner(c.err) // a no-op if the caller's context ended it
 		case c.node.done.Load():
 			c.endLocked(context.Canceled) // fn has returned
 		}
