@@ -12,45 +12,10 @@ import (
 
 func trivial(context.Context) (int, error) { return 1, nil }
 
-// Baselines in the same run: a bare goroutine plus a buffered channel round
-// trip (what Submit+Await is measured against) and a monotonic clock read
-// (what a rejection is measured against).
-func BenchmarkBaselineGoChannel(b *testing.B) {
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ch := make(chan int, 1)
-			go func() { v, _ := trivial(context.Background()); ch <- v }()
-			<-ch
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				ch := make(chan int, 1)
-				go func() { v, _ := trivial(context.Background()); ch <- v }()
-				<-ch
-			}
-		})
-	})
-}
-
-// The same round trip with the per-call timeout a careful user would add
-// by hand: context.WithTimeout costs more than the whole goroutine.
-func BenchmarkBaselineGoChannelWithTimeout(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		ch := make(chan int, 1)
-		go func() { v, _ := trivial(ctx); ch <- v }()
-		<-ch
-		cancel()
-	}
-}
-
 var sinkDur time.Duration
 
+// BenchmarkBaselineTimeSince is one monotonic clock read, what a rejection
+// is measured against.
 func BenchmarkBaselineTimeSince(b *testing.B) {
 	start := time.Now()
 	b.ReportAllocs()
