@@ -132,7 +132,7 @@ func (b *Breaker) allowSlow(r *record) (Permit, error) {
 			// record is its first probe.
 			next := &record{state: HalfOpen, reason: ResetTimeout, kind: -1, attempts: r.attempts}
 			next.probes.Store(probeAdmit)
-			if b.transition(r, next, now) {
+			if b.transition(r, next, now, nil) {
 				return b.permit(next), nil
 			}
 		case HalfOpen:
@@ -226,9 +226,9 @@ func (p Permit) Reject(reason Reason) {
 	}
 	switch p.r.state {
 	case Closed:
-		b.open(p.r, reason, -1, 1, b.now())
+		b.open(p.r, reason, -1, 1, b.now(), nil)
 	case HalfOpen:
-		b.open(p.r, ProbeDeferred, -1, p.r.attempts, b.now())
+		b.open(p.r, ProbeDeferred, -1, p.r.attempts, b.now(), nil)
 	}
 }
 
@@ -248,7 +248,7 @@ func (b *Breaker) record(p Permit, o Outcome, err error) error {
 	case Closed:
 		return b.recordClosed(p, o, err)
 	case HalfOpen:
-		b.recordProbe(p.r, o)
+		b.recordProbe(p.r, o, err)
 	}
 	return nil
 }
@@ -285,7 +285,7 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
 			// are evaluated after every recorded call.
 			x.win.add(now, false, slow)
 			if reason := b.rateReason(x.win, now); reason != NoReason {
-				b.open(r, reason, -1, 1, now)
+				b.open(r, reason, -1, 1, now, nil)
 			}
 		}
 		return nil
@@ -311,7 +311,7 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
 		if x == nil || x.win == nil {
 			now = b.now() // the consecutive rules read the clock only to trip
 		}
-		b.open(r, reason, int16(kind), 1, now)
+		b.open(r, reason, int16(kind), 1, now, err)
 	}
 	return perr
 }
@@ -356,28 +356,29 @@ func (b *Breaker) rateReason(w window, now int64) Reason {
 	return NoReason
 }
 
-func (b *Breaker) recordProbe(r *record, o Outcome) {
+func (b *Breaker) recordProbe(r *record, o Outcome, err error) {
 	switch o {
 	case Success:
 		// Exactly one probe sees the count reach the target, so exactly
 		// one tries to close.
 		if uint32(r.probes.Add(1)) == b.r.probes {
-			b.transition(r, b.closedRecord(&record{reason: ProbesSucceeded, kind: -1}), b.now())
+			b.transition(r, b.closedRecord(&record{reason: ProbesSucceeded, kind: -1}), b.now(), nil)
 		}
 	case Failure:
-		b.open(r, ProbeFailed, -1, r.attempts+1, b.now())
+		b.open(r, ProbeFailed, -1, r.attempts+1, b.now(), err)
 	case Ignored:
 		r.probes.Add(^uint64(probeAdmit - 1)) // admitted−1: the place is free again
 	}
 }
 
-// open replaces from with an Open record; false if from was no longer current.
-func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32, now int64) bool {
+// open replaces from with an Open record; false if from was no longer
+// current. cause is the error of the call that tripped it, if any.
+func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32, now int64, cause error) bool {
 	next := &record{state: Open, reason: reason, kind: kind, attempts: attempts}
 	// Both terms are bounded (ResetTimeout ≤ 100 years, jitter ≤ ×2), so
 	// the sum cannot overflow a clock that starts at 0.
 	next.until = now + b.r.period(attempts, rand.Float64)
-	return b.transition(from, next, now)
+	return b.transition(from, next, now, cause)
 }
 
 // closedRecord equips a Closed (or Disabled) record with its counters.
@@ -388,10 +389,11 @@ func (b *Breaker) closedRecord(r *record) *record {
 	return r
 }
 
-// transition publishes next in place of from, at time now. Only one caller
-// can replace a given record, so exactly one event follows each real
-// transition however many goroutines race at its edge.
-func (b *Breaker) transition(from, next *record, now int64) bool {
+// transition publishes next in place of from, at time now, because of
+// cause (the error of the call that caused it; nil for most reasons). Only
+// one caller can replace a given record, so exactly one event follows each
+// real transition however many goroutines race at its edge.
+func (b *Breaker) transition(from, next *record, now int64, cause error) bool {
 	next.gen = from.gen + 1
 	next.from = from.state
 	next.at = now
@@ -404,7 +406,9 @@ func (b *Breaker) transition(from, next *record, now int64) bool {
 	h := b.history()
 	h.transitions[next.reason].Add(1)
 	if b.r.listener != nil {
-		h.publish(b.r.listener, b.event(from, next))
+		e := b.event(from, next)
+		e.Err = cause
+		h.publish(b.r.listener, e)
 	}
 	return true
 }

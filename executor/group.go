@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,14 +20,17 @@ import (
 type GroupConfig struct {
 	// Default configures every dependency without an entry in Dependencies.
 	Default Config
-	// Dependencies override Default per name: each non-zero field of an
-	// entry (Breaker's fields one by one) replaces Default's. Use it for a
-	// different pool size per dependency.
+	// Dependencies configure the dependencies they name, each with its
+	// whole configuration: Default does not apply to them, and a zero
+	// field means what it means in Config. To derive one from Default,
+	// copy it and change fields (payments := def; payments.Workers = 4).
+	// A configuration file writes only the differences instead (package
+	// config does the merge).
 	Dependencies map[string]Config
 	// IdleTimeout evicts an executor that saw no call for this long (it is
 	// checked lazily, on lookups; an executor goes between IdleTimeout and
 	// twice that after its last call; never while its breaker is not
-	// closed). The evicted executor is closed: a caller still holding it
+	// closed, and never for a dependency Dependencies lists). The evicted executor is closed: a caller still holding it
 	// gets ErrClosed (SubmitIn and DoIn look the name up again), and the
 	// next lookup makes a fresh one. 0 means never: the right choice unless
 	// the names are unbounded, such as one per upstream host.
@@ -40,11 +44,25 @@ type GroupConfig struct {
 	// already runs, under that pool's process-wide cap (see the antspool
 	// module); a Runner that refuses a call ends it with its error.
 	Runner bulkhead.Runner
+	// Strict refuses names that Dependencies does not list: Executor (and
+	// SubmitIn, DoIn, and the transports built on them) return an error
+	// matching ErrUnknownDependency, naming the dependency, instead of
+	// making an executor with Default's settings. Use it when names come
+	// from outside (an admin endpoint, a header, a URL), so that a typo
+	// cannot become a phantom supplier in the metrics. false means any
+	// name gets an executor. It needs Dependencies.
+	Strict bool
 }
 
-// Group holds one executor per named dependency, each created on first
-// use. Idle executors cost memory only, no goroutine. It is safe for
-// concurrent use.
+// ErrUnknownDependency is the error of a lookup, in a Strict group, of a
+// name the configuration does not list.
+var ErrUnknownDependency = errors.New("executor: unknown dependency")
+
+// Group holds one executor per named dependency. Every dependency that
+// GroupConfig.Dependencies lists gets its executor at NewGroup, so that
+// metrics and dashboards show it from startup; any other name gets one on
+// first use (unless the group is Strict). Idle executors cost memory only,
+// no goroutine. It is safe for concurrent use.
 type Group struct {
 	cfg   GroupConfig
 	epoch time.Time // the clock every executor of the group reads
@@ -55,31 +73,47 @@ type Group struct {
 	shut      atomic.Bool  // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
+	subs      subscribers  // Subscribe's listeners, after each executor's own
+	// listener is GroupConfig.OnTransition followed by the subscribers.
+	listener func(breaker.Event)
 }
 
 // NewGroup validates the default and every per-dependency configuration
-// (with the same errors as New) and returns an empty group; nothing runs
-// until the first call.
+// (with the same errors as New) and returns a group holding an idle
+// executor for each dependency Dependencies lists; nothing runs until the
+// first call.
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Group{cfg: cfg, epoch: time.Now()}, nil
+	g := &Group{cfg: cfg, epoch: time.Now()}
+	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
+	for name := range cfg.Dependencies {
+		ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
+		if err != nil {
+			return nil, err // validated above; only a bug gets here
+		}
+		g.m.Store(name, ex)
+	}
+	return g, nil
 }
 
 // Validate reports every problem NewGroup would report, without making a
-// group: the default configuration, each dependency's merged one, and the
+// group: the default configuration, each dependency's, and the
 // group's own settings.
 func (cfg GroupConfig) Validate() error {
 	var errs []error
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
 	}
+	if cfg.Strict && len(cfg.Dependencies) == 0 {
+		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
+	}
 	if err := cfg.Default.Validate("default"); err != nil {
 		errs = append(errs, err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
-		if err := merge(cfg.Default, cfg.Dependencies[name]).Validate(name); err != nil {
+		if err := cfg.Dependencies[name].Validate(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -87,7 +121,9 @@ func (cfg GroupConfig) Validate() error {
 }
 
 // Executor returns the executor of the dependency name, creating it on first
-// use. It fails only after Close (ErrClosed).
+// use. It fails after Close (ErrClosed), and in a Strict group for a name
+// the configuration does not list (ErrUnknownDependency). To look a name up
+// without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
 	if g.cfg.IdleTimeout > 0 {
 		g.maybeSweep() // first: never hand out what this sweep evicts
@@ -106,6 +142,11 @@ func (g *Group) Executor(name string) (*Executor, error) {
 	if v, ok := g.m.Load(name); ok {
 		return v.(*Executor), nil
 	}
+	if g.cfg.Strict {
+		// Listed dependencies were all made by NewGroup and are never
+		// evicted: a name not found is not listed.
+		return nil, g.unknown(name)
+	}
 	ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
 	if err != nil {
 		return nil, err // validated in NewGroup; only a bug gets here
@@ -117,10 +158,14 @@ func (g *Group) Executor(name string) (*Executor, error) {
 func (g *Group) config(name string) Config {
 	c := g.cfg.Default
 	if o, ok := g.cfg.Dependencies[name]; ok {
-		c = merge(c, o)
+		c = o
 	}
 	if c.Breaker.OnTransition == nil {
-		c.Breaker.OnTransition = g.cfg.OnTransition
+		// One listener shared by every executor without one of its own:
+		// an idle executor must not pay for a closure.
+		c.Breaker.OnTransition = g.listener
+	} else {
+		c.Breaker.OnTransition = breaker.Listeners(c.Breaker.OnTransition, g.subs.dispatch)
 	}
 	return c
 }
@@ -155,6 +200,9 @@ func (g *Group) maybeSweep() {
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
+		if _, listed := g.cfg.Dependencies[k.(string)]; listed {
+			return true // configured dependencies stay, with their series
+		}
 		// Closing it and finding it idle are one step (a CAS on its
 		// count of active calls), so no call can start on it once it is
 		// evicted: two live executors never protect one name.
@@ -164,6 +212,42 @@ func (g *Group) maybeSweep() {
 		}
 		return true
 	})
+}
+
+// unknown is the error of a Strict group's lookup of name.
+func (g *Group) unknown(name string) error {
+	names := slices.Sorted(maps.Keys(g.cfg.Dependencies))
+	const shown = 10
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(", and %d more", len(names)-shown)
+	}
+	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, name, list)
+}
+
+// Lookup returns the executor of the dependency name if the group holds
+// one, and never creates one: use it where a name comes from outside and
+// must not add a supplier (an admin endpoint that trips or resets a
+// breaker). After Close it still finds the closed executors.
+func (g *Group) Lookup(name string) (*Executor, bool) {
+	v, ok := g.m.Load(name)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Executor), true
+}
+
+// Names returns the names of the executors the group holds, sorted: every
+// dependency the configuration lists, and the others used so far and not
+// evicted.
+func (g *Group) Names() []string {
+	var names []string
+	g.m.Range(func(k, _ any) bool {
+		names = append(names, k.(string))
+		return true
+	})
+	slices.Sort(names)
+	return names
 }
 
 // Range calls f for each executor of the group until f returns false.
@@ -194,46 +278,6 @@ func (g *Group) Close(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// merge returns def with every non-zero field of o in its place.
-func merge(def, o Config) Config {
-	set(&def.Workers, o.Workers)
-	set(&def.Queue, o.Queue)
-	set(&def.QueueTimeout, o.QueueTimeout)
-	set(&def.LowWater, o.LowWater)
-	set(&def.InvocationTimeout, o.InvocationTimeout)
-	b, ob := &def.Breaker, o.Breaker
-	set(&b.Name, ob.Name)
-	set(&b.ConsecutiveFailures, ob.ConsecutiveFailures)
-	if ob.ErrorKinds != nil {
-		b.ErrorKinds = ob.ErrorKinds
-	}
-	set(&b.FailureRate, ob.FailureRate)
-	set(&b.SlowCallRate, ob.SlowCallRate)
-	set(&b.SlowCallDuration, ob.SlowCallDuration)
-	set(&b.MinimumCalls, ob.MinimumCalls)
-	set(&b.WindowSize, ob.WindowSize)
-	set(&b.WindowDuration, ob.WindowDuration)
-	set(&b.WindowBuckets, ob.WindowBuckets)
-	set(&b.ResetTimeout, ob.ResetTimeout)
-	set(&b.MaxResetTimeout, ob.MaxResetTimeout)
-	set(&b.ResetJitter, ob.ResetJitter)
-	set(&b.HalfOpenProbes, ob.HalfOpenProbes)
-	if ob.Classify != nil {
-		b.Classify = ob.Classify
-	}
-	if ob.OnTransition != nil {
-		b.OnTransition = ob.OnTransition
-	}
-	return def
-}
-
-func set[V comparable](dst *V, v V) {
-	var zero V
-	if v != zero {
-		*dst = v
-	}
 }
 
 // SubmitIn submits fn to the executor of the dependency name in g. Unlike a
