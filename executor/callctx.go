@@ -83,7 +83,7 @@ type afterFunc struct{ f func() }
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (c *callCtx) Deadline() (time.Time, bool) {
-	return c.ex.epoch.Add(time.Duration(c.deadline)), true
+	return c.ex.env.epoch.Add(time.Duration(c.deadline)), true
 }
 
 func (c *callCtx) Value(key any) any {

@@ -81,7 +81,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
 		q.node.at = addSat(ex.now(), ex.queueTO)
-		listed := ex.queued.add(&q.node, ex.epoch)
+		listed := ex.queued.add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
 		}
@@ -215,7 +215,7 @@ func (c *call[T]) start() {
 	now := ex.now()
 	at := addSat(now, ex.timeout)
 	if d, ok := c.ctx.parent.Deadline(); ok {
-		if pd := int64(d.Sub(*ex.epoch)); pd < at {
+		if pd := int64(d.Sub(ex.env.epoch)); pd < at {
 			at = pd // the caller's deadline comes first: time the call out then
 		}
 	}
@@ -230,18 +230,18 @@ func (c *call[T]) start() {
 		c.settle(zero, perr, skipped)
 		return
 	}
-	if !ex.run.add(&c.ctx.node, ex.epoch) {
+	if !ex.run.add(&c.ctx.node, &ex.env.epoch) {
 		// The executor is closing: the call will not run. settle gives the
 		// slot back.
 		var zero T
 		c.settle(zero, ErrClosed, skipped)
 		return
 	}
-	if ex.runner == nil {
+	if ex.env.runner == nil {
 		go c.Run()
 		return
 	}
-	if err := ex.runner.Go(c); err != nil {
+	if err := ex.env.runner.Go(c); err != nil {
 		// The user's Runner refused it: the call will not run. settle gives
 		// the slot back, also if the deadline has already fired in between.
 		var zero T
@@ -433,7 +433,7 @@ func (c *call[T]) expire() {
 	// unlisted it before calling expire.
 	c.ctx.node.kind = graceDeadline
 	c.ctx.node.at = ex.now() + ex.grace()
-	if !ex.run.add(&c.ctx.node, ex.epoch) {
+	if !ex.run.add(&c.ctx.node, &ex.env.epoch) {
 		c.resolveTimedOut()
 	}
 }
