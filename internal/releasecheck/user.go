@@ -205,16 +205,28 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 	if _, err := g.run(dir, nil, "vet", "./..."); err != nil {
 		return fmt.Errorf("%s: the published module does not build on its own: %w", m, err)
 	}
+	// A library module's tests, run alone, run at exactly the versions it
+	// requires: the floors its users may get. (In the workspace, the
+	// newest version any module requires wins.)
+	if isLibrary(m) {
+		if _, err := g.run(dir, nil, "test", "-count=1", "./..."); err != nil {
+			return fmt.Errorf("%s: the tests fail at the versions the module requires: %w", m, err)
+		}
+	}
 	return nil
 }
 
-// testFloors runs the tests of metrics in the new user's module, against
-// the versions of client_golang and the rest that a user who requires
-// nothing else gets: the oldest that metrics requires. (The library's own
-// tests run alone on its go.mod in make test, on its oldest Go.)
-func testFloors(g *goEnv, dir string) error {
-	_, err := g.run(dir, nil, "test", "-count=1", rootPath+"/metrics/...")
-	return err
+// isLibrary reports whether users import the module as a dependency: not
+// the root (its tests run alone, on its oldest Go, in make test), and not
+// the programs: the examples, the internal tools, the load test and the
+// comparison.
+func isLibrary(m mod) bool {
+	switch {
+	case m.dir == "", m.dir == "loadtest", m.dir == "compare",
+		strings.HasPrefix(m.dir, "examples/"), strings.HasPrefix(m.dir, "internal/"):
+		return false
+	}
+	return true
 }
 
 // ours reports whether a go.sum line is about a module of this repository.
