@@ -62,8 +62,7 @@ var ErrUnknownDependency = errors.New("executor: unknown dependency")
 // GroupConfig.Dependencies lists gets its executor at NewGroup, so that
 // metrics and dashboards show it from startup; any other name gets one on
 // first use (unless the group is Strict). Idle executors cost memory only,
-// no goroutine. It is safe for
-// concurrent use.
+// no goroutine. It is safe for concurrent use.
 type Group struct {
 	cfg   GroupConfig
 	epoch time.Time // the clock every executor of the group reads
@@ -74,6 +73,9 @@ type Group struct {
 	shut      atomic.Bool  // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
+	subs      subscribers  // Subscribe's listeners, after each executor's own
+	// listener is GroupConfig.OnTransition followed by the subscribers.
+	listener func(breaker.Event)
 }
 
 // NewGroup validates the default and every per-dependency configuration
@@ -85,6 +87,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 		return nil, err
 	}
 	g := &Group{cfg: cfg, epoch: time.Now()}
+	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
 	for name := range cfg.Dependencies {
 		ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
 		if err != nil {
@@ -158,7 +161,11 @@ func (g *Group) config(name string) Config {
 		c = o
 	}
 	if c.Breaker.OnTransition == nil {
-		c.Breaker.OnTransition = g.cfg.OnTransition
+		// One listener shared by every executor without one of its own:
+		// an idle executor must not pay for a closure.
+		c.Breaker.OnTransition = g.listener
+	} else {
+		c.Breaker.OnTransition = breaker.Listeners(c.Breaker.OnTransition, g.subs.dispatch)
 	}
 	return c
 }

@@ -100,6 +100,10 @@ type ExhaustionConfig struct {
 	// false counts them as successes (the supplier answered correctly).
 	BusinessErrorsFail bool
 
+	// OnExecutor, if set, receives the fusebox mode's executor before its
+	// traffic starts (to show it on a dashboard, say); the run closes it.
+	OnExecutor func(*executor.Executor)
+
 	Transport     Transport
 	Speed         float64        // scenario seconds per wall second (≥ 1); 1 under testing/synctest
 	ProgressEvery time.Duration  // wall time between Progress calls
