@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -208,7 +210,7 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 	// A library module's tests, run alone, run at exactly the versions it
 	// requires: the floors its users may get. (In the workspace, the
 	// newest version any module requires wins.)
-	if isLibrary(m) {
+	if isLibrary(m, dir) {
 		if _, err := g.run(dir, nil, "test", "-count=1", "./..."); err != nil {
 			return fmt.Errorf("%s: the tests fail at the versions the module requires: %w", m, err)
 		}
@@ -216,17 +218,27 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 	return nil
 }
 
-// isLibrary reports whether users import the module as a dependency: not
-// the root (its tests run alone, on its oldest Go, in make test), and not
-// the programs: the examples, the internal tools, the load test and the
-// comparison.
-func isLibrary(m mod) bool {
+// isLibrary reports whether users import the module, whose files are in
+// dir: it has a package other than main with code in it (not a module of
+// tests only), and it is not the root (whose tests make test runs alone,
+// on its oldest Go) nor one of the programs: the examples, the internal
+// tools, the load test and the comparison.
+func isLibrary(m mod, dir string) bool {
 	switch {
 	case m.dir == "", m.dir == "loadtest", m.dir == "compare",
 		strings.HasPrefix(m.dir, "examples/"), strings.HasPrefix(m.dir, "internal/"):
 		return false
 	}
-	return true
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
+		found = err == nil && f.Name.Name != "main" && len(f.Decls) > 0
+		return nil
+	})
+	return found
 }
 
 // ours reports whether a go.sum line is about a module of this repository.
