@@ -24,7 +24,8 @@
 // root module and of metrics, builds and runs a small program using both,
 // runs `go run .../loadtest/cmd/loadtest@<version> -h`, and downloads every
 // other module. Each published module is unpacked alone and must be tidy
-// and pass go vet (which builds its tests) at the versions it requires;
+// and pass go vet (which builds its tests) at the versions it requires,
+// with the toolchain -go names when its go directive claims that Go;
 // the tests of each library module (metrics, fusegrpc, ...: not the root,
 // whose tests make test runs alone, nor the examples and tools) run there
 // too, so at the oldest versions of their dependencies that they require.
@@ -62,7 +63,10 @@ import (
 // The module of the repository root; nested modules extend its path.
 const rootPath = "github.com/fusebox-go/fusebox"
 
-var verbose = flag.Bool("v", false, "print every go command with the time it took")
+var (
+	verbose = flag.Bool("v", false, "print every go command with the time it took")
+	oldest  = flag.String("go", "", "a toolchain such as go1.25.14: vet each module whose go directive it satisfies with it")
+)
 
 func main() {
 	var (

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 	modzip "golang.org/x/mod/zip"
 )
 
@@ -203,8 +204,13 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %s\n  (run `make tidy`)", m, strings.Join(errs, "\n"))
 	}
-	// vet builds the tests too, at the versions the module requires.
-	if _, err := g.run(dir, nil, "vet", "./..."); err != nil {
+	// vet builds the tests too, at the versions the module requires, and
+	// with the oldest Go when the module says it supports that one.
+	var toolchain []string
+	if *oldest != "" && m.file.Go != nil && semver.Compare("v"+m.file.Go.Version, "v"+strings.TrimPrefix(*oldest, "go")) <= 0 {
+		toolchain = []string{"GOTOOLCHAIN=" + *oldest}
+	}
+	if _, err := g.run(dir, toolchain, "vet", "./..."); err != nil {
 		return fmt.Errorf("%s: the published module does not build on its own: %w", m, err)
 	}
 	// A library module's tests, run alone, run at exactly the versions it
