@@ -180,14 +180,23 @@ func TestTripReachesTheFleet(t *testing.T) {
 	rs := startFleet(t, srv, 4)
 
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
-	opened := rs[0].state(t)
-	require.Equal(t, breaker.Open, opened.State)
+	require.Equal(t, breaker.Open, rs[0].state(t).State)
+	rs[0].mu.Lock()
+	opened := rs[0].evs[0]
+	rs[0].mu.Unlock()
 	for _, r := range rs[1:] {
 		took := eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 		s := r.state(t)
 		assert.Less(t, took, 50*time.Millisecond, "%s: the trip took %v to arrive", r.name, took)
 		assert.Equal(t, breaker.Remote, s.Reason)
-		assert.WithinDuration(t, opened.OpenUntil, s.OpenUntil, 20*time.Millisecond, "the same probe time")
+		r.mu.Lock()
+		e := r.evs[0]
+		r.mu.Unlock()
+		assert.Equal(t, breaker.Remote, e.Reason)
+		// The event has the fleet's probe time; the breaker itself is held
+		// past it until this replica has contended for the probe lease.
+		assert.WithinDuration(t, opened.OpenUntil, e.OpenUntil, 20*time.Millisecond, "the same probe time")
+		assert.False(t, s.OpenUntil.Before(e.OpenUntil))
 		_, err := executor.Submit(context.Background(), r.payments(t), func(context.Context) (int, error) { return 0, nil })
 		assert.ErrorIs(t, err, executor.ErrOpen, "%s refuses before its own slots fill", r.name)
 	}

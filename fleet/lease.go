@@ -33,9 +33,11 @@ var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then
 
 // round is the scheduler's view of one open period of one supplier.
 type round struct {
-	gen    uint64    // the breaker generation it belongs to
-	holder bool      // this replica holds the lease
-	due    time.Time // when to look again
+	gen     uint64    // the breaker generation it belongs to
+	probeAt time.Time // when the fleet's probe is due
+	held    time.Time // the probe time this replica set on its breaker
+	holder  bool      // this replica holds the lease
+	due     time.Time // when to look again
 }
 
 // schedule runs the lease scheduler until Close.
@@ -120,31 +122,51 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		delete(rounds, name) // local only; the rescan at reconnect looks again
 		return
 	}
-	probeAt := s.OpenUntil
-	if now.Before(probeAt.Add(-l.cfg.Margin)) {
-		r.due = probeAt.Add(-l.cfg.Margin)
+	hold := func(until time.Time) bool {
+		if !b.HoldOpen(s.Generation, until) {
+			delete(rounds, name) // it moved on; its event pokes us again
+			return false
+		}
+		r.held = until
+		return true
+	}
+	if !s.OpenUntil.Equal(r.held) {
+		// A probe time this replica did not set: the breaker has just
+		// opened, or a message moved it. Hold the breaker past it at once,
+		// so that a scheduler that is late to contend delays the probe
+		// rather than adding one.
+		r.probeAt = s.OpenUntil
+		if !hold(later(r.probeAt, now).Add(ttl + l.cfg.Margin)) {
+			return
+		}
+	}
+	if now.Before(r.probeAt.Add(-l.cfg.Margin)) {
+		r.due = r.probeAt.Add(-l.cfg.Margin)
 		return
 	}
-	hold := later(probeAt, now).Add(ttl + l.cfg.Margin)
-	if !b.HoldOpen(s.Generation, hold) {
-		delete(rounds, name) // it moved on; its event pokes us again
+	// The probe is due: make sure the hold outlasts the contention.
+	if until := later(r.probeAt, now).Add(ttl + l.cfg.Margin); until.After(r.held) && !hold(until) {
 		return
 	}
 	won, err := l.acquire(name, ttl)
-	l.cfg.Logger.Debug("fusebox: fleet lease", "replica", l.cfg.Replica, "supplier", name, "won", won, "error", errString(err), "probe_at", probeAt, "hold", hold, "gen", s.Generation)
+	l.cfg.Logger.Debug("fusebox: fleet lease", "replica", l.cfg.Replica, "supplier", name, "won", won,
+		"error", errString(err), "probe_at", r.probeAt, "hold", r.held, "gen", s.Generation)
 	switch {
 	case err != nil:
 		l.n.leaseErrors.Add(1)
-		b.HoldOpen(s.Generation, probeAt) // probe on our own
+		b.HoldOpen(s.Generation, r.probeAt) // probe on our own
 		delete(rounds, name)
 	case won:
 		l.n.leasesWon.Add(1)
-		b.HoldOpen(s.Generation, probeAt)
+		b.HoldOpen(s.Generation, r.probeAt)
 		r.holder = true
 		r.due = now.Add(ttl - l.cfg.Margin)
 	default:
+		// Lost: stay held, and contend again when the hold ends (the
+		// winner's verdict normally arrives long before).
 		l.n.leasesLost.Add(1)
-		r.due = hold.Add(-l.cfg.Margin)
+		r.probeAt = r.held
+		r.due = r.held.Add(-l.cfg.Margin)
 	}
 }
 

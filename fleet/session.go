@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -257,6 +258,10 @@ func (l *Link) apply(m message, at time.Time) bool {
 		changed = b.CloseRemote(since)
 	}
 	l.poke(m.Supplier)
-	l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind, "reason", m.Reason, "supplier", m.Supplier, "since", since, "changed", changed, "state", b.Stats().State, "until", b.Stats().OpenUntil)
+	if l.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		s := b.Stats()
+		l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind,
+			"reason", m.Reason, "supplier", m.Supplier, "changed", changed, "state", s.State, "probe_at", s.OpenUntil)
+	}
 	return changed
 }
