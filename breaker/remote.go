@@ -40,7 +40,7 @@ func (b *Breaker) OpenRemote(since, until time.Time) bool {
 		case Closed, HalfOpen:
 			attempts := max(cur.attempts, 1)
 			next := &record{state: Open, reason: Remote, kind: -1, attempts: attempts, until: max(u, now)}
-			if b.transition(cur, next, now) {
+			if b.transition(cur, next, now, nil) {
 				return true
 			}
 		case Open:
@@ -67,7 +67,7 @@ func (b *Breaker) CloseRemote(since time.Time) bool {
 		if cur.at > s || (cur.state != Open && cur.state != HalfOpen) || cur.until == never {
 			return false
 		}
-		if b.transition(cur, b.closedRecord(&record{reason: Remote, kind: -1}), b.now()) {
+		if b.transition(cur, b.closedRecord(&record{reason: Remote, kind: -1}), b.now(), nil) {
 			return true
 		}
 	}

@@ -146,6 +146,12 @@ type Event struct {
 	OpenUntil time.Time
 	// Generation counts transitions: it is 1 for the first one.
 	Generation uint64
+	// Err is the error of the call that caused the transition, when one
+	// did: the failure that reached a consecutive or per-kind threshold or
+	// tipped the failure rate, or the failed probe. It is nil for the other
+	// reasons (saturation, queue full, operators' actions, the reset
+	// timeout, successful probes, a slow-call rate tipped by a success).
+	Err error
 }
 
 // String formats the event for logs: "payments: closed → open (saturation)".
