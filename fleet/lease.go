@@ -86,9 +86,9 @@ func (l *Link) schedule() {
 
 // review decides what to do about one supplier now.
 func (l *Link) review(rounds map[string]*round, name string) {
-	ex, err := l.g.Executor(name)
-	if err != nil {
-		delete(rounds, name)
+	ex, ok := l.g.Lookup(name)
+	if !ok {
+		delete(rounds, name) // evicted, or the group is closing
 		return
 	}
 	b := ex.Breaker()

@@ -49,7 +49,7 @@ type counters struct {
 	received, applied, stale, malformed, own     atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
-	firstMalformed                               atomic.Bool
+	firstMalformed, warnedNever                  atomic.Bool
 }
 
 // Stats is a snapshot of a link.
@@ -84,7 +84,7 @@ type Stats struct {
 
 // New makes the Group of gcfg (see executor.NewGroup) and links it to the
 // fleet: every transition of its breakers is observed (gcfg.OnTransition
-// and each dependency's Breaker.OnTransition still receive theirs, first),
+// and each dependency's Breaker.OnTransition still receive theirs),
 // and the link starts connecting in the background. New does not wait for
 // Redis: a replica that cannot reach it protects itself alone until it
 // can. The Group belongs to the link: Close closes both.
@@ -166,15 +166,13 @@ func (l *Link) isUp() bool {
 	return l.up
 }
 
-// observer returns the transition listener of the group: user first, then
-// a hand-off to the link's goroutines that never blocks. It runs inside
-// the Allow or Done of some caller, so all it does is a clock read and two
-// non-blocking channel sends.
+// observer returns the transition listener of the group: a hand-off to
+// the link's goroutines that never blocks, then the user's listener (after,
+// so that a user listener that panics cannot keep the fleet uninformed). It
+// runs inside the Allow or Done of some caller, so all the link does here
+// is two non-blocking channel sends.
 func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
 	return func(e breaker.Event) {
-		if user != nil {
-			user(e)
-		}
 		if publishable(e) {
 			select {
 			case l.out <- e:
@@ -183,6 +181,9 @@ func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
 			}
 		}
 		l.poke(e.Name)
+		if user != nil {
+			user(e)
+		}
 	}
 }
 

@@ -139,7 +139,11 @@ func (l *Link) setUp(up bool, err error) {
 		l.lastErr = err.Error()
 	}
 	l.mu.Unlock()
+	first := !up && !changed && l.n.sessions.Load() == 0 && !l.n.warnedNever.Swap(true)
 	switch {
+	case first:
+		l.cfg.Logger.Warn("fusebox: fleet link cannot connect yet; every supplier is protected by this replica's breakers alone",
+			"replica", l.cfg.Replica, "prefix", l.cfg.Prefix, "error", errString(err))
 	case changed && up:
 		l.cfg.Logger.Info("fusebox: fleet link up", "replica", l.cfg.Replica, "prefix", l.cfg.Prefix)
 	case changed:
