@@ -74,7 +74,8 @@
 // reconnects with exponential backoff and jitter. On reconnecting the
 // replica writes its own open breakers again (Redis may have restarted
 // empty) and reads the fleet's. Stats reports the link state, when it
-// changed and why, and every count; the logger hears the state changes.
+// changed and why, and every count (NewCollector reports them to
+// Prometheus); the logger hears the state changes.
 //
 // # Trust
 //
@@ -85,5 +86,5 @@
 // fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
 // options). A message naming a supplier this replica has not used yet
 // creates its executor (memory only, no goroutine), so that the first call
-// already meets the open breaker.
+// already meets the open breaker; a Strict group sets it aside.
 package fleet
