@@ -370,10 +370,17 @@ func TestHungRedisNeverBlocksACall(t *testing.T) {
 	for _, r := range rs {
 		eventually(t, 2*time.Second, r.name+" trips locally", func() bool { return r.state(t).State == breaker.Open })
 	}
+	for _, r := range rs {
+		eventually(t, 2*time.Second, r.name+" sees the link go silent", func() bool { return !r.link.Stats().Up })
+	}
 	slowest := stop()
 	assert.Less(t, slowest, 50*time.Millisecond, "Submit never waits for Redis")
 	for _, r := range rs {
 		assert.NotEqual(t, breaker.Remote, r.state(t).Reason, "its own evidence")
+	}
+	srv.thaw()
+	for _, r := range rs {
+		eventually(t, 3*time.Second, r.name+" reconnects", func() bool { return r.link.Stats().Up })
 	}
 }
 
