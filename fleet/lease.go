@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -24,12 +22,6 @@ import (
 //
 // If Redis cannot be reached, nothing is held: every replica probes on its
 // own, as without a fleet.
-
-// releaseScript deletes a lease if this replica holds it.
-var releaseScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
-
-// renewScript extends a lease if this replica holds it.
-var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
 
 // round is the scheduler's view of one open period of one supplier.
 type round struct {
@@ -177,28 +169,20 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// acquire contends for the lease: SET key replica NX PX ttl.
+// acquire contends for the lease.
 func (l *Link) acquire(name string, ttl time.Duration) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
-	err := l.rdb.Do(ctx, "SET", l.leaseKey(name), l.cfg.Replica, "PX", ttl.Milliseconds(), "NX").Err()
-	switch err {
-	case nil:
-		return true, nil
-	case redis.Nil:
-		return false, nil
-	}
-	return false, err
+	return l.be.acquire(ctx, name, l.cfg.Replica, ttl)
 }
 
 // renew extends this replica's lease; false if it no longer holds it.
 func (l *Link) renew(name string, ttl time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
-	n, err := renewScript.Run(ctx, l.rdb, []string{l.leaseKey(name)}, l.cfg.Replica, ttl.Milliseconds()).Int()
-	if err == nil && n == 1 {
+	ok, _ := l.be.renew(ctx, name, l.cfg.Replica, ttl)
+	if ok {
 		l.n.renewals.Add(1)
-		return true
 	}
-	return false
+	return ok
 }

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -22,9 +20,7 @@ type Link struct {
 	cfg  Config
 	gcfg executor.GroupConfig
 	g    *executor.Group
-	rdb  redis.UniversalClient
-
-	channel, suppliers string // the fleet's channel and its set of open suppliers
+	be   backend
 
 	out  chan breaker.Event // local transitions to publish
 	wake chan string        // suppliers for the scheduler to look at
@@ -36,7 +32,7 @@ type Link struct {
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
-	ps      *redis.PubSub // the current subscription, closed by Close
+	feed    feed // the current subscription, closed by Close
 	up      bool
 	since   time.Time
 	lastErr string
@@ -93,10 +89,13 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 	if err = errors.Join(err, checkGroup(gcfg)); err != nil {
 		return nil, err
 	}
-	tag := "{" + cfg.Prefix + "}:"
+	return newLink(cfg, gcfg, newRedisBackend(cfg.Client, cfg.Prefix))
+}
+
+// newLink links a group through any backend; cfg is resolved.
+func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	l := &Link{
-		cfg: cfg, gcfg: gcfg, rdb: cfg.Client,
-		channel: tag + "events", suppliers: tag + "open",
+		cfg: cfg, gcfg: gcfg, be: be,
 		out:  make(chan breaker.Event, cfg.Buffer),
 		wake: make(chan string, cfg.Buffer),
 		stop: make(chan struct{}),
@@ -112,6 +111,7 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 			}
 		}
 	}
+	var err error
 	if l.g, err = executor.NewGroup(wired); err != nil {
 		return nil, err
 	}
@@ -137,8 +137,8 @@ func (l *Link) Close(ctx context.Context) error {
 	default:
 		close(l.stop)
 		l.mu.Lock()
-		if l.ps != nil {
-			_ = l.ps.Close() // unblocks a receive in progress
+		if l.feed != nil {
+			_ = l.feed.close() // unblocks a receive in progress
 		}
 		l.mu.Unlock()
 	}
@@ -251,33 +251,19 @@ func (l *Link) send(e breaker.Event) error {
 		}
 	}
 	m.Age = int64(max(now.Sub(evidence), 0))
-	key := l.openKey(e.Name)
-	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if m.Kind == kindOpen {
-			stored := m
-			ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
-			stored.TTL = int64(ttl)
-			p.Set(ctx, key, encode(stored), ttl)
-			p.SAdd(ctx, l.suppliers, e.Name)
-		} else {
-			p.Del(ctx, key)
-			p.SRem(ctx, l.suppliers, e.Name)
-		}
-		p.Publish(ctx, l.channel, encode(m))
-		return nil
-	})
+	var err error
+	if m.Kind == kindOpen {
+		stored := m
+		ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
+		stored.TTL = int64(ttl)
+		err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
+	} else {
+		err = l.be.withdraw(ctx, e.Name, encode(m))
+	}
 	if err == nil && e.From == breaker.HalfOpen {
 		// The verdict of this replica's probe is out: free the lease at
 		// once, so the next period's contention does not wait for expiry.
-		err = releaseScript.Run(ctx, l.rdb, []string{l.leaseKey(e.Name)}, l.cfg.Replica).Err()
+		err = l.be.release(ctx, e.Name, l.cfg.Replica)
 	}
 	return err
-}
-
-func (l *Link) openKey(name string) string {
-	return "{" + l.cfg.Prefix + "}:open:" + name
-}
-
-func (l *Link) leaseKey(name string) string {
-	return "{" + l.cfg.Prefix + "}:lease:" + name
 }
