@@ -86,15 +86,15 @@ func (h *hub) opens(context.Context) ([]storedOpen, error) {
 	return h.live(time.Now()), nil
 }
 
-func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration) (bool, error) {
+func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
 	if k, ok := h.leases[name]; ok && k.expires.After(now) {
-		return false, nil
+		return false, k.expires.Sub(now), nil
 	}
 	h.leases[name] = hubKey{payload: []byte(replica), expires: now.Add(ttl)}
-	return true, nil
+	return true, 0, nil
 }
 
 func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) (bool, error) {

@@ -140,7 +140,7 @@ func (l *Link) review(rounds map[string]*round, name string) {
 	if until := later(r.probeAt, now).Add(ttl + l.cfg.Margin); until.After(r.held) && !hold(until) {
 		return
 	}
-	won, err := l.acquire(name, ttl)
+	won, left, err := l.acquire(name, ttl)
 	l.cfg.Logger.Debug("fusebox: fleet lease", "replica", l.cfg.Replica, "supplier", name, "won", won,
 		"error", errString(err), "probe_at", r.probeAt, "hold", r.held, "gen", s.Generation)
 	switch {
@@ -154,11 +154,20 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		r.holder = true
 		r.due = now.Add(ttl - l.cfg.Margin)
 	default:
-		// Lost: stay held, and contend again when the hold ends (the
-		// winner's verdict normally arrives long before).
+		// Lost: stay held, and contend again when the holder's lease
+		// runs out (the holder renews it while it waits for a call to
+		// probe with and when the probe starts, so this is when a dead
+		// holder's lease has expired; the verdict of a live one arrives
+		// long before).
 		l.n.leasesLost.Add(1)
-		r.probeAt = r.held
-		r.due = r.held.Add(-l.cfg.Margin)
+		if left <= 0 {
+			left = ttl
+		}
+		r.probeAt = now.Add(left + time.Millisecond)
+		r.due = r.probeAt
+		if until := r.probeAt.Add(l.cfg.Margin); until.After(r.held) {
+			hold(until)
+		}
 	}
 }
 
@@ -169,8 +178,9 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// acquire contends for the lease.
-func (l *Link) acquire(name string, ttl time.Duration) (bool, error) {
+// acquire contends for the lease; left is what the holder's lease has
+// left when it is taken.
+func (l *Link) acquire(name string, ttl time.Duration) (bool, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
 	return l.be.acquire(ctx, name, l.cfg.Replica, ttl)

@@ -23,8 +23,9 @@ type backend interface {
 	withdraw(ctx context.Context, name string, msg []byte) error
 	// opens returns every open key with the time it has left.
 	opens(ctx context.Context) ([]storedOpen, error)
-	// acquire takes a supplier's probe lease if nobody holds it.
-	acquire(ctx context.Context, name, replica string, ttl time.Duration) (bool, error)
+	// acquire takes a supplier's probe lease if nobody holds it; if
+	// somebody does, left is how long the lease has left (0 if unknown).
+	acquire(ctx context.Context, name, replica string, ttl time.Duration) (won bool, left time.Duration, err error)
 	// renew extends the lease if replica holds it.
 	renew(ctx context.Context, name, replica string, ttl time.Duration) (bool, error)
 	// release gives the lease up if replica holds it.
@@ -134,16 +135,23 @@ func (r *redisBackend) opens(ctx context.Context) ([]storedOpen, error) {
 	return out, nil
 }
 
-func (r *redisBackend) acquire(ctx context.Context, name, replica string, ttl time.Duration) (bool, error) {
-	// SET key replica PX ttl NX: set only if absent, with an expiry.
-	err := r.rdb.Do(ctx, "SET", r.lease+name, replica, "PX", ttl.Milliseconds(), "NX").Err()
-	switch err {
-	case nil:
-		return true, nil
-	case redis.Nil:
-		return false, nil
+func (r *redisBackend) acquire(ctx context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
+	// SET key replica PX ttl NX: set only if absent, with an expiry; and
+	// in the same round trip, how long the lease has left if it was taken.
+	var set *redis.Cmd
+	var pttl *redis.DurationCmd
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.Do(ctx, "SET", r.lease+name, replica, "PX", ttl.Milliseconds(), "NX")
+		pttl = p.PTTL(ctx, r.lease+name)
+		return nil
+	})
+	switch {
+	case set.Err() == nil:
+		return true, 0, nil
+	case errors.Is(set.Err(), redis.Nil):
+		return false, max(pttl.Val(), 0), nil
 	}
-	return false, err
+	return false, 0, err
 }
 
 func (r *redisBackend) renew(ctx context.Context, name, replica string, ttl time.Duration) (bool, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -48,7 +49,15 @@ func (r virtualResult) perCycle() float64 { return float64(r.probes) / r.cycles 
 func virtualConfig(name string) Config {
 	return Config{Prefix: "virtual", Replica: name, Buffer: DefaultBuffer, OpTimeout: DefaultOpTimeout,
 		Margin: DefaultMargin, HealthCheck: DefaultHealthCheck, BackoffMin: DefaultBackoffMin, BackoffMax: DefaultBackoffMax,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		Logger: virtualLogger}
+}
+
+var virtualLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func init() {
+	if os.Getenv("FLEET_DEBUG") != "" {
+		virtualLogger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 }
 
 // runVirtual plays the scenario; h nil means local breakers only.
