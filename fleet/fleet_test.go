@@ -21,11 +21,11 @@ import (
 
 // The supplier every replica protects in these tests: 2 slots, calls of at
 // most 200 ms, a 600 ms reset timeout. The probe lease lasts 200 ms + 2 ×
-// 50 ms = 300 ms.
+// 100 ms = 400 ms (the default margin).
 const (
 	invocation = 200 * time.Millisecond
 	reset      = 600 * time.Millisecond
-	margin     = 50 * time.Millisecond
+	margin     = 100 * time.Millisecond
 )
 
 var testLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
