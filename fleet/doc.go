@@ -28,17 +28,19 @@
 //
 // # One probe per reset period
 //
-// Shortly before the probe is due (Config.Margin), each replica holds its
-// breaker open a little longer (breaker.HoldOpen, a local step) and contends
-// for a lease: SET {prefix}:lease:<supplier> <replica> NX PX <ttl>, ttl
-// being the supplier's invocation timeout (plus its queue wait) and twice
-// the margin. The winner gives its breaker its probe time back, so its next
-// call is the probe; the losers stay held. The winner renews its lease while
-// no call has come to start the probe and once more when it starts, and
-// frees it when the verdict is published. The verdict (closed, or open again
-// until the next probe time) reaches the losers as a message. If the winner
-// dies, its lease expires; the losers' holds end at about the same time, and
-// they contend again.
+// As soon as a linked breaker opens, the link holds it open past its probe
+// time (breaker.HoldOpen, a local step). Shortly before the probe is due
+// (Config.Margin) each replica contends for a lease: SET
+// {prefix}:lease:<supplier> <replica> NX PX <ttl>, ttl being the supplier's
+// invocation timeout (plus its queue wait) and twice the margin. The winner
+// gives its breaker its probe time back, so its next call is the probe; the
+// losers stay held and contend again when the winner's lease runs out (its
+// PTTL comes back with the refusal). The winner renews its lease while no
+// call has come to start the probe and once more when it starts, and frees
+// it when the verdict is published, so a live winner's verdict (closed, or
+// open again until the next probe time) reaches the losers first. If the
+// winner dies, its lease expires, and one of the losers probes. A link that
+// is late to contend delays the probe; it never adds one.
 //
 // # Which event wins
 //
