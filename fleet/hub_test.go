@@ -15,6 +15,7 @@ type hub struct {
 	latency time.Duration
 
 	mu     sync.Mutex
+	down   bool // every operation fails, as with Redis stopped
 	subs   map[*hubFeed]struct{}
 	keys   map[string]hubKey // the open keys
 	leases map[string]hubKey // payload: the holder
@@ -38,6 +39,33 @@ func (h *hub) after(f func()) {
 	time.AfterFunc(h.latency, f)
 }
 
+var errHubDown = errors.New("hub: down")
+
+// setDown stops or restarts the hub; stopping it ends every subscription
+// and forgets every key, as a Redis restarted without persistence would.
+func (h *hub) setDown(down bool) {
+	h.mu.Lock()
+	h.down = down
+	subs := h.subs
+	if down {
+		h.subs = map[*hubFeed]struct{}{}
+		clear(h.keys)
+		clear(h.leases)
+	}
+	h.mu.Unlock()
+	if down {
+		for f := range subs {
+			_ = f.close()
+		}
+	}
+}
+
+func (h *hub) isDown() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.down
+}
+
 func (h *hub) publish(msg []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -47,6 +75,9 @@ func (h *hub) publish(msg []byte) {
 }
 
 func (h *hub) subscribe(context.Context) (feed, error) {
+	if h.isDown() {
+		return nil, errHubDown
+	}
 	f := &hubFeed{h: h, ch: make(chan hubItem, 4096), done: make(chan struct{})}
 	h.mu.Lock()
 	h.subs[f] = struct{}{}
@@ -55,6 +86,9 @@ func (h *hub) subscribe(context.Context) (feed, error) {
 }
 
 func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	if h.isDown() {
+		return errHubDown
+	}
 	h.mu.Lock()
 	h.keys[name] = hubKey{payload: stored, expires: time.Now().Add(ttl)}
 	h.mu.Unlock()
@@ -63,6 +97,9 @@ func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.D
 }
 
 func (h *hub) withdraw(_ context.Context, name string, msg []byte) error {
+	if h.isDown() {
+		return errHubDown
+	}
 	h.mu.Lock()
 	delete(h.keys, name)
 	h.mu.Unlock()
@@ -83,12 +120,18 @@ func (h *hub) live(now time.Time) []storedOpen {
 func (h *hub) opens(context.Context) ([]storedOpen, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.down {
+		return nil, errHubDown
+	}
 	return h.live(time.Now()), nil
 }
 
 func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.down {
+		return false, 0, errHubDown
+	}
 	now := time.Now()
 	if k, ok := h.leases[name]; ok && k.expires.After(now) {
 		return false, k.expires.Sub(now), nil
@@ -100,6 +143,9 @@ func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration
 func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) (bool, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.down {
+		return false, errHubDown
+	}
 	now := time.Now()
 	if k, ok := h.leases[name]; ok && k.expires.After(now) && string(k.payload) == replica {
 		h.leases[name] = hubKey{payload: k.payload, expires: now.Add(ttl)}
@@ -111,6 +157,9 @@ func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) 
 func (h *hub) release(_ context.Context, name, replica string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.down {
+		return errHubDown
+	}
 	if k, ok := h.leases[name]; ok && string(k.payload) == replica {
 		delete(h.leases, name)
 	}

@@ -111,7 +111,13 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		r.holder = false
 	}
 	if !l.isUp() {
-		delete(rounds, name) // local only; the rescan at reconnect looks again
+		// Local only: give a held breaker its probe time back, so it
+		// probes on its own as without a fleet. The rescan at reconnect
+		// looks again.
+		if !r.probeAt.IsZero() && s.OpenUntil.Equal(r.held) {
+			b.HoldOpen(s.Generation, r.probeAt)
+		}
+		delete(rounds, name)
 		return
 	}
 	hold := func(until time.Time) bool {

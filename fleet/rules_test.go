@@ -191,3 +191,36 @@ func TestVirtualLeaseExpiresWhenTheHolderDies(t *testing.T) {
 		}
 	})
 }
+
+func TestVirtualLinkDownGivesHoldsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 3)
+		defer closeAll(t, rs)
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+		time.Sleep(time.Second)
+		probeAt := rs[0].events()[0].OpenUntil
+		for _, r := range rs {
+			s := r.payments(t).Breaker().Stats()
+			require.Equal(t, breaker.Open, s.State)
+			assert.True(t, s.OpenUntil.After(probeAt.Add(time.Second)), "held past the probe time until the lease decides")
+		}
+		h.setDown(true)
+		time.Sleep(100 * time.Millisecond)
+		for i, r := range rs {
+			assert.False(t, r.link.Stats().Up)
+			s := r.payments(t).Breaker().Stats()
+			assert.Equal(t, breaker.Open, s.State, "still protecting itself")
+			// Each probes on its own at the probe time it learnt.
+			assert.Equal(t, probeAt.Add(time.Duration(min(i, 1))*hubLatency), s.OpenUntil, "replica %d", i)
+		}
+		// Back up, empty: the links reconnect, rewrite their opens, and
+		// hold their breakers again.
+		h.setDown(false)
+		time.Sleep(time.Second)
+		for _, r := range rs {
+			assert.True(t, r.link.Stats().Up)
+			assert.GreaterOrEqual(t, r.link.Stats().Sessions, uint64(2))
+		}
+	})
+}

@@ -141,6 +141,8 @@ func (l *Link) setUp(up bool, err error) {
 		l.cfg.Logger.Info("fusebox: fleet link up", "replica", l.cfg.Replica, "prefix", l.cfg.Prefix)
 	case changed:
 		l.n.downs.Add(1)
+		l.rescan.Store(true) // give held breakers their probe times back
+		l.poke("")
 		l.cfg.Logger.Warn("fusebox: fleet link down; every supplier is protected by this replica's breakers alone",
 			"replica", l.cfg.Replica, "prefix", l.cfg.Prefix, "error", errString(err))
 	}
