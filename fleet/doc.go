@@ -71,8 +71,9 @@
 // # When Redis is slow or down
 //
 // Each replica protects itself with its own breakers, exactly as without a
-// fleet: a publish that fails is counted, a lease that cannot be contended
-// for is not held (the replica probes on its own), and the subscription
+// fleet: a publish that fails is counted, a breaker whose lease cannot be
+// contended for, or whose link goes down, gets its probe time back (the
+// replica probes on its own), and the subscription
 // reconnects with exponential backoff and jitter. On reconnecting the
 // replica writes its own open breakers again (Redis may have restarted
 // empty) and reads the fleet's. Stats reports the link state, when it
