@@ -3,6 +3,8 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,8 +21,9 @@ import (
 	"github.com/fusebox-go/fusebox/fleet"
 )
 
-// The fleet scenario, in real time against a real Redis, scaled down so
-// that it runs in seconds: ten shops of 100 request workers share the
+// The fleet scenario, in real time against a real Redis and a payment
+// supplier that is a real HTTP server on loopback, scaled down so that it
+// runs in seconds: ten shops of 100 request workers share the
 // payment traffic unevenly (shop i gets 5×(i+1) payments a second, as a
 // load balancer with sticky sessions would hand out) and serve catalog
 // requests that need a worker and nothing else. The payment supplier hangs
@@ -86,14 +89,30 @@ func runScenario(t *testing.T, srv *server, linked bool) scenarioResult {
 	var allOpen atomic.Int64 // ns since start; 0 until every shop refused
 	start := time.Now()
 	slices := make([]atomic.Int64, scRun/scSlice+1)
-	hung := func(ctx context.Context) (int, error) {
+	// The payment supplier is an HTTP server on 127.0.0.1 that hangs: it
+	// counts each request that reaches it and answers none.
+	supplier := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		slices[min(int(time.Since(start)/scSlice), len(slices)-1)].Add(1)
 		if allOpen.Load() != 0 {
 			afterAll.Add(1)
 		}
-		<-ctx.Done()
-		return 0, ctx.Err()
+		<-r.Context().Done()
+	}))
+	defer supplier.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: scWorkers}}
+	defer client.CloseIdleConnections()
+	hung := func(ctx context.Context) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, supplier.URL+"/charge", nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode, nil
 	}
 	var catalogServed, catalogAll, lost atomic.Int64
 	done := make(chan struct{})
