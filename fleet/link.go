@@ -25,7 +25,7 @@ type Link struct {
 	out  chan breaker.Event // local transitions to publish
 	wake chan string        // suppliers for the scheduler to look at
 	// rescan asks the scheduler to look at every supplier: set when wake
-	// was full, and when the link comes up.
+	// was full, and when the link comes up or goes down.
 	rescan atomic.Bool
 
 	stop chan struct{}
@@ -69,8 +69,10 @@ type Stats struct {
 	Published, PublishFailed, Unsent, Dropped uint64
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
-	// evidence, an operator override, a later probe time); Malformed those
-	// refused as invalid; Own this replica's own messages coming back.
+	// evidence, an operator override, a probe time no later than the
+	// breaker's own, a supplier a Strict group does not list); Malformed
+	// those refused as invalid; Own this replica's own messages coming
+	// back.
 	Received, Applied, Stale, Malformed, Own uint64
 	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
 	// contentions that failed (the replica then probes on its own);
