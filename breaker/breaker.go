@@ -81,8 +81,7 @@ func New(cfg Config) (*Breaker, error) {
 func (b *Breaker) now() int64 { return int64(time.Since(b.epoch)) }
 
 // Permit is the right to make one call. Report its end with exactly one of
-// Done, Ignore or Reject. The zero Permit (returned with an error) ignores
-// all three. A Permit is a small value; copy it freely.
+// Done or Ignore. The zero Permit (returned with an error) ignores both. A Permit is a small value; copy it freely.
 type Permit struct {
 	b     *Breaker
 	r     *record
@@ -157,8 +156,8 @@ func (b *Breaker) reject() (Permit, error) {
 	return Permit{}, ErrOpen
 }
 
-// Probe reports whether the permit is a half-open probe.
-func (p Permit) Probe() bool { return p.r != nil && p.r.state == HalfOpen }
+// probe reports whether the permit is a half-open probe.
+func (p Permit) probe() bool { return p.r != nil && p.r.state == HalfOpen }
 
 // Done records the end of the call: err nil is a Success, anything else is
 // classified by Config.Classify. A permit from an older generation (admitted
@@ -173,7 +172,7 @@ func (p Permit) Done(err error) {
 	if p.b == nil {
 		return
 	}
-	o, cerr := p.b.Classify(err)
+	o, cerr := p.b.classify(err)
 	if merr := p.b.record(p, o, err); cerr == nil {
 		cerr = merr
 	}
@@ -182,23 +181,23 @@ func (p Permit) Done(err error) {
 	}
 }
 
-// Record is Done with the outcome already decided, for callers that
-// classify once and use the outcome themselves (the executor counts calls
-// by outcome). err is still needed to match Config.ErrorKinds; a nil err
-// matches no kind. If a Match function panics, the panic is recovered, the
-// failure counts as matching no kind, and Record returns a *PanicError.
-func (p Permit) Record(o Outcome, err error) error {
+// record is Done with the outcome already decided, for the executor, which
+// classifies once and counts calls by outcome. err is still needed to match
+// Config.ErrorKinds; a nil err matches no kind. If a Match function panics,
+// the panic is recovered, the failure counts as matching no kind, and
+// record returns a *PanicError.
+func (p Permit) record(o Outcome, err error) error {
 	if p.b == nil {
 		return nil
 	}
 	return p.b.record(p, o, err)
 }
 
-// Classify returns the outcome Done would record for err: Success for nil,
+// classify returns the outcome Done would record for err: Success for nil,
 // else Config.Classify(err). If the classifier panics (or an Unwrap or Is
 // method of err does, on DefaultClassify's errors.Is walk), the panic is
-// recovered and Classify returns Failure and a *PanicError.
-func (b *Breaker) Classify(err error) (Outcome, error) {
+// recovered and classify returns Failure and a *PanicError.
+func (b *Breaker) classify(err error) (Outcome, error) {
 	if err == nil {
 		return Success, nil
 	}
@@ -214,12 +213,12 @@ func (p Permit) Ignore() {
 	}
 }
 
-// Reject reports that the call could not run because the bulkhead behind
+// reject reports that the call could not run because the bulkhead behind
 // the breaker was full (reason Saturation or QueueFull). A closed breaker
 // trips with that reason, in this call. A half-open probe that found no slot
 // re-opens the breaker with reason ProbeDeferred and a fresh open period,
 // without counting a failed attempt. Stale permits change nothing.
-func (p Permit) Reject(reason Reason) {
+func (p Permit) reject(reason Reason) {
 	b := p.b
 	if b == nil || b.cur.Load() != p.r {
 		return

@@ -67,11 +67,11 @@ func (b *Breaker) override(s State, r Reason) {
 	}
 }
 
-// Drained closes a breaker that is Open because its bulkhead's queue was
+// drained closes a breaker that is Open because its bulkhead's queue was
 // full (reason QueueFull), with reason QueueDrained and no probe: the
 // executor calls it once the queue has drained below its low-water mark. It
 // reports whether it closed the breaker.
-func (b *Breaker) Drained() bool {
+func (b *Breaker) drained() bool {
 	for {
 		cur := b.cur.Load()
 		if cur.state != Open || cur.reason != QueueFull {

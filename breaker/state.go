@@ -53,11 +53,11 @@ const (
 	// Config.SlowCallRate.
 	SlowCallRate
 	// Saturation: the bulkhead in front of the supplier had no free slot
-	// (reported by the executor through [Permit.Reject] or [Breaker.Trip]).
+	// (reported by the executor, or by anyone through [Breaker.Trip]).
 	Saturation
 	// QueueFull: the bulkhead's queue was full (reported by the executor).
-	// The breaker may close again without a probe once the queue has
-	// drained ([Breaker.Drained]).
+	// The executor closes the breaker again, without a probe, once the
+	// queue has drained to its low-water mark (QueueDrained).
 	QueueFull
 	// Manual: an operator called [Breaker.Trip].
 	Manual

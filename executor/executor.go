@@ -298,8 +298,11 @@ func (ex *Executor) Stats() Stats {
 // records a failure, and count returns the panic (counted in Stats.Panics)
 // for the call's future.
 func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicError) {
-	o, cerr := ex.br.Classify(err)
-	if merr := p.Record(o, err); cerr == nil {
+	o, cerr := breaker.Success, error(nil)
+	if err != nil {
+		o, cerr = classify(ex.br, err)
+	}
+	if merr := record(p, o, err); cerr == nil {
 		cerr = merr
 	}
 	if o == breaker.Success {

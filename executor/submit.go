@@ -125,8 +125,8 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 // hold them) is deferred instead: the breaker re-opens for a fresh reset
 // timeout, and the caller sees ErrOpen, as everyone else does meanwhile.
 func (ex *Executor) saturated(p breaker.Permit) error {
-	if p.Probe() {
-		p.Reject(breaker.ProbeDeferred)
+	if isProbe(p) {
+		reject(p, breaker.ProbeDeferred)
 		ex.leave()
 		return ex.reject(RejectedOpen)
 	}
@@ -136,7 +136,7 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 		rc := ex.counts()
 		rc.unservedAtTrip.Store(rc.unserved.Load())
 	}
-	p.Reject(br)
+	reject(p, br)
 	ex.leave()
 	return ex.reject(r)
 }
@@ -334,7 +334,7 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		// say of its value (panic(context.Canceled) included) and whether
 		// or not the caller had given up.
 		ex.counts().panics.Add(1)
-		_ = c.permit.Record(breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
+		_ = record(c.permit, breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
 	case err != nil && ex.now() >= c.ctx.deadline:
@@ -359,7 +359,7 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		// never count as draining, so a dead or far too slow supplier keeps
 		// it open until its reset timeout and a probe.
 		if o == breaker.Success && ex.queued != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
-			ex.br.Drained()
+			drained(ex.br)
 		}
 	}
 	c.promise.Complete(v, err)
