@@ -38,7 +38,21 @@ import (
 // outcome recorded on the breaker second, and the future completed last, so
 // a caller that awaits and resubmits at once never meets its own slot.
 func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
-	if ctx == nil || fn == nil || ex == nil {
+	if fn == nil {
+		return nil, errBadCall(ctx, ex)
+	}
+	c, err := admit(ctx, ex, fn)
+	if err != nil {
+		return nil, err
+	}
+	return c.promise.Future(), nil
+}
+
+// admit is the admission shared by Submit and Lease: the breaker, then a
+// slot (the call starts) or a queue place (it starts when a Release hands
+// it a slot). fn is nil for a lease.
+func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
+	if ctx == nil || ex == nil {
 		return nil, errBadCall(ctx, ex)
 	}
 	if ex.isClosed() {
@@ -63,15 +77,28 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	if ex.bh.Admit(nil) == slots.Acquired {
 		c := newCall(ctx, ex, fn, permit)
 		c.start()
-		return c.promise.Future(), nil
+		return c, nil
 	}
 	if ex.queued == nil || ex.bh.QueueFull() {
 		return nil, ex.saturated(permit)
 	}
 	c := newCall(ctx, ex, fn, permit)
+	if !c.enqueue() {
+		return nil, ex.saturated(permit)
+	}
+	return c, nil
+}
+
+// enqueue puts a call that found every slot busy in the queue, or starts it
+// if a slot was freed meanwhile. It reports false if the queue was full.
+func (c *call[T]) enqueue() bool {
+	ex, ctx := c.ctx.ex, c.ctx.parent
 	q := &queueState{}
 	q.waiter.Value = c
 	q.node.owner, q.node.kind = c, queueDeadline
+	if c.fn == nil {
+		q.granted = make(chan struct{}) // a lease waits for its slot
+	}
 	c.q = q
 	// The mutex is held until the call is fully queued, so that a Release
 	// handing it a slot (promote), its queue deadline or its caller's
@@ -95,9 +122,9 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		c.start()
 	default:
 		q.mu.Unlock()
-		return nil, ex.saturated(permit)
+		return false
 	}
-	return c.promise.Future(), nil
+	return true
 }
 
 // Do submits fn and awaits its result with the same ctx.
@@ -198,6 +225,7 @@ type queueState struct {
 	waiter  slots.Waiter
 	node    deadline // in ex.queued while it waits
 	unwatch func() bool
+	granted chan struct{} // a lease's: closed when it has a slot
 }
 
 func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error), p breaker.Permit) *call[T] {
@@ -235,6 +263,14 @@ func (c *call[T]) start() {
 		// slot back.
 		var zero T
 		c.settle(zero, ErrClosed, skipped)
+		return
+	}
+	if c.fn == nil {
+		// A lease: its holder does the work on its own goroutine. A queued
+		// one is waiting to be told.
+		if c.q != nil {
+			close(c.q.granted)
+		}
 		return
 	}
 	if ex.env.runner == nil {
@@ -310,19 +346,34 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 	c.ctx.finish()
 	ex.release()
 	if !won {
-		// The deadline came first. The function has now returned and its
-		// slot is free; once expire has recorded the timeout too, resolve
-		// the future (unless the grace period already did).
-		ex.counts().overdue.Add(-1)
-		if end == panicked {
-			ex.counts().panics.Add(1) // the timeout was its failure already
-		}
-		if c.meet.Add(1) == 2 {
-			c.resolveTimedOut()
-		}
-		ex.leave()
+		c.settleLate(end)
 		return
 	}
+	v, err = c.record(v, err, end)
+	c.promise.Complete(v, err)
+	ex.leave()
+}
+
+// settleLate ends a call whose deadline came first. The function has now
+// returned and its slot is free; once expire has recorded the timeout too,
+// the future resolves (unless the grace period already did).
+func (c *call[T]) settleLate(end callEnd) {
+	ex := c.ctx.ex
+	ex.counts().overdue.Add(-1)
+	if end == panicked {
+		ex.counts().panics.Add(1) // the timeout was its failure already
+	}
+	if c.meet.Add(1) == 2 {
+		c.resolveTimedOut()
+	}
+	ex.leave()
+}
+
+// record records the end of a call that beat its deadline on the breaker
+// and in the counts, and returns the result its future resolves with.
+func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
+	ex := c.ctx.ex
+	var zero T
 	switch {
 	case end == skipped:
 		c.permit.Ignore()
@@ -342,7 +393,6 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
-		var zero T
 		v, err = zero, ErrTimeout
 		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
 			err = perr
@@ -350,20 +400,24 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 	default:
 		o, perr := ex.count(c.permit, err)
 		if perr != nil {
-			var zero T
 			v, err = zero, perr
 		}
-		// Queue hysteresis: a breaker opened on a full queue closes, with no
-		// probe, once successful calls have drained the queue to its
-		// low-water mark. Calls that timed out (in the queue or running)
-		// never count as draining, so a dead or far too slow supplier keeps
-		// it open until its reset timeout and a probe.
-		if o == breaker.Success && ex.queued != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
-			drained(ex.br)
+		if o == breaker.Success {
+			ex.closeIfDrained()
 		}
 	}
-	c.promise.Complete(v, err)
-	ex.leave()
+	return v, err
+}
+
+// closeIfDrained is the queue's hysteresis, after a success: a breaker
+// opened on a full queue closes, with no probe, once successful calls have
+// drained the queue to its low-water mark. Calls that timed out (in the
+// queue or running) never count as draining, so a dead or far too slow
+// supplier keeps it open until its reset timeout and a probe.
+func (ex *Executor) closeIfDrained() {
+	if ex.queued != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
+		drained(ex.br)
+	}
 }
 
 func (ex *Executor) callerCancelled(p breaker.Permit) {

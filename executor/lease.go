@@ -1,0 +1,91 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+)
+
+// A Lease holds one slot of an executor for work its holder does on its own
+// goroutine: an HTTP exchange whose response body is read after RoundTrip
+// has returned, a stream. It is Submit without a goroutine: the same
+// breaker, bulkhead, queue and invocation deadline, and the same accounting,
+// but the holder runs the work and ends it with Done.
+//
+// The lease's context (Context) ends at the invocation deadline; the
+// timeout is recorded on the breaker at that moment, as for a call, and the
+// slot stays held until Done, so that in-flight work never exceeds the
+// bulkhead. A holder must call Done exactly once, however the work ends;
+// later calls do nothing.
+type Lease struct {
+	c    *call[struct{}]
+	done atomic.Bool
+}
+
+// Lease takes a slot for work the caller does itself, or returns a
+// *RejectedError (ErrOpen, ErrSaturated, ErrClosed) without taking one. With
+// a queue it waits, like a submitted call, for a slot: until the queue
+// timeout (ErrQueueTimeout), ctx's end (ctx's error) or Close (ErrClosed).
+func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
+	c, err := admit[struct{}](ctx, ex, nil)
+	if err != nil {
+		return nil, err
+	}
+	if c.q != nil {
+		select {
+		case <-c.q.granted:
+		case <-c.promise.Future().Done():
+			// It left the queue without a slot.
+			_, err := c.promise.Future().Await(context.Background())
+			return nil, err
+		}
+	}
+	if !c.state.CompareAndSwap(stRunning, stInvoking) {
+		// Its deadline passed before it was handed over (expire recorded
+		// that as ignored), or start ended it at once because the caller
+		// had given up: either way, nothing was done.
+		if c.state.Load() == stExpired {
+			c.settle(struct{}{}, ErrTimeout, skipped)
+		}
+		_, err := c.promise.Future().Await(context.Background())
+		if err == nil {
+			err = errors.New("executor: the lease ended before it began") // not reached
+		}
+		return nil, err
+	}
+	return &Lease{c: c}, nil
+}
+
+// LeaseIn is Lease on the executor of the dependency name in g; like
+// SubmitIn, it cannot lose a race with idle eviction.
+func LeaseIn(ctx context.Context, g *Group, name string) (*Lease, error) {
+	for {
+		ex, err := g.Executor(name)
+		if err != nil {
+			return nil, err
+		}
+		l, err := ex.Lease(ctx)
+		if err != nil && ex.evicted.Load() && errors.Is(err, ErrClosed) {
+			continue
+		}
+		return l, err
+	}
+}
+
+// Context returns the lease's context: the caller's context (its values and
+// cancellation) with the invocation deadline, counted from the moment the
+// lease began. It ends at that deadline, when the caller's context ends,
+// when the executor is closed under it, or at Done.
+func (l *Lease) Context() context.Context { return &l.c.ctx }
+
+// Done gives the slot back and records the outcome on the breaker, as a
+// call that returned err would: nil is a success, other errors are
+// classified by the breaker's Classify, and an error after the caller
+// cancelled is ignored. After the deadline the timeout has been recorded
+// already, and Done only gives the slot back. Only the first Done counts.
+func (l *Lease) Done(err error) {
+	if l.done.Swap(true) {
+		return
+	}
+	l.c.settle(struct{}{}, err, ran)
+}
