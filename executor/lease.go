@@ -81,11 +81,17 @@ func (l *Lease) Context() context.Context { return &l.c.ctx }
 // Done gives the slot back and records the outcome on the breaker, as a
 // call that returned err would: nil is a success, other errors are
 // classified by the breaker's Classify, and an error after the caller
-// cancelled is ignored. After the deadline the timeout has been recorded
-// already, and Done only gives the slot back. Only the first Done counts.
+// cancelled is ignored. A *PanicError (the holder recovered a panic of the
+// work) counts as a panic and a failure, like a panic of a submitted
+// function. After the deadline the timeout has been recorded already, and
+// Done only gives the slot back. Only the first Done counts.
 func (l *Lease) Done(err error) {
 	if l.done.Swap(true) {
 		return
 	}
-	l.c.settle(struct{}{}, err, ran)
+	end := ran
+	if _, ok := err.(*PanicError); ok {
+		end = panicked
+	}
+	l.c.settle(struct{}{}, err, end)
 }

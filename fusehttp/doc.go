@@ -33,14 +33,17 @@
 //
 // # The slot rule
 //
-// A request holds its slot from the moment it starts until the response
-// body is closed or read to EOF, not merely until the headers arrive: an
-// unread, streaming body still occupies the upstream (and a connection).
-// Closing the body, or reading it to the end, releases the slot before
-// Close or the final Read returns, so a caller that sends its next request
-// right after never finds its own slot still held. Responses without a
-// body (to HEAD, 204, 304, Content-Length: 0) and 101 Switching Protocols
-// release it as soon as they arrive.
+// A request holds its slot (an executor.Lease) from the moment it starts
+// until the response body is closed or read to EOF, not merely until the
+// headers arrive: an unread, streaming body still occupies the upstream
+// (and a connection). Closing the body, or reading it to the end, releases
+// the slot before Close or the final Read returns, so a caller that sends
+// its next request right after never finds its own slot still held.
+// Responses without a body (to HEAD, 204, 304, Content-Length: 0) and 101
+// Switching Protocols release it as soon as they arrive. The round trip
+// runs on the caller's goroutine, and an open body costs no goroutine: the
+// body itself ends the lease, as net/http's own client timeout is stopped
+// by the body.
 //
 // The executor's InvocationTimeout bounds the whole exchange, body
 // included, like http.Client.Timeout: a body still open at the deadline is

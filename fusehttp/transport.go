@@ -1,7 +1,6 @@
 package fusehttp
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -37,10 +36,14 @@ type Transport struct {
 	// hosts no longer called are evicted.
 	Group *executor.Group
 
-	// Base makes the actual requests. nil means a clone of
-	// http.DefaultTransport, made on first use and owned by this Transport
-	// (CloseIdleConnections closes its connections). Base must honour the
-	// request's context: the executor ends a call by cancelling it. An
+	// Base makes the actual requests, on the caller's goroutine. nil means a
+	// clone of http.DefaultTransport, made on first use and owned by this
+	// Transport (CloseIdleConnections closes its connections). Base must
+	// honour the request's context: the executor ends an exchange by
+	// cancelling it, and a Base that ignores it holds its caller until it
+	// returns (the response is then too late: RoundTrip closes it and
+	// returns executor.ErrTimeout). If Base panics, RoundTrip returns an
+	// *executor.PanicError naming it, counted as a failure. An
 	// *http.Transport of your own can keep as many idle connections per
 	// host as there are slots (MaxIdleConnsPerHost; the default keeps 2).
 	Base http.RoundTripper
@@ -73,7 +76,7 @@ type Transport struct {
 	// caller receives: a response classified as a failure still reaches the
 	// caller as a normal *http.Response with a nil error. It must not read
 	// or close the response body. nil means DefaultClassify. It runs on the
-	// call's goroutine; if it panics, the breaker records the call as a
+	// caller's goroutine, in RoundTrip; if it panics, the breaker records the call as a
 	// failure with an *executor.PanicError naming it, and the caller still
 	// gets the response.
 	Classify func(*http.Response, error) error
@@ -139,9 +142,23 @@ func DefaultClassify(resp *http.Response, err error) error {
 // when the caller gives up first, and executor.ErrTimeout when the call
 // outlives the invocation timeout before a response arrives.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key, err := t.key(req)
+	if err == nil {
+		var l *executor.Lease
+		// LeaseIn, not a lookup and Lease: it looks again if idle eviction
+		// closed the host's executor in between.
+		if l, err = executor.LeaseIn(req.Context(), t.Group, key); err == nil {
+			return t.exchange(req, l)
+		}
+	}
+	closeBody(req) // never read: nothing was sent
+	return nil, err
+}
+
+// key returns the name of the executor that req runs on.
+func (t *Transport) key(req *http.Request) (string, error) {
 	if t.Group == nil {
-		closeBody(req)
-		return nil, errors.New("fusehttp: Transport.Group is nil")
+		return "", errors.New("fusehttp: Transport.Group is nil")
 	}
 	keyOf := t.Key
 	if keyOf == nil {
@@ -149,59 +166,12 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	key, err := safeKey(keyOf, req)
 	if err != nil {
-		closeBody(req)
-		return nil, err
+		return "", err
 	}
-	key = t.name(key, req)
-	if key == "" {
-		closeBody(req)
-		return nil, fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
+	if key = t.name(key, req); key == "" {
+		return "", fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
 	}
-	x := &exchange{req: req, base: t.baseTransport(), classify: t.Classify, sent: make(chan result, 1)}
-	if x.classify == nil {
-		x.classify = DefaultClassify
-	}
-	ctx := req.Context()
-	// SubmitIn, not a lookup and Submit: it looks again if idle eviction
-	// closed the host's executor in between.
-	f, err := executor.SubmitIn(ctx, t.Group, key, x.run)
-	if err != nil {
-		closeBody(req) // never read: the call did not run
-		return nil, err
-	}
-	x.settled = f.Done()
-
-	var (
-		r     result
-		got   bool
-		ended error
-	)
-	select {
-	case r = <-x.sent:
-		got = true
-	case <-f.Done():
-		_, ended = f.Await(context.Background())
-	case <-ctx.Done():
-		ended = ctx.Err()
-	}
-	if !got {
-		// The call ended (or the caller left) without handing over a
-		// response. Settle who owns what with the call's side, which may be
-		// delivering right now.
-		if r, got = x.abandon(); !got {
-			if ended == nil {
-				ended = errors.New("fusehttp: the call ended without a response") // not reached
-			}
-			return nil, ended
-		}
-	}
-	if r.resp == nil || !isExchangeBody(r.resp.Body) {
-		// Nothing left to wait for: the call returns right after handing
-		// over, and once it has released its slot the caller may send its
-		// next request without finding that slot still held.
-		<-f.Done()
-	}
-	return r.resp, r.err
+	return key, nil
 }
 
 // name returns the dependency name Names gives key or req's host, else key.
