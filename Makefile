@@ -68,6 +68,11 @@ DEMO_DASHBOARD = $(if $(DASHBOARD),-modes fusebox -speed 3 -dashboard $(DASHBOAR
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
 	cd loadtest && $(GO) run ./cmd/loadtest exhaustion -out $(OUT) $(DEMO_DASHBOARD)
 
+.PHONY: demo-fleet
+demo-fleet: redis-server ## Ten shops and a hung supplier, local breakers vs a fleet linked through Redis (~15 s): table and chart in out/.
+	@mkdir -p $(OUT)
+	cd fleet && FLEET_SCENARIO_OUT=$(OUT) $(GO) test -count=1 -run Scenario -v .
+
 .PHONY: demo-queue
 demo-queue: ## A supplier behind a queue, with and without a low-water mark (~1 min).
 	cd loadtest && $(GO) run ./cmd/loadtest queue -out $(OUT)
