@@ -41,8 +41,8 @@ tidy: ## go mod tidy in every module, against the modules as HEAD would publish 
 	$(GO) run ./internal/releasecheck -tidy
 
 .PHONY: release-check
-release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~10 s warm, ~1 min cold).
-	$(GO) run ./internal/releasecheck
+release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~30 s warm, ~1 min cold).
+	$(GO) run ./internal/releasecheck -go $(GO_MIN)
 
 .PHONY: redis-server
 redis-server: ## Install redis-server (Debian package) if missing: the fleet module's tests start their own.
