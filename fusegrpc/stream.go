@@ -2,8 +2,8 @@ package fusegrpc
 
 import (
 	"context"
-	"errors"
 	"io"
+	"runtime/debug"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -14,12 +14,13 @@ import (
 
 // Stream returns the streaming client interceptor. A stream the executor
 // refuses fails at once with an *Error of code Unavailable, without being
-// opened. An admitted stream holds its slot until it ends: RecvMsg returns
-// an error (io.EOF included), or its single response for a stream without
-// server streaming; SendMsg or Header fails; the caller's context is
-// cancelled; or the executor's InvocationTimeout passes, which therefore
-// bounds the whole stream (the stream is then cancelled with
-// DeadlineExceeded). A stream whose caller neither reads it to the end nor
+// opened. An admitted stream holds its slot (an executor.Lease) until it
+// ends: RecvMsg returns an error (io.EOF included), or its single response
+// for a stream without server streaming; SendMsg or Header fails; the
+// caller's context is cancelled; or the executor's InvocationTimeout
+// passes, which therefore bounds the whole stream (the stream is then
+// cancelled with DeadlineExceeded). An open stream costs no goroutine of
+// the library's. A stream whose caller neither reads it to the end nor
 // cancels its context holds its slot until that timeout, as the grpc
 // package's own rules for ending a stream say it must not.
 func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
@@ -29,156 +30,50 @@ func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
 		if err != nil {
 			return nil, err
 		}
-		s := &streamCall{
-			i: i, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts,
-			sent: make(chan opened, 1), ended: make(chan error, 1),
-		}
-		f, err := executor.SubmitIn(ctx, i.Group, key, s.run)
+		l, err := executor.LeaseIn(ctx, i.Group, key)
 		if err != nil {
 			return nil, statusOf(ctx, err)
 		}
-		s.settled = f.Done()
-
-		var (
-			r     opened
-			got   bool
-			ended error
-		)
-		select {
-		case r = <-s.sent:
-			got = true
-		case <-f.Done():
-			_, ended = f.Await(context.Background())
-		case <-ctx.Done():
-			ended = ctx.Err()
-		}
-		if !got {
-			// The call ended (or the caller left) without handing a stream
-			// over; settle with the call's side, which may be delivering now.
-			if r, got = s.abandon(); !got {
-				if ended == nil {
-					ended = errors.New("fusegrpc: the call ended without a stream") // not reached
-				}
-				return nil, statusOf(ctx, ended)
+		// The stream lives on the lease's context, which ends at the
+		// invocation deadline, when the caller cancels, or at the lease's
+		// end.
+		lctx := l.Context()
+		cs, err := open(lctx, streamer, desc, cc, method, opts)
+		if err != nil {
+			if _, ok := err.(*executor.PanicError); ok {
+				l.Done(err)
+				return nil, statusOf(ctx, err)
 			}
+			l.Done(i.classify(err))
+			return nil, err
 		}
-		if r.err != nil {
-			// The stream never opened and the call returns right after
-			// saying so: once its slot is free, a caller who retries at
-			// once does not find it still held.
-			<-f.Done()
-			return nil, r.err
+		w := &clientStream{ClientStream: cs, desc: desc, i: i, lease: l}
+		// Registered with the lease's context, without a goroutine until it
+		// ends: a stream its caller abandons ends the lease at the deadline.
+		w.stop = context.AfterFunc(lctx, func() { w.end(lctx.Err(), false) })
+		return w, nil
+	}
+}
+
+// open runs the streamer; a panic there becomes an *executor.PanicError.
+func open(ctx context.Context, streamer grpc.Streamer, desc *grpc.StreamDesc, cc *grpc.ClientConn,
+	method string, opts []grpc.CallOption) (cs grpc.ClientStream, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			cs, err = nil, &executor.PanicError{Callback: "grpc.Streamer", Value: v, Stack: debug.Stack()}
 		}
-		return r.cs, nil
-	}
+	}()
+	return streamer(ctx, desc, cc, method, opts...)
 }
 
-// opened is what the call hands to the caller: a stream or the error that
-// kept it from opening.
-type opened struct {
-	cs  grpc.ClientStream
-	err error
-}
-
-// Who owns the stream, as the call goes.
-const (
-	idle      = iota // submitted; the call has not started
-	started          // the call is opening the stream
-	delivered        // the stream (or error) is in sent: the caller owns it
-	abandoned        // the caller left first: the stream ends with the call
-)
-
-// streamCall is one stream's trip through its executor. The protected
-// function (run) opens the stream, hands it over, and then, still holding
-// the slot, waits for the stream to end.
-type streamCall struct {
-	i        *Interceptor
-	desc     *grpc.StreamDesc
-	cc       *grpc.ClientConn
-	method   string
-	streamer grpc.Streamer
-	opts     []grpc.CallOption
-
-	sent  chan opened // capacity 1: deliver never blocks
-	ended chan error  // capacity 1: the stream's end, sent once by the caller's side
-	// settled is the future's Done channel: it closes once the call has
-	// returned and released its slot. Set before the stream reaches anyone.
-	settled <-chan struct{}
-
-	mu    sync.Mutex
-	state int
-}
-
-// run is the protected function. Its error is what the breaker records.
-func (s *streamCall) run(ctx context.Context) (struct{}, error) {
-	s.mu.Lock()
-	if s.state == abandoned {
-		s.mu.Unlock()
-		return struct{}{}, ctxErr(ctx)
-	}
-	s.state = started
-	s.mu.Unlock()
-
-	// The stream lives on ctx: the call's context, which ends at the
-	// invocation deadline, when the caller cancels, or when run returns.
-	cs, err := s.streamer(ctx, s.desc, s.cc, s.method, s.opts...)
-	if err != nil {
-		s.deliver(opened{err: err})
-		return struct{}{}, s.i.classify(err)
-	}
-	if !s.deliver(opened{cs: &clientStream{ClientStream: cs, s: s}}) {
-		// The caller left: returning cancels the stream.
-		return struct{}{}, ctxErr(ctx)
-	}
-	select {
-	case err := <-s.ended:
-		return struct{}{}, s.i.classify(err)
-	case <-ctx.Done():
-		return struct{}{}, ctx.Err()
-	}
-}
-
-// ctxErr is the error of a call whose caller left: its context's, which
-// has ended by then.
-func ctxErr(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return context.Canceled
-}
-
-// deliver hands r to the caller, unless the caller has left.
-func (s *streamCall) deliver(r opened) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.state == abandoned {
-		return false
-	}
-	s.state = delivered
-	s.sent <- r
-	return true
-}
-
-// abandon is the caller leaving without a stream; if one was delivered
-// meanwhile, it returns it after all.
-func (s *streamCall) abandon() (opened, bool) {
-	s.mu.Lock()
-	prev := s.state
-	if prev != delivered {
-		s.state = abandoned
-	}
-	s.mu.Unlock()
-	if prev == delivered {
-		return <-s.sent, true
-	}
-	return opened{}, false
-}
-
-// clientStream watches a stream for its end, which frees the call's slot.
+// clientStream watches a stream for its end, which ends the lease.
 type clientStream struct {
 	grpc.ClientStream
-	s    *streamCall
-	once sync.Once
+	desc  *grpc.StreamDesc
+	i     *Interceptor
+	lease *executor.Lease
+	stop  func() bool // stops watching the lease's context
+	once  sync.Once
 }
 
 // SendMsg sends a message. io.EOF means the stream has ended on the
@@ -197,7 +92,7 @@ func (w *clientStream) SendMsg(m any) error {
 // server streaming.
 func (w *clientStream) RecvMsg(m any) error {
 	err := w.ClientStream.RecvMsg(m)
-	if err != nil || !w.s.desc.ServerStreams {
+	if err != nil || !w.desc.ServerStreams {
 		w.finish(err)
 	}
 	return err
@@ -212,15 +107,25 @@ func (w *clientStream) Header() (metadata.MD, error) {
 	return md, err
 }
 
-// finish ends the call with the stream's final error (io.EOF is success)
-// and returns once the slot has been released, so that a caller who opens
-// its next stream right after never finds its own slot still held.
+// finish ends the stream on its caller's side and returns once the slot has
+// been released, so that a caller who opens its next stream right after
+// never finds its own slot still held.
 func (w *clientStream) finish(err error) {
+	w.stop()
+	w.end(err, true)
+}
+
+// end ends the lease once: with the stream's final error, classified (io.EOF
+// is a success), or with the lease context's own end (the deadline, whose
+// timeout is recorded already, or the caller's cancellation, ignored).
+func (w *clientStream) end(err error, classify bool) {
 	w.once.Do(func() {
 		if err == io.EOF {
 			err = nil
 		}
-		w.s.ended <- err
-		<-w.s.settled
+		if classify {
+			err = w.i.classify(err)
+		}
+		w.lease.Done(err)
 	})
 }
