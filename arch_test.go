@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"bulkhead":       {module + "internal/slots"},
 	"internal/slots": nil,
 	"executor":       {module + "breaker", module + "future", module + "bulkhead", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
-	"fusehttp":       {module + "executor", module + "breaker", module + "future"},
+	"fusehttp":       {module + "executor"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
 	// A program that imports every package (see TestImportStartsNoGoroutine).

@@ -19,18 +19,13 @@
 //	resp, err := payments.Charge(ctx, order)
 //	p.Done(err) // classified: nil success, context.Canceled ignored, other errors failures
 //
-// Nothing here runs in the background. There is no goroutine and no timer:
-// Open → HalfOpen is decided by the next Allow after the reset timeout, so a
-// breaker needs no Close and an idle one costs a couple of hundred bytes. The
-// hot path is lock-free: Allow on a closed breaker is one atomic load and,
-// with the consecutive rule, reads no clock; Done of a success writes nothing
-// when no failure is pending.
-//
-// Every transition replaces the breaker's state record; a permit remembers
-// the record it was admitted under. A result that arrives after a transition
-// (a call admitted before the breaker tripped, finishing while it is half-open)
-// therefore never decides a half-open verdict or extends an open period; it
-// is counted in Stats.Late.
+// Nothing here runs in the background: Open → HalfOpen is decided by the
+// next Allow after the reset timeout, so a breaker needs no Close and an
+// idle one costs a couple of hundred bytes. Allow and Done are lock-free. A
+// result that arrives after a transition (a call admitted before the
+// breaker tripped, finishing while it is half-open) never decides a
+// half-open verdict or extends an open period; it is counted in Stats.Late.
+// docs/design.md in the repository explains the design.
 //
 // Transition events go to Config.OnTransition one at a time, in order; the
 // listener may call any method of the breaker.
