@@ -87,12 +87,14 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		_, err = client.Get(srv.URL)
 		require.ErrorIs(t, err, executor.ErrSaturated, "the open body still holds the only slot")
 
-		require.Eventually(t, func() bool { return stats(t, g, key).Busy == 0 }, wait, tick)
-		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before the invocation timeout")
-		st := stats(t, g, key)
-		assert.Equal(t, uint64(1), st.Timeouts)
+		// The next read blocks until the deadline cuts the body off, and
+		// returns once the slot is free.
 		_, err = resp.Body.Read(chunk)
 		assert.Error(t, err, "the body is cut off at the deadline")
+		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before the invocation timeout")
+		st := stats(t, g, key)
+		assert.Zero(t, st.Busy)
+		assert.Equal(t, uint64(1), st.Timeouts)
 	})
 
 	t.Run("a body the upstream cuts off is a failure, and frees the slot", func(t *testing.T) {
@@ -184,7 +186,7 @@ func TestRejectionSendsNothing(t *testing.T) {
 			_, err := tr.RoundTrip(first)
 			hung <- err
 		}()
-		require.Eventually(t, func() bool { return up.inside.Load() == 1 }, wait, tick)
+		up.awaitArrivals(t, 1)
 
 		body, err := post(t, tr, up.URL)
 		require.ErrorIs(t, err, executor.ErrSaturated)

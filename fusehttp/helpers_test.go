@@ -19,20 +19,18 @@ import (
 	"github.com/fusebox-go/fusebox/fusehttp"
 )
 
-// wait is the bound of every require.Eventually: generous, since it only
-// matters when a test is about to fail.
-const (
-	wait = 10 * time.Second
-	tick = 5 * time.Millisecond
-)
+// wait bounds every wait for an event of a real server: generous, since it
+// only matters when a test is about to fail.
+const wait = 10 * time.Second
 
 // upstream is a loopback HTTP server whose behaviour the test switches:
 // healthy (answers with its status), or hung (answers nothing until the
 // request's context ends: the client gave up or the server closes).
 type upstream struct {
 	*httptest.Server
-	hits   atomic.Int64 // requests that reached the server
-	inside atomic.Int64 // requests being handled right now
+	hits    atomic.Int64  // requests that reached the server
+	inside  atomic.Int64  // requests being handled right now
+	arrived chan struct{} // one value per request that reached the server
 
 	mu     sync.Mutex
 	status int
@@ -41,7 +39,7 @@ type upstream struct {
 
 func newUpstream(t *testing.T) *upstream {
 	t.Helper()
-	u := &upstream{status: http.StatusOK}
+	u := &upstream{status: http.StatusOK, arrived: make(chan struct{}, 100)}
 	u.Server = httptest.NewServer(http.HandlerFunc(u.serve))
 	t.Cleanup(u.Close)
 	return u
@@ -51,6 +49,10 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	u.hits.Add(1)
 	u.inside.Add(1)
 	defer u.inside.Add(-1)
+	select {
+	case u.arrived <- struct{}{}:
+	default:
+	}
 	io.Copy(io.Discard, r.Body)
 	u.mu.Lock()
 	status, hung := u.status, u.hung
@@ -61,6 +63,18 @@ func (u *upstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	io.WriteString(w, http.StatusText(status))
+}
+
+// awaitArrivals waits until n more requests have reached the server.
+func (u *upstream) awaitArrivals(t *testing.T, n int) {
+	t.Helper()
+	for i := range n {
+		select {
+		case <-u.arrived:
+		case <-time.After(wait):
+			t.Fatalf("only %d of %d requests reached the server within %v", i, n, wait)
+		}
+	}
 }
 
 func (u *upstream) set(status int, hung bool) {
