@@ -281,3 +281,23 @@ func TestCallContextCauseWithoutStandardLibraryInternals(t *testing.T) {
 		})
 	})
 }
+
+// context.Cause says what ended the call's context, as it does for
+// context.WithDeadline.
+func TestCauseAfterTheCallsOwnDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex := newExecutor(t, executor.Config{InvocationTimeout: time.Second})
+		parent, cancel := context.WithCancelCause(t.Context())
+		errAway := errors.New("client went away")
+		f, err := executor.Submit(parent, ex, func(ctx context.Context) (int, error) {
+			<-ctx.Done() // its own deadline
+			cancel(errAway)
+			assert.ErrorIs(t, ctx.Err(), context.DeadlineExceeded)
+			assert.ErrorIs(t, context.Cause(ctx), context.DeadlineExceeded)
+			return 0, ctx.Err()
+		})
+		require.NoError(t, err)
+		_, err = f.Await(t.Context())
+		assert.ErrorIs(t, err, executor.ErrTimeout)
+	})
+}

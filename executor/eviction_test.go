@@ -6,11 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -71,4 +73,56 @@ func TestEvictionNeverLetsTwoExecutorsServeOneName(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, s.overlap.Load(), "got calls running on two executors of one name at once")
 	require.NoError(t, g.Close(context.Background()))
+}
+
+// A lookup never hands out an executor that its own sweep evicts (and
+// closes) a moment later.
+func TestLookupAfterIdlenessNeverReturnsAClosedExecutor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{IdleTimeout: time.Minute})
+		ok := func(context.Context) (int, error) { return 1, nil }
+		ex, err := g.Executor("a")
+		require.NoError(t, err)
+		_, err = executor.Do(t.Context(), ex, ok)
+		require.NoError(t, err)
+		for range 3 {
+			time.Sleep(61 * time.Second)
+			got, err := g.Executor("a")
+			require.NoError(t, err)
+			_, err = executor.Do(t.Context(), got, ok)
+			require.NoError(t, err, "a plain lookup then Submit must work after any idle period")
+			time.Sleep(61 * time.Second)
+			g.Executor("b")
+		}
+	})
+}
+
+// Group.Close waited without bound for an evicted executor
+// that was still finishing a call.
+func TestGroupCloseHonoursItsContextWithAnEvictedExecutorDraining(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g, err := executor.NewGroup(executor.GroupConfig{IdleTimeout: time.Minute,
+			Default: executor.Config{InvocationTimeout: time.Hour, Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}}})
+		require.NoError(t, err)
+		held, _ := g.Executor("a")
+		time.Sleep(61 * time.Second)
+		g.Executor("b") // the sweep evicts a (idle, unused)
+		release := make(chan struct{})
+		_, err = executor.Submit(context.Background(), held, func(context.Context) (int, error) { <-release; return 1, nil })
+		require.ErrorIs(t, err, executor.ErrClosed, "an evicted executor refuses calls at once")
+
+		fresh, _ := g.Executor("a")
+		f, err := executor.Submit(context.Background(), fresh, func(context.Context) (int, error) { <-release; return 1, nil })
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		start := time.Now()
+		err = g.Close(ctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 10*time.Second, time.Since(start), "Close gave up when its context ended")
+		_, err = f.TryAwait()
+		assert.ErrorIs(t, err, executor.ErrClosed)
+		close(release)
+		require.NoError(t, g.Close(context.Background()))
+	})
 }

@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -164,5 +165,34 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 			require.NoError(t, ex.Close(context.Background()), "a later Close waits for the rest")
 			assert.Zero(t, ex.Stats().Busy)
 		})
+	})
+}
+
+// Close waits for an expiry still running on the deadline timer, even one
+// held up by a listener slower than the timer's housekeeping (the timeline
+// must not retire under it).
+func TestCloseWaitsForASlowListenerOnTheTimer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var inListener, listenerDone atomic.Bool
+		ex, err := executor.New("payments", executor.Config{InvocationTimeout: 100 * time.Millisecond,
+			Breaker: breaker.Config{ConsecutiveFailures: 1, OnTransition: func(e breaker.Event) {
+				if e.To == breaker.Open {
+					inListener.Store(true)
+					time.Sleep(10 * time.Millisecond)
+					listenerDone.Store(true)
+				}
+			}}})
+		require.NoError(t, err)
+		f, err := executor.Submit(context.Background(), ex, func(context.Context) (int, error) {
+			time.Sleep(102 * time.Millisecond) // ignores its deadline a little
+			return 1, nil
+		})
+		require.NoError(t, err)
+		time.Sleep(103 * time.Millisecond)
+		require.True(t, inListener.Load(), "the timeout's transition is being delivered on the timer")
+		require.NoError(t, ex.Close(context.Background()))
+		assert.True(t, listenerDone.Load(), "Close waited for the timer goroutine")
+		_, err = f.TryAwait()
+		assert.ErrorIs(t, err, executor.ErrTimeout, "and the future is resolved")
 	})
 }
