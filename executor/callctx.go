@@ -80,8 +80,6 @@ func (c *callCtx) watchState() *watch {
 
 type afterFunc struct{ f func() }
 
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
 func (c *callCtx) Deadline() (time.Time, bool) {
 	return c.ex.env.epoch.Add(time.Duration(c.deadline)), true
 }
@@ -127,7 +125,12 @@ func (c *callCtx) Done() <-chan struct{} {
 	defer c.mu.Unlock()
 	if c.done == nil {
 		if c.err != nil {
-			return closedChan
+			// Ended before anyone asked: a closed channel of its own (a
+			// rare path; the future package keeps the library's shared
+			// closed channel for its hot one).
+			c.done = make(chan struct{})
+			close(c.done)
+			return c.done
 		}
 		c.done = make(chan struct{})
 		c.watchState()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strconv"
+
+	"github.com/fusebox-go/fusebox/internal/ilist"
 )
 
 // All waits for every future in fs and returns their values in the order of
@@ -179,20 +181,19 @@ func visitDone[T any](fs []*Future[T], visit func(i int) bool) (ws []waiter, sto
 // wake when the future completes. A helper call allocates all its waiters
 // in one slice and one wake channel with room for all of them.
 type waiter struct {
-	prev, next *waiter
-	wake       chan<- int
-	idx        int
-	// linked reports whether the waiter is on a future's list; it is
-	// guarded by that future's mu.
-	linked bool
+	links ilist.Links[waiter] // on a future's list; guarded by its mu
+	wake  chan<- int
+	idx   int
 }
 
-// notifyLocked tells w's helper that its future completed. It never blocks:
-// wake has room for every waiter sharing it, and each sends at most once,
-// because linked goes false here under mu and only addWaiter sets it.
-// The future's mu must be held.
+// Links returns w's links in a future's list of waiters, for package ilist.
+func (w *waiter) Links() *ilist.Links[waiter] { return &w.links }
+
+// notifyLocked tells w's helper that its future completed; Complete has
+// just taken w off the list. It never blocks: wake has room for every
+// waiter sharing it, and each sends at most once, because only addWaiter
+// puts a waiter on a list. The future's mu must be held.
 func (w *waiter) notifyLocked() {
-	w.linked = false
 	w.wake <- w.idx
 }
 
@@ -205,12 +206,7 @@ func (f *Future[T]) addWaiter(w *waiter) bool {
 	if !f.setLocked(stateWaiters) {
 		return false
 	}
-	w.prev, w.next = nil, f.waiters
-	if f.waiters != nil {
-		f.waiters.prev = w
-	}
-	f.waiters = w
-	w.linked = true
+	f.waiters.PushBack(w)
 	return true
 }
 
@@ -221,16 +217,7 @@ func (f *Future[T]) addWaiter(w *waiter) bool {
 func (f *Future[T]) removeWaiter(w *waiter) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !w.linked {
-		return
+	if ilist.Linked(w) {
+		f.waiters.Remove(w)
 	}
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		f.waiters = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next, w.linked = nil, nil, false
 }

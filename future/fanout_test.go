@@ -183,7 +183,7 @@ func TestFanOutContexts(t *testing.T) {
 				assert.ErrorIs(t, err, context.DeadlineExceeded)
 				assert.Equal(t, time.Hour, time.Since(begin))
 				for i, f := range fs {
-					assert.Nil(t, f.waiters, "future %d: got waiters left behind", i)
+					assert.Nil(t, f.waiters.Front(), "future %d: got waiters left behind", i)
 				}
 				// Completing after the helper gave up must not block or panic.
 				assert.True(t, ps[0].Complete(0, nil))
@@ -222,13 +222,19 @@ func TestFanOutEdgeCases(t *testing.T) {
 }
 
 func TestWaiterList(t *testing.T) {
-	// list returns the indexes on f's list, head first.
+	// list returns the indexes on f's list, oldest first, and leaves the
+	// list as it found it.
 	list := func(f *Future[int]) []int {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		idx := []int{}
-		for w := f.waiters; w != nil; w = w.next {
+		var all []*waiter
+		for w := f.waiters.PopFront(); w != nil; w = f.waiters.PopFront() {
 			idx = append(idx, w.idx)
+			all = append(all, w)
+		}
+		for _, w := range all {
+			f.waiters.PushBack(w)
 		}
 		return idx
 	}
@@ -237,11 +243,11 @@ func TestWaiterList(t *testing.T) {
 		remove []int
 		want   []int
 	}{
-		{"Removing the middle waiter keeps both ends.", []int{1}, []int{2, 0}},
-		{"Removing the head makes the next one head.", []int{2}, []int{1, 0}},
-		{"Removing the tail keeps the rest.", []int{0}, []int{2, 1}},
+		{"Removing the middle waiter keeps both ends.", []int{1}, []int{0, 2}},
+		{"Removing the head makes the next one head.", []int{0}, []int{1, 2}},
+		{"Removing the tail keeps the rest.", []int{2}, []int{0, 1}},
 		{"Removing every waiter in any order empties the list.", []int{1, 2, 0}, []int{}},
-		{"Removing a waiter twice is harmless.", []int{1, 1}, []int{2, 0}},
+		{"Removing a waiter twice is harmless.", []int{1, 1}, []int{0, 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fusebox-go/fusebox/internal/ilist"
 )
 
 // ErrPending is returned by [Future.TryAwait] while the future is not yet
@@ -68,7 +70,7 @@ type Future[T any] struct {
 	// futures nobody blocked on.
 	ch chan struct{}
 	// waiters are the fan-out helpers watching this future (see fanout.go).
-	waiters *waiter
+	waiters ilist.List[waiter, *waiter]
 	// sleep lets one Await with a context that never ends block without
 	// a channel: it adds one to sleep, publishes stateSleeper and waits;
 	// Complete calls Done. Its zero value is ready, so this costs no

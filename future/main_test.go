@@ -123,7 +123,7 @@ func runFanOut[R any](t *testing.T, c fanOutCase, call func(context.Context, ...
 		// Nothing the helper registered may stay behind on any future.
 		for i, f := range fs {
 			f.mu.Lock()
-			require.Nil(t, f.waiters, "future %d: got waiters left behind, want none", i)
+			require.Nil(t, f.waiters.Front(), "future %d: got waiters left behind, want none", i)
 			f.mu.Unlock()
 		}
 	})

@@ -78,10 +78,9 @@ func (f *Future[T]) complete(v T, err error) bool {
 		// Waiters come and go under mu (a helper that returns early takes
 		// its waiters back), so walk the list under mu.
 		f.mu.Lock()
-		for w := f.waiters; w != nil; w = w.next {
+		for w := f.waiters.PopFront(); w != nil; w = f.waiters.PopFront() {
 			w.notifyLocked()
 		}
-		f.waiters = nil
 		f.mu.Unlock()
 	}
 	return true

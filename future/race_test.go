@@ -156,7 +156,7 @@ func TestHelpersRacingWithCompletions(t *testing.T) {
 			require.Equal(t, i*10, v, "All result %d: got %d, want %d", i, v, i*10)
 		}
 		for i, f := range fs {
-			require.Nil(t, f.waiters, "future %d: got waiters left behind", i)
+			require.Nil(t, f.waiters.Front(), "future %d: got waiters left behind", i)
 		}
 	}
 }
@@ -185,7 +185,7 @@ func TestHelpersGivingUpWhileFuturesComplete(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled, "got %v, want the failures or ctx.Err()", err)
 		}
 		for i, f := range fs {
-			require.Nil(t, f.waiters, "future %d: got waiters left behind", i)
+			require.Nil(t, f.waiters.Front(), "future %d: got waiters left behind", i)
 		}
 	}
 }

@@ -19,6 +19,8 @@ package slots
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/fusebox-go/fusebox/internal/ilist"
 )
 
 // Slots counts the slots of one supplier and keeps an optional bounded FIFO
@@ -52,9 +54,8 @@ type Slots struct {
 	queueCap uint32
 	lowWater uint32
 
-	mu   sync.Mutex // guards head, tail and the links of queued Waiters
-	head *Waiter    // oldest waiter, the next to be handed a slot
-	tail *Waiter
+	mu    sync.Mutex                  // guards waits and the links of queued Waiters
+	waits ilist.List[Waiter, *Waiter] // oldest first: the next to be handed a slot
 }
 
 const (
@@ -117,7 +118,7 @@ func (b *Slots) Admit(w *Waiter) Admission {
 func (b *Slots) enqueue(w *Waiter) Admission {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if w.queued {
+	if ilist.Linked(w) {
 		panic("bulkhead: Admit of a Waiter that is already queued")
 	}
 	for {
@@ -143,7 +144,7 @@ func (b *Slots) enqueue(w *Waiter) Admission {
 			// which we hold until w is linked: no releaser can look for a
 			// waiter between the count going up and w being in the list.
 			if b.state.CompareAndSwap(s, s+queuedOne) {
-				b.push(w)
+				b.waits.PushBack(w)
 				return Queued
 			}
 		}
@@ -189,11 +190,10 @@ func (b *Slots) handOver() *Waiter {
 	defer b.mu.Unlock()
 	// Under mu the list holds exactly queued entries (both change together
 	// only under mu), so an empty list means queued == 0.
-	w := b.head
+	w := b.waits.PopFront()
 	if w == nil {
 		return nil
 	}
-	b.unlink(w)
 	// queued-1 and inUse unchanged: the slot moves from the releaser to w
 	// without ever being free, so no Admit can take it in between.
 	// A plain Add is enough: while queued > 0 nobody else can change the
@@ -214,10 +214,10 @@ func (b *Slots) handOver() *Waiter {
 func (b *Slots) Cancel(w *Waiter) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !w.queued {
+	if !ilist.Linked(w) {
 		return false
 	}
-	b.unlink(w)
+	b.waits.Remove(w)
 	// inUse stays == slots, so the invariant holds whatever queued becomes.
 	b.state.Add(queuedDec)
 	return true

@@ -1,6 +1,10 @@
 package slots
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/fusebox-go/fusebox/internal/ilist"
+)
 
 // Admission is the outcome of [Slots.Admit].
 type Admission uint8
@@ -15,15 +19,12 @@ const (
 	Queued
 )
 
+var admissionNames = [...]string{"Full", "Acquired", "Queued"}
+
 // String returns the name of a.
 func (a Admission) String() string {
-	switch a {
-	case Full:
-		return "Full"
-	case Acquired:
-		return "Acquired"
-	case Queued:
-		return "Queued"
+	if int(a) < len(admissionNames) {
+		return admissionNames[a]
 	}
 	return "Admission(" + strconv.Itoa(int(a)) + ")"
 }
@@ -43,33 +44,8 @@ type Waiter struct {
 	// reads or changes it.
 	Value any
 
-	prev, next *Waiter
-	queued     bool // linked into a bulkhead's list
+	links ilist.Links[Waiter] // guarded by the queue's mutex
 }
 
-// push links w at the tail. b.mu must be held.
-func (b *Slots) push(w *Waiter) {
-	w.queued = true
-	w.prev, w.next = b.tail, nil
-	if b.tail == nil {
-		b.head = w
-	} else {
-		b.tail.next = w
-	}
-	b.tail = w
-}
-
-// unlink removes the queued w from the list. b.mu must be held.
-func (b *Slots) unlink(w *Waiter) {
-	if w.prev == nil {
-		b.head = w.next
-	} else {
-		w.prev.next = w.next
-	}
-	if w.next == nil {
-		b.tail = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next, w.queued = nil, nil, false
-}
+// Links returns w's links in the queue, for package ilist.
+func (w *Waiter) Links() *ilist.Links[Waiter] { return &w.links }
