@@ -255,39 +255,45 @@ func (b *Breaker) record(p Permit, o Outcome, err error) error {
 // recordClosed records o in a closed period. A success and a failure
 // touch different counters, so each has its half.
 func (b *Breaker) recordClosed(p Permit, o Outcome, err error) error {
-	if o == Ignored {
+	r := p.r
+	switch {
+	case o == Ignored:
+		return nil
+	case o == Success && r.extra == nil:
+		// The hot path: a success with the consecutive rule alone.
+		clearCount(&r.consec)
 		return nil
 	}
 	var now int64
 	slow := false
-	if x := p.r.extra; x != nil && x.win != nil {
+	if r.extra != nil && r.extra.win != nil {
 		now = b.now()
 		slow = b.r.timed && now-p.start >= b.r.opt.slowDuration
 	}
 	if o == Success {
-		b.closedSuccess(p.r, now, slow)
+		b.closedSuccess(r, now, slow)
 		return nil
 	}
-	return b.closedFailure(p.r, now, slow, err)
+	return b.closedFailure(r, now, slow, err)
 }
 
-// closedSuccess clears the consecutive counts and, with a rate rule, adds
-// the call to the window.
+// clearCount zeroes a consecutive-failure count. It loads first: the common
+// case (no failures counted) writes nothing, so concurrent successes share
+// the cache line instead of fighting over it. CAS, not Store, so that a
+// failure counted in between survives.
+func clearCount(c *atomic.Int64) {
+	if v := c.Load(); v != 0 {
+		c.CompareAndSwap(v, 0)
+	}
+}
+
+// closedSuccess clears the consecutive counts of a closed period with
+// optional rules and, with a rate rule, adds the call to the window.
 func (b *Breaker) closedSuccess(r *record, now int64, slow bool) {
-	// Load first: the common case (no failures counted) writes nothing,
-	// so concurrent successes share the cache line instead of fighting
-	// over it. CAS, not Store, so a failure counted in between survives.
-	if c := r.consec.Load(); c != 0 {
-		r.consec.CompareAndSwap(c, 0)
-	}
 	x := r.extra
-	if x == nil {
-		return
-	}
+	clearCount(&r.consec)
 	for i := range x.kinds {
-		if c := x.kinds[i].Load(); c != 0 {
-			x.kinds[i].CompareAndSwap(c, 0)
-		}
+		clearCount(&x.kinds[i])
 	}
 	if x.win != nil {
 		// A success lowers the failure rate but may be slow, or may be the
