@@ -5,13 +5,19 @@ import (
 	"runtime/debug"
 )
 
-// PanicError is a panic recovered from a user callback the breaker calls
-// while recording a call's outcome: Config.Classify (or an error's own
-// Unwrap or Is method reached by DefaultClassify) or a KindRule's Match.
-// The breaker stays consistent: the call counts as a failure (matching no
-// ErrorKinds rule when Match panicked).
+// PanicError is a panic recovered from user code that fusebox runs, the
+// one type for all of them (executor.PanicError is this type). The breaker
+// recovers its callbacks: Config.Classify (or an error's own Unwrap or Is
+// method reached by DefaultClassify) and a KindRule's Match; it stays
+// consistent, and the call counts as a failure (matching no ErrorKinds
+// rule when Match panicked). The executor recovers a call's function and
+// reports the breaker's callbacks as its own.
 type PanicError struct {
-	Callback string // which callback panicked, e.g. "Classify" or "ErrorKinds[0].Match"
+	// Callback names the code that panicked: "Classify" or
+	// "ErrorKinds[0].Match (name)" from the breaker; "fn" for a call's
+	// function, "Breaker.Classify" and the like, or the name an adapter
+	// such as fusehttp gives, from the executor.
+	Callback string
 	Value    any    // what was passed to panic
 	Stack    []byte // the panicking goroutine's stack
 }
@@ -20,10 +26,13 @@ func newPanicError(callback string, v any) *PanicError {
 	return &PanicError{Callback: callback, Value: v, Stack: debug.Stack()}
 }
 
-// Error names the callback and includes the panic value; the stack is in
-// Stack.
+// Error names the callback that panicked, unless it was a call's own
+// function, and includes the panic value; the stack is in Stack.
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("breaker: %s panicked: %v", e.Callback, e.Value)
+	if e.Callback == "" || e.Callback == "fn" {
+		return fmt.Sprintf("fusebox: call panicked: %v", e.Value)
+	}
+	return fmt.Sprintf("fusebox: %s panicked: %v", e.Callback, e.Value)
 }
 
 // Unwrap returns the panic value if it is an error (panic(err)), else nil.

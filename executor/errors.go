@@ -92,15 +92,9 @@ func (e *RejectedError) Unwrap() error { return e.Reason.sentinel() }
 // PanicError is the error of a call whose function, or a user callback the
 // executor ran for it, panicked. The panic is recovered on the goroutine
 // where it happened, the call counts as a failure on the breaker, its
-// future resolves with this error, and the process carries on.
-type PanicError struct {
-	// Callback names the code that panicked: "fn" for the call's function,
-	// "Breaker.Classify" or "Breaker.ErrorKinds[i].Match (name)" for the
-	// breaker's callbacks, or the name an adapter such as fusehttp gives.
-	Callback string
-	Value    any    // what was passed to panic
-	Stack    []byte // the panicking goroutine's stack
-}
+// future resolves with this error, and the process carries on. It is
+// breaker.PanicError: one type for every panic fusebox recovers.
+type PanicError = breaker.PanicError
 
 func newPanicError(v any) *PanicError {
 	return &PanicError{Callback: "fn", Value: v, Stack: debug.Stack()}
@@ -114,19 +108,4 @@ func fromBreaker(err error) *PanicError {
 		return &PanicError{Callback: "Breaker", Value: err}
 	}
 	return &PanicError{Callback: "Breaker." + bp.Callback, Value: bp.Value, Stack: bp.Stack}
-}
-
-// Error names the callback that panicked, unless it was the call's own
-// function, and includes the panic value; the stack is in Stack.
-func (e *PanicError) Error() string {
-	if e.Callback == "" || e.Callback == "fn" {
-		return fmt.Sprintf("executor: call panicked: %v", e.Value)
-	}
-	return fmt.Sprintf("executor: %s panicked: %v", e.Callback, e.Value)
-}
-
-// Unwrap returns the panic value if it is an error (panic(err)), else nil.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
 }
