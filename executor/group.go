@@ -236,6 +236,10 @@ func merge(def, o Config) Config {
 	if ob.OnTransition != nil {
 		b.OnTransition = ob.OnTransition
 	}
+	mergeStuck(&def.Stuck, o.Stuck)
+	if o.OnBusy != nil {
+		def.OnBusy = o.OnBusy
+	}
 	return def
 }
 

@@ -121,7 +121,8 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 	return errors.New("executor: Submit of a nil function")
 }
 
-// saturated trips the breaker in the call that found the bulkhead full. A
+// saturated trips the breaker in the call that found the bulkhead full of
+// stuck calls, and refuses only this call if they are young (StuckConfig). A
 // half-open probe that found no slot (calls that ignore their context still
 // hold them) is deferred instead: the breaker re-opens for a fresh reset
 // timeout, and the caller sees ErrOpen, as everyone else does meanwhile.
@@ -130,6 +131,9 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 		p.Reject(breaker.ProbeDeferred)
 		ex.leave()
 		return ex.reject(RejectedOpen)
+	}
+	if !ex.isStuck() {
+		return ex.busy() // young calls: refuse this one, leave the breaker alone
 	}
 	r, br := RejectedSaturated, breaker.Saturation
 	if ex.queued != nil {
@@ -191,6 +195,7 @@ type call[T any] struct {
 	skipped bool         // fn was not called
 	terr    error        // the error a timed-out call resolves with
 	meet    atomic.Int32 // timed out: 2 once recorded and returned
+	started int64        // when it got its slot (executor clock), for its latency and age
 	ctx     callCtx
 	node    deadline    // in ex.running while it runs
 	q       *queueState // only for a call that had to queue
@@ -217,6 +222,7 @@ func (c *call[T]) start() {
 	ex := c.ex
 	c.state.Store(stRunning)
 	now := ex.now()
+	c.started = now
 	at := addSat(now, ex.timeout)
 	if d, ok := c.ctx.parent.Deadline(); ok {
 		if pd := int64(d.Sub(*ex.epoch)); pd < at {
@@ -325,6 +331,9 @@ func (c *call[T]) settle(v T, err error) {
 		v, err = zero, ErrTimeout
 	default:
 		o := ex.count(c.permit, err)
+		if o == breaker.Success {
+			ex.observe(c.started)
+		}
 		if c.panics {
 			ex.counts().panics.Add(1)
 		}
