@@ -51,7 +51,7 @@ var states = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, bre
 //	fusebox_call_panics_total                 calls that panicked (counted as failures too)
 //	fusebox_calls_cancelled_total             calls their caller cancelled (counted as ignored too)
 //	fusebox_queue_timeouts_total              calls that never got a slot in time (ignored too)
-//	fusebox_rejections_total{reason}          calls refused: open, saturated, queue-full, closed
+//	fusebox_rejections_total{reason}          calls refused: open, saturated, queue-full, closed, busy
 //
 // Every label value is reported from the start, at 0 when nothing has
 // happened yet, so that rates and alerts see the first increment. That is
@@ -92,7 +92,7 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 		queueTimeouts: desc("queue_timeouts_total",
 			"Calls that waited in the queue for the queue timeout without getting a slot, and never ran (also counted as ignored)."),
 		rejections: desc("rejections_total",
-			"Calls refused without running, by reason: open, saturated, queue-full, closed.", "reason"),
+			"Calls refused without running, by reason: open, saturated, queue-full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
 	}
 }
 
