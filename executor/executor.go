@@ -81,7 +81,10 @@ type rareCounts struct {
 	// on a full queue. The queue has drained only if it did so by service.
 	unserved, unservedAtTrip atomic.Uint64
 	rejected                 [numRejections]atomic.Uint64
-	errs                     [numRejections]RejectedError
+	// busyUntil: no call in the bulkhead can be stuck before this time
+	// (executor clock), as found by the last busy refusal (see isStuck).
+	busyUntil atomic.Int64
+	errs      [numRejections]RejectedError
 }
 
 func (ex *Executor) counts() *rareCounts {

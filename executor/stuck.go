@@ -130,27 +130,48 @@ func (ex *Executor) stuckAfter() int64 {
 	}
 	l.threshold.Store(t)
 	l.thresholdAt.Store(n)
+	if rc := ex.rare.Load(); rc != nil {
+		rc.busyUntil.Store(0) // computed with the old threshold
+	}
 	return t
 }
 
 // isStuck reports whether a full bulkhead is stuck: some call in it has
 // been running (or queued) for at least stuckAfter. Only a call that found
 // the bulkhead full asks.
+//
+// A burst meets the full bulkhead many times in a row; all but the first
+// of those refusals cost a clock read and two atomic loads: the first
+// remembers when its oldest call will be old enough, and until then no
+// call can be (the calls that come later are younger, the oldest only
+// leave) unless one goes overdue. A threshold that falls meanwhile (the
+// calls that end teach a faster p99) is applied once that time has come.
 func (ex *Executor) isStuck() bool {
 	if ex.stuck.always {
 		return true
 	}
-	if rc := ex.rare.Load(); rc != nil && rc.overdue.Load() > 0 {
+	rc := ex.counts()
+	if rc.overdue.Load() > 0 {
 		return true // past its deadline and still holding its slot
 	}
 	now := ex.now()
-	cutoff := now - ex.stuckAfter()
-	if ex.run.startedBy(cutoff, int64(ex.timeout)+ex.grace()) {
-		return true
+	if now < rc.busyUntil.Load() {
+		return false
 	}
-	// A queued call waits at most queueTO, so its deadline is its
-	// enqueueing plus exactly that.
-	return ex.queued != nil && ex.queued.startedBy(cutoff, int64(ex.queueTO))
+	after := ex.stuckAfter()
+	cutoff := now - after
+	oldest, stuck := ex.run.oldestBy(cutoff, int64(ex.timeout)+ex.grace())
+	if !stuck && ex.queued != nil {
+		// A queued call waits at most queueTO, so its deadline is its
+		// enqueueing plus exactly that.
+		var q int64
+		q, stuck = ex.queued.oldestBy(cutoff, int64(ex.queueTO))
+		oldest = min(oldest, q)
+	}
+	if !stuck && oldest < math.MaxInt64-after { // else no call was listed yet: look again next time
+		rc.busyUntil.Store(oldest + after)
+	}
+	return stuck
 }
 
 // aged is a deadline's owner that knows when its call started running.
@@ -159,29 +180,36 @@ type aged interface{ startedAt() int64 }
 func (c *call[T]) startedAt() int64      { return c.started }
 func (g *graceSide[T]) startedAt() int64 { return g.started }
 
-// startedBy reports whether a deadline on the list belongs to a call that
-// started at or before cutoff. span is the longest time from a call's
-// start to its deadline, so the list (sorted by deadline) can be cut short
-// where even the earliest possible start is after cutoff: for an
-// executor's running calls that is one or two entries. Entries whose owner
-// does not know its start (queued calls) started at deadline − span.
-func (l *lazyTimeline) startedBy(cutoff, span int64) bool {
+// oldestBy reports whether a deadline on the list belongs to a call that
+// started at or before cutoff and, if none does, a time no call on the
+// list started before. span is the longest time from a call's start to its
+// deadline, so the list (sorted by deadline) can be cut short where even
+// the earliest possible start is after cutoff: for an executor's running
+// calls that is one or two entries. Entries whose owner does not know its
+// start (queued calls) started at deadline − span.
+func (l *lazyTimeline) oldestBy(cutoff, span int64) (oldest int64, found bool) {
+	oldest = math.MaxInt64
 	t := l.p.Load()
 	if t == nil || t == closedTimeline {
-		return false
+		return oldest, false
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for d := t.head; d != nil && d.at-span <= cutoff; d = d.next {
+	d := t.head
+	for ; d != nil && d.at-span <= cutoff; d = d.next {
 		start := d.at - span
 		if a, ok := d.owner.(aged); ok {
 			start = a.startedAt()
 		}
 		if start <= cutoff {
-			return true
+			return start, true
 		}
+		oldest = min(oldest, start)
 	}
-	return false
+	if d != nil {
+		oldest = min(oldest, d.at-span) // the rest started after this
+	}
+	return oldest, false
 }
 
 // mergeStuck applies a dependency's non-zero stuck settings over the
