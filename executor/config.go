@@ -102,7 +102,7 @@ func (c Config) resolve(name string) (resolved, error) {
 	case c.Queue > 0 && c.LowWater == 0:
 		r.lowWater = c.Queue / 2
 	}
-	r.stuck = c.Stuck.resolve(r.timeout, bad)
+	r.stuck = c.Stuck.resolve(r.timeout, r.workers, r.queue, bad)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
 	}

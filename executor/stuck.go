@@ -1,7 +1,6 @@
 package executor
 
 import (
-	"fmt"
 	"math"
 	"time"
 )
@@ -27,24 +26,31 @@ const (
 // QueueFull with a queue), as in the shop outage where it opens one second
 // in instead of thirty.
 //
-// The bulkhead is stuck when its oldest call (running, or waiting in the
-// queue) has been there for at least
+// The bulkhead is stuck when at least half of its slots (rounded up) are
+// held by calls that have run for at least
 //
 //	clamp(Multiple × p99, MinAge, MaxAge)
 //
-// where p99 is the 99th percentile of the supplier's recent successful
-// calls (Stats.LatencyP99). Without history (fewer than 20 successes so
-// far) the threshold is MaxAge, so the first burst of a new supplier is
-// never stuck unless its calls are older than half the invocation timeout.
-// A call past its deadline whose function has not returned (Stats.Overdue)
-// always counts as stuck.
+// (calls past their deadline whose function has not returned, Stats.Overdue,
+// always count), or, with a queue, when at least half of its places hold
+// calls that have waited that long. p99 is the 99th percentile of the
+// supplier's recent successful calls (Stats.LatencyP99). Without history
+// (fewer than 20 successes so far) the threshold is MaxAge, so the first
+// burst of a new supplier is never stuck unless its calls are older than
+// half the invocation timeout.
+//
+// Half of the slots, not the oldest call alone: a healthy supplier's tail
+// has the odd call that takes seconds, and one of them in a bulkhead that a
+// burst fills would otherwise trip the breaker; a hang holds every call it
+// gets, so half of the slots are old a few calls after the first one is.
 //
 // The defaults come from the loadtest scenarios: a supplier answering in
-// 100 ms that hangs trips 0.5 s after its calls started to hang (the shop
-// outage: at the 11th call, 1 s in); a healthy supplier with lognormal
-// latencies (median 32 ms, p99 ≈ 0.5 s) that stalls for 0.7 s now and then,
-// and that faces Poisson bursts, never trips in 10 minutes, where the
-// literal rule (TripOnAnySaturation) trips on every stall.
+// 100 ms that hangs trips once its fifth call is 0.5 s old (the shop
+// outage, 10 payments/s and 10 slots: at the 11th call, 1 s in; at
+// 50 payments/s: 0.6 s in); a healthy supplier with lognormal latencies
+// (median 32 ms, p99 ≈ 0.5 s) under Poisson bursts from a cold start, that
+// stalls for 0.5–0.7 s every 30 s, never trips in 10 minutes, where the
+// literal rule (TripOnAnySaturation) trips 53 times.
 type StuckConfig struct {
 	// Multiple of the p99 of recent successful calls that a call must have
 	// run to be stuck. 0 means 5 (DefaultStuckMultiple); otherwise ≥ 1.
@@ -68,16 +74,21 @@ type StuckConfig struct {
 }
 
 // stuckPolicy is a StuckConfig with its defaults applied.
+// It is part of every executor, idle ones too: kept to 32 bytes.
 type stuckPolicy struct {
-	always         bool
-	multiple       float64
 	minAge, maxAge int64 // ns
+	multiple       float32
+	// Old calls that make the bulkhead stuck: half of the slots, half of
+	// the queue's places (rounded up).
+	needRunning, needQueued int32
+	always                  bool
 }
 
-// resolve applies the defaults of c for an executor whose invocation
-// timeout is timeout, reporting each bad field through bad.
-func (c StuckConfig) resolve(timeout time.Duration, bad func(format string, args ...any)) stuckPolicy {
-	p := stuckPolicy{always: c.TripOnAnySaturation, multiple: c.Multiple}
+// resolve applies the defaults of c for an executor with this invocation
+// timeout, slots and queue places, reporting each bad field through bad.
+func (c StuckConfig) resolve(timeout time.Duration, workers, queue int, bad func(format string, args ...any)) stuckPolicy {
+	p := stuckPolicy{always: c.TripOnAnySaturation, multiple: float32(c.Multiple),
+		needRunning: int32((workers + 1) / 2), needQueued: int32((queue + 1) / 2)}
 	switch {
 	case math.IsNaN(c.Multiple) || math.IsInf(c.Multiple, 0) || (c.Multiple != 0 && c.Multiple < 1):
 		bad("Stuck.Multiple must be ≥ 1, or 0 for the default %d, got %v", DefaultStuckMultiple, c.Multiple)
@@ -104,14 +115,6 @@ func (c StuckConfig) resolve(timeout time.Duration, bad func(format string, args
 	return p
 }
 
-// String describes the policy, for error messages and docs.
-func (p stuckPolicy) String() string {
-	if p.always {
-		return "trip on any saturation"
-	}
-	return fmt.Sprintf("stuck after clamp(%g × p99, %v, %v)", p.multiple, time.Duration(p.minAge), time.Duration(p.maxAge))
-}
-
 // stuckAfter returns the age (ns) from which a call makes a full bulkhead
 // stuck.
 func (ex *Executor) stuckAfter() int64 {
@@ -126,7 +129,7 @@ func (ex *Executor) stuckAfter() int64 {
 	}
 	t := p.maxAge
 	if p99 := l.quantile(0.99); p99 > 0 {
-		t = int64(min(max(p.multiple*float64(p99), float64(p.minAge)), float64(p.maxAge)))
+		t = int64(min(max(float64(p.multiple)*float64(p99), float64(p.minAge)), float64(p.maxAge)))
 	}
 	l.threshold.Store(t)
 	l.thresholdAt.Store(n)
@@ -136,23 +139,33 @@ func (ex *Executor) stuckAfter() int64 {
 	return t
 }
 
-// isStuck reports whether a full bulkhead is stuck: some call in it has
-// been running (or queued) for at least stuckAfter. Only a call that found
-// the bulkhead full asks.
+// isStuck reports whether a full bulkhead is stuck: at least half of its
+// slots (rounded up) are held by calls that have run for stuckAfter or
+// longer, or are overdue; or, with a queue, at least half of its places
+// hold calls that have waited that long. Only a call that found the
+// bulkhead full asks.
+//
+// Half, not one: a single call from the far tail of a healthy supplier's
+// latency (a 3 s answer from a supplier whose p99 is 0.5 s) must not make
+// a burst that fills the other slots look like a hang. A hang holds every
+// call it gets, so half of the slots are old soon after the first one is.
 //
 // A burst meets the full bulkhead many times in a row; all but the first
-// of those refusals cost a clock read and two atomic loads: the first
-// remembers when its oldest call will be old enough, and until then no
-// call can be (the calls that come later are younger, the oldest only
-// leave) unless one goes overdue. A threshold that falls meanwhile (the
-// calls that end teach a faster p99) is applied once that time has come.
+// of those refusals cost a clock read and a few atomic loads: the first
+// remembers when the next of its calls can become old enough, and until
+// then the count of old calls cannot grow (the calls that come later are
+// younger, and calls only leave) unless one goes overdue, which is counted
+// on its own. A threshold that falls meanwhile (the calls that end teach a
+// faster p99) is applied once that time has come.
 func (ex *Executor) isStuck() bool {
 	if ex.stuck.always {
 		return true
 	}
 	rc := ex.counts()
-	if rc.overdue.Load() > 0 {
-		return true // past its deadline and still holding its slot
+	overdue := int(rc.overdue.Load())
+	needRunning, needQueued := int(ex.stuck.needRunning), int(ex.stuck.needQueued)
+	if overdue >= needRunning {
+		return true
 	}
 	now := ex.now()
 	if now < rc.busyUntil.Load() {
@@ -160,16 +173,18 @@ func (ex *Executor) isStuck() bool {
 	}
 	after := ex.stuckAfter()
 	cutoff := now - after
-	oldest, stuck := ex.run.oldestBy(cutoff, int64(ex.timeout)+ex.grace())
+	old, next := ex.run.countOld(cutoff, int64(ex.timeout)+ex.grace(), needRunning-overdue)
+	stuck := overdue+old >= needRunning
 	if !stuck && ex.queued != nil {
 		// A queued call waits at most queueTO, so its deadline is its
 		// enqueueing plus exactly that.
-		var q int64
-		q, stuck = ex.queued.oldestBy(cutoff, int64(ex.queueTO))
-		oldest = min(oldest, q)
+		var qnext int64
+		old, qnext = ex.queued.countOld(cutoff, int64(ex.queueTO), needQueued)
+		stuck = old >= needQueued
+		next = min(next, qnext)
 	}
-	if !stuck && oldest < math.MaxInt64-after { // else no call was listed yet: look again next time
-		rc.busyUntil.Store(oldest + after)
+	if !stuck && next < math.MaxInt64-after { // else no call was listed yet: look again next time
+		rc.busyUntil.Store(next + after)
 	}
 	return stuck
 }
@@ -177,21 +192,24 @@ func (ex *Executor) isStuck() bool {
 // aged is a deadline's owner that knows when its call started running.
 type aged interface{ startedAt() int64 }
 
-func (c *call[T]) startedAt() int64      { return c.started }
-func (g *graceSide[T]) startedAt() int64 { return g.started }
+func (c *call[T]) startedAt() int64 { return c.started }
 
-// oldestBy reports whether a deadline on the list belongs to a call that
-// started at or before cutoff and, if none does, a time no call on the
-// list started before. span is the longest time from a call's start to its
+// A timed-out call waiting out its grace period is overdue, and counted as
+// such: never twice.
+func (g *graceSide[T]) startedAt() int64 { return math.MaxInt64 }
+
+// countOld counts the deadlines on the list whose calls started at or
+// before cutoff, stopping at need, and returns the earliest start of the
+// others (math.MaxInt64 if none): no call on the list that is not counted
+// started before it. span is the longest time from a call's start to its
 // deadline, so the list (sorted by deadline) can be cut short where even
-// the earliest possible start is after cutoff: for an executor's running
-// calls that is one or two entries. Entries whose owner does not know its
-// start (queued calls) started at deadline − span.
-func (l *lazyTimeline) oldestBy(cutoff, span int64) (oldest int64, found bool) {
-	oldest = math.MaxInt64
+// the earliest possible start is after cutoff. Entries whose owner does
+// not know its start (queued calls) started at deadline − span.
+func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int64) {
+	next = math.MaxInt64
 	t := l.p.Load()
 	if t == nil || t == closedTimeline {
-		return oldest, false
+		return 0, next
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -201,15 +219,18 @@ func (l *lazyTimeline) oldestBy(cutoff, span int64) (oldest int64, found bool) {
 		if a, ok := d.owner.(aged); ok {
 			start = a.startedAt()
 		}
-		if start <= cutoff {
-			return start, true
+		if start > cutoff {
+			next = min(next, start)
+			continue
 		}
-		oldest = min(oldest, start)
+		if old++; old >= need {
+			return old, next
+		}
 	}
 	if d != nil {
-		oldest = min(oldest, d.at-span) // the rest started after this
+		next = min(next, d.at-span) // the rest started after this
 	}
-	return oldest, false
+	return old, next
 }
 
 // mergeStuck applies a dependency's non-zero stuck settings over the
