@@ -7,9 +7,9 @@ import (
 
 // Defaults of StuckConfig's zero values.
 const (
-	// DefaultStuckMultiple: a call is stuck once it has run 5 × the p99 of
+	// DefaultStuckMultiple: a call is stuck once it has run 8 × the p99 of
 	// the supplier's recent successful calls.
-	DefaultStuckMultiple = 5
+	DefaultStuckMultiple = 8
 	// DefaultStuckMinAge: no call younger than 500 ms is stuck.
 	DefaultStuckMinAge = 500 * time.Millisecond
 )
@@ -53,7 +53,7 @@ const (
 // literal rule (TripOnAnySaturation) trips 53 times.
 type StuckConfig struct {
 	// Multiple of the p99 of recent successful calls that a call must have
-	// run to be stuck. 0 means 5 (DefaultStuckMultiple); otherwise ≥ 1.
+	// run to be stuck. 0 means 8 (DefaultStuckMultiple); otherwise ≥ 1.
 	Multiple float64
 	// MinAge is the floor of the threshold: no call younger than this is
 	// stuck, however fast the supplier usually answers (a garbage

@@ -85,7 +85,7 @@ func TestStuckOrBusy(t *testing.T) {
 		})
 	})
 
-	t.Run("with a 100 ms history the bulkhead is stuck about 0.5 s after its calls hang", func(t *testing.T) {
+	t.Run("with a 100 ms history the bulkhead is stuck about 0.8 s after its calls hang", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ev := &events{}
 			s := newSupplier()
@@ -99,10 +99,10 @@ func TestStuckOrBusy(t *testing.T) {
 			s.hang()
 			defer s.unhang()
 			fill(t, ex, s, n)
-			time.Sleep(500 * time.Millisecond) // 5 × p99 ≈ 503 ms
+			time.Sleep(800 * time.Millisecond) // 8 × p99 ≈ 805 ms
 			_, err := executor.Submit(t.Context(), ex, s.cooperative)
 			assert.Equal(t, executor.RejectedBusy, rejection(t, err))
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond)
 			_, err = executor.Submit(t.Context(), ex, s.cooperative)
 			assert.Equal(t, executor.RejectedSaturated, rejection(t, err))
 			assert.Equal(t, breaker.Open, ex.Breaker().State())
@@ -113,14 +113,14 @@ func TestStuckOrBusy(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newSupplier()
 			ex := newExecutor(t, cfg(&events{}))
-			warm(t, ex, 30, 2*time.Second) // threshold 5 × ≈2 s = 10 s
+			warm(t, ex, 30, time.Second) // threshold 8 × 1.07 s (the bucket's top) = 8.6 s
 			s.hang()
 			defer s.unhang()
 			fill(t, ex, s, n)
-			time.Sleep(9 * time.Second)
+			time.Sleep(8 * time.Second)
 			_, err := executor.Submit(t.Context(), ex, s.cooperative)
 			assert.Equal(t, executor.RejectedBusy, rejection(t, err))
-			time.Sleep(2 * time.Second)
+			time.Sleep(time.Second)
 			_, err = executor.Submit(t.Context(), ex, s.cooperative)
 			assert.Equal(t, executor.RejectedSaturated, rejection(t, err))
 		})
@@ -130,7 +130,7 @@ func TestStuckOrBusy(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newSupplier()
 			ex := newExecutor(t, cfg(&events{}))
-			warm(t, ex, 30, time.Millisecond) // 5 × p99 = 5 ms, below the 500 ms floor
+			warm(t, ex, 30, time.Millisecond) // 8 × p99 = 8 ms, below the 500 ms floor
 			s.hang()
 			defer s.unhang()
 			fill(t, ex, s, n)

@@ -36,6 +36,10 @@ type BurstConfig struct {
 	Threshold         int           // breaker: consecutive failures that trip it
 	ResetTimeout      time.Duration // breaker: open period before a probe
 	Seed              uint64        // arrivals, latencies and stalls
+	// Stuck is the criterion of the first run, its durations in scenario
+	// time; the zero value is the executor's default. The second run
+	// always trips on any saturation.
+	Stuck executor.StuckConfig
 
 	Transport     Transport
 	Speed         float64        // scenario seconds per wall second (≥ 1); 1 under testing/synctest
@@ -103,13 +107,26 @@ func (c BurstConfig) executorConfig(clk clock, literal bool, onTransition func(b
 		InvocationTimeout: clk.wall(c.InvocationTimeout),
 		Breaker: breaker.Config{ConsecutiveFailures: c.Threshold, ResetTimeout: clk.wall(c.ResetTimeout),
 			OnTransition: onTransition},
-		Stuck: stuckConfig(clk, literal),
+		Stuck: c.stuckConfig(clk, literal),
 	}
+}
+
+// stuckConfig is the criterion of a run, in wall time.
+func (c BurstConfig) stuckConfig(clk clock, literal bool) executor.StuckConfig {
+	if literal || c.Stuck.TripOnAnySaturation {
+		return executor.StuckConfig{TripOnAnySaturation: true}
+	}
+	s := stuckConfig(clk, false)
+	s.Multiple, s.MaxAge = c.Stuck.Multiple, clk.wall(c.Stuck.MaxAge)
+	if c.Stuck.MinAge > 0 {
+		s.MinAge = clk.wall(c.Stuck.MinAge)
+	}
+	return s
 }
 
 // The two runs of the scenario, on identical traffic.
 const (
-	BurstStuck   = "stuck (default)"      // the executor's default criterion
+	BurstStuck   = "stuck (default)"    // the executor's default criterion
 	BurstLiteral = "trip on saturation" // StuckConfig.TripOnAnySaturation
 )
 
@@ -288,6 +305,7 @@ func (c BurstConfig) settings() map[string]any {
 		"latency_sigma": c.LatencySigma, "stall_every": c.StallEvery.String(), "stall_min": c.StallMin.String(),
 		"stall_max": c.StallMax.String(), "duration": c.Duration.String(),
 		"invocation_timeout": c.InvocationTimeout.String(), "threshold": c.Threshold,
-		"reset_timeout": c.ResetTimeout.String(), "seed": c.Seed, "transport": string(c.Transport), "speed": c.Speed,
+		"reset_timeout": c.ResetTimeout.String(), "seed": c.Seed,
+		"stuck_multiple": c.Stuck.Multiple, "stuck_min_age": c.Stuck.MinAge.String(), "stuck_max_age": c.Stuck.MaxAge.String(), "transport": string(c.Transport), "speed": c.Speed,
 	}
 }

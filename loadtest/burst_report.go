@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -37,15 +38,15 @@ type BurstSummary struct {
 	// OpenShare is the share of the run the breaker spent refusing calls.
 	OpenShare float64 `json:"open_share"`
 
-	Calls    int `json:"calls"`    // calls made
-	OK       int `json:"ok"`       // answered
-	Busy     int `json:"busy"`     // refused alone: the bulkhead was full of young calls
-	Stuck    int `json:"stuck"`    // refused by a full bulkhead judged stuck: each tripped the breaker
-	Open     int `json:"open"`     // refused by the open breaker
+	Calls    int `json:"calls"`     // calls made
+	OK       int `json:"ok"`        // answered
+	Busy     int `json:"busy"`      // refused alone: the bulkhead was full of young calls
+	Stuck    int `json:"stuck"`     // refused by a full bulkhead judged stuck: each tripped the breaker
+	Open     int `json:"open"`      // refused by the open breaker
 	TimedOut int `json:"timed_out"` // outlived the invocation timeout
-	Errors   int `json:"errors"`   // anything else (a transport error)
-	CutOff   int `json:"cut_off"`  // still running when the run ended
-	Skipped  int `json:"skipped"`  // not sent: the machine stalled the load generator (0 in virtual time)
+	Errors   int `json:"errors"`    // anything else (a transport error)
+	CutOff   int `json:"cut_off"`   // still running when the run ended
+	Skipped  int `json:"skipped"`   // not sent: the machine stalled the load generator (0 in virtual time)
 
 	// The executor's view at the end of the run: the median and p99 of
 	// recent successful calls, and the age from which a full bulkhead
@@ -129,14 +130,16 @@ func (r *burstRecorder) summarize(name string, cfg BurstConfig, clk clock, st ex
 	return BurstRun{Name: name, Summary: s, Transitions: exportTransitions(r.transitions)}
 }
 
-// stuckAfter is the default criterion's threshold for a supplier whose
-// p99 is p99 (0: no history), in scenario time.
+// stuckAfter is the first run's threshold for a supplier whose p99 is p99
+// (0: no history), in scenario time, as executor.StuckConfig computes it.
 func stuckAfter(cfg BurstConfig, p99 time.Duration) time.Duration {
-	ceiling := cfg.InvocationTimeout / 2
+	s := cfg.Stuck
+	ceiling := cmp.Or(s.MaxAge, cfg.InvocationTimeout/2)
 	if p99 == 0 {
 		return ceiling
 	}
-	return min(max(time.Duration(executor.DefaultStuckMultiple*float64(p99)), min(executor.DefaultStuckMinAge, ceiling)), ceiling)
+	floor := cmp.Or(s.MinAge, min(executor.DefaultStuckMinAge, ceiling))
+	return min(max(time.Duration(cmp.Or(s.Multiple, executor.DefaultStuckMultiple)*float64(p99)), floor), ceiling)
 }
 
 // WriteJSON writes the whole report as indented JSON.
@@ -171,7 +174,7 @@ func (r *BurstReport) WriteTable(w io.Writer) error {
 	row("latency p50 / p99 (executor)", func(s BurstSummary) string {
 		return fsecs(s.LatencyP50) + " / " + fsecs(s.LatencyP99)
 	})
-	row("stuck after (default criterion)", func(s BurstSummary) string { return fsecs(s.StuckAfter) })
+	row("stuck after (the stuck criterion)", func(s BurstSummary) string { return fsecs(s.StuckAfter) })
 	row("stalls (longest)", func(s BurstSummary) string { return fmt.Sprintf("%d (%s)", s.Stalls, fsecs(s.LongestStall)) })
 	if r.Runs[0].Summary.Skipped+r.Runs[len(r.Runs)-1].Summary.Skipped > 0 {
 		row("calls skipped (the machine stalled)", func(s BurstSummary) string { return fmt.Sprint(s.Skipped) })
