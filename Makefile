@@ -2,8 +2,12 @@
 GO        ?= go
 BIN       := $(CURDIR)/.bin
 OUT       := $(CURDIR)/out
-# Every module of the repository: the library and the nested tool modules.
-MODULES   := $(shell find . -name go.mod -not -path './.bin/*' -not -path './out/*' -exec dirname {} \; | sort)
+# Every module of the repository: the library and the nested modules. A new
+# nested module joins by its go.mod alone (see "Versioning" in the README).
+MODULES   := $(shell find . -name go.mod -not -path './.*' -not -path './out/*' -not -path '*/testdata/*' -not -path '*/node_modules/*' -exec dirname {} \; | sort)
+# The oldest Go the library supports (its go directive), at its newest patch
+# release; make test fetches it through the module proxy.
+GO_MIN    := go1.25.14
 
 STATICCHECK_VERSION := v0.8.2
 BENCH_COUNT ?= 6
@@ -14,14 +18,35 @@ FUZZ_TIME   ?= 10m
 
 .PHONY: help
 help: ## List the targets.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-13s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: test
-test: ## go vet + go test -race over every module (fuzz seed corpora included).
+test: work redis-server ## go vet + go test -race over every module, the library on its oldest Go, and release-check.
 	@set -e; for m in $(MODULES); do \
 		echo "==> $$m"; \
 		(cd $$m && $(GO) vet ./... && $(GO) test -race -count=1 ./...); \
 	done
+	@echo "==> . alone, with $(GO_MIN), the oldest Go the library supports"
+	GOWORK=off GOTOOLCHAIN=$(GO_MIN) $(GO) vet ./...
+	GOWORK=off GOTOOLCHAIN=$(GO_MIN) $(GO) test -count=1 ./...
+	@echo "==> release-check"
+	@$(MAKE) --no-print-directory release-check
+
+.PHONY: work
+work: ## Write go.work so that it joins every module of the repository.
+	@$(GO) run ./internal/releasecheck -work
+
+.PHONY: tidy
+tidy: ## go mod tidy in every module, against the modules as HEAD would publish them.
+	$(GO) run ./internal/releasecheck -tidy
+
+.PHONY: release-check
+release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~10 s warm, ~1 min cold).
+	$(GO) run ./internal/releasecheck
+
+.PHONY: redis-server
+redis-server: ## Install redis-server (Debian package) if missing: the fleet module's tests start their own.
+	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
 .PHONY: demo
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -131,7 +132,7 @@ func (b *Breaker) allowSlow(r *record) (Permit, error) {
 			// record is its first probe.
 			next := &record{state: HalfOpen, reason: ResetTimeout, kind: -1, attempts: r.attempts}
 			next.probes.Store(probeAdmit)
-			if b.transition(r, next, now) {
+			if b.transition(r, next, now, nil) {
 				return b.permit(next), nil
 			}
 		case HalfOpen:
@@ -162,28 +163,44 @@ func (p Permit) Probe() bool { return p.r != nil && p.r.state == HalfOpen }
 // Done records the end of the call: err nil is a Success, anything else is
 // classified by Config.Classify. A permit from an older generation (admitted
 // before a transition) changes no state; it is counted in Stats.Late.
+//
+// Done runs Config.Classify and the ErrorKinds' Match functions on the
+// caller's goroutine. If one of them panics, the outcome is recorded as a
+// failure first, so the breaker stays consistent (a half-open probe place
+// is never lost), and then Done panics with a *PanicError: the bug surfaces
+// on the caller's own goroutine, where the caller can recover it.
 func (p Permit) Done(err error) {
 	if p.b == nil {
 		return
 	}
-	p.b.record(p, p.b.Classify(err), err)
+	o, cerr := p.b.Classify(err)
+	if merr := p.b.record(p, o, err); cerr == nil {
+		cerr = merr
+	}
+	if cerr != nil {
+		panic(cerr)
+	}
 }
 
 // Record is Done with the outcome already decided, for callers that
 // classify once and use the outcome themselves (the executor counts calls
-// by outcome): p.Record(b.Classify(err), err) is p.Done(err). err is still
-// needed to match Config.ErrorKinds.
-func (p Permit) Record(o Outcome, err error) {
-	if p.b != nil {
-		p.b.record(p, o, err)
+// by outcome). err is still needed to match Config.ErrorKinds; a nil err
+// matches no kind. If a Match function panics, the panic is recovered, the
+// failure counts as matching no kind, and Record returns a *PanicError.
+func (p Permit) Record(o Outcome, err error) error {
+	if p.b == nil {
+		return nil
 	}
+	return p.b.record(p, o, err)
 }
 
 // Classify returns the outcome Done would record for err: Success for nil,
-// else Config.Classify(err).
-func (b *Breaker) Classify(err error) Outcome {
+// else Config.Classify(err). If the classifier panics (or an Unwrap or Is
+// method of err does, on DefaultClassify's errors.Is walk), the panic is
+// recovered and Classify returns Failure and a *PanicError.
+func (b *Breaker) Classify(err error) (Outcome, error) {
 	if err == nil {
-		return Success
+		return Success, nil
 	}
 	return b.r.classify(err)
 }
@@ -193,7 +210,7 @@ func (b *Breaker) Classify(err error) Outcome {
 // or that the caller itself cancelled.
 func (p Permit) Ignore() {
 	if p.b != nil {
-		p.b.record(p, Ignored, nil)
+		_ = p.b.record(p, Ignored, nil) // an ignored outcome calls no user code
 	}
 }
 
@@ -209,13 +226,14 @@ func (p Permit) Reject(reason Reason) {
 	}
 	switch p.r.state {
 	case Closed:
-		b.open(p.r, reason, -1, 1, b.now())
+		b.open(p.r, reason, -1, 1, b.now(), nil)
 	case HalfOpen:
-		b.open(p.r, ProbeDeferred, -1, p.r.attempts, b.now())
+		b.open(p.r, ProbeDeferred, -1, p.r.attempts, b.now(), nil)
 	}
 }
 
-func (b *Breaker) record(p Permit, o Outcome, err error) {
+// record records o; the error is a *PanicError from a Match function.
+func (b *Breaker) record(p Permit, o Outcome, err error) error {
 	switch o {
 	case Failure:
 		b.failures.Add(1)
@@ -224,20 +242,21 @@ func (b *Breaker) record(p Permit, o Outcome, err error) {
 	}
 	if b.cur.Load() != p.r {
 		b.late.Add(1)
-		return
+		return nil
 	}
 	switch p.r.state {
 	case Closed:
-		b.recordClosed(p, o, err)
+		return b.recordClosed(p, o, err)
 	case HalfOpen:
-		b.recordProbe(p.r, o)
+		b.recordProbe(p.r, o, err)
 	}
+	return nil
 }
 
-func (b *Breaker) recordClosed(p Permit, o Outcome, err error) {
+func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
 	r, x := p.r, p.r.extra
 	if o == Ignored {
-		return
+		return nil
 	}
 	var now int64
 	slow := false
@@ -266,15 +285,15 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) {
 			// are evaluated after every recorded call.
 			x.win.add(now, false, slow)
 			if reason := b.rateReason(x.win, now); reason != NoReason {
-				b.open(r, reason, -1, 1, now)
+				b.open(r, reason, -1, 1, now, nil)
 			}
 		}
-		return
+		return nil
 	}
 
 	reason, kind := NoReason, -1
 	if x != nil {
-		kind = b.matchKind(err)
+		kind, perr = b.matchKind(err)
 		if kind >= 0 && x.kinds[kind].Add(1) >= int64(b.r.opt.kinds[kind].Consecutive) {
 			reason = ErrorKind
 		}
@@ -292,17 +311,31 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) {
 		if x == nil || x.win == nil {
 			now = b.now() // the consecutive rules read the clock only to trip
 		}
-		b.open(r, reason, int16(kind), 1, now)
+		b.open(r, reason, int16(kind), 1, now, err)
 	}
+	return perr
 }
 
-func (b *Breaker) matchKind(err error) int {
-	for i, k := range b.r.opt.kinds {
-		if k.Match(err) {
-			return i
+// matchKind returns the index of the first ErrorKinds rule that matches
+// err, or -1. A nil err matches none. A Match that panics is recovered: the
+// failure then matches no kind (it counts towards ConsecutiveFailures), and
+// the panic is returned as a *PanicError.
+func (b *Breaker) matchKind(err error) (kind int, perr error) {
+	if err == nil {
+		return -1, nil
+	}
+	i := 0
+	defer func() {
+		if v := recover(); v != nil {
+			kind, perr = -1, newPanicError(fmt.Sprintf("ErrorKinds[%d].Match (%s)", i, b.r.opt.kinds[i].Name), v)
+		}
+	}()
+	for ; i < len(b.r.opt.kinds); i++ {
+		if b.r.opt.kinds[i].Match(err) {
+			return i, nil
 		}
 	}
-	return -1
+	return -1, nil
 }
 
 // rateReason returns the first rate rule that the window satisfies.
@@ -312,36 +345,40 @@ func (b *Breaker) rateReason(w window, now int64) Reason {
 	switch {
 	case calls < o.minCalls:
 		return NoReason
-	case o.failureRate > 0 && failures*1e6 >= o.failureRate*calls:
+	// The division rounds the share to the nearest float64, as writing the
+	// rate as a fraction (2.0/3) rounds it, and rounding is monotonic: a
+	// share equal to the rate compares equal, one below it below.
+	case o.failureRate > 0 && float64(failures)/float64(calls) >= o.failureRate:
 		return FailureRate
-	case o.slowRate > 0 && slow*1e6 >= o.slowRate*calls:
+	case o.slowRate > 0 && float64(slow)/float64(calls) >= o.slowRate:
 		return SlowCallRate
 	}
 	return NoReason
 }
 
-func (b *Breaker) recordProbe(r *record, o Outcome) {
+func (b *Breaker) recordProbe(r *record, o Outcome, err error) {
 	switch o {
 	case Success:
 		// Exactly one probe sees the count reach the target, so exactly
 		// one tries to close.
 		if uint32(r.probes.Add(1)) == b.r.probes {
-			b.transition(r, b.closedRecord(&record{reason: ProbesSucceeded, kind: -1}), b.now())
+			b.transition(r, b.closedRecord(&record{reason: ProbesSucceeded, kind: -1}), b.now(), nil)
 		}
 	case Failure:
-		b.open(r, ProbeFailed, -1, r.attempts+1, b.now())
+		b.open(r, ProbeFailed, -1, r.attempts+1, b.now(), err)
 	case Ignored:
 		r.probes.Add(^uint64(probeAdmit - 1)) // admitted−1: the place is free again
 	}
 }
 
-// open replaces from with an Open record; false if from was no longer current.
-func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32, now int64) bool {
+// open replaces from with an Open record; false if from was no longer
+// current. cause is the error of the call that tripped it, if any.
+func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32, now int64, cause error) bool {
 	next := &record{state: Open, reason: reason, kind: kind, attempts: attempts}
 	// Both terms are bounded (ResetTimeout ≤ 100 years, jitter ≤ ×2), so
 	// the sum cannot overflow a clock that starts at 0.
 	next.until = now + b.r.period(attempts, rand.Float64)
-	return b.transition(from, next, now)
+	return b.transition(from, next, now, cause)
 }
 
 // closedRecord equips a Closed (or Disabled) record with its counters.
@@ -352,10 +389,11 @@ func (b *Breaker) closedRecord(r *record) *record {
 	return r
 }
 
-// transition publishes next in place of from, at time now. Only one caller
-// can replace a given record, so exactly one event follows each real
-// transition however many goroutines race at its edge.
-func (b *Breaker) transition(from, next *record, now int64) bool {
+// transition publishes next in place of from, at time now, because of
+// cause (the error of the call that caused it; nil for most reasons). Only
+// one caller can replace a given record, so exactly one event follows each
+// real transition however many goroutines race at its edge.
+func (b *Breaker) transition(from, next *record, now int64, cause error) bool {
 	next.gen = from.gen + 1
 	next.from = from.state
 	next.at = now
@@ -368,7 +406,9 @@ func (b *Breaker) transition(from, next *record, now int64) bool {
 	h := b.history()
 	h.transitions[next.reason].Add(1)
 	if b.r.listener != nil {
-		h.publish(b.r.listener, b.event(from, next))
+		e := b.event(from, next)
+		e.Err = cause
+		h.publish(b.r.listener, e)
 	}
 	return true
 }

@@ -52,8 +52,10 @@ type Config struct {
 
 	// FailureRate trips when failures/calls over the sliding window reach
 	// this rate (equality trips) and the window holds at least MinimumCalls
-	// calls. In (0, 1]; 0 turns the rule off. The rate is used rounded to a
-	// millionth, so 0.3 of 10 calls means exactly 3.
+	// calls. In (0, 1]; 0 turns the rule off. The share is computed as
+	// float64(failures)/float64(calls), so a rate written as a fraction
+	// trips at exactly that fraction: 0.3 trips at 3 failures of 10, 2.0/3
+	// at 2 of 3.
 	FailureRate float64
 
 	// SlowCallRate trips when calls lasting SlowCallDuration or longer reach
@@ -104,7 +106,13 @@ type Config struct {
 	// OnTransition receives one Event per real transition, one at a time,
 	// in transition order, on the goroutine that caused the transition (or
 	// one that caused a later one). It may call the breaker's methods. Keep
-	// it fast: a caller waits for it. nil means no events.
+	// it fast: a caller waits for it. In an executor that goroutine is the
+	// submitter's (a saturation trip), the call's own (its outcome), or the
+	// executor's deadline timer (a timeout), and the call whose outcome
+	// caused the transition resolves its future only after the listener
+	// returns: a blocking listener delays that call's result. A listener
+	// that panics is recovered and logged with log/slog; it changes no
+	// call's result. nil means no events.
 	OnTransition func(Event)
 }
 
@@ -148,8 +156,8 @@ type optRule struct {
 	maxReset     int64
 	jitter       float64
 	kinds        []KindRule
-	failureRate  int64 // millionths; 0: off
-	slowRate     int64 // millionths; 0: off
+	failureRate  float64 // 0: off
+	slowRate     float64 // 0: off
 	slowDuration int64
 	minCalls     int64
 	windowSize   int   // count-based window; 0 if time-based
@@ -192,21 +200,15 @@ func compile(cfg Config) (rules, error) {
 			bad("ErrorKinds[%d].Consecutive must be in [1, %d], got %d", i, MaxThreshold, k.Consecutive)
 		}
 	}
-	rate := func(field string, v float64) int64 {
+	rate := func(field string, v float64) float64 {
 		if math.IsNaN(v) || v < 0 || v > 1 {
 			bad("%s must be in (0, 1] or 0 (off), got %v", field, v)
 			return 0
 		}
-		return int64(math.Round(v * 1e6))
+		return v
 	}
 	o.failureRate = rate("FailureRate", cfg.FailureRate)
 	o.slowRate = rate("SlowCallRate", cfg.SlowCallRate)
-	if cfg.FailureRate > 0 && o.failureRate == 0 {
-		o.failureRate = 1 // a rate below a millionth still means "any failure"
-	}
-	if cfg.SlowCallRate > 0 && o.slowRate == 0 {
-		o.slowRate = 1
-	}
 	switch {
 	case cfg.SlowCallDuration < 0:
 		bad("SlowCallDuration must be ≥ 0, got %v", cfg.SlowCallDuration)
@@ -216,6 +218,25 @@ func compile(cfg Config) (rules, error) {
 		bad("SlowCallRate must be set when SlowCallDuration is")
 	}
 
+	// The window settings mean something only to a rate rule; accepting
+	// them without one would let a typo (a forgotten FailureRate) pass
+	// silently, as SlowCallDuration without SlowCallRate would.
+	if cfg.FailureRate == 0 && cfg.SlowCallRate == 0 {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{
+			{"MinimumCalls", cfg.MinimumCalls != 0}, {"WindowSize", cfg.WindowSize != 0},
+			{"WindowDuration", cfg.WindowDuration != 0}, {"WindowBuckets", cfg.WindowBuckets != 0},
+		} {
+			if f.set {
+				bad("%s needs a rate rule (FailureRate or SlowCallRate)", f.name)
+			}
+		}
+	}
+	if cfg.WindowBuckets != 0 && cfg.WindowDuration == 0 {
+		bad("WindowBuckets (%d) needs WindowDuration", cfg.WindowBuckets)
+	}
 	o.minCalls = int64(orDefault(cfg.MinimumCalls, DefaultMinimumCalls))
 	if cfg.MinimumCalls < 0 {
 		bad("MinimumCalls must be ≥ 0, got %d", cfg.MinimumCalls)
@@ -304,10 +325,16 @@ func (r *rules) period(attempts uint32, rnd func() float64) int64 {
 	return p
 }
 
-// classify applies Config.Classify to a non-nil error.
-func (r *rules) classify(err error) Outcome {
+// classify applies Config.Classify to a non-nil error. A panic (in the
+// classifier, or in an Unwrap or Is method of err) is a Failure.
+func (r *rules) classify(err error) (o Outcome, perr error) {
+	defer func() {
+		if v := recover(); v != nil {
+			o, perr = Failure, newPanicError("Classify", v)
+		}
+	}()
 	if r.opt != nil && r.opt.classify != nil {
-		return r.opt.classify(err)
+		return r.opt.classify(err), nil
 	}
-	return DefaultClassify(err)
+	return DefaultClassify(err), nil
 }

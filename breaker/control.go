@@ -12,7 +12,7 @@ func (b *Breaker) Trip(r Reason) {
 		if cur.state != Closed && cur.state != HalfOpen {
 			return
 		}
-		if b.open(cur, r, -1, 1, b.now()) {
+		if b.open(cur, r, -1, 1, b.now(), nil) {
 			return
 		}
 	}
@@ -34,7 +34,7 @@ func (b *Breaker) Reset() {
 			}
 			continue
 		}
-		if b.transition(cur, next, b.now()) {
+		if b.transition(cur, next, b.now(), nil) {
 			return
 		}
 	}
@@ -61,7 +61,7 @@ func (b *Breaker) override(s State, r Reason) {
 		if s == ForcedOpen {
 			next.until = never
 		}
-		if b.transition(cur, next, b.now()) {
+		if b.transition(cur, next, b.now(), nil) {
 			return
 		}
 	}
@@ -77,7 +77,7 @@ func (b *Breaker) Drained() bool {
 		if cur.state != Open || cur.reason != QueueFull {
 			return false
 		}
-		if b.transition(cur, b.closedRecord(&record{reason: QueueDrained, kind: -1}), b.now()) {
+		if b.transition(cur, b.closedRecord(&record{reason: QueueDrained, kind: -1}), b.now(), nil) {
 			return true
 		}
 	}

@@ -20,25 +20,22 @@ import (
 // published yet; it will, and will deliver the rest.
 type delivery struct {
 	mu      sync.Mutex
-	pending []Event // sorted by Generation
+	pending []Event // pending[head:] waits, sorted by Generation
+	head    int     // events before it were delivered: popping moves nothing
 	next    uint64  // generation of the next event to deliver
 	busy    bool    // someone is delivering
 }
 
 func (d *delivery) publish(listener func(Event), e Event) {
 	d.mu.Lock()
-	i, _ := slices.BinarySearchFunc(d.pending, e.Generation, func(p Event, g uint64) int {
-		return cmp.Compare(p.Generation, g)
-	})
-	d.pending = slices.Insert(d.pending, i, e)
+	d.insert(e)
 	if d.busy {
 		d.mu.Unlock()
 		return
 	}
 	d.busy = true
-	for len(d.pending) > 0 && d.pending[0].Generation == d.next {
-		e := d.pending[0]
-		d.pending = slices.Delete(d.pending, 0, 1)
+	for d.head < len(d.pending) && d.pending[d.head].Generation == d.next {
+		e := d.pop()
 		d.next++
 		d.mu.Unlock()
 		deliver(listener, e)
@@ -46,6 +43,33 @@ func (d *delivery) publish(listener func(Event), e Event) {
 	}
 	d.busy = false
 	d.mu.Unlock()
+}
+
+// insert puts e in generation order. Events nearly always arrive in order,
+// so this is an append; a backlog is compacted only here, once at least
+// half of the slice is delivered, so every event is moved O(1) times.
+func (d *delivery) insert(e Event) {
+	if d.head > 0 && d.head >= len(d.pending)/2 {
+		n := copy(d.pending, d.pending[d.head:])
+		clear(d.pending[n:])
+		d.pending, d.head = d.pending[:n], 0
+	}
+	live := d.pending[d.head:]
+	i, _ := slices.BinarySearchFunc(live, e.Generation, func(p Event, g uint64) int {
+		return cmp.Compare(p.Generation, g)
+	})
+	d.pending = slices.Insert(d.pending, d.head+i, e)
+}
+
+// pop removes the oldest pending event in O(1).
+func (d *delivery) pop() Event {
+	e := d.pending[d.head]
+	d.pending[d.head] = Event{} // drop its strings for the collector
+	d.head++
+	if d.head == len(d.pending) {
+		d.pending, d.head = d.pending[:0], 0
+	}
+	return e
 }
 
 // deliver calls the listener. A listener runs inside a caller's Done or

@@ -226,9 +226,9 @@ func (m *model) rateReason(now time.Duration) breaker.Reason {
 			slow++
 		}
 	}
-	// The documented rounding: rates count in millionths.
+	// The documented comparison: the share as a float64 against the rate.
 	reached := func(n int, rate float64) bool {
-		return rate > 0 && int64(n)*1e6 >= int64(rate*1e6+0.5)*int64(len(w))
+		return rate > 0 && float64(n)/float64(len(w)) >= rate
 	}
 	switch {
 	case len(w) < m.cfg.MinimumCalls:

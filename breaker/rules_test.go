@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -181,4 +182,47 @@ func TestErrorKinds(t *testing.T) {
 		}
 		assert.Equal(t, breaker.ConsecutiveFailures, b.Stats().Reason)
 	})
+}
+
+// Issue 10.6: rates used to be rounded to millionths, so 2 failures of 3
+// at FailureRate 2.0/3 (0.666667 after rounding) never tripped.
+func TestRatesWrittenAsFractionsTripAtExactlyThatFraction(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    breaker.Config
+		slow   bool
+		reason breaker.Reason
+	}{
+		{"2 failures of 3 at FailureRate 2.0/3",
+			breaker.Config{ConsecutiveFailures: -1, FailureRate: 2.0 / 3, MinimumCalls: 3, WindowSize: 3}, false, breaker.FailureRate},
+		{"2 slow calls of 3 at SlowCallRate 2.0/3",
+			breaker.Config{ConsecutiveFailures: -1, SlowCallRate: 2.0 / 3, SlowCallDuration: time.Second, MinimumCalls: 3, WindowSize: 3}, true, breaker.SlowCallRate},
+		{"1 failure of 7 at FailureRate 1.0/7",
+			breaker.Config{ConsecutiveFailures: -1, FailureRate: 1.0 / 7, MinimumCalls: 7, WindowSize: 7}, false, breaker.FailureRate},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := newBreaker(t, tt.cfg)
+				calls := tt.cfg.MinimumCalls
+				bad := int(math.Round(tt.cfg.FailureRate*float64(calls) + tt.cfg.SlowCallRate*float64(calls)))
+				for i := range calls {
+					p, err := b.Allow()
+					require.NoError(t, err, "call %d", i)
+					if i < bad {
+						if tt.slow {
+							time.Sleep(time.Second)
+							p.Done(nil)
+						} else {
+							p.Done(errBoom)
+						}
+						continue
+					}
+					p.Done(nil)
+				}
+				assert.Equal(t, breaker.Open, b.State(), "got %v after %d bad calls of %d, want open", b.State(), bad, calls)
+				assert.Equal(t, tt.reason, b.Stats().Reason)
+			})
+		})
+	}
 }

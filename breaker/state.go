@@ -80,6 +80,9 @@ const (
 	ManualForceOpen
 	// ManualDisable: an operator called [Breaker.Disable].
 	ManualDisable
+	// Remote: another replica of the service said so (see remote.go):
+	// [Breaker.OpenRemote] or [Breaker.CloseRemote].
+	Remote
 	// NumReasons is the number of reasons, for arrays indexed by Reason.
 	NumReasons int = iota
 )
@@ -88,7 +91,7 @@ var reasonNames = [...]string{
 	"none", "consecutive-failures", "error-kind", "failure-rate", "slow-call-rate",
 	"saturation", "queue-full", "manual", "reset-timeout", "probes-succeeded",
 	"probe-failed", "probe-deferred", "queue-drained", "manual-reset",
-	"manual-force-open", "manual-disable",
+	"manual-force-open", "manual-disable", "remote",
 }
 
 // String returns the kebab-case name of the reason, e.g. "saturation".
@@ -143,6 +146,12 @@ type Event struct {
 	OpenUntil time.Time
 	// Generation counts transitions: it is 1 for the first one.
 	Generation uint64
+	// Err is the error of the call that caused the transition, when one
+	// did: the failure that reached a consecutive or per-kind threshold or
+	// tipped the failure rate, or the failed probe. It is nil for the other
+	// reasons (saturation, queue full, operators' actions, the reset
+	// timeout, successful probes, a slow-call rate tipped by a success).
+	Err error
 }
 
 // String formats the event for logs: "payments: closed → open (saturation)".

@@ -82,47 +82,8 @@ type signal chan struct{}
 
 func (s *signal) Run() { *s <- struct{}{} }
 
-// BenchmarkPoolGo runs a trivial task on the shared pool and waits for its
-// signal; BenchmarkGoStatement is the same round trip with a bare go
-// statement, the baseline.
-func BenchmarkPoolGo(b *testing.B) {
-	run := func(b *testing.B, pool *bulkhead.Pool, t *signal) {
-		if err := pool.Go(t); err != nil {
-			b.Error(err) // not Fatal: RunParallel goroutines call run too
-			return
-		}
-		<-*t
-	}
-	b.Run("serial", func(b *testing.B) {
-		pool, err := bulkhead.NewPool(bulkhead.PoolConfig{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer pool.Close(b.Context())
-		t := new(signal)
-		*t = make(signal)
-		b.ReportAllocs()
-		for b.Loop() {
-			run(b, pool, t)
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		pool, err := bulkhead.NewPool(bulkhead.PoolConfig{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer pool.Close(b.Context())
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			t := new(signal)
-			*t = make(signal)
-			for pb.Next() {
-				run(b, pool, t)
-			}
-		})
-	})
-}
-
+// BenchmarkGoStatement is the round trip of a trivial task started with a
+// go statement, as the executor starts every call.
 func BenchmarkGoStatement(b *testing.B) {
 	b.Run("serial", func(b *testing.B) {
 		ch := make(chan struct{})

@@ -236,8 +236,8 @@ func TestAdmissionString(t *testing.T) {
 func TestIdleBulkheadsCostNoGoroutineAndLittleMemory(t *testing.T) {
 	const n = 10_000
 	all := make([]*bulkhead.Bulkhead, n)
-	// Let the workers of earlier tests' pools finish exiting first.
-	goleak.VerifyNone(t, ignoreInit)
+	// Let the goroutines of earlier tests finish exiting first.
+	goleak.VerifyNone(t)
 	goroutines := runtime.NumGoroutine()
 	var before, after runtime.MemStats
 	runtime.GC()

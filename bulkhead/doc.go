@@ -1,6 +1,6 @@
 // Package bulkhead gives each downstream supplier its own bounded set of
-// slots, with an optional bounded FIFO queue, and runs the admitted work on
-// one worker pool shared by all suppliers.
+// slots, with an optional bounded FIFO queue. It only accounts: it starts
+// nothing and runs nothing.
 //
 // # The story
 //
@@ -46,7 +46,7 @@
 //	case bulkhead.Full:
 //		return errSaturated // the exact moment of saturation
 //	case bulkhead.Acquired:
-//		pool.Go(c)
+//		go c.Run()
 //	case bulkhead.Queued:
 //		// nothing runs until a Release hands c a slot
 //	}
@@ -54,7 +54,7 @@
 //	func (c *call) Run() {
 //		c.result = c.protect()
 //		if next := b.Release(); next != nil { // release first...
-//			pool.Go(next.Value.(*call)) // ...starting the oldest waiter
+//			go next.Value.(*call).Run() // ...starting the oldest waiter
 //		}
 //		c.complete() // ...then tell the caller
 //	}
@@ -66,26 +66,18 @@
 // because the queue was full closes again only once [Bulkhead.Drained] says
 // the queue is at or below its low-water mark.
 //
-// # The shared pool
+// # Running the work
 //
-// A [Pool] runs [Task]s on recycled goroutines (github.com/panjf2000/ants/v2).
-// It is meant to be shared: one per process or per executor group, never one
-// per supplier, because an ants pool keeps housekeeping goroutines while it
-// runs. NewPool starts nothing; the goroutines exist only between the first
-// [Pool.Go] and [Pool.Close]. Leave [PoolConfig.Size] at 0 (unlimited): the
-// bulkheads bound concurrency, and an unlimited pool never rejects a task.
-// A sized pool that runs out of workers returns [ErrPoolOverload], a global
-// condition that is deliberately not [ErrFull].
+// The executor starts each admitted call with a go statement: the runtime
+// caches goroutines and sizes their stacks, and the bulkheads already bound
+// concurrency per supplier. A program that runs its own goroutine pool can
+// plug it in as a [Runner].
 //
 // # Cost and concurrency
 //
 // An idle Bulkhead is about 50 bytes and no goroutine. TryAcquire, Release
 // and refusals are single CAS loops on one atomic word while nobody waits;
 // a small mutex is taken only while waiters are queued. Every method of
-// Bulkhead and Pool is safe for concurrent use; a Waiter belongs to one
-// queue at a time and its fields other than Value belong to the bulkhead.
-//
-// Note that importing github.com/panjf2000/ants/v2 starts that package's
-// default pool (two housekeeping goroutines) at program start; this package
-// never uses the default pool.
+// Bulkhead is safe for concurrent use; a Waiter belongs to one queue at a
+// time and its fields other than Value belong to the bulkhead.
 package bulkhead

@@ -76,27 +76,3 @@ func ExampleBulkhead_Acquire() {
 	// Output:
 	// bulkhead: full
 }
-
-// greeting is a Task; as a pointer it costs no allocation per Go.
-type greeting struct {
-	who  string
-	done chan string
-}
-
-func (g *greeting) Run() { g.done <- "hello, " + g.who }
-
-func ExamplePool_Go() {
-	pool, err := bulkhead.NewPool(bulkhead.PoolConfig{}) // unlimited; starts nothing yet
-	if err != nil {
-		panic(err)
-	}
-	defer pool.Close(context.Background())
-
-	g := &greeting{who: "pool", done: make(chan string, 1)}
-	if err := pool.Go(g); err != nil {
-		panic(err)
-	}
-	fmt.Println(<-g.done)
-	// Output:
-	// hello, pool
-}

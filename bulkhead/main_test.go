@@ -1,8 +1,10 @@
 package bulkhead_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -11,24 +13,32 @@ import (
 	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
-// ignoreInit ignores the goroutines that exist before any test runs.
-// Importing ants starts its default pool (purge and ticktock goroutines)
-// during package initialization; that pool is not ours and never used.
-// Everything started after TestMain began must be gone at the end.
-var ignoreInit goleak.Option
-
 func TestMain(m *testing.M) {
-	ignoreInit = goleak.IgnoreCurrent()
-	goleak.VerifyTestMain(m, ignoreInit)
+	goleak.VerifyTestMain(m)
 }
 
-// harness drives a Bulkhead and a Pool the way the executor will: admit,
-// run on the shared pool, and when the function returns, Release first
+// goPool starts each task with a go statement, as the executor does, and
+// lets a test wait for all of them.
+type goPool struct{ wg sync.WaitGroup }
+
+func (p *goPool) Go(t bulkhead.Task) error {
+	p.wg.Go(t.Run)
+	return nil
+}
+
+// Close waits until every task has returned.
+func (p *goPool) Close(context.Context) error {
+	p.wg.Wait()
+	return nil
+}
+
+// harness drives a Bulkhead the way the executor does: admit, start the
+// call on its own goroutine, and when the function returns, Release first
 // (starting the waiter it hands over, if any), then report the result.
 type harness struct {
 	t    testing.TB
 	b    *bulkhead.Bulkhead
-	pool *bulkhead.Pool
+	pool *goPool
 
 	runs      atomic.Int64 // calls whose task started
 	inFlight  atomic.Int64 // calls between slot taken and slot released
@@ -42,11 +52,7 @@ func newHarness(t testing.TB, cfg bulkhead.Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := bulkhead.NewPool(bulkhead.PoolConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &harness{t: t, b: b, pool: pool}
+	return &harness{t: t, b: b, pool: &goPool{}}
 }
 
 // errPlanned is the error a call's function returns when asked to fail.

@@ -3,7 +3,9 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
@@ -13,6 +15,8 @@ import (
 const (
 	DefaultWorkers           = 10
 	DefaultInvocationTimeout = time.Second
+	// MaxWorkers bounds Workers, Queue and LowWater.
+	MaxWorkers = math.MaxInt32
 )
 
 // Config sets up the protection of one supplier. It is plain data: every
@@ -72,11 +76,18 @@ func (c Config) resolve(name string) (resolved, error) {
 	switch {
 	case c.Workers < 0:
 		bad("Workers must be ≥ 1, or 0 for the default %d, got %d", DefaultWorkers, c.Workers)
+	case c.Workers > MaxWorkers:
+		bad("Workers must be ≤ %d, got %d", MaxWorkers, c.Workers)
+		r.workers = 0
 	case c.Workers == 0:
 		r.workers = DefaultWorkers
 	}
-	if c.Queue < 0 {
+	switch {
+	case c.Queue < 0:
 		bad("Queue must be ≥ 0, got %d", c.Queue)
+	case c.Queue > MaxWorkers:
+		bad("Queue must be ≤ %d, got %d", MaxWorkers, c.Queue)
+		r.queue = 0
 	}
 	switch {
 	case c.InvocationTimeout < 0 || c.InvocationTimeout > breaker.MaxTimeout:
@@ -93,8 +104,8 @@ func (c Config) resolve(name string) (resolved, error) {
 		r.queueTimeout = r.timeout
 	}
 	switch {
-	case c.LowWater < 0:
-		bad("LowWater must be ≥ 0, got %d", c.LowWater)
+	case c.LowWater < 0 || c.LowWater > MaxWorkers:
+		bad("LowWater must be in [0, %d), got %d", MaxWorkers, c.LowWater)
 	case c.Queue == 0 && c.LowWater > 0:
 		bad("LowWater (%d) needs a Queue", c.LowWater)
 	case c.Queue > 0 && c.LowWater >= c.Queue:
@@ -103,6 +114,15 @@ func (c Config) resolve(name string) (resolved, error) {
 		r.lowWater = c.Queue / 2
 	}
 	r.stuck = c.Stuck.resolve(r.timeout, r.workers, r.queue, bad)
+	// A probe that finds no slot defers the half-open verdict. If the
+	// probes alone can fill the slots (and queue places), some probe always
+	// defers, the breaker re-opens, and the successes of the others come
+	// too late to count: a healthy supplier would stay open for good.
+	if p := c.Breaker.HalfOpenProbes; p > 0 && r.workers > 0 && r.queue >= 0 && int64(p) > int64(r.workers)+int64(r.queue) {
+		bad("Breaker.HalfOpenProbes (%d) must not exceed Workers (%d) + Queue (%d): "+
+			"a probe that finds no slot re-opens the breaker, so too many probes could never close it",
+			p, r.workers, c.Queue)
+	}
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
 	}
@@ -122,10 +142,7 @@ func (c Config) resolve(name string) (resolved, error) {
 				reset, r.timeout)
 		}
 	}
-	if len(errs) > 0 {
-		return resolved{}, errors.Join(errs...)
-	}
-	return r, nil
+	return r, errors.Join(errs...)
 }
 
 // Validate reports every problem New would report for an executor named
@@ -135,20 +152,26 @@ func (c Config) Validate(name string) error {
 	return err
 }
 
-// build validates c completely, the breaker's and bulkhead's settings
-// included, and returns the parts of an executor.
+// build validates c completely, the breaker's settings included, and
+// returns the parts of an executor. The error names every invalid field at
+// once, the executor's and the breaker's.
 func (c Config) build(name string) (parts, error) {
-	r, err := c.resolve(name)
-	if err != nil {
-		return parts{}, err
+	if !utf8.ValidString(name) {
+		// The name labels metrics, logs and events; exporters such as
+		// Prometheus refuse label values that are not UTF-8.
+		return parts{}, fmt.Errorf("executor: the name %q is not valid UTF-8", name)
 	}
-	br, err := breaker.New(r.breaker)
-	if err != nil {
-		return parts{}, fmt.Errorf("executor: %s: %w", name, err)
+	r, rerr := c.resolve(name)
+	br, berr := breaker.New(r.breaker)
+	if berr != nil {
+		berr = fmt.Errorf("executor: %s: %w", name, berr)
+	}
+	if err := errors.Join(rerr, berr); err != nil {
+		return parts{}, err
 	}
 	bh, err := bulkhead.New(bulkhead.Config{Slots: r.workers, Queue: r.queue, LowWater: r.lowWater})
 	if err != nil {
-		return parts{}, fmt.Errorf("executor: %s: %w", name, err)
+		return parts{}, fmt.Errorf("executor: %s: %w", name, err) // resolve checked every field: not reached
 	}
 	return parts{r, br, bh}, nil
 }

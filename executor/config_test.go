@@ -38,6 +38,19 @@ func TestConfigValidation(t *testing.T) {
 			[]string{"InvocationTimeout (1s) + QueueTimeout (4s) = 5s"}},
 		{"R > T + queue wait", executor.Config{Queue: 10, InvocationTimeout: time.Second, QueueTimeout: 3 * time.Second}, nil},
 		{"breaker errors come through", executor.Config{Breaker: breaker.Config{FailureRate: 2}}, []string{"breaker: FailureRate must be in (0, 1]"}},
+		{"more half-open probes than slots (issue 10.5)", executor.Config{Workers: 2, Breaker: breaker.Config{HalfOpenProbes: 3}},
+			[]string{"Breaker.HalfOpenProbes (3) must not exceed Workers (2) + Queue (0)"}},
+		{"more half-open probes than the default slots", executor.Config{Breaker: breaker.Config{HalfOpenProbes: 11}},
+			[]string{"Breaker.HalfOpenProbes (11) must not exceed Workers (10)"}},
+		{"as many probes as slots and queue places", executor.Config{Workers: 2, Queue: 1, Breaker: breaker.Config{HalfOpenProbes: 3, ResetTimeout: 3 * time.Second}}, nil},
+		{"workers that do not fit the bulkhead's count are named as Workers (issue 10.8)", executor.Config{Workers: 1 << 31},
+			[]string{"payments: Workers must be ≤ 2147483647, got 2147483648"}},
+		{"a queue that does not fit", executor.Config{Queue: 1 << 31}, []string{"payments: Queue must be ≤ 2147483647, got 2147483648"}},
+		{"executor and breaker fields are named in one error (issue 10.8)",
+			executor.Config{Workers: -1, Breaker: breaker.Config{FailureRate: 2, WindowSize: -1}},
+			[]string{"Workers must be ≥ 1", "breaker: FailureRate must be in (0, 1]", "WindowSize must be in"}},
+		{"a window without a rate rule is refused (issue 10.8)", executor.Config{Breaker: breaker.Config{WindowSize: 50}},
+			[]string{"payments: breaker: WindowSize needs a rate rule"}},
 		{"several errors at once", executor.Config{Workers: -1, Queue: -1}, []string{"Workers", "Queue must be"}},
 	}
 	for _, tt := range tests {
@@ -63,4 +76,23 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, executor.DefaultWorkers, st.Workers)
 	assert.Zero(t, st.QueueCap)
 	assert.Equal(t, "payments", st.Breaker.Name, "the breaker is named after the supplier")
+}
+
+// Issue 10.8: a name that is not valid UTF-8 made the Prometheus collector
+// panic inside every scrape; such names are refused where they enter.
+func TestNamesMustBeValidUTF8(t *testing.T) {
+	const bad = "pay\xffments"
+	_, err := executor.New(bad, executor.Config{})
+	require.ErrorContains(t, err, `the name "pay\xffments" is not valid UTF-8`)
+
+	_, err = executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{bad: {Workers: 2}}})
+	require.ErrorContains(t, err, "not valid UTF-8")
+
+	g := newGroup(t, executor.GroupConfig{})
+	ex, err := g.Executor(bad)
+	require.ErrorContains(t, err, "not valid UTF-8")
+	assert.Nil(t, ex)
+	n := 0
+	g.Range(func(*executor.Executor) bool { n++; return true })
+	assert.Zero(t, n, "the group holds no executor for the bad name")
 }

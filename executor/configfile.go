@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
 // ParseGroupConfig reads a GroupConfig from JSON: the data parts of it,
@@ -26,8 +25,7 @@ import (
 //	  "dependencies": {
 //	    "payments": {"workers": 4, "invocationTimeout": "30s", "breaker": {"resetTimeout": "45s"}}
 //	  },
-//	  "idleTimeout": "10m",
-//	  "pool": {"idleTimeout": "1s"}
+//	  "idleTimeout": "10m"
 //	}
 //
 // A Config is "workers", "queue", "queueTimeout", "lowWater",
@@ -48,7 +46,7 @@ import (
 //
 // Functions cannot come from a file: Breaker.Classify,
 // Breaker.OnTransition, Breaker.ErrorKinds (whose rules match errors with
-// a func), GroupConfig.OnTransition and Pool.PanicHandler are left nil; set
+// a func), GroupConfig.OnTransition and GroupConfig.Runner are left nil; set
 // them on the result in code. Breaker.Name is left empty, so each breaker
 // is named after its dependency.
 func ParseGroupConfig(data []byte) (GroupConfig, error) {
@@ -103,7 +101,6 @@ type (
 		Default      configFile            `json:"default"`
 		Dependencies map[string]configFile `json:"dependencies"`
 		IdleTimeout  duration              `json:"idleTimeout"`
-		Pool         poolFile              `json:"pool"`
 	}
 	configFile struct {
 		Workers           int         `json:"workers"`
@@ -127,9 +124,6 @@ type (
 		ResetJitter         float64  `json:"resetJitter"`
 		HalfOpenProbes      int      `json:"halfOpenProbes"`
 	}
-	poolFile struct {
-		IdleTimeout duration `json:"idleTimeout"`
-	}
 	// duration is a time.ParseDuration string, already checked.
 	duration string
 )
@@ -139,8 +133,6 @@ var codeOnly = map[string]string{
 	"classify":     "Breaker.Classify is a func: set it in code",
 	"onTransition": "OnTransition is a func: set it in code",
 	"errorKinds":   "Breaker.ErrorKinds match errors with a func: set them in code",
-	"panicHandler": "Pool.PanicHandler is a func: set it in code",
-	"size":         "Pool.Size must be 0 (unlimited): the bulkheads bound concurrency",
 	"name":         "Breaker.Name defaults to the dependency's name and cannot be set in a file",
 }
 
@@ -156,7 +148,6 @@ func (f groupFile) groupConfig() GroupConfig {
 	cfg := GroupConfig{
 		Default:     f.Default.config(),
 		IdleTimeout: f.IdleTimeout.value(),
-		Pool:        bulkhead.PoolConfig{IdleTimeout: f.Pool.IdleTimeout.value()},
 	}
 	if f.Dependencies != nil {
 		cfg.Dependencies = make(map[string]Config, len(f.Dependencies))
@@ -244,8 +235,8 @@ func check(path string, v any, t reflect.Type, errs *[]error) any {
 
 // field finds the struct field whose json name is exactly k.
 func field(t reflect.Type, k string) (reflect.StructField, bool) {
-	for f := range t.Fields() {
-		if f.Tag.Get("json") == k {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Tag.Get("json") == k {
 			return f, true
 		}
 	}
@@ -259,8 +250,8 @@ func unknown(path, k string, t reflect.Type, errs *[]error) {
 		msg = "cannot come from a file: " + why
 	} else {
 		var names []string
-		for f := range t.Fields() {
-			name := f.Tag.Get("json")
+		for i := range t.NumField() {
+			name := t.Field(i).Tag.Get("json")
 			if strings.EqualFold(name, k) {
 				msg = fmt.Sprintf("unknown field (did you mean %q?)", name)
 			}

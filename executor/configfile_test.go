@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -36,7 +35,6 @@ func TestLoadExampleConfig(t *testing.T) {
 			}},
 		},
 		IdleTimeout: 10 * time.Minute,
-		Pool:        bulkhead.PoolConfig{IdleTimeout: time.Second},
 	}, cfg)
 
 	g := newGroup(t, cfg)
@@ -61,8 +59,7 @@ func TestParseGroupConfigFields(t *testing.T) {
 				}
 			},
 			"dependencies": {"b": {"breaker": {"windowBuckets": 3}}},
-			"idleTimeout": "90s",
-			"pool": {"idleTimeout": "3s"}
+			"idleTimeout": "90s"
 		}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.GroupConfig{
@@ -74,7 +71,6 @@ func TestParseGroupConfigFields(t *testing.T) {
 				}},
 			Dependencies: map[string]executor.Config{"b": {Breaker: breaker.Config{WindowBuckets: 3}}},
 			IdleTimeout:  90 * time.Second,
-			Pool:         bulkhead.PoolConfig{IdleTimeout: 3 * time.Second},
 		}, cfg)
 	})
 
@@ -130,7 +126,6 @@ func TestParseGroupConfigErrors(t *testing.T) {
 		{"a count must be an integer", `{"default": {"workers": "ten"}}`,
 			[]string{`default.workers: want an integer, got the string "ten"`}},
 		{"a fraction is not an integer", `{"default": {"workers": 2.5}}`, []string{"default.workers: want an integer, got 2.5"}},
-		{"the pool size cannot be set", `{"pool": {"size": 64}}`, []string{"pool.size: cannot come from a file: Pool.Size must be 0 (unlimited)"}},
 		{"a rate must be a number", `{"default": {"breaker": {"failureRate": "half"}}}`,
 			[]string{`default.breaker.failureRate: want a number, got the string "half"`}},
 		{"an object must be an object", `{"dependencies": []}`, []string{"dependencies: want an object, got an array"}},

@@ -6,45 +6,77 @@ import (
 	"time"
 )
 
-// expirer is what a deadline belongs to: its expire runs on the timer's
-// goroutine when the deadline passes while the entry is still listed.
-type expirer interface{ expire() }
+// deadlineKind says which of its call's deadlines an entry is, so that the
+// timer tells its owner which one passed.
+type deadlineKind uint8
+
+const (
+	invocationDeadline deadlineKind = iota // the call runs past its timeout
+	graceDeadline                          // a timed-out call's future stops waiting for fn
+	queueDeadline                          // a queued call has waited long enough
+)
+
+// timed is what a deadline belongs to: a call, told on the timer's
+// goroutine when one of its deadlines passes while the entry is live, and
+// by Close when it gives up on the entries still listed.
+type timed interface {
+	onDeadline(k deadlineKind)
+	onClose(k deadlineKind)
+}
 
 // deadline is an entry of a timeline, embedded in the call it times, so
 // timing a call allocates nothing.
 type deadline struct {
-	prev, next *deadline
-	at         int64 // ns since the timeline's epoch
-	owner      expirer
-	listed     bool
-	tl         atomic.Pointer[timeline] // the timeline it was last added to
+	next  *deadline
+	at    int64 // ns since the timeline's epoch
+	owner timed
+	kind  deadlineKind
+	// done is set, without the timeline's lock, once the call no longer
+	// needs this deadline (its function returned, it left the queue). The
+	// entry stays listed until the timeline drops it: a finished call
+	// costs one atomic store instead of a second trip through the mutex.
+	done atomic.Bool
 }
 
-// timeline is the executor's deadline machinery: one list of pending
+// finish marks the entry as no longer needed; the timeline drops it lazily.
+func (d *deadline) finish() { d.done.Store(true) }
+
+// timeline is the executor's deadline machinery: one singly linked list of
 // deadlines sorted by time and ONE timer, armed for the earliest of them,
 // instead of a timer and a context.WithDeadline per call (~800 ns and 4
-// allocations, more than a whole Submit). Calls leave the list when they
-// end; the timer runs only while calls are in flight and stops by itself
-// when it finds the list empty.
+// allocations, more than a whole Submit). The timer runs only while calls
+// are in flight and stops by itself when it finds the list empty.
 //
-// Entries are appended at the tail and walk back past later deadlines, so
-// insertion is O(1) when deadlines arrive in order (one executor's calls
-// all have the same timeout) and O(k) for a call whose caller has a
-// deadline k entries earlier; the list never holds more than the
-// bulkhead's slots (or queue places).
+// A call takes the mutex once, to list its deadline; when it ends it only
+// marks the entry done. Done entries are dropped where the list is walked
+// anyway: from the head when a deadline is listed and when the timer
+// fires, and, should a call that ignores its context hold the head for a
+// while, by a sweep of the whole list each time it has doubled, so that
+// finished calls are kept alive at most a bounded while (amortized O(1)).
+//
+// Entries are appended at the tail, O(1) when deadlines arrive in order
+// (one executor's calls all have the same timeout); a call whose caller has
+// an earlier deadline is inserted by a walk from the head.
 type timeline struct {
-	epoch      *time.Time                // the executor's; times are ns since it (monotonic)
-	slot       *atomic.Pointer[timeline] // where it is published; emptied when it retires
-	mu         sync.Mutex
-	head, tail *deadline
-	timer      *time.Timer
-	fireAt     int64          // when the armed timer fires
-	armed      sync.WaitGroup // 1 while the timer is armed or its func runs
-	isArmed    bool
-	closed     bool
-	retired    bool // found empty by its timer and unpublished: make a new one
-	expiring   int  // firings running their expiries right now
+	epoch    *time.Time                // the executor's; times are ns since it (monotonic)
+	slot     *atomic.Pointer[timeline] // where it is published; emptied when it retires
+	mu       sync.Mutex
+	head     *deadline
+	tail     *deadline
+	n        int // entries listed, done ones included
+	sweepAt  int // n at which add sweeps out the done entries
+	timer    *time.Timer
+	fireAt   int64         // when the armed timer fires
+	armedN   int           // 1 while the timer is armed or its func runs
+	gone     chan struct{} // made by close if armedN > 0; closed when it reaches 0
+	isArmed  bool
+	closed   bool
+	retired  bool // found empty by its timer and unpublished: make a new one
+	expiring int  // firings running their expiries right now
 }
+
+// minSweep is the list length below which add never sweeps.
+const minSweep = 64
 
 // lazyTimeline is where an executor keeps a timeline: made when a deadline
 // is added, dropped (timer and all) when its timer finds it empty, so an
@@ -64,7 +96,7 @@ func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
 	for {
 		t := l.p.Load()
 		if t == nil {
-			n := &timeline{epoch: epoch, slot: &l.p}
+			n := &timeline{epoch: epoch, slot: &l.p, sweepAt: minSweep}
 			if !l.p.CompareAndSwap(nil, n) {
 				continue
 			}
@@ -80,24 +112,16 @@ func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
 	}
 }
 
-// remove unlists d from the timeline it is on, if any.
-func (l *lazyTimeline) remove(d *deadline) {
-	for {
-		t := d.tl.Load()
-		if t == nil || t.remove(d) {
-			return
-		}
-	}
-}
-
-// close closes the timeline for good and returns its entries. A deadline
-// being added concurrently either lands on the old timeline before it is
-// closed (and is returned here) or finds closedTimeline.
-func (l *lazyTimeline) close() []expirer {
+// close closes the timeline for good and returns its live entries, and a
+// channel that closes once the timer's goroutine is gone (nil if there is
+// none). A deadline being added concurrently either lands on the old
+// timeline before it is closed (and is returned here) or finds
+// closedTimeline.
+func (l *lazyTimeline) close() ([]*deadline, <-chan struct{}) {
 	if t := l.p.Swap(closedTimeline); t != nil && t != closedTimeline {
 		return t.close()
 	}
-	return nil
+	return nil, nil
 }
 
 type listing uint8
@@ -121,65 +145,81 @@ func (t *timeline) add(d *deadline) listing {
 	case t.retired:
 		return listRetired
 	}
-	after := t.tail
-	for after != nil && after.at > d.at {
-		after = after.prev
-	}
-	d.prev = after
-	if after == nil {
+	t.dropDoneHead()
+	d.next = nil
+	switch {
+	case t.tail == nil:
+		t.head, t.tail = d, d
+	case t.tail.at <= d.at:
+		t.tail.next, t.tail = d, d
+	case d.at < t.head.at:
 		d.next, t.head = t.head, d
-	} else {
-		d.next, after.next = after.next, d
+	default:
+		p := t.head // p.at <= d.at < tail.at: p stops before the tail
+		for p.next.at <= d.at {
+			p = p.next
+		}
+		d.next, p.next = p.next, d
 	}
-	if d.next == nil {
-		t.tail = d
-	} else {
-		d.next.prev = d
+	t.n++
+	if t.n >= t.sweepAt {
+		t.sweep()
 	}
-	d.listed = true
-	d.tl.Store(t)
-	if !t.isArmed || d.at < t.fireAt {
-		t.arm(d.at)
+	if !t.isArmed || t.head.at < t.fireAt {
+		t.arm(t.head.at)
 	}
 	return listedOK
 }
 
-// remove unlists d if it is still listed.
-// remove unlists d if it is still listed here. It reports false if d has
-// meanwhile been added to another timeline (then the caller looks again).
-func (t *timeline) remove(d *deadline) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if d.tl.Load() != t {
-		return false
+// dropDoneHead unlists the done entries at the head. Called with mu held.
+func (t *timeline) dropDoneHead() {
+	for t.head != nil && t.head.done.Load() {
+		t.pop()
 	}
-	if d.listed {
-		t.unlink(d)
-	}
-	return true
 }
 
-func (t *timeline) unlink(d *deadline) {
-	if d.prev == nil {
-		t.head = d.next
-	} else {
-		d.prev.next = d.next
+// pop unlists the head. Called with mu held.
+func (t *timeline) pop() *deadline {
+	d := t.head
+	t.head, d.next = d.next, nil
+	if t.head == nil {
+		t.tail = nil
 	}
-	if d.next == nil {
-		t.tail = d.prev
-	} else {
-		d.next.prev = d.prev
-	}
-	d.prev, d.next, d.listed = nil, nil, false
+	t.n--
+	return d
 }
 
-// arm sets the timer to fire at at. Called with mu held. The WaitGroup
-// counts an armed timer (or its running func) so that close can wait for
-// the timer goroutine to be gone.
+// sweep unlists every done entry and sets the length at which the next
+// sweep runs to twice what is left, so sweeping costs O(1) per add.
+// Called with mu held.
+func (t *timeline) sweep() {
+	var prev *deadline
+	for d := t.head; d != nil; {
+		next := d.next
+		if d.done.Load() {
+			if prev == nil {
+				t.head = next
+			} else {
+				prev.next = next
+			}
+			d.next = nil
+			t.n--
+		} else {
+			prev = d
+		}
+		d = next
+	}
+	t.tail = prev
+	t.sweepAt = max(minSweep, 2*t.n)
+}
+
+// arm sets the timer to fire at at. Called with mu held. armedN counts an
+// armed timer (or its running func) so that close can wait for the timer
+// goroutine to be gone.
 func (t *timeline) arm(at int64) {
 	d := time.Duration(at - t.now())
 	if !t.isArmed {
-		t.armed.Add(1)
+		t.armedN++
 		t.isArmed = true
 	} else if !t.timer.Stop() {
 		// The timer has fired and fire is on its way to mu; it will
@@ -194,10 +234,10 @@ func (t *timeline) arm(at int64) {
 	}
 }
 
-// fire expires every due deadline, then re-arms for the next one or lets
-// the timer rest if the list is empty.
+// fire expires every due live deadline, drops the done ones it meets, then
+// re-arms for the next entry or lets the timer rest if the list is empty.
 func (t *timeline) fire() {
-	defer t.armed.Done()
+	defer t.disarmed()
 	now := t.now()
 	t.mu.Lock()
 	t.isArmed = false
@@ -205,11 +245,11 @@ func (t *timeline) fire() {
 		t.mu.Unlock()
 		return
 	}
-	var due []expirer
-	for t.head != nil && t.head.at <= now {
-		d := t.head
-		due = append(due, d.owner)
-		t.unlink(d)
+	var due []*deadline
+	for t.head != nil && (t.head.at <= now || t.head.done.Load()) {
+		if d := t.pop(); !d.done.Load() {
+			due = append(due, d)
+		}
 	}
 	if t.head != nil {
 		t.rearm(t.head.at, now)
@@ -222,13 +262,12 @@ func (t *timeline) fire() {
 	// The expiries run outside the lock (they touch the breaker, complete
 	// futures and cancel contexts, whose callbacks may call back into the
 	// executor) and may list grace entries here. While they run the
-	// timeline must stay published: a node must never move to another
-	// timeline while it can be on this one, since its links are guarded by
-	// this mutex; and Close must find it, to wait for this goroutine.
+	// timeline must stay published, so that Close finds it and knows
+	// about this goroutine.
 	t.expiring++
 	t.mu.Unlock()
-	for _, e := range due {
-		e.expire()
+	for _, d := range due {
+		d.owner.onDeadline(d.kind)
 	}
 	t.mu.Lock()
 	t.expiring--
@@ -246,29 +285,49 @@ func (t *timeline) retireIfIdle() {
 	}
 }
 
+// disarmed ends one armed period: the timer's func has returned.
+func (t *timeline) disarmed() {
+	t.mu.Lock()
+	t.disarmedLocked()
+	t.mu.Unlock()
+}
+
+func (t *timeline) disarmedLocked() {
+	if t.armedN--; t.armedN == 0 && t.gone != nil {
+		close(t.gone)
+	}
+}
+
 // rearm sets the timer again from within fire. Called with mu held.
 func (t *timeline) rearm(at, now int64) {
-	t.armed.Add(1)
+	t.armedN++
 	t.isArmed = true
 	t.fireAt = at
 	t.timer.Reset(time.Duration(at - now))
 }
 
-// close stops the timer, waits until its goroutine is gone, and returns the
-// entries still listed, unlisted, for the caller to expire.
-func (t *timeline) close() []expirer {
+// close stops the timer and returns the live entries still listed,
+// unlisted, for the caller to end, and a channel that closes once the
+// timer's goroutine is gone (nil if none runs). The caller waits on it no
+// longer than it wants to: the goroutine may be inside a user's transition
+// listener.
+func (t *timeline) close() ([]*deadline, <-chan struct{}) {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.closed = true
 	if t.isArmed && t.timer.Stop() {
 		t.isArmed = false
-		t.armed.Done()
+		t.disarmedLocked()
 	}
-	var left []expirer
+	var left []*deadline
 	for t.head != nil {
-		left = append(left, t.head.owner)
-		t.unlink(t.head)
+		if d := t.pop(); !d.done.Load() {
+			left = append(left, d)
+		}
 	}
-	t.mu.Unlock()
-	t.armed.Wait()
-	return left
+	if t.armedN == 0 {
+		return left, nil
+	}
+	t.gone = make(chan struct{})
+	return left, t.gone
 }

@@ -89,19 +89,39 @@ func (e *RejectedError) Error() string {
 // Unwrap returns ErrOpen, ErrSaturated or ErrClosed.
 func (e *RejectedError) Unwrap() error { return e.Reason.sentinel() }
 
-// PanicError is the error of a call whose function panicked. The panic is
-// recovered on the worker, counted as a failure on the breaker, and the
-// process and the worker pool carry on.
+// PanicError is the error of a call whose function, or a user callback the
+// executor ran for it, panicked. The panic is recovered on the goroutine
+// where it happened, the call counts as a failure on the breaker, its
+// future resolves with this error, and the process carries on.
 type PanicError struct {
-	Value any    // what was passed to panic
-	Stack []byte // the panicking goroutine's stack
+	// Callback names the code that panicked: "fn" for the call's function,
+	// "Breaker.Classify" or "Breaker.ErrorKinds[i].Match (name)" for the
+	// breaker's callbacks, or the name an adapter such as fusehttp gives.
+	Callback string
+	Value    any    // what was passed to panic
+	Stack    []byte // the panicking goroutine's stack
 }
 
 func newPanicError(v any) *PanicError {
-	return &PanicError{Value: v, Stack: debug.Stack()}
+	return &PanicError{Callback: "fn", Value: v, Stack: debug.Stack()}
 }
 
-func (e *PanicError) Error() string { return fmt.Sprintf("executor: call panicked: %v", e.Value) }
+// fromBreaker turns a panic the breaker recovered from one of its
+// callbacks into the executor's PanicError.
+func fromBreaker(err error) *PanicError {
+	bp, ok := err.(*breaker.PanicError)
+	if !ok {
+		return &PanicError{Callback: "Breaker", Value: err}
+	}
+	return &PanicError{Callback: "Breaker." + bp.Callback, Value: bp.Value, Stack: bp.Stack}
+}
+
+func (e *PanicError) Error() string {
+	if e.Callback == "" || e.Callback == "fn" {
+		return fmt.Sprintf("executor: call panicked: %v", e.Value)
+	}
+	return fmt.Sprintf("executor: %s panicked: %v", e.Callback, e.Value)
+}
 
 // Unwrap returns the panic value if it is an error (panic(err)), else nil.
 func (e *PanicError) Unwrap() error {

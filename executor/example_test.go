@@ -99,7 +99,7 @@ func ExampleDo_fallback() {
 func ExampleLogTransitions() {
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey || a.Key == "probe_at" || a.Key == "open_for" {
+			if a.Key == slog.TimeKey || a.Key == "probe_at" || a.Key == "open_for_seconds" {
 				return slog.Attr{} // keep the output stable for this example
 			}
 			return a

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,10 +12,9 @@ import (
 )
 
 // Executor protects one supplier: a breaker in front of a bulkhead, an
-// invocation timeout, and futures for results. Calls run on a worker pool
-// that the executor owns (standalone, started on first use and stopped by
-// Close) or shares with the other executors of its Group. An idle executor
-// runs nothing: its one timer is armed only while calls are in flight.
+// invocation timeout, and futures for results. Each admitted call runs on a
+// goroutine of its own (or on the Group's Runner). An idle executor runs
+// nothing: its one timer is armed only while calls are in flight.
 // It is safe for concurrent use.
 type Executor struct {
 	epoch   *time.Time // the clock: deadlines are ns since epoch (the Group's, shared)
@@ -23,8 +23,7 @@ type Executor struct {
 	queueTO time.Duration // queue wait bound; 0 without a queue
 	br      *breaker.Breaker
 	bh      *bulkhead.Bulkhead
-	pool    *bulkhead.Pool
-	ownsPl  bool
+	runner  bulkhead.Runner // nil: a go statement per call
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
@@ -33,30 +32,50 @@ type Executor struct {
 	queued *lazyTimeline // queue-wait deadlines; nil without a queue
 
 	// active counts calls from admission until their function has
-	// returned (or they left the queue); Close waits for it to reach 0.
-	// Submit counts itself in before checking for Close, so a Submit that
-	// passed the check is always waited for.
+	// returned (or they left the queue), and holds closedBit once the
+	// executor is closed; Close waits for the count to reach 0. The count
+	// and the flag share one word so that "no call is active" and "closed"
+	// can be decided in one step: Submit counts itself in and learns
+	// whether the executor is closed with the same atomic add, and a
+	// Group's sweep evicts an idle executor with one CAS from 0, so no call
+	// can slip in between the decision and the close.
 	active  atomic.Int64
 	closing atomic.Pointer[closeState] // set by Close: the executor is closed
 
 	successes atomic.Uint64
 	rare      atomic.Pointer[rareCounts] // made at the first rare event
-	lat       atomic.Pointer[latencies]  // made at the first success
-	stuck     stuckPolicy
-	onBusy    func(Busy)
 }
+
+// closedBit is set in active once the executor is closed.
+const closedBit = 1 << 62
 
 // markClosed makes the executor refuse new calls (the first step of Close)
 // and returns its close state.
 func (ex *Executor) markClosed() *closeState {
 	ex.closing.CompareAndSwap(nil, &closeState{drained: make(chan struct{})})
 	cs := ex.closing.Load()
-	// A call that left before closing was set saw nothing to signal.
-	if ex.active.Load() == 0 {
+	// closing is published before the bit, so a call that sees the bit
+	// when it leaves also finds cs to signal. A call that left before the
+	// bit was set saw nothing to signal: signal for it here.
+	if old := ex.active.Or(closedBit); old&^closedBit == 0 {
 		cs.signal()
 	}
 	return cs
 }
+
+// evictIfIdle closes the executor if no call is active, in one step with
+// respect to Submit, and reports whether it did.
+func (ex *Executor) evictIfIdle() bool {
+	if !ex.active.CompareAndSwap(0, closedBit) {
+		return false
+	}
+	ex.evicted.Store(true)
+	ex.markClosed()
+	return true
+}
+
+// inFlight is the number of calls active.
+func (ex *Executor) inFlight() int64 { return ex.active.Load() &^ closedBit }
 
 // closeState is made by Close: drained closes once no call is active.
 type closeState struct {
@@ -66,8 +85,8 @@ type closeState struct {
 
 func (cs *closeState) signal() { cs.once.Do(func() { close(cs.drained) }) }
 
-// isClosed reports whether Close has been called.
-func (ex *Executor) isClosed() bool { return ex.closing.Load() != nil }
+// isClosed reports whether Close has been called (or a Group evicted it).
+func (ex *Executor) isClosed() bool { return ex.active.Load()&closedBit != 0 }
 
 // rareCounts are the counters of the paths a healthy supplier never takes;
 // an idle executor (10,000 of them in a Group) does not pay for them.
@@ -81,17 +100,21 @@ type rareCounts struct {
 	// on a full queue. The queue has drained only if it did so by service.
 	unserved, unservedAtTrip atomic.Uint64
 	rejected                 [numRejections]atomic.Uint64
-	// busyUntil: no call in the bulkhead can be stuck before this time
-	// (executor clock), as found by the last busy refusal (see isStuck).
-	busyUntil atomic.Int64
-	errs      [numRejections]RejectedError
+	errs                     [numRejections]RejectedError
+	stuckState               // the stuck criterion and the latency history
 }
 
 func (ex *Executor) counts() *rareCounts {
 	if r := ex.rare.Load(); r != nil {
 		return r
 	}
-	r := &rareCounts{}
+	return ex.makeCounts(ex.defaultStuck(), nil)
+}
+
+// makeCounts makes the executor's rareCounts, unless another goroutine
+// just has.
+func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
+	r := &rareCounts{stuckState: stuckState{stuck: p, onBusy: onBusy}}
 	for i := range r.errs {
 		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i)}
 	}
@@ -101,33 +124,26 @@ func (ex *Executor) counts() *rareCounts {
 	return r
 }
 
-// New returns a standalone executor for the supplier name, with its own
-// worker pool (no goroutine until the first call; after it, the pool keeps
-// its housekeeping goroutines until Close). For many suppliers, one per
-// upstream host say, use a Group: its executors share one pool. The error names every
+// New returns a standalone executor for the supplier name. It starts no
+// goroutine: each admitted call runs on a goroutine of its own, and the
+// executor's one timer is armed only while calls are in flight. For many
+// suppliers, one per upstream host say, use a Group. The error names every
 // invalid field, including a reset timeout too short to guarantee the
 // half-open probe a slot.
 func New(name string, cfg Config) (*Executor, error) {
-	pool, err := bulkhead.NewPool(bulkhead.PoolConfig{})
-	if err != nil {
-		return nil, err
-	}
 	epoch := time.Now()
-	ex, err := newExecutor(name, cfg, pool, &epoch)
-	if err != nil {
-		return nil, err
-	}
-	ex.ownsPl = true
-	return ex, nil
+	return newExecutor(name, cfg, nil, &epoch)
 }
 
-func newExecutor(name string, cfg Config, pool *bulkhead.Pool, epoch *time.Time) (*Executor, error) {
+func newExecutor(name string, cfg Config, runner bulkhead.Runner, epoch *time.Time) (*Executor, error) {
 	p, err := cfg.build(name)
 	if err != nil {
 		return nil, err
 	}
-	ex := &Executor{epoch: epoch, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh, pool: pool,
-		stuck: p.stuck, onBusy: cfg.OnBusy}
+	ex := &Executor{epoch: epoch, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh, runner: runner}
+	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil {
+		ex.makeCounts(p.stuck, cfg.OnBusy) // else made with the default criterion when first needed
+	}
 	if p.queue > 0 {
 		ex.queued = &lazyTimeline{}
 	}
@@ -150,28 +166,33 @@ func (ex *Executor) reject(r Rejection) error {
 
 // leave ends one call's membership in active.
 func (ex *Executor) leave() {
-	if ex.active.Add(-1) == 0 {
+	if ex.active.Add(-1) == closedBit {
 		if cs := ex.closing.Load(); cs != nil {
 			cs.signal()
 		}
 	}
 }
 
-// Close must not be called from a transition listener: listeners may run on
-// the executor's timer goroutine, which Close waits for.
-//
 // Close refuses new calls with ErrClosed, cancels the calls still waiting in
 // the queue (their futures resolve with ErrClosed), and waits until the
 // running calls have finished or ctx ends. Then it stops the executor's
-// timer and, for a standalone executor, its worker pool. If ctx ends first,
+// timer. If ctx ends first,
 // the futures of the calls still running resolve with ErrClosed and Close
-// returns ctx.Err(); their functions run on until they return, and a later
-// Close waits for them again. Close is idempotent.
+// returns an error that matches ctx.Err() and says what it left behind
+// (calls whose functions still run, a transition listener still running on
+// the timer); those functions run on until they return, and a later Close
+// waits for them again. Close returns by ctx's deadline whatever user code
+// is doing. Called from a transition listener, it must be given a deadline:
+// the listener may run on the timer goroutine that Close waits for. Close is
+// idempotent.
 func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
+	var qgone <-chan struct{}
 	if ex.queued != nil {
-		for _, e := range ex.queued.close() {
-			e.(queuedCall).dequeue(ErrClosed)
+		var left []*deadline
+		left, qgone = ex.queued.close()
+		for _, d := range left {
+			d.owner.onClose(d.kind)
 		}
 	}
 	var err error
@@ -180,20 +201,51 @@ func (ex *Executor) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	for _, e := range ex.run.close() {
-		e.(runningCall).abandon()
+	left, gone := ex.run.close()
+	for _, d := range left {
+		d.owner.onClose(d.kind)
 	}
-	if ex.ownsPl {
-		if perr := ex.pool.Close(ctx); err == nil {
-			err = perr
+	// The timers' goroutines may be inside a user's transition listener:
+	// wait for them only as long as ctx allows.
+	timers := 0
+	for _, g := range []<-chan struct{}{qgone, gone} {
+		if g == nil {
+			continue
+		}
+		select {
+		case <-g:
+		case <-ctx.Done():
+			timers++
 		}
 	}
-	return err
+	if err == nil && timers > 0 {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return &closeError{supplier: ex.name, running: ex.inFlight(), abandoned: len(left), timers: timers, err: err}
+	}
+	return nil
 }
 
-// queuedCall and runningCall are the views of a call that Close needs.
-type queuedCall interface{ dequeue(err error) }
-type runningCall interface{ abandon() }
+// closeError says what a Close that ran out of time left behind.
+type closeError struct {
+	supplier  string
+	running   int64 // calls whose functions had not returned
+	abandoned int   // of those, the ones whose futures Close resolved with ErrClosed
+	timers    int   // timer goroutines still busy (in a transition listener)
+	err       error
+}
+
+func (e *closeError) Error() string {
+	msg := fmt.Sprintf("executor: %s: Close gave up with %d calls still running (%d futures resolved with ErrClosed)",
+		e.supplier, e.running, e.abandoned)
+	if e.timers > 0 {
+		msg += ", a transition listener still running on the timer"
+	}
+	return msg + ": " + e.err.Error()
+}
+
+func (e *closeError) Unwrap() error { return e.err }
 
 // Stats is a snapshot of one supplier. Slot and queue counts come from one
 // atomic word, so Busy+Free == Workers always; the breaker fields from one
@@ -209,9 +261,11 @@ type Stats struct {
 	QueueCap int
 	Overdue  int // calls past their deadline whose function has not returned yet
 
-	// Calls by outcome, as the breaker classified them. Timeouts and
-	// panics are failures too (unless a classifier says otherwise);
-	// Cancelled counts calls whose caller cancelled (Ignored).
+	// Calls by outcome, as the breaker classified them. Timeouts are
+	// failures too (unless a classifier says otherwise); a panic is always
+	// a failure. Panics counts the calls whose function, or a callback run
+	// for them (Classify, a Match), panicked. Cancelled counts calls whose
+	// caller cancelled (Ignored).
 	Successes, Failures, Ignored uint64
 	Timeouts, Panics, Cancelled  uint64
 	QueueTimeouts                uint64 // calls that never got a slot in time
@@ -249,14 +303,23 @@ func (ex *Executor) Stats() Stats {
 }
 
 // count records an outcome on the breaker (which counts failures and
-// ignored outcomes) and counts successes.
-func (ex *Executor) count(p breaker.Permit, err error) breaker.Outcome {
-	o := ex.br.Classify(err)
-	p.Record(o, err)
+// ignored outcomes) and counts successes. Classify and the ErrorKinds'
+// Match functions are user code: if one panics, the breaker recovers it and
+// records a failure, and count returns the panic (counted in Stats.Panics)
+// for the call's future.
+func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicError) {
+	o, cerr := ex.br.Classify(err)
+	if merr := p.Record(o, err); cerr == nil {
+		cerr = merr
+	}
 	if o == breaker.Success {
 		ex.successes.Add(1)
 	}
-	return o
+	if cerr != nil {
+		ex.counts().panics.Add(1)
+		return o, fromBreaker(cerr)
+	}
+	return o, nil
 }
 
 // now reads the executor's monotonic clock.

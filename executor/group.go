@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,7 +27,7 @@ type GroupConfig struct {
 	// IdleTimeout evicts an executor that saw no call for this long (it is
 	// checked lazily, on lookups; an executor goes between IdleTimeout and
 	// twice that after its last call; never while its breaker is not
-	// closed). The evicted executor is closed: a caller still holding it
+	// closed, and never for a dependency Dependencies lists). The evicted executor is closed: a caller still holding it
 	// gets ErrClosed (SubmitIn and DoIn look the name up again), and the
 	// next lookup makes a fresh one. 0 means never: the right choice unless
 	// the names are unbounded, such as one per upstream host.
@@ -34,37 +35,61 @@ type GroupConfig struct {
 	// OnTransition receives the transitions of every executor whose
 	// configuration sets no Breaker.OnTransition; Event.Name says whose.
 	OnTransition func(breaker.Event)
-	// Pool configures the worker pool shared by all the executors.
-	Pool bulkhead.PoolConfig
+	// Runner starts the calls of every executor of the group. nil, the
+	// recommended setting, starts each call with a go statement of its
+	// own. Set it to run the calls on a goroutine pool that the program
+	// already runs, under that pool's process-wide cap (see the antspool
+	// module); a Runner that refuses a call ends it with its error.
+	Runner bulkhead.Runner
+	// Strict refuses names that Dependencies does not list: Executor (and
+	// SubmitIn, DoIn, and the transports built on them) return an error
+	// matching ErrUnknownDependency, naming the dependency, instead of
+	// making an executor with Default's settings. Use it when names come
+	// from outside (an admin endpoint, a header, a URL), so that a typo
+	// cannot become a phantom supplier in the metrics. false means any
+	// name gets an executor. It needs Dependencies.
+	Strict bool
 }
 
-// Group holds one executor per named dependency, each created on first
-// use, all sharing one worker pool. Idle executors cost memory only, no
-// goroutine. It is safe for concurrent use.
+// ErrUnknownDependency is the error of a lookup, in a Strict group, of a
+// name the configuration does not list.
+var ErrUnknownDependency = errors.New("executor: unknown dependency")
+
+// Group holds one executor per named dependency. Every dependency that
+// GroupConfig.Dependencies lists gets its executor at NewGroup, so that
+// metrics and dashboards show it from startup; any other name gets one on
+// first use (unless the group is Strict). Idle executors cost memory only,
+// no goroutine. It is safe for
+// concurrent use.
 type Group struct {
 	cfg   GroupConfig
-	pool  *bulkhead.Pool
 	epoch time.Time // the clock every executor of the group reads
 
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
 	closed    bool
+	shut      atomic.Bool  // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 }
 
 // NewGroup validates the default and every per-dependency configuration
-// (with the same errors as New) and returns an empty group; nothing runs
-// until the first call.
+// (with the same errors as New) and returns a group holding an idle
+// executor for each dependency Dependencies lists; nothing runs until the
+// first call.
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pool, err := bulkhead.NewPool(cfg.Pool)
-	if err != nil {
-		return nil, err
+	g := &Group{cfg: cfg, epoch: time.Now()}
+	for name := range cfg.Dependencies {
+		ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
+		if err != nil {
+			return nil, err // validated above; only a bug gets here
+		}
+		g.m.Store(name, ex)
 	}
-	return &Group{cfg: cfg, pool: pool, epoch: time.Now()}, nil
+	return g, nil
 }
 
 // Validate reports every problem NewGroup would report, without making a
@@ -75,12 +100,8 @@ func (cfg GroupConfig) Validate() error {
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
 	}
-	if cfg.Pool.Size != 0 {
-		errs = append(errs, fmt.Errorf("executor: GroupConfig.Pool.Size must be 0 (unlimited), got %d: "+
-			"the bulkheads bound every supplier's concurrency, and a sized pool could refuse a half-open probe", cfg.Pool.Size))
-	}
-	if _, err := bulkhead.NewPool(bulkhead.PoolConfig{IdleTimeout: cfg.Pool.IdleTimeout}); err != nil {
-		errs = append(errs, err) // the other settings, Size apart (checked above)
+	if cfg.Strict && len(cfg.Dependencies) == 0 {
+		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
 	}
 	if err := cfg.Default.Validate("default"); err != nil {
 		errs = append(errs, err)
@@ -94,12 +115,17 @@ func (cfg GroupConfig) Validate() error {
 }
 
 // Executor returns the executor of the dependency name, creating it on first
-// use. It fails only after Close (ErrClosed).
+// use. It fails after Close (ErrClosed), and in a Strict group for a name
+// the configuration does not list (ErrUnknownDependency). To look a name up
+// without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
 	if g.cfg.IdleTimeout > 0 {
 		g.maybeSweep() // first: never hand out what this sweep evicts
 	}
 	if v, ok := g.m.Load(name); ok {
+		if g.shut.Load() {
+			return nil, ErrClosed
+		}
 		return v.(*Executor), nil
 	}
 	g.mu.Lock()
@@ -110,7 +136,12 @@ func (g *Group) Executor(name string) (*Executor, error) {
 	if v, ok := g.m.Load(name); ok {
 		return v.(*Executor), nil
 	}
-	ex, err := newExecutor(name, g.config(name), g.pool, &g.epoch)
+	if g.cfg.Strict {
+		// Listed dependencies were all made by NewGroup and are never
+		// evicted: a name not found is not listed.
+		return nil, g.unknown(name)
+	}
+	ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
 	if err != nil {
 		return nil, err // validated in NewGroup; only a bug gets here
 	}
@@ -151,7 +182,7 @@ func (g *Group) maybeSweep() {
 	// Executors evicted earlier whose last calls have ended are closed
 	// for good (an idle Close returns at once).
 	g.retired = slices.DeleteFunc(g.retired, func(ex *Executor) bool {
-		if ex.active.Load() != 0 {
+		if ex.inFlight() != 0 {
 			return false
 		}
 		ex.Close(context.Background())
@@ -159,13 +190,13 @@ func (g *Group) maybeSweep() {
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if ex.active.Load() == 0 && ex.br.State() == breaker.Closed && !ex.used.Swap(false) {
-			// Refuse new calls before it leaves the map, so that from here
-			// on nobody can start a call on it; a call that raced past the
-			// checks above finishes, and the executor is closed for good
-			// by a later sweep or by Group.Close.
-			ex.evicted.Store(true)
-			ex.markClosed()
+		if _, listed := g.cfg.Dependencies[k.(string)]; listed {
+			return true // configured dependencies stay, with their series
+		}
+		// Closing it and finding it idle are one step (a CAS on its
+		// count of active calls), so no call can start on it once it is
+		// evicted: two live executors never protect one name.
+		if ex.br.State() == breaker.Closed && !ex.used.Swap(false) && ex.evictIfIdle() {
 			g.m.Delete(k)
 			g.retired = append(g.retired, ex)
 		}
@@ -173,18 +204,54 @@ func (g *Group) maybeSweep() {
 	})
 }
 
+// unknown is the error of a Strict group's lookup of name.
+func (g *Group) unknown(name string) error {
+	names := slices.Sorted(maps.Keys(g.cfg.Dependencies))
+	const shown = 10
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(", and %d more", len(names)-shown)
+	}
+	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, name, list)
+}
+
+// Lookup returns the executor of the dependency name if the group holds
+// one, and never creates one: use it where a name comes from outside and
+// must not add a supplier (an admin endpoint that trips or resets a
+// breaker). After Close it still finds the closed executors.
+func (g *Group) Lookup(name string) (*Executor, bool) {
+	v, ok := g.m.Load(name)
+	if !ok {
+		return nil, false
+	}
+	return v.(*Executor), true
+}
+
+// Names returns the names of the executors the group holds, sorted: every
+// dependency the configuration lists, and the others used so far and not
+// evicted.
+func (g *Group) Names() []string {
+	var names []string
+	g.m.Range(func(k, _ any) bool {
+		names = append(names, k.(string))
+		return true
+	})
+	slices.Sort(names)
+	return names
+}
+
 // Range calls f for each executor of the group until f returns false.
 func (g *Group) Range(f func(ex *Executor) bool) {
 	g.m.Range(func(_, v any) bool { return f(v.(*Executor)) })
 }
 
-// Close closes every executor (see Executor.Close) and then the shared
-// pool. Executor returns ErrClosed from then on. Like Executor.Close, it
-// must not be called from a transition listener, which may run on a
-// goroutine that Close waits for.
+// Close closes every executor (see Executor.Close). Executor returns
+// ErrClosed from then on. Like Executor.Close, it
+// returns by ctx's deadline whatever user code is doing.
 func (g *Group) Close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
+	g.shut.Store(true)
 	retired := g.retired
 	g.retired = nil
 	g.mu.Unlock()
@@ -199,9 +266,6 @@ func (g *Group) Close(ctx context.Context) error {
 		if err := ex.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
-	}
-	if err := g.pool.Close(ctx); err != nil {
-		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

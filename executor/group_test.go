@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -68,8 +67,6 @@ func TestGroup(t *testing.T) {
 			Dependencies: map[string]executor.Config{"search": {Breaker: breaker.Config{FailureRate: 2}}},
 		})
 		assert.ErrorContains(t, err, "executor: search: breaker: FailureRate must be in (0, 1]", "the breaker's own rules too, named")
-		_, err = executor.NewGroup(executor.GroupConfig{Pool: bulkhead.PoolConfig{Size: 8}})
-		assert.ErrorContains(t, err, "GroupConfig.Pool.Size must be 0 (unlimited)", "a sized pool could refuse a probe")
 	})
 
 	t.Run("all executors share one pool: calls on many dependencies start no goroutine per dependency", func(t *testing.T) {

@@ -100,21 +100,19 @@ func (l *latencies) quantile(q float64) time.Duration {
 	return latUpper(latBuckets - 1)
 }
 
-// latency returns the executor's tracker, nil before its first sample.
-func (ex *Executor) latency() *latencies { return ex.lat.Load() }
-
 // observe is a call that started at started (executor clock) ending with a
 // success: sample its duration if its turn has come.
 func (ex *Executor) observe(started int64) {
 	if n := ex.successes.Load(); n > latWarm && n%latEvery != 0 {
 		return
 	}
-	l := ex.lat.Load()
+	rc := ex.counts()
+	l := rc.lat.Load()
 	if l == nil {
 		// Made at the first success: an executor that never had one (an
 		// idle supplier of a large Group) does not pay for it.
-		ex.lat.CompareAndSwap(nil, &latencies{})
-		l = ex.lat.Load()
+		rc.lat.CompareAndSwap(nil, &latencies{})
+		l = rc.lat.Load()
 	}
 	l.record(ex.now() - started)
 }
@@ -122,9 +120,10 @@ func (ex *Executor) observe(started int64) {
 // latencyStats returns the median and the 99th percentile of recent
 // successful calls, 0 and 0 without history.
 func (ex *Executor) latencyStats() (p50, p99 time.Duration) {
-	l := ex.latency()
-	if l == nil {
+	rc := ex.rare.Load()
+	if rc == nil || rc.lat.Load() == nil {
 		return 0, 0
 	}
+	l := rc.lat.Load()
 	return l.quantile(0.50), l.quantile(0.99)
 }

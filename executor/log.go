@@ -13,9 +13,12 @@ import (
 // GroupConfig.OnTransition) that logs every transition with l: at Warn when
 // a supplier stops being called (open, forced open), at Info otherwise.
 // Each record carries supplier, from, to, reason, the error kind if any,
-// and: probe_at when the breaker opens, open_for when it closes again (how
-// long calls were refused). To use another logger, write a func(Event) of
-// your own: Event has every field and a String method.
+// the error of the call that caused the transition if any (error), and:
+// probe_at when the breaker opens, open_for_seconds when it closes again
+// (how long calls were refused, as a float number of seconds, so that JSON
+// logs read the same as the duration metrics). To use another logger, write
+// a func(Event) of your own: Event has every field and a String method; to
+// log and do more, combine listeners with breaker.Listeners.
 func LogTransitions(l *slog.Logger) func(breaker.Event) {
 	var mu sync.Mutex
 	openedAt := map[string]time.Time{}
@@ -28,6 +31,9 @@ func LogTransitions(l *slog.Logger) func(breaker.Event) {
 		}
 		if e.Kind != "" {
 			attrs = append(attrs, slog.String("kind", e.Kind))
+		}
+		if e.Err != nil {
+			attrs = append(attrs, slog.String("error", e.Err.Error()))
 		}
 		level := slog.LevelInfo
 		mu.Lock()
@@ -42,7 +48,7 @@ func LogTransitions(l *slog.Logger) func(breaker.Event) {
 			}
 		case breaker.Closed, breaker.Disabled:
 			if t, ok := openedAt[e.Name]; ok {
-				attrs = append(attrs, slog.Duration("open_for", e.Time.Sub(t)))
+				attrs = append(attrs, slog.Float64("open_for_seconds", e.Time.Sub(t).Seconds()))
 				delete(openedAt, e.Name)
 			}
 		}

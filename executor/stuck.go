@@ -2,6 +2,7 @@ package executor
 
 import (
 	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,8 +33,8 @@ const (
 //	clamp(Multiple × p99, MinAge, MaxAge)
 //
 // (calls past their deadline whose function has not returned, Stats.Overdue,
-// always count), or, with a queue, when at least half of its places hold
-// calls that have waited that long. p99 is the 99th percentile of the
+// always count), or, with a queue, when its oldest call has waited that
+// long. p99 is the 99th percentile of the
 // supplier's recent successful calls (Stats.LatencyP99). Without history
 // (fewer than 20 successes so far) the threshold is MaxAge, so the first
 // burst of a new supplier is never stuck unless its calls are older than
@@ -78,8 +79,8 @@ type StuckConfig struct {
 type stuckPolicy struct {
 	minAge, maxAge int64 // ns
 	multiple       float32
-	// Old calls that make the bulkhead stuck: half of the slots, half of
-	// the queue's places (rounded up).
+	// Old calls that make the bulkhead stuck: half of the slots (rounded
+	// up), or the oldest queued call.
 	needRunning, needQueued int32
 	always                  bool
 }
@@ -88,7 +89,7 @@ type stuckPolicy struct {
 // timeout, slots and queue places, reporting each bad field through bad.
 func (c StuckConfig) resolve(timeout time.Duration, workers, queue int, bad func(format string, args ...any)) stuckPolicy {
 	p := stuckPolicy{always: c.TripOnAnySaturation, multiple: float32(c.Multiple),
-		needRunning: int32((workers + 1) / 2), needQueued: int32((queue + 1) / 2)}
+		needRunning: int32((workers + 1) / 2), needQueued: 1}
 	switch {
 	case math.IsNaN(c.Multiple) || math.IsInf(c.Multiple, 0) || (c.Multiple != 0 && c.Multiple < 1):
 		bad("Stuck.Multiple must be ≥ 1, or 0 for the default %d, got %v", DefaultStuckMultiple, c.Multiple)
@@ -115,11 +116,31 @@ func (c StuckConfig) resolve(timeout time.Duration, workers, queue int, bad func
 	return p
 }
 
+// stuckState is the executor's part of the criterion. It lives in the
+// executor's rareCounts: an idle executor with the default criterion (the
+// 10,000 of a large Group) pays nothing for it; a non-default criterion,
+// or an OnBusy listener, makes it at New.
+type stuckState struct {
+	stuck  stuckPolicy
+	onBusy func(Busy)
+	lat    atomic.Pointer[latencies] // made at the first success
+	// busyUntil: no call in the bulkhead can be stuck before this time
+	// (executor clock), as found by the last busy refusal (see isStuck).
+	busyUntil atomic.Int64
+}
+
+// defaultStuck is the policy of StuckConfig's zero value for ex.
+func (ex *Executor) defaultStuck() stuckPolicy {
+	b := ex.bh.Stats()
+	return StuckConfig{}.resolve(ex.timeout, b.Slots, b.QueueCap, func(string, ...any) {})
+}
+
 // stuckAfter returns the age (ns) from which a call makes a full bulkhead
 // stuck.
 func (ex *Executor) stuckAfter() int64 {
-	p := &ex.stuck
-	l := ex.latency()
+	rc := ex.counts()
+	p := &rc.stuck
+	l := rc.lat.Load()
 	if l == nil {
 		return p.maxAge
 	}
@@ -133,17 +154,16 @@ func (ex *Executor) stuckAfter() int64 {
 	}
 	l.threshold.Store(t)
 	l.thresholdAt.Store(n)
-	if rc := ex.rare.Load(); rc != nil {
-		rc.busyUntil.Store(0) // computed with the old threshold
-	}
+	rc.busyUntil.Store(0) // computed with the old threshold
 	return t
 }
 
 // isStuck reports whether a full bulkhead is stuck: at least half of its
 // slots (rounded up) are held by calls that have run for stuckAfter or
-// longer, or are overdue; or, with a queue, at least half of its places
-// hold calls that have waited that long. Only a call that found the
-// bulkhead full asks.
+// longer, or are overdue; or, with a queue, its oldest call has waited
+// that long (the queue is first in, first out: its oldest call is no
+// outlier, it says how long the queue takes to move). Only a call that
+// found the bulkhead full asks.
 //
 // Half, not one: a single call from the far tail of a healthy supplier's
 // latency (a 3 s answer from a supplier whose p99 is 0.5 s) must not make
@@ -158,12 +178,12 @@ func (ex *Executor) stuckAfter() int64 {
 // on its own. A threshold that falls meanwhile (the calls that end teach a
 // faster p99) is applied once that time has come.
 func (ex *Executor) isStuck() bool {
-	if ex.stuck.always {
+	rc := ex.counts()
+	if rc.stuck.always {
 		return true
 	}
-	rc := ex.counts()
 	overdue := int(rc.overdue.Load())
-	needRunning, needQueued := int(ex.stuck.needRunning), int(ex.stuck.needQueued)
+	needRunning, needQueued := int(rc.stuck.needRunning), int(rc.stuck.needQueued)
 	if overdue >= needRunning {
 		return true
 	}
@@ -194,17 +214,14 @@ type aged interface{ startedAt() int64 }
 
 func (c *call[T]) startedAt() int64 { return c.started }
 
-// A timed-out call waiting out its grace period is overdue, and counted as
-// such: never twice.
-func (g *graceSide[T]) startedAt() int64 { return math.MaxInt64 }
-
-// countOld counts the deadlines on the list whose calls started at or
+// countOld counts the live deadlines on the list whose calls started at or
 // before cutoff, stopping at need, and returns the earliest start of the
 // others (math.MaxInt64 if none): no call on the list that is not counted
 // started before it. span is the longest time from a call's start to its
 // deadline, so the list (sorted by deadline) can be cut short where even
-// the earliest possible start is after cutoff. Entries whose owner does
-// not know its start (queued calls) started at deadline − span.
+// the earliest possible start is after cutoff. A queued call started
+// waiting at its deadline − span; a timed-out call in its grace period is
+// overdue, and counted as such: never twice.
 func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int64) {
 	next = math.MaxInt64
 	t := l.p.Load()
@@ -215,8 +232,11 @@ func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int
 	defer t.mu.Unlock()
 	d := t.head
 	for ; d != nil && d.at-span <= cutoff; d = d.next {
+		if d.kind == graceDeadline || d.done.Load() {
+			continue
+		}
 		start := d.at - span
-		if a, ok := d.owner.(aged); ok {
+		if a, ok := d.owner.(aged); ok && d.kind == invocationDeadline {
 			start = a.startedAt()
 		}
 		if start > cutoff {

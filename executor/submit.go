@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -33,7 +34,7 @@ import (
 // The path of one call: the breaker admits it (open: ErrOpen, nothing
 // touched); the bulkhead gives it a slot (none: the breaker trips with
 // reason Saturation in this very call and Submit returns ErrSaturated); fn
-// runs on the worker pool; when it returns the slot is released first, the
+// runs on a goroutine of its own; when it returns the slot is released first, the
 // outcome recorded on the breaker second, and the future completed last, so
 // a caller that awaits and resubmits at once never meets its own slot.
 func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
@@ -52,11 +53,9 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		// fast is a clock read, a few loads and one atomic add.
 		return nil, &ex.counts().errs[RejectedOpen]
 	}
-	// Count the call in before looking for Close again: Close marks itself
-	// first and then looks at active, so at least one side sees the other
-	// and Close always waits for a call that got past this check.
-	ex.active.Add(1)
-	if ex.isClosed() {
+	// Count the call in and look for Close in one step: a Close (or an
+	// eviction) either came first and we leave, or it waits for this call.
+	if ex.active.Add(1)&closedBit != 0 {
 		permit.Ignore()
 		ex.leave()
 		return nil, ex.reject(RejectedClosed)
@@ -72,7 +71,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	c := newCall(ctx, ex, fn, permit)
 	q := &queueState{}
 	q.waiter.Value = c
-	q.node.owner = (*queueSide[T])(c)
+	q.node.owner, q.node.kind = c, queueDeadline
 	c.q = q
 	// The mutex is held until the call is fully queued, so that a Release
 	// handing it a slot (promote), its queue deadline or its caller's
@@ -84,11 +83,11 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		q.node.at = addSat(ex.now(), ex.queueTO)
 		listed := ex.queued.add(&q.node, ex.epoch)
 		if listed && ctx.Done() != nil {
-			q.unwatch = context.AfterFunc(ctx, func() { (*queueSide[T])(c).dequeue(ctx.Err()) })
+			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
 		}
 		q.mu.Unlock()
 		if !listed { // Close has already emptied the queue: leave it too
-			(*queueSide[T])(c).dequeue(ErrClosed)
+			c.dequeue(ErrClosed)
 		}
 	case bulkhead.Acquired:
 		q.mu.Unlock()
@@ -176,7 +175,7 @@ type promoter interface{ promote() }
 // that passes before fn was called is told apart from a slow supplier.
 const (
 	stQueued   = iota + 1
-	stRunning  // holds a slot, handed to the pool; fn not called yet
+	stRunning  // holds a slot, its goroutine started; fn not called yet
 	stInvoking // fn called, before its deadline
 	stDone     // fn returned (or was never called) first
 	stExpired  // the deadline (or Close) came first; fn may still run
@@ -197,7 +196,7 @@ type call[T any] struct {
 	meet    atomic.Int32 // timed out: 2 once recorded and returned
 	started int64        // when it got its slot (executor clock), for its latency and age
 	ctx     callCtx
-	node    deadline    // in ex.running while it runs
+	node    deadline    // in ex.run while it runs (and during its grace)
 	q       *queueState // only for a call that had to queue
 }
 
@@ -213,7 +212,7 @@ func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) 
 	c := &call[T]{ex: ex, fn: fn, permit: p}
 	c.ctx.parent = ctx
 	c.ctx.epoch = ex.epoch
-	c.node.owner = c
+	c.node.owner = c // kind: invocationDeadline, the zero value
 	return c
 }
 
@@ -241,13 +240,24 @@ func (c *call[T]) start() {
 		c.settle(zero, perr)
 		return
 	}
-	if !ex.run.add(&c.node, ex.epoch) || ex.pool.Go(c) != nil {
-		// The executor is closing, or the Group's shared pool is closed:
-		// the call will not run. settle gives the slot back either way,
-		// also if the deadline has already fired in between.
+	if !ex.run.add(&c.node, ex.epoch) {
+		// The executor is closing: the call will not run. settle gives the
+		// slot back.
 		c.skipped = true
 		var zero T
 		c.settle(zero, ErrClosed)
+		return
+	}
+	if ex.runner == nil {
+		go c.Run()
+		return
+	}
+	if err := ex.runner.Go(c); err != nil {
+		// The user's Runner refused it: the call will not run. settle gives
+		// the slot back, also if the deadline has already fired in between.
+		c.skipped = true
+		var zero T
+		c.settle(zero, fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err))
 	}
 }
 
@@ -299,7 +309,8 @@ func (c *call[T]) settle(v T, err error) {
 	won := c.state.CompareAndSwap(stInvoking, stDone) || c.state.CompareAndSwap(stRunning, stDone)
 	// Listed until now: the invocation deadline (won) or the grace period
 	// after it (expired, see expire); or never, for a call that never ran.
-	ex.run.remove(&c.node)
+	// One atomic store: the timeline drops the entry lazily.
+	c.node.finish()
 	c.ctx.finish()
 	ex.release()
 	if !won {
@@ -307,8 +318,11 @@ func (c *call[T]) settle(v T, err error) {
 		// slot is free; once expire has recorded the timeout too, resolve
 		// the future (unless the grace period already did).
 		ex.counts().overdue.Add(-1)
+		if c.panics {
+			ex.counts().panics.Add(1) // the timeout was its failure already
+		}
 		if c.meet.Add(1) == 2 {
-			(*graceSide[T])(c).expire()
+			c.resolveTimedOut()
 		}
 		ex.leave()
 		return
@@ -319,6 +333,12 @@ func (c *call[T]) settle(v T, err error) {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			ex.counts().cancelled.Add(1)
 		}
+	case c.panics:
+		// A panic is a bug in fn: a failure whatever the classifier would
+		// say of its value (panic(context.Canceled) included) and whether
+		// or not the caller had given up.
+		ex.counts().panics.Add(1)
+		_ = c.permit.Record(breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
 	case err != nil && ex.now() >= c.ctx.deadline:
@@ -326,16 +346,19 @@ func (c *call[T]) settle(v T, err error) {
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
-		ex.count(c.permit, ErrTimeout)
 		var zero T
 		v, err = zero, ErrTimeout
+		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+			err = perr
+		}
 	default:
-		o := ex.count(c.permit, err)
+		o, perr := ex.count(c.permit, err)
+		if perr != nil {
+			var zero T
+			v, err = zero, perr
+		}
 		if o == breaker.Success {
 			ex.observe(c.started)
-		}
-		if c.panics {
-			ex.counts().panics.Add(1)
 		}
 		// Queue hysteresis: a breaker opened on a full queue closes, with no
 		// probe, once successful calls have drained the queue to its
@@ -398,33 +421,61 @@ func (c *call[T]) expire() {
 		c.permit.Ignore()
 	default:
 		ex.counts().timeouts.Add(1)
-		ex.count(c.permit, ErrTimeout)
+		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+			// A classifier that panicked on the timer goroutine: the call
+			// resolves with the panic instead of the timeout. settle reads
+			// terr only after meet says this side is done.
+			c.terr = perr
+		}
 	}
 	c.ctx.cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
 	// (here) and the function has returned (settle), or when the grace
 	// period is over.
 	if c.meet.Add(1) == 2 {
-		(*graceSide[T])(c).expire()
+		c.resolveTimedOut()
 		return
 	}
-	c.node.owner = (*graceSide[T])(c)
+	// The same entry, listed again for the grace period: the timer has
+	// unlisted it before calling expire.
+	c.node.kind = graceDeadline
 	c.node.at = ex.now() + ex.grace()
 	if !ex.run.add(&c.node, ex.epoch) {
-		(*graceSide[T])(c).expire()
+		c.resolveTimedOut()
 	}
 }
 
-// graceSide is the view of a timed-out call that its grace deadline sees.
-type graceSide[T any] call[T]
-
-func (g *graceSide[T]) expire() {
+// resolveTimedOut resolves the future of a call whose deadline came first,
+// once its function has returned or its grace period is over.
+func (c *call[T]) resolveTimedOut() {
 	var zero T
-	g.promise.Complete(zero, g.terr)
+	c.promise.Complete(zero, c.terr)
 }
 
-// abandon is Close giving up during the grace period.
-func (g *graceSide[T]) abandon() { g.expire() }
+// onDeadline is the timer telling the call that one of its deadlines
+// passed while the entry was live.
+func (c *call[T]) onDeadline(k deadlineKind) {
+	switch k {
+	case invocationDeadline:
+		c.expire()
+	case graceDeadline:
+		c.resolveTimedOut()
+	case queueDeadline:
+		c.dequeue(ErrQueueTimeout)
+	}
+}
+
+// onClose is Close giving up on an entry still listed.
+func (c *call[T]) onClose(k deadlineKind) {
+	switch k {
+	case invocationDeadline:
+		c.abandon()
+	case graceDeadline:
+		c.resolveTimedOut()
+	case queueDeadline:
+		c.dequeue(ErrClosed)
+	}
+}
 
 // abandon is Close giving up on a running call: its future resolves with
 // ErrClosed; fn runs on until it returns and then gives its slot back.
@@ -438,14 +489,14 @@ func (c *call[T]) abandon() {
 	c.permit.Ignore()
 	c.ctx.cancel(context.Canceled)
 	c.meet.Add(1)
-	(*graceSide[T])(c).expire()
+	c.resolveTimedOut()
 }
 
 // promote starts a queued call that a Release handed a slot.
 func (c *call[T]) promote() {
 	q := c.q
 	q.mu.Lock() // wait until Submit has finished queueing it
-	c.ex.queued.remove(&q.node)
+	q.node.finish()
 	unwatch := q.unwatch
 	q.mu.Unlock()
 	if unwatch != nil {
@@ -454,26 +505,18 @@ func (c *call[T]) promote() {
 	c.start()
 }
 
-// queueSide is the view of a call that its queue deadline sees: a distinct
-// type, so that the queue's timer can never be mistaken for the
-// invocation timer.
-type queueSide[T any] call[T]
-
-func (q *queueSide[T]) expire() { q.dequeue(ErrQueueTimeout) }
-
 // dequeue takes a waiting call out of the queue: its queue deadline passed
 // (ErrQueueTimeout), its caller cancelled (ctx's error) or the executor
 // closed (ErrClosed). The call never runs. If a Release handed it a slot
 // first, dequeue does nothing: the call runs.
-func (q *queueSide[T]) dequeue(err error) {
-	c := (*call[T])(q)
+func (c *call[T]) dequeue(err error) {
 	ex, qs := c.ex, c.q
 	if !ex.bh.Cancel(&qs.waiter) {
 		return
 	}
 	qs.mu.Lock()
 	c.state.Store(stLeft)
-	ex.queued.remove(&qs.node)
+	qs.node.finish()
 	unwatch := qs.unwatch
 	qs.mu.Unlock()
 	if unwatch != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime/debug"
 	"sync"
 
 	"github.com/fusebox-go/fusebox/executor"
@@ -68,7 +69,7 @@ func (x *exchange) run(ctx context.Context) (struct{}, error) {
 			err = executor.ErrTimeout
 		}
 	}
-	verdict := x.classify(resp, err)
+	verdict := x.verdict(resp, err)
 
 	var b *body
 	if resp != nil {
@@ -105,6 +106,18 @@ func (x *exchange) run(ctx context.Context) (struct{}, error) {
 	case <-ctx.Done():
 		return struct{}{}, ctx.Err()
 	}
+}
+
+// verdict runs the user's Classify. A panic there is the call's failure
+// (recorded with an *executor.PanicError naming it); the response still
+// goes to the caller, and its body is still looked after.
+func (x *exchange) verdict(resp *http.Response, err error) (v error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = &executor.PanicError{Callback: "fusehttp.Transport.Classify", Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return x.classify(resp, err)
 }
 
 // holdsSlot reports whether the exchange goes on after the response

@@ -6,10 +6,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Importing ants (through the executor) starts its package-level default
-// pool (two goroutines) before any test runs; fusebox never uses it.
-// Everything started after TestMain began must be gone when the tests end:
-// workers, deadline timers, and the connections of every transport.
+// Every goroutine a test starts must be gone when the tests end: calls,
+// deadline timers, and the connections of every transport.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
+	goleak.VerifyTestMain(m)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -47,7 +48,9 @@ type Transport struct {
 	// Key names the executor of a request. nil means HostPort: one bulkhead
 	// and breaker per host and port. Host groups the ports of a host
 	// together; a func of your own can group by anything (a service name in
-	// a header, a path prefix). It must not return "".
+	// a header, a path prefix). It must not return "". It runs on the
+	// caller's goroutine; if it panics, RoundTrip returns an
+	// *executor.PanicError naming it and sends nothing.
 	Key func(*http.Request) string
 
 	// Classify turns the outcome of one exchange into the error the
@@ -56,7 +59,10 @@ type Transport struct {
 	// error but context.Canceled is a failure). It never changes what the
 	// caller receives: a response classified as a failure still reaches the
 	// caller as a normal *http.Response with a nil error. It must not read
-	// or close the response body. nil means DefaultClassify.
+	// or close the response body. nil means DefaultClassify. It runs on the
+	// call's goroutine; if it panics, the breaker records the call as a
+	// failure with an *executor.PanicError naming it, and the caller still
+	// gets the response.
 	Classify func(*http.Response, error) error
 
 	baseOnce sync.Once
@@ -128,7 +134,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if keyOf == nil {
 		keyOf = HostPort
 	}
-	key := keyOf(req)
+	key, err := safeKey(keyOf, req)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
 	if key == "" {
 		closeBody(req)
 		return nil, fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
@@ -178,6 +188,18 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-f.Done()
 	}
 	return r.resp, r.err
+}
+
+// safeKey runs the Key function on the caller's goroutine; a panic there
+// becomes an error of this request (an *executor.PanicError) rather than a
+// panic inside http.Client.
+func safeKey(keyOf func(*http.Request) string, req *http.Request) (key string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &executor.PanicError{Callback: "fusehttp.Transport.Key", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return keyOf(req), nil
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,

@@ -1,11 +1,9 @@
 module github.com/fusebox-go/fusebox/loadtest
 
-go 1.26.0
-
-replace github.com/fusebox-go/fusebox => ../
+go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.0.0-00010101000000-000000000000
+	github.com/fusebox-go/fusebox v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.17.0
@@ -18,9 +16,7 @@ require (
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
-	github.com/panjf2000/ants/v2 v2.12.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )

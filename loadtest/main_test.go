@@ -6,9 +6,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Importing ants (through the executor) starts its package-level default pool
-// (two goroutines) before any test runs; fusebox never uses it. Everything
-// started after TestMain began must be gone when the tests end.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
+	goleak.VerifyTestMain(m)
 }

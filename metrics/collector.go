@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fusebox-go/fusebox/breaker"
@@ -115,7 +117,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
-	s := st.Supplier
+	// Prometheus refuses label values that are not UTF-8, and one bad
+	// series fails the whole scrape. The executor refuses such names, but
+	// a scrape must never depend on that.
+	s := strings.ToValidUTF8(st.Supplier, "\uFFFD")
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s}, labels...)...)
 	}

@@ -43,7 +43,7 @@ func ok(context.Context) (int, error) { return 1, nil }
 var reasons = []string{
 	"consecutive-failures", "error-kind", "failure-rate", "manual", "manual-disable", "manual-force-open",
 	"manual-reset", "probe-deferred", "probe-failed", "probes-succeeded", "queue-drained", "queue-full",
-	"reset-timeout", "saturation", "slow-call-rate",
+	"remote", "reset-timeout", "saturation", "slow-call-rate",
 }
 
 // transitions is the expected exposition of the transition counters: 0 for
@@ -224,7 +224,7 @@ func TestCollectorIsWellFormed(t *testing.T) {
 		require.NoError(t, reg.Register(metrics.NewCollector(g, metrics.Opts{})))
 		n, err := testutil.GatherAndCount(reg)
 		require.NoError(t, err)
-		assert.Equal(t, 2*37, n, "37 series per supplier")
+		assert.Equal(t, 2*38, n, "38 series per supplier")
 	})
 
 	t.Run("an empty group reports nothing", func(t *testing.T) {

@@ -6,8 +6,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Importing ants (through the executor) starts its package-level default
-// pool (two goroutines) before any test runs; fusebox never uses it.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
+	goleak.VerifyTestMain(m)
 }

@@ -1,27 +1,21 @@
 module github.com/fusebox-go/fusebox/examples/metrics
 
-go 1.26.0
+go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.0.0-00010101000000-000000000000
-	github.com/fusebox-go/fusebox/metrics v0.0.0-00010101000000-000000000000
-	github.com/prometheus/client_golang v1.25.0
+	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox/metrics v0.1.0
+	github.com/prometheus/client_golang v1.11.1
 )
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
-	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
-	github.com/panjf2000/ants/v2 v2.12.1 // indirect
-	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
-	github.com/prometheus/procfs v0.22.0 // indirect
-	golang.org/x/sync v0.25.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
-)
-
-replace (
-	github.com/fusebox-go/fusebox => ../../
-	github.com/fusebox-go/fusebox/metrics => ../../metrics
+	github.com/cespare/xxhash/v2 v2.1.1 // indirect
+	github.com/golang/protobuf v1.4.3 // indirect
+	github.com/matttproud/golang_protobuf_extensions v1.0.1 // indirect
+	github.com/prometheus/client_model v0.2.0 // indirect
+	github.com/prometheus/common v0.26.0 // indirect
+	github.com/prometheus/procfs v0.6.0 // indirect
+	golang.org/x/sys v0.0.0-20210603081109-ebe580a85c40 // indirect
+	google.golang.org/protobuf v1.26.0-rc.1 // indirect
 )

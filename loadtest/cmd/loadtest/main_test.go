@@ -13,9 +13,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Importing ants (through the executor) starts two goroutines at init.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
+	goleak.VerifyTestMain(m)
 }
 
 func TestCommandLine(t *testing.T) {

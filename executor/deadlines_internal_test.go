@@ -1,0 +1,38 @@
+package executor
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+// A finished call only marks its deadline done; the timeline must still
+// drop such entries soon enough that a call ignoring its context at the
+// head of the list does not keep every later call alive.
+func TestDoneDeadlinesAreDroppedWhileAStubbornCallHoldsTheHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex, err := New("payments", Config{Workers: 4, InvocationTimeout: time.Hour, Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
+		require.NoError(t, err)
+		release := make(chan struct{})
+		_, err = Submit(context.Background(), ex, func(context.Context) (int, error) { <-release; return 0, nil })
+		require.NoError(t, err)
+		most := 0
+		for range 10_000 {
+			_, err := Do(context.Background(), ex, func(context.Context) (int, error) { return 1, nil })
+			require.NoError(t, err)
+			tl := ex.run.p.Load()
+			tl.mu.Lock()
+			most = max(most, tl.n)
+			tl.mu.Unlock()
+		}
+		assert.LessOrEqual(t, most, 2*minSweep, "got %d entries listed at most, want the done ones swept", most)
+		close(release)
+		require.NoError(t, ex.Close(context.Background()))
+	})
+}

@@ -1,0 +1,192 @@
+package fleet
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultBuffer      = 256
+	DefaultOpTimeout   = 500 * time.Millisecond
+	DefaultMargin      = 100 * time.Millisecond
+	DefaultHealthCheck = time.Second
+	DefaultBackoffMin  = 50 * time.Millisecond
+	DefaultBackoffMax  = 5 * time.Second
+	MaxPrefixLen       = 64
+	MaxReplicaLen      = 64
+	MaxSupplierLen     = 256
+	maxDurationOnWire  = 100 * 365 * 24 * time.Hour // breaker.MaxTimeout
+	maxMessageBytes    = 2048
+)
+
+// Config links the replicas of one service. Every field but Client and
+// Prefix has a documented zero value.
+type Config struct {
+	// Client talks to Redis: a *redis.Client, a *redis.ClusterClient, or
+	// anything redis.NewUniversalClient returns. AUTH (Username, Password),
+	// TLS (TLSConfig), dial and read timeouts and the connection pool are
+	// the client's options. Required. The link does not close it.
+	Client redis.UniversalClient
+	// Prefix namespaces the fleet: every key and the channel of the link
+	// start with "{Prefix}:" (the braces keep a fleet's keys in one Redis
+	// Cluster slot). Replicas of one service share a prefix; two services
+	// that must not trip each other use two. Required, at most 64 bytes.
+	Prefix string
+	// Replica names this replica in messages and leases. "" means a random
+	// 16-hex-digit name. At most 64 bytes.
+	Replica string
+	// Buffer bounds the local transitions waiting to be published, and
+	// the suppliers waiting for the lease scheduler. A transition that
+	// finds the buffer full is dropped and counted (Stats.Dropped): the
+	// caller whose call caused it never waits for the link. 0 means 256.
+	Buffer int
+	// OpTimeout bounds each Redis command of the link. 0 means 500ms.
+	OpTimeout time.Duration
+	// Margin is how long before a probe is due the replicas contend for
+	// the probe lease, and what the lease lasts beyond the invocation
+	// timeout. 0 means 100ms.
+	Margin time.Duration
+	// HealthCheck is how often a quiet subscription is pinged; a link that
+	// hears nothing for twice this long is down. 0 means 1s.
+	HealthCheck time.Duration
+	// BackoffMin and BackoffMax bound the wait between two connection
+	// attempts; it doubles from BackoffMin after each failure, with up to
+	// 50% jitter. 0 means 50ms and 5s.
+	BackoffMin, BackoffMax time.Duration
+	// Logger receives the link's state changes (up at Info, down at Warn)
+	// and the first malformed message. nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// resolve applies the defaults and validates; errors name the field.
+func (c Config) resolve() (Config, error) {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("fleet: Config."+format, args...))
+	}
+	if c.Client == nil {
+		bad("Client must not be nil")
+	}
+	switch {
+	case c.Prefix == "":
+		bad("Prefix must not be empty")
+	case len(c.Prefix) > MaxPrefixLen || !printable(c.Prefix):
+		bad("Prefix must be at most %d printable bytes without braces, got %q", MaxPrefixLen, c.Prefix)
+	}
+	if c.Replica == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		c.Replica = hex.EncodeToString(b[:])
+	} else if len(c.Replica) > MaxReplicaLen || !printable(c.Replica) {
+		bad("Replica must be at most %d printable bytes without braces, got %q", MaxReplicaLen, c.Replica)
+	}
+	dur := func(name string, v *time.Duration, def time.Duration) {
+		switch {
+		case *v < 0 || *v > time.Hour:
+			bad("%s must be in [0, 1h], got %v", name, *v)
+		case *v == 0:
+			*v = def
+		}
+	}
+	dur("OpTimeout", &c.OpTimeout, DefaultOpTimeout)
+	dur("Margin", &c.Margin, DefaultMargin)
+	dur("HealthCheck", &c.HealthCheck, DefaultHealthCheck)
+	dur("BackoffMin", &c.BackoffMin, DefaultBackoffMin)
+	dur("BackoffMax", &c.BackoffMax, DefaultBackoffMax)
+	if c.BackoffMax < c.BackoffMin {
+		bad("BackoffMax (%v) must be ≥ BackoffMin (%v)", c.BackoffMax, c.BackoffMin)
+	}
+	switch {
+	case c.Buffer < 0 || c.Buffer > 1<<20:
+		bad("Buffer must be in [0, %d], got %d", 1<<20, c.Buffer)
+	case c.Buffer == 0:
+		c.Buffer = DefaultBuffer
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, errors.Join(errs...)
+}
+
+// checkGroup refuses group configurations whose breaker names differ from
+// the dependency names: the fleet knows a supplier by its executor's name,
+// and events carry the breaker's.
+func checkGroup(g executor.GroupConfig) error {
+	var errs []error
+	if g.Default.Breaker.Name != "" {
+		errs = append(errs, fmt.Errorf("fleet: GroupConfig.Default.Breaker.Name must be empty (the fleet names suppliers by dependency), got %q", g.Default.Breaker.Name))
+	}
+	for name, c := range g.Dependencies {
+		if c.Breaker.Name != "" && c.Breaker.Name != name {
+			errs = append(errs, fmt.Errorf("fleet: GroupConfig.Dependencies[%q].Breaker.Name must be empty or %q, got %q", name, name, c.Breaker.Name))
+		}
+		if !validSupplier(name) {
+			errs = append(errs, fmt.Errorf("fleet: GroupConfig.Dependencies key %q must be 1 to %d bytes of valid UTF-8", name, MaxSupplierLen))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// leaseTTL is how long the probe lease of a supplier lasts: its longest
+// call (the invocation timeout, plus the queue wait with a queue) and the
+// margin on each side.
+func leaseTTL(g executor.GroupConfig, name string, margin time.Duration) time.Duration {
+	c := g.Default
+	if o, ok := g.Dependencies[name]; ok {
+		if o.InvocationTimeout != 0 {
+			c.InvocationTimeout = o.InvocationTimeout
+		}
+		if o.Queue != 0 {
+			c.Queue = o.Queue
+		}
+		if o.QueueTimeout != 0 {
+			c.QueueTimeout = o.QueueTimeout
+		}
+	}
+	ttl := c.InvocationTimeout
+	if ttl == 0 {
+		ttl = executor.DefaultInvocationTimeout
+	}
+	if c.Queue > 0 {
+		if c.QueueTimeout > 0 {
+			ttl += c.QueueTimeout
+		} else {
+			ttl *= 2
+		}
+	}
+	return ttl + 2*margin
+}
+
+// printable reports whether s is plain printable ASCII without braces
+// (which would break the Redis Cluster hash tag).
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c > '~' || c == '{' || c == '}' {
+			return false
+		}
+	}
+	return true
+}
+
+// validSupplier reports whether s can name a supplier on the wire.
+func validSupplier(s string) bool {
+	if s == "" || len(s) > MaxSupplierLen || !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < ' ' || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,47 @@
+package fleet_test
+
+import (
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fleet"
+)
+
+func TestConfigErrors(t *testing.T) {
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled: New fails first
+	defer client.Close()
+	for _, tc := range []struct {
+		name string
+		cfg  fleet.Config
+		g    executor.GroupConfig
+		want []string
+	}{
+		{"a missing client and prefix are named", fleet.Config{}, executor.GroupConfig{},
+			[]string{"Config.Client must not be nil", "Config.Prefix must not be empty"}},
+		{"a prefix with braces is refused", fleet.Config{Client: client, Prefix: "a}b"}, executor.GroupConfig{},
+			[]string{"Config.Prefix"}},
+		{"negative durations and a buffer are named", fleet.Config{Client: client, Prefix: "p", Margin: -1, OpTimeout: -1, Buffer: -1},
+			executor.GroupConfig{}, []string{"Config.Margin", "Config.OpTimeout", "Config.Buffer"}},
+		{"a backoff range upside down is refused", fleet.Config{Client: client, Prefix: "p", BackoffMin: 2e9, BackoffMax: 1e9},
+			executor.GroupConfig{}, []string{"BackoffMax (1s) must be ≥ BackoffMin (2s)"}},
+		{"a breaker name other than the dependency's is refused", fleet.Config{Client: client, Prefix: "p"},
+			executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Breaker: breaker.Config{Name: "pay"}}}},
+			[]string{`Dependencies["payments"].Breaker.Name`}},
+		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
+			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Workers"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := fleet.New(tc.cfg, tc.g)
+			require.Error(t, err)
+			assert.Nil(t, l)
+			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}

@@ -1,0 +1,89 @@
+// Package fleet links the Groups of the replicas of one service through
+// Redis, so that the fleet sheds a hung supplier as soon as one replica sees
+// it, and sends the supplier one probe per reset period instead of one per
+// replica. No call ever waits for the network: Allow and Submit are exactly
+// what they are without a fleet, and everything the link does happens on
+// its own goroutines, behind bounded buffers.
+//
+//	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"},
+//		Password: os.Getenv("REDIS_PASSWORD"), TLSConfig: &tls.Config{}})
+//	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop"}, executor.GroupConfig{
+//		Default: executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
+//			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
+//	})
+//	...
+//	defer link.Close(ctx)
+//	v, err := executor.DoIn(ctx, link.Group(), "payments", charge)
+//
+// # What travels
+//
+// When a breaker of this replica opens (any reason but Remote) the link
+// publishes the supplier, the reason, how long ago it opened and how long
+// until its probe is due, and writes the same to a key that expires after
+// the probe is due plus the probe lease, so that a replica that starts or
+// reconnects during the outage learns it. The other replicas' breakers for
+// that supplier open at once, with reason breaker.Remote and the same probe
+// time. When a breaker closes after being Open or HalfOpen, the link
+// publishes that too and deletes the key, and the fleet closes.
+//
+// # One probe per reset period
+//
+// Shortly before the probe is due (Config.Margin), each replica holds its
+// breaker open a little longer (breaker.HoldOpen, a local step) and contends
+// for a lease: SET {prefix}:lease:<supplier> <replica> NX PX <ttl>, ttl
+// being the supplier's invocation timeout (plus its queue wait) and twice
+// the margin. The winner gives its breaker its probe time back, so its next
+// call is the probe; the losers stay held. The winner renews its lease while
+// no call has come to start the probe and once more when it starts, and
+// frees it when the verdict is published. The verdict (closed, or open again
+// until the next probe time) reaches the losers as a message. If the winner
+// dies, its lease expires; the losers' holds end at about the same time, and
+// they contend again.
+//
+// # Which event wins
+//
+//  1. An operator's override wins: ForcedOpen and Disabled breakers ignore
+//     the fleet, and are not published (nor is their end).
+//  2. Newer evidence wins. A message is applied only if the evidence it
+//     carries (when the sender's breaker opened; for a close, when the
+//     successful probe started) is newer than the moment the receiving
+//     breaker entered its state. A replica that opened, probed or closed on
+//     its own calls after the remote event keeps its own verdict, and
+//     publishes it.
+//  3. Remote word never shortens an open period: a trip that reaches an
+//     Open breaker moves its probe time to the later of the two.
+//  4. Messages from the link about the link's own doing (reason Remote) are
+//     not published again, so nothing echoes.
+//
+// # Clocks
+//
+// No wall-clock time crosses the wire. A message carries durations measured
+// by the sender's monotonic clock at the moment of sending ("opened 3 ms
+// ago, probe due in 44.997 s"); the receiver adds them to its own clock at
+// receipt. The error is the one-way latency of the message (sub-millisecond
+// on a LAN), whatever the skew between the machines' clocks. A key's age is
+// measured by Redis alone: the key holds the expiry it was written with, and
+// the reader subtracts the key's remaining PTTL. Events that happen closer
+// together than the link's latency are ordered by arrival.
+//
+// # When Redis is slow or down
+//
+// Each replica protects itself with its own breakers, exactly as without a
+// fleet: a publish that fails is counted, a lease that cannot be contended
+// for is not held (the replica probes on its own), and the subscription
+// reconnects with exponential backoff and jitter. On reconnecting the
+// replica writes its own open breakers again (Redis may have restarted
+// empty) and reads the fleet's. Stats reports the link state, when it
+// changed and why, and every count; the logger hears the state changes.
+//
+// # Trust
+//
+// Messages are validated (version, known kind, names of bounded length and
+// valid UTF-8, durations in range, at most 2 KiB, no unknown fields); a
+// malformed one is dropped and counted in Stats.Malformed, never trusted.
+// Every replica sharing a prefix can open every other's breakers: give each
+// fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
+// options). A message naming a supplier this replica has not used yet
+// creates its executor (memory only, no goroutine), so that the first call
+// already meets the open breaker.
+package fleet

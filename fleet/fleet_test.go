@@ -1,0 +1,438 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fleet"
+)
+
+// The supplier every replica protects in these tests: 2 slots, calls of at
+// most 200 ms, a 600 ms reset timeout. The probe lease lasts 200 ms + 2 ×
+// 50 ms = 300 ms.
+const (
+	invocation = 200 * time.Millisecond
+	reset      = 600 * time.Millisecond
+	margin     = 50 * time.Millisecond
+)
+
+var testLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func groupConfig() executor.GroupConfig {
+	return executor.GroupConfig{Default: executor.Config{
+		Workers: 2, InvocationTimeout: invocation,
+		Breaker: breaker.Config{ResetTimeout: reset, ConsecutiveFailures: 1},
+	}}
+}
+
+// replica is one replica of the service: a linked Group, in this process.
+type replica struct {
+	name string
+	link *fleet.Link
+	mu   sync.Mutex
+	evs  []breaker.Event
+}
+
+func (r *replica) payments(t *testing.T) *executor.Executor {
+	ex, err := r.link.Group().Executor("payments")
+	require.NoError(t, err)
+	return ex
+}
+
+func (r *replica) state(t *testing.T) breaker.Stats { return r.payments(t).Breaker().Stats() }
+
+// supplier counts the calls (probes, in an outage) that reach it, and who
+// made them.
+type supplier struct {
+	mu      sync.Mutex
+	healthy bool
+	hang    bool
+	calls   []probe
+}
+
+type probe struct {
+	replica string
+	at      time.Time
+}
+
+func (s *supplier) call(replica string) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		s.mu.Lock()
+		s.calls = append(s.calls, probe{replica, time.Now()})
+		healthy, hang := s.healthy, s.hang
+		s.mu.Unlock()
+		if hang {
+			<-ctx.Done()
+			return 0, ctx.Err()
+		}
+		if healthy {
+			return 1, nil
+		}
+		return 0, errors.New("supplier down")
+	}
+}
+
+func (s *supplier) made() []probe {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]probe(nil), s.calls...)
+}
+
+func (s *supplier) set(healthy, hang bool) {
+	s.mu.Lock()
+	s.healthy, s.hang = healthy, hang
+	s.mu.Unlock()
+}
+
+func linkConfig(srv *server, t *testing.T, name string) fleet.Config {
+	return fleet.Config{
+		Client: srv.client(t), Prefix: "shop", Replica: name, Margin: margin,
+		OpTimeout: 200 * time.Millisecond, HealthCheck: 200 * time.Millisecond,
+		BackoffMin: 20 * time.Millisecond, BackoffMax: 200 * time.Millisecond,
+		Logger: testLogger,
+	}
+}
+
+// startFleet starts n replicas linked through srv and waits until every
+// link is up and every replica has a payments executor.
+func startFleet(t *testing.T, srv *server, n int) []*replica {
+	t.Helper()
+	rs := make([]*replica, n)
+	for i := range rs {
+		rs[i] = startReplica(t, srv, fmt.Sprintf("r%d", i))
+	}
+	return rs
+}
+
+func startReplica(t *testing.T, srv *server, name string) *replica {
+	t.Helper()
+	r := &replica{name: name}
+	g := groupConfig()
+	g.OnTransition = func(e breaker.Event) {
+		r.mu.Lock()
+		r.evs = append(r.evs, e)
+		r.mu.Unlock()
+	}
+	l, err := fleet.New(linkConfig(srv, t, name), g)
+	require.NoError(t, err)
+	r.link = l
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = l.Close(ctx)
+	})
+	eventually(t, 3*time.Second, name+" link up", func() bool { return l.Stats().Up })
+	r.payments(t)
+	return r
+}
+
+// traffic submits a payment call on every replica every 5 ms until stop,
+// and records how long each Submit took.
+func traffic(t *testing.T, rs []*replica, s *supplier) (stop func() time.Duration) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var slowest atomic.Int64
+	for _, r := range rs {
+		ex := r.payments(t)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+				}
+				start := time.Now()
+				f, err := executor.Submit(context.Background(), ex, s.call(r.name))
+				if d := int64(time.Since(start)); d > slowest.Load() {
+					slowest.Store(d)
+				}
+				if err == nil {
+					_, _ = f.Await(context.Background())
+				}
+			}
+		}()
+	}
+	return func() time.Duration {
+		close(done)
+		wg.Wait()
+		return time.Duration(slowest.Load())
+	}
+}
+
+func TestTripReachesTheFleet(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 4)
+
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	opened := rs[0].state(t)
+	require.Equal(t, breaker.Open, opened.State)
+	for _, r := range rs[1:] {
+		took := eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		s := r.state(t)
+		assert.Less(t, took, 50*time.Millisecond, "%s: the trip took %v to arrive", r.name, took)
+		assert.Equal(t, breaker.Remote, s.Reason)
+		assert.WithinDuration(t, opened.OpenUntil, s.OpenUntil, 20*time.Millisecond, "the same probe time")
+		_, err := executor.Submit(context.Background(), r.payments(t), func(context.Context) (int, error) { return 0, nil })
+		assert.ErrorIs(t, err, executor.ErrOpen, "%s refuses before its own slots fill", r.name)
+	}
+	assert.Equal(t, uint64(1), rs[0].link.Stats().Published)
+	assert.Equal(t, uint64(1), rs[1].link.Stats().Applied)
+}
+
+func TestOneProbePerResetPeriod(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 4)
+	s := &supplier{}
+	stop := traffic(t, rs, s)
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	tripped := time.Now()
+	for _, r := range rs {
+		eventually(t, time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+	}
+	// Calls made before the trip reached a replica were no probes.
+	before := len(s.made())
+
+	// Four reset periods of a failing supplier: every probe fails.
+	<-time.After(4*reset + reset/2)
+	probes := s.made()[before:]
+	s.set(true, false)
+	// The next probe succeeds and the whole fleet closes.
+	for _, r := range rs {
+		eventually(t, 3*reset, r.name+" closes", func() bool { return r.state(t).State == breaker.Closed })
+	}
+	slowest := stop()
+
+	for _, p := range probes {
+		t.Logf("probe by %s at +%v", p.replica, p.at.Sub(tripped))
+	}
+	require.GreaterOrEqual(t, len(probes), 3, "the fleet keeps probing")
+	assert.LessOrEqual(t, len(probes), 4)
+	for i, p := range probes {
+		prev := tripped
+		if i > 0 {
+			prev = probes[i-1].at
+		}
+		assert.GreaterOrEqual(t, p.at.Sub(prev), reset-margin, "probe %d came %v after the last one", i, p.at.Sub(prev))
+	}
+	assert.Less(t, slowest, 50*time.Millisecond, "no Submit waits for the network")
+	won := uint64(0)
+	for _, r := range rs {
+		won += r.link.Stats().LeasesWon
+	}
+	assert.GreaterOrEqual(t, won, uint64(len(probes)))
+	for _, r := range rs {
+		st := r.state(t)
+		if st.Reason == breaker.Remote {
+			assert.Equal(t, breaker.Closed, st.State)
+		}
+	}
+	if t.Failed() {
+		for _, r := range rs {
+			t.Logf("%s: %+v", r.name, r.link.Stats())
+			r.mu.Lock()
+			for _, e := range r.evs {
+				t.Logf("%s: +%v %v", r.name, e.Time.Sub(tripped), e)
+			}
+			r.mu.Unlock()
+		}
+	}
+}
+
+func TestLeaseExpiresWhenTheHolderDies(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 3)
+	s := &supplier{}
+	s.set(false, true) // hung: a probe runs its full 200 ms
+	stop := traffic(t, rs, s)
+	defer stop()
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+
+	first := waitForProbe(t, s, 0, 2*reset)
+	holder := replicaNamed(rs, first.replica)
+	// The holder dies mid-probe: its link goes silent (no verdict, no
+	// renewal) while its probe is still running.
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = holder.link.Close(ctx)
+	}()
+	second := waitForProbe(t, s, 1, 3*time.Second)
+	<-killed
+	assert.NotEqual(t, first.replica, second.replica, "another replica probes")
+	lease := invocation + 2*margin
+	gap := second.at.Sub(first.at)
+	assert.GreaterOrEqual(t, gap, lease-margin, "not before the lease expired")
+	assert.Less(t, gap, reset+2*lease, "soon after it expired")
+	t.Logf("holder %s probed at +0, %s took over at +%v", first.replica, second.replica, gap)
+}
+
+func waitForProbe(t *testing.T, s *supplier, i int, limit time.Duration) probe {
+	t.Helper()
+	eventually(t, limit, fmt.Sprintf("probe %d", i), func() bool { return len(s.made()) > i })
+	return s.made()[i]
+}
+
+func replicaNamed(rs []*replica, name string) *replica {
+	for _, r := range rs {
+		if r.name == name {
+			return r
+		}
+	}
+	return nil
+}
+
+func TestRedisDownAndBack(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 3)
+	s := &supplier{}
+	stop := traffic(t, rs, s)
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	for _, r := range rs {
+		eventually(t, time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+	}
+
+	// Redis goes away mid-outage.
+	srv.stop()
+	for _, r := range rs {
+		eventually(t, 2*time.Second, r.name+" link down", func() bool { return !r.link.Stats().Up })
+	}
+	before := len(s.made())
+	// Every replica goes on protecting itself: each probes on its own
+	// (no lease to share), fails, and re-opens.
+	eventually(t, 4*reset, "every replica probes on its own", func() bool {
+		seen := map[string]bool{}
+		for _, p := range s.made()[before:] {
+			seen[p.replica] = true
+		}
+		return len(seen) == len(rs)
+	})
+	for _, r := range rs {
+		st := r.link.Stats()
+		assert.False(t, st.Up)
+		assert.NotEmpty(t, st.LastError)
+		assert.GreaterOrEqual(t, st.Downs, uint64(1))
+		assert.NotEqual(t, breaker.Closed, r.state(t).State, "%s still protects itself", r.name)
+	}
+
+	// Redis comes back, empty: the replicas reconnect, write their open
+	// breakers again, and a replica that starts now learns them.
+	srv.start()
+	for _, r := range rs {
+		eventually(t, 3*time.Second, r.name+" link up again", func() bool { return r.link.Stats().Up })
+		assert.GreaterOrEqual(t, r.link.Stats().Sessions, uint64(2))
+	}
+	late := startReplica(t, srv, "late")
+	eventually(t, reset, "the late replica learns the open breaker", func() bool {
+		st := late.state(t)
+		return st.State == breaker.Open && st.Reason == breaker.Remote
+	})
+	slowest := stop()
+	assert.Less(t, slowest, 50*time.Millisecond, "no Submit waited for the network while Redis was down")
+}
+
+func TestHungRedisNeverBlocksACall(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 2)
+	s := &supplier{}
+	s.set(false, true)
+	srv.freeze() // accepts connections, answers nothing
+	defer srv.thaw()
+	stop := traffic(t, rs, s)
+	// The hung supplier saturates each replica's 2 slots; each trips on
+	// its own, while its link is stuck on Redis.
+	for _, r := range rs {
+		eventually(t, 2*time.Second, r.name+" trips locally", func() bool { return r.state(t).State == breaker.Open })
+	}
+	slowest := stop()
+	assert.Less(t, slowest, 50*time.Millisecond, "Submit never waits for Redis")
+	for _, r := range rs {
+		assert.NotEqual(t, breaker.Remote, r.state(t).Reason, "its own evidence")
+	}
+}
+
+func TestAuth(t *testing.T) {
+	srv := startRedis(t, "--requirepass", "s3cret")
+	t.Run("the client's password opens the link", func(t *testing.T) {
+		cfg := linkConfig(srv, t, "a")
+		cfg.Client = srv.client(t, func(o *redisOptions) { o.Password = "s3cret" })
+		l, err := fleet.New(cfg, groupConfig())
+		require.NoError(t, err)
+		defer l.Close(context.Background())
+		eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+	})
+	t.Run("a wrong password leaves the link down and the group protecting alone", func(t *testing.T) {
+		cfg := linkConfig(srv, t, "b")
+		cfg.Client = srv.client(t, func(o *redisOptions) { o.Password = "wrong" })
+		l, err := fleet.New(cfg, groupConfig())
+		require.NoError(t, err)
+		defer l.Close(context.Background())
+		eventually(t, 3*time.Second, "an error is reported", func() bool { return l.Stats().LastError != "" })
+		assert.False(t, l.Stats().Up)
+		assert.Contains(t, l.Stats().LastError, "WRONGPASS")
+		ex, err := l.Group().Executor("payments")
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual)
+		_, err = executor.Submit(context.Background(), ex, func(context.Context) (int, error) { return 0, nil })
+		assert.ErrorIs(t, err, executor.ErrOpen)
+	})
+}
+
+func TestMalformedMessagesAreDroppedAndCounted(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 1)
+	raw := srv.client(t)
+	bad := []string{
+		`garbage`,
+		`{"v":9,"replica":"x","supplier":"payments","kind":"open","reason":"","age_ns":0,"probe_in_ns":1}`,
+		`{"v":1,"replica":"x","supplier":"payments","kind":"open","reason":"","age_ns":-5,"probe_in_ns":1}`,
+		`{"v":1,"replica":"x","supplier":"","kind":"close","reason":"","age_ns":0}`,
+		`{"v":1,"replica":"x","supplier":"payments","kind":"open","reason":"","age_ns":0,"probe_in_ns":1e400}`,
+	}
+	for _, p := range bad {
+		require.NoError(t, raw.Publish(context.Background(), "{shop}:events", p).Err())
+	}
+	// A valid message after them is still applied: the link survived.
+	good := `{"v":1,"replica":"x","supplier":"payments","kind":"open","reason":"manual","age_ns":0,"probe_in_ns":1000000000}`
+	require.NoError(t, raw.Publish(context.Background(), "{shop}:events", good).Err())
+	eventually(t, time.Second, "the valid message applies", func() bool { return rs[0].state(t).State == breaker.Open })
+	st := rs[0].link.Stats()
+	assert.Equal(t, uint64(len(bad)), st.Malformed)
+	assert.Equal(t, uint64(1), st.Applied)
+	assert.True(t, st.Up)
+}
+
+func TestPrefixesSeparateFleets(t *testing.T) {
+	srv := startRedis(t)
+	shop := startReplica(t, srv, "shop-1")
+	cfg := linkConfig(srv, t, "other-1")
+	cfg.Prefix = "other"
+	other, err := fleet.New(cfg, groupConfig())
+	require.NoError(t, err)
+	defer other.Close(context.Background())
+	eventually(t, 3*time.Second, "link up", func() bool { return other.Stats().Up })
+	ex, err := other.Group().Executor("payments")
+	require.NoError(t, err)
+	ex.Breaker().Trip(breaker.Manual)
+	eventually(t, time.Second, "published", func() bool { return other.Stats().Published == 1 })
+	shop.payments(t).Breaker().Trip(breaker.Manual) // a round trip on shop's own channel
+	eventually(t, time.Second, "shop hears itself", func() bool { return shop.link.Stats().Own == 1 })
+	assert.Zero(t, shop.link.Stats().Received, "another fleet's trip never reaches this one")
+}

@@ -1,0 +1,282 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Link connects a Group to the other replicas of its service through
+// Redis. It owns three goroutines (the subscription, the publisher and the
+// probe-lease scheduler), started by New and stopped by Close; none of them
+// is ever on a call's path. It is safe for concurrent use.
+type Link struct {
+	cfg  Config
+	gcfg executor.GroupConfig
+	g    *executor.Group
+	rdb  redis.UniversalClient
+
+	channel, suppliers string // the fleet's channel and its set of open suppliers
+
+	out  chan breaker.Event // local transitions to publish
+	wake chan string        // suppliers for the scheduler to look at
+	// rescan asks the scheduler to look at every supplier: set when wake
+	// was full, and when the link comes up.
+	rescan atomic.Bool
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	ps      *redis.PubSub // the current subscription, closed by Close
+	up      bool
+	since   time.Time
+	lastErr string
+
+	n counters
+}
+
+type counters struct {
+	published, publishFailed, dropped, unsent    atomic.Uint64
+	received, applied, stale, malformed, own     atomic.Uint64
+	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
+	sessions, downs                              atomic.Uint64
+	firstMalformed                               atomic.Bool
+}
+
+// Stats is a snapshot of a link.
+type Stats struct {
+	// Replica is this replica's name.
+	Replica string
+	// Up reports whether the link is connected and subscribed. While it is
+	// down every replica protects itself with its own breakers alone.
+	Up bool
+	// Since is when Up last changed (zero until the first change).
+	Since time.Time
+	// LastError is the error that last took the link down.
+	LastError string
+	// Sessions counts successful connections; Downs counts losses.
+	Sessions, Downs uint64
+
+	// Published counts transitions sent to the fleet; PublishFailed those
+	// Redis refused or did not answer in time; Unsent those skipped while
+	// the link was down (reasserted on reconnect if still open); Dropped
+	// those that found the buffer full.
+	Published, PublishFailed, Unsent, Dropped uint64
+	// Received counts messages from other replicas; Applied those that
+	// changed a breaker; Stale those the rules set aside (newer local
+	// evidence, an operator override, a later probe time); Malformed those
+	// refused as invalid; Own this replica's own messages coming back.
+	Received, Applied, Stale, Malformed, Own uint64
+	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
+	// contentions that failed (the replica then probes on its own);
+	// Renewals: leases a holder extended while its probe was pending.
+	LeasesWon, LeasesLost, LeaseErrors, Renewals uint64
+}
+
+// New makes the Group of gcfg (see executor.NewGroup) and links it to the
+// fleet: every transition of its breakers is observed (gcfg.OnTransition
+// and each dependency's Breaker.OnTransition still receive theirs, first),
+// and the link starts connecting in the background. New does not wait for
+// Redis: a replica that cannot reach it protects itself alone until it
+// can. The Group belongs to the link: Close closes both.
+func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
+	cfg, err := cfg.resolve()
+	if err = errors.Join(err, checkGroup(gcfg)); err != nil {
+		return nil, err
+	}
+	tag := "{" + cfg.Prefix + "}:"
+	l := &Link{
+		cfg: cfg, gcfg: gcfg, rdb: cfg.Client,
+		channel: tag + "events", suppliers: tag + "open",
+		out:  make(chan breaker.Event, cfg.Buffer),
+		wake: make(chan string, cfg.Buffer),
+		stop: make(chan struct{}),
+	}
+	wired := gcfg
+	wired.OnTransition = l.observer(gcfg.OnTransition)
+	if gcfg.Dependencies != nil {
+		wired.Dependencies = maps.Clone(gcfg.Dependencies)
+		for name, c := range wired.Dependencies {
+			if c.Breaker.OnTransition != nil {
+				c.Breaker.OnTransition = l.observer(c.Breaker.OnTransition)
+				wired.Dependencies[name] = c
+			}
+		}
+	}
+	if l.g, err = executor.NewGroup(wired); err != nil {
+		return nil, err
+	}
+	l.wg.Add(3)
+	go l.subscribe()
+	go l.publish()
+	go l.schedule()
+	return l, nil
+}
+
+// Group returns the linked group.
+func (l *Link) Group() *executor.Group { return l.g }
+
+// Replica returns this replica's name.
+func (l *Link) Replica() string { return l.cfg.Replica }
+
+// Close stops the link (its goroutines end; it sends nothing more) and
+// then closes the Group with ctx (see Group.Close). Keys this replica
+// wrote expire on their own.
+func (l *Link) Close(ctx context.Context) error {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+		l.mu.Lock()
+		if l.ps != nil {
+			_ = l.ps.Close() // unblocks a receive in progress
+		}
+		l.mu.Unlock()
+	}
+	l.wg.Wait()
+	return l.g.Close(ctx)
+}
+
+// Stats returns a snapshot of the link.
+func (l *Link) Stats() Stats {
+	l.mu.Lock()
+	s := Stats{Replica: l.cfg.Replica, Up: l.up, Since: l.since, LastError: l.lastErr}
+	l.mu.Unlock()
+	n := &l.n
+	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
+	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
+	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
+	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
+	return s
+}
+
+// isUp reports the link state.
+func (l *Link) isUp() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.up
+}
+
+// observer returns the transition listener of the group: user first, then
+// a hand-off to the link's goroutines that never blocks. It runs inside
+// the Allow or Done of some caller, so all it does is a clock read and two
+// non-blocking channel sends.
+func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
+	return func(e breaker.Event) {
+		if user != nil {
+			user(e)
+		}
+		if publishable(e) {
+			select {
+			case l.out <- e:
+			default:
+				l.n.dropped.Add(1)
+			}
+		}
+		l.poke(e.Name)
+	}
+}
+
+// publishable reports whether the fleet hears of a transition: openings
+// and closings of this replica's own making. Remote ones came from the
+// fleet (echoing them would loop); operator overrides (ForcedOpen,
+// Disabled) and their end stay local.
+func publishable(e breaker.Event) bool {
+	if e.Reason == breaker.Remote {
+		return false
+	}
+	switch e.To {
+	case breaker.Open:
+		return true
+	case breaker.Closed:
+		return e.From == breaker.Open || e.From == breaker.HalfOpen
+	}
+	return false
+}
+
+// poke asks the scheduler to look at a supplier, without blocking.
+func (l *Link) poke(name string) {
+	select {
+	case l.wake <- name:
+	default:
+		l.rescan.Store(true)
+	}
+}
+
+// publish sends local transitions until Close.
+func (l *Link) publish() {
+	defer l.wg.Done()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case e := <-l.out:
+			if !l.isUp() {
+				l.n.unsent.Add(1) // reasserted on reconnect while still open
+				continue
+			}
+			if err := l.send(e); err != nil {
+				l.n.publishFailed.Add(1)
+				continue
+			}
+			l.n.published.Add(1)
+		}
+	}
+}
+
+// send publishes one transition and keeps the open key up to date.
+func (l *Link) send(e breaker.Event) error {
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+	defer cancel()
+	now := time.Now()
+	m := message{V: wireVersion, Replica: l.cfg.Replica, Supplier: e.Name, Reason: e.Reason.String()}
+	evidence := e.Time
+	if e.To == breaker.Open {
+		m.Kind = kindOpen
+		m.ProbeIn = int64(max(e.OpenUntil.Sub(now), 0))
+	} else {
+		m.Kind = kindClose
+		if e.From == breaker.HalfOpen {
+			evidence = e.Time.Add(-e.Duration) // the probe's start
+		}
+	}
+	m.Age = int64(max(now.Sub(evidence), 0))
+	key := l.openKey(e.Name)
+	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if m.Kind == kindOpen {
+			stored := m
+			ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
+			stored.TTL = int64(ttl)
+			p.Set(ctx, key, encode(stored), ttl)
+			p.SAdd(ctx, l.suppliers, e.Name)
+		} else {
+			p.Del(ctx, key)
+			p.SRem(ctx, l.suppliers, e.Name)
+		}
+		p.Publish(ctx, l.channel, encode(m))
+		return nil
+	})
+	if err == nil && e.From == breaker.HalfOpen {
+		// The verdict of this replica's probe is out: free the lease at
+		// once, so the next period's contention does not wait for expiry.
+		err = releaseScript.Run(ctx, l.rdb, []string{l.leaseKey(e.Name)}, l.cfg.Replica).Err()
+	}
+	return err
+}
+
+func (l *Link) openKey(name string) string {
+	return "{" + l.cfg.Prefix + "}:open:" + name
+}
+
+func (l *Link) leaseKey(name string) string {
+	return "{" + l.cfg.Prefix + "}:lease:" + name
+}

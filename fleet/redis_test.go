@@ -1,0 +1,118 @@
+package fleet_test
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// server is a redis-server process of a test, on 127.0.0.1 on a free port,
+// without persistence: a restart forgets every key, as a failover to an
+// empty replica would.
+type server struct {
+	t    *testing.T
+	port int
+	args []string
+	cmd  *exec.Cmd
+}
+
+// startRedis starts redis-server. A machine without it fails the test with
+// instructions: these tests run in CI, they are never skipped.
+func startRedis(t *testing.T, extra ...string) *server {
+	t.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("redis-server is not installed (it is the Debian package redis-server; `make redis-server` installs it): %v", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	s := &server{t: t, port: port, args: append([]string{
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir(), "--loglevel", "warning",
+	}, extra...)}
+	s.start()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *server) start() {
+	s.t.Helper()
+	s.cmd = exec.Command("redis-server", s.args...)
+	require.NoError(s.t, s.cmd.Start())
+	// Ready once it answers a PING (bounded: 5 s).
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", s.addr(), 100*time.Millisecond)
+		if err == nil {
+			_, _ = c.Write([]byte("PING\r\n"))
+			buf := make([]byte, 64)
+			_ = c.SetReadDeadline(time.Now().Add(time.Second))
+			n, _ := c.Read(buf)
+			_ = c.Close()
+			if n > 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("redis-server on %s did not start within 5 s: %v", s.addr(), err)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
+// stop kills the server, as a crash would, and waits for it.
+func (s *server) stop() {
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGCONT) // in case a test froze it
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+// freeze and thaw stop and resume the process: a hung Redis, which
+// accepts connections but answers nothing.
+func (s *server) freeze() { require.NoError(s.t, s.cmd.Process.Signal(syscall.SIGSTOP)) }
+func (s *server) thaw()   { require.NoError(s.t, s.cmd.Process.Signal(syscall.SIGCONT)) }
+
+func (s *server) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
+
+// client returns a client of the server, closed at the end of the test.
+func (s *server) client(t *testing.T, opts ...func(*redis.Options)) *redis.Client {
+	o := &redis.Options{Addr: s.addr(), DialTimeout: 200 * time.Millisecond,
+		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// eventually waits, polling every millisecond, until cond holds; it fails
+// the test after limit. Real Redis runs on real time, so these tests
+// cannot use a synctest bubble; every wait is bounded.
+func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not after %v", what, limit)
+		}
+		<-tick.C
+	}
+	return time.Since(start)
+}
+
+type redisOptions = redis.Options

@@ -1,0 +1,262 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// errSilent ends a session whose subscription stopped answering pings.
+var errSilent = errors.New("fleet: no answer from Redis")
+
+// subscribe keeps a session with Redis until Close: connect and subscribe,
+// catch up (reassert this replica's open breakers, learn the fleet's), then
+// apply messages as they come. A lost session marks the link down and the
+// next attempt waits BackoffMin, doubled after every failure up to
+// BackoffMax, with jitter.
+func (l *Link) subscribe() {
+	defer l.wg.Done()
+	wait := l.cfg.BackoffMin
+	for {
+		start := time.Now()
+		err := l.session()
+		if l.stopped() {
+			return
+		}
+		l.setUp(false, err)
+		if time.Since(start) > l.cfg.BackoffMax {
+			wait = l.cfg.BackoffMin // it was up for a while: start over
+		}
+		d := wait + time.Duration(rand.Int64N(int64(wait)/2+1))
+		wait = min(2*wait, l.cfg.BackoffMax)
+		t := time.NewTimer(d)
+		select {
+		case <-l.stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (l *Link) stopped() bool {
+	select {
+	case <-l.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// session runs one connection until it fails or Close.
+func (l *Link) session() error {
+	ctx := context.Background()
+	ps := l.rdb.Subscribe(ctx) // no channel yet: nothing is sent
+	l.mu.Lock()
+	if l.stopped() {
+		l.mu.Unlock()
+		_ = ps.Close()
+		return nil
+	}
+	l.ps = ps
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.ps = nil
+		l.mu.Unlock()
+		_ = ps.Close()
+	}()
+
+	subCtx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
+	err := ps.Subscribe(subCtx, l.channel)
+	cancel()
+	if err != nil {
+		return err
+	}
+	// The subscription is confirmed before catching up, so that nothing
+	// published in between is missed.
+	if _, err := ps.ReceiveTimeout(ctx, l.cfg.OpTimeout); err != nil {
+		return err
+	}
+	if err := l.catchUp(); err != nil {
+		return err
+	}
+	l.n.sessions.Add(1)
+	l.setUp(true, nil)
+	l.rescan.Store(true)
+	l.poke("") // wake the scheduler for the rescan
+
+	heard, pinged := time.Now(), false
+	for {
+		v, err := ps.ReceiveTimeout(ctx, l.cfg.HealthCheck)
+		if l.stopped() {
+			return nil
+		}
+		if err != nil {
+			if !isTimeout(err) {
+				return err
+			}
+			if time.Since(heard) >= 2*l.cfg.HealthCheck && pinged {
+				return errSilent
+			}
+			pctx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
+			err = ps.Ping(pctx)
+			cancel()
+			if err != nil {
+				return err
+			}
+			pinged = true
+			continue
+		}
+		heard, pinged = time.Now(), false
+		if m, ok := v.(*redis.Message); ok {
+			l.receive([]byte(m.Payload), time.Now(), 0)
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// setUp records a change of the link state and logs it.
+func (l *Link) setUp(up bool, err error) {
+	l.mu.Lock()
+	changed := l.up != up
+	l.up = up
+	if changed {
+		l.since = time.Now()
+	}
+	if err != nil {
+		l.lastErr = err.Error()
+	}
+	l.mu.Unlock()
+	switch {
+	case changed && up:
+		l.cfg.Logger.Info("fusebox: fleet link up", "replica", l.cfg.Replica, "prefix", l.cfg.Prefix)
+	case changed:
+		l.n.downs.Add(1)
+		l.cfg.Logger.Warn("fusebox: fleet link down; every supplier is protected by this replica's breakers alone",
+			"replica", l.cfg.Replica, "prefix", l.cfg.Prefix, "error", errString(err))
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// catchUp runs at the start of a session: this replica's own open breakers
+// are written again (Redis may have restarted and forgotten them, or they
+// opened while the link was down), then the open keys of the fleet are
+// read and applied as messages.
+func (l *Link) catchUp() error {
+	var mine []breaker.Event
+	l.g.Range(func(ex *executor.Executor) bool {
+		s := ex.Breaker().Stats()
+		if s.State == breaker.Open && s.Reason != breaker.Remote {
+			mine = append(mine, breaker.Event{Name: ex.Name(), From: breaker.Closed, To: breaker.Open,
+				Reason: s.Reason, Time: s.Since, OpenUntil: s.OpenUntil, Generation: s.Generation})
+		}
+		return true
+	})
+	for _, e := range mine {
+		if err := l.send(e); err != nil {
+			return err
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+	defer cancel()
+	names, err := l.rdb.SMembers(ctx, l.suppliers).Result()
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		key := l.openKey(name)
+		var get *redis.StringCmd
+		var pttl *redis.DurationCmd
+		_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			get = p.Get(ctx, key)
+			pttl = p.PTTL(ctx, key)
+			return nil
+		})
+		read := time.Now()
+		if errors.Is(err, redis.Nil) || (err == nil && pttl.Val() < 0) {
+			l.rdb.SRem(ctx, l.suppliers, name) // expired: tidy the set
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		p, _ := get.Bytes()
+		l.receive(p, read, pttl.Val())
+	}
+	return nil
+}
+
+// receive validates one message and applies it. left is the remaining
+// expiry of the key it was read from (0 for a message from the channel).
+func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
+	m, err := decode(p)
+	if err != nil {
+		l.n.malformed.Add(1)
+		if l.n.firstMalformed.CompareAndSwap(false, true) {
+			l.cfg.Logger.Warn("fusebox: fleet link dropped a malformed message (further ones are only counted)",
+				"replica", l.cfg.Replica, "error", err.Error())
+		}
+		return
+	}
+	if m.Replica == l.cfg.Replica {
+		l.n.own.Add(1)
+		return
+	}
+	if left > 0 {
+		if m.TTL == 0 {
+			l.n.malformed.Add(1)
+			return
+		}
+		m = m.aged(time.Duration(m.TTL) - left)
+	}
+	l.n.received.Add(1)
+	if l.apply(m, at) {
+		l.n.applied.Add(1)
+	} else {
+		l.n.stale.Add(1)
+	}
+}
+
+// apply hands a valid message to the supplier's breaker (see the rules in
+// the package documentation).
+func (l *Link) apply(m message, at time.Time) bool {
+	ex, err := l.g.Executor(m.Supplier)
+	if err != nil {
+		return false // the group is closing
+	}
+	b := ex.Breaker()
+	since := at.Add(-time.Duration(m.Age))
+	var changed bool
+	if m.Kind == kindOpen {
+		until := at.Add(time.Duration(m.ProbeIn))
+		if time.Duration(m.ProbeIn) < l.cfg.Margin {
+			// The fleet's probe round is already on: wait for its verdict,
+			// or for its lease to expire, before contending.
+			until = at.Add(leaseTTL(l.gcfg, m.Supplier, l.cfg.Margin) + l.cfg.Margin)
+		}
+		changed = b.OpenRemote(since, until)
+	} else {
+		changed = b.CloseRemote(since)
+	}
+	l.poke(m.Supplier)
+	l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind, "reason", m.Reason, "supplier", m.Supplier, "since", since, "changed", changed, "state", b.Stats().State, "until", b.Stats().OpenUntil)
+	return changed
+}

@@ -1,0 +1,99 @@
+package fleet
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// wireVersion is the version of the message format; a message of any
+// other version is dropped (and counted as malformed).
+const wireVersion = 1
+
+// The kinds of message.
+const (
+	kindOpen  = "open"  // a breaker opened: the others open until the same probe time
+	kindClose = "close" // a breaker closed: the others close too
+)
+
+// message is what travels on the channel, and what the open key holds.
+// Times are durations relative to the sender's clock at sending (or, in
+// the key, at writing), never wall-clock instants, so clocks of different
+// machines never have to agree.
+type message struct {
+	V        int    `json:"v"`
+	Replica  string `json:"replica"`
+	Supplier string `json:"supplier"`
+	Kind     string `json:"kind"`
+	// Reason is the sender's transition reason, for logs.
+	Reason string `json:"reason"`
+	// Age is how long before sending the evidence arose: for "open" when
+	// the breaker opened, for "close" when the successful probe started.
+	Age int64 `json:"age_ns"`
+	// ProbeIn is, for "open", how long after sending the probe is due.
+	ProbeIn int64 `json:"probe_in_ns,omitempty"`
+	// TTL is, in the open key only, the expiry the key was written with:
+	// a reader learns how old the key is from TTL minus the key's PTTL,
+	// which is measured by the Redis server's clock alone.
+	TTL int64 `json:"ttl_ns,omitempty"`
+}
+
+// errMalformed wraps every reason a message is refused.
+var errMalformed = errors.New("fleet: malformed message")
+
+func encode(m message) []byte {
+	b, _ := json.Marshal(m) // plain fields: cannot fail
+	return b
+}
+
+// decode parses and validates a message from the wire. Anything unexpected
+// is an error: unknown fields, versions and kinds, names too long or not
+// UTF-8, durations out of range.
+func decode(p []byte) (message, error) {
+	var m message
+	if len(p) > maxMessageBytes {
+		return m, fmt.Errorf("%w: %d bytes, at most %d", errMalformed, len(p), maxMessageBytes)
+	}
+	d := json.NewDecoder(bytes.NewReader(p))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&m); err != nil {
+		return m, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if d.More() {
+		return m, fmt.Errorf("%w: data after the message", errMalformed)
+	}
+	bad := func(format string, args ...any) (message, error) {
+		return message{}, fmt.Errorf("%w: "+format, append([]any{errMalformed}, args...)...)
+	}
+	inRange := func(v int64) bool { return v >= 0 && v <= int64(maxDurationOnWire) }
+	switch {
+	case m.V != wireVersion:
+		return bad("version %d, want %d", m.V, wireVersion)
+	case m.Replica == "" || len(m.Replica) > MaxReplicaLen || !printable(m.Replica):
+		return bad("replica %q", m.Replica)
+	case !validSupplier(m.Supplier):
+		return bad("supplier %q", m.Supplier)
+	case m.Kind != kindOpen && m.Kind != kindClose:
+		return bad("kind %q", m.Kind)
+	case len(m.Reason) > 64 || !printable(m.Reason):
+		return bad("reason %q", m.Reason)
+	case !inRange(m.Age) || !inRange(m.ProbeIn) || !inRange(m.TTL):
+		return bad("durations out of range: age %d, probe_in %d, ttl %d", m.Age, m.ProbeIn, m.TTL)
+	case m.Kind == kindClose && (m.ProbeIn != 0 || m.TTL != 0):
+		return bad("a close message has no probe time")
+	}
+	return m, nil
+}
+
+// aged returns the message as it reads d after it was written: older by
+// d, and its probe that much closer (never before now).
+func (m message) aged(d time.Duration) message {
+	if d <= 0 {
+		return m
+	}
+	m.Age = min(m.Age+int64(d), int64(maxDurationOnWire))
+	m.ProbeIn = max(m.ProbeIn-int64(d), 0)
+	return m
+}

@@ -1,0 +1,19 @@
+module github.com/fusebox-go/fusebox/fusegrpc
+
+go 1.26.0
+
+require (
+	github.com/fusebox-go/fusebox v0.1.0
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/goleak v1.3.0
+	google.golang.org/grpc v1.81.1
+)
+
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.51.0 // indirect
+	golang.org/x/sys v0.42.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20260226221140-a57be14db171 // indirect
+	google.golang.org/protobuf v1.36.11 // indirect
+)

@@ -1,0 +1,166 @@
+package fusegrpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Interceptor runs gRPC client calls through the executors of a Group: one
+// bulkhead and breaker per key (by default the connection's target). Install
+// it on a connection with DialOptions, or take Unary and Stream apart:
+//
+//	ic := &fusegrpc.Interceptor{Group: g}
+//	conn, err := grpc.NewClient("payments.internal:443", ic.DialOptions()...)
+//
+// The fields are read on every call; set them before first use. An
+// Interceptor is safe for concurrent use.
+type Interceptor struct {
+	// Group supplies one executor per key; its GroupConfig sets the slots,
+	// timeouts and breaker rules of every supplier. Required.
+	Group *executor.Group
+
+	// Key names the executor of a call. nil means Target: one bulkhead and
+	// breaker per connection target. Service keys by target and service,
+	// Method by target and full method name; a func of your own can key by
+	// anything. It must not return "". A Key that panics fails the call
+	// with codes.Internal, without sending it.
+	Key func(ctx context.Context, method string, cc *grpc.ClientConn) string
+
+	// Classify turns a call's final error into the error its breaker
+	// records: nil counts as a success, context.Canceled as ignored (with
+	// the breaker's default classifier), anything else as a failure. It
+	// never changes what the caller receives. nil means DefaultClassify. A
+	// Classify that panics is logged and the call's error recorded as is.
+	Classify func(err error) error
+}
+
+// Target is the default key: the target string the connection was made
+// with, as grpc.ClientConn.Target returns it ("payments.internal:443",
+// "dns:///payments.internal:443").
+func Target(_ context.Context, _ string, cc *grpc.ClientConn) string {
+	return cc.Target()
+}
+
+// Service keys a call by the connection's target and the call's service,
+// "target/package.Service": one bulkhead and breaker per service behind a
+// target.
+func Service(_ context.Context, method string, cc *grpc.ClientConn) string {
+	svc := strings.TrimPrefix(method, "/")
+	if i := strings.LastIndexByte(svc, '/'); i >= 0 {
+		svc = svc[:i]
+	}
+	return cc.Target() + "/" + svc
+}
+
+// Method keys a call by the connection's target and the full method name,
+// "target/package.Service/Method": one bulkhead and breaker per method, so
+// one hanging method cannot take its siblings down with it.
+func Method(_ context.Context, method string, cc *grpc.ClientConn) string {
+	return cc.Target() + method
+}
+
+// DefaultClassify counts as failures the codes that say the supplier is in
+// trouble: Unavailable, DeadlineExceeded, ResourceExhausted, Internal,
+// Unknown and DataLoss, and errors that carry no status at all. It returns
+// context.Canceled for Canceled, so that a call the caller gave up on is
+// ignored, and nil (a success: the supplier answered) for every other code:
+// InvalidArgument, NotFound, AlreadyExists, PermissionDenied,
+// Unauthenticated, FailedPrecondition, Aborted, OutOfRange, Unimplemented.
+func DefaultClassify(err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err // not a status: a transport or library error
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted,
+		codes.Internal, codes.Unknown, codes.DataLoss:
+		return err
+	case codes.Canceled:
+		return context.Canceled
+	}
+	return nil
+}
+
+// DialOptions returns the options that install both interceptors, chained
+// after any installed before them.
+func (i *Interceptor) DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(i.Unary()),
+		grpc.WithChainStreamInterceptor(i.Stream()),
+	}
+}
+
+// unaryResult carries the call's own error to the caller, while the
+// protected function returns the classified error to the breaker.
+type unaryResult struct{ err error }
+
+// Unary returns the unary client interceptor. A call the executor refuses
+// fails at once with an *Error of code Unavailable, without being sent; a
+// call that outlives the executor's InvocationTimeout fails with
+// DeadlineExceeded. Otherwise the caller gets the call's own result.
+func (i *Interceptor) Unary() grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+		invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		key, err := i.key(ctx, method, cc)
+		if err != nil {
+			return err
+		}
+		r, err := executor.DoIn(ctx, i.Group, key, func(ctx context.Context) (*unaryResult, error) {
+			err := invoker(ctx, method, req, reply, cc, opts...)
+			return &unaryResult{err}, i.classify(err)
+		})
+		if r != nil {
+			return r.err // the call ran and returned: its own error, whatever the verdict
+		}
+		return statusOf(ctx, err)
+	}
+}
+
+// key returns the executor key of a call, or an *Error the caller can act on.
+func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientConn) (key string, err error) {
+	if i.Group == nil {
+		return "", &Error{Code: codes.Internal, Err: errors.New("fusegrpc: Interceptor.Group is nil")}
+	}
+	keyOf := i.Key
+	if keyOf == nil {
+		keyOf = Target
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			key, err = "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key panicked on %s: %v", method, v)}
+		}
+	}()
+	if key = keyOf(ctx, method, cc); key == "" {
+		return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key returned no key for %s", method)}
+	}
+	return key, nil
+}
+
+// classify applies Classify; a panicking classifier records err unchanged.
+func (i *Interceptor) classify(err error) (verdict error) {
+	c := i.Classify
+	if c == nil {
+		c = DefaultClassify
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("fusegrpc: Interceptor.Classify panicked; recording the call's error as is",
+				"error", err, "panic", v, "stack", string(debug.Stack()))
+			verdict = err
+		}
+	}()
+	return c(err)
+}

@@ -1,0 +1,240 @@
+package fusegrpc_test
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fusegrpc"
+)
+
+// streamRequest asks for n messages, then the end the test wants.
+func streamRequest(n int, body string, st codes.Code) *testpb.StreamingOutputCallRequest {
+	req := &testpb.StreamingOutputCallRequest{Payload: &testpb.Payload{Body: []byte(body)}}
+	for range n {
+		req.ResponseParameters = append(req.ResponseParameters, &testpb.ResponseParameters{})
+	}
+	if st != codes.OK {
+		req.ResponseStatus = withStatus(st)
+	}
+	return req
+}
+
+func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
+	addr, _ := startServer(t)
+
+	t.Run("a server stream read to its end frees the slot before the last Recv returns", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(3, "", codes.OK))
+		require.NoError(t, err)
+		for range 3 {
+			_, err := stream.Recv()
+			require.NoError(t, err)
+			assert.Equal(t, 1, stats(t, g, addr).Busy, "an open stream must hold its slot")
+		}
+		_, err = stream.Recv()
+		require.ErrorIs(t, err, io.EOF)
+		st := stats(t, g, addr)
+		assert.Zero(t, st.Busy)
+		assert.Equal(t, uint64(1), st.Successes)
+	})
+	t.Run("a stream that fails frees the slot and counts as a failure", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(1, "", codes.Unavailable))
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+		st := stats(t, g, addr)
+		assert.Zero(t, st.Busy)
+		assert.Equal(t, uint64(1), st.Failures)
+	})
+	t.Run("a stream that ends with a business status is a success", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(0, "", codes.NotFound))
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.Equal(t, codes.NotFound, code(err))
+		assert.Equal(t, uint64(1), stats(t, g, addr).Successes)
+	})
+	t.Run("a stream the caller cancels frees the slot and counts as ignored", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stream, err := client.StreamingOutputCall(ctx, streamRequest(1, hang, codes.OK))
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.NoError(t, err)
+		cancel()
+		_, err = stream.Recv()
+		require.Equal(t, codes.Canceled, code(err), "got %v", err)
+		st := stats(t, g, addr)
+		assert.Zero(t, st.Busy)
+		assert.Equal(t, uint64(1), st.Cancelled)
+		assert.Zero(t, st.Failures)
+	})
+	t.Run("a stream whose caller cancels without reading again frees the slot", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := client.StreamingOutputCall(ctx, streamRequest(1, hang, codes.OK))
+		require.NoError(t, err)
+		assert.Equal(t, 1, stats(t, g, addr).Busy)
+		cancel()
+		require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+	})
+	t.Run("a stream that outlives the invocation timeout is cut off", func(t *testing.T) {
+		cfg := defaults()
+		cfg.InvocationTimeout = 50 * time.Millisecond
+		g := newGroup(t, executor.GroupConfig{Default: cfg})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(1, hang, codes.OK))
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+		require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+		st := stats(t, g, addr)
+		assert.Equal(t, uint64(1), st.Timeouts)
+		assert.Equal(t, uint64(1), st.Failures)
+	})
+	t.Run("a bidirectional stream ends when the server's side does", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.FullDuplexCall(context.Background())
+		require.NoError(t, err)
+		for _, body := range []string{"a", "bb", "ccc"} {
+			require.NoError(t, stream.Send(&testpb.StreamingOutputCallRequest{Payload: &testpb.Payload{Body: []byte(body)}}))
+			resp, err := stream.Recv()
+			require.NoError(t, err)
+			assert.Equal(t, body, string(resp.GetPayload().GetBody()))
+		}
+		require.NoError(t, stream.CloseSend())
+		assert.Equal(t, 1, stats(t, g, addr).Busy, "closing the sending side does not end the stream")
+		_, err = stream.Recv()
+		require.ErrorIs(t, err, io.EOF)
+		assert.Zero(t, stats(t, g, addr).Busy)
+	})
+	t.Run("a client stream ends with its one response", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingInputCall(context.Background())
+		require.NoError(t, err)
+		for _, body := range []string{"a", "bb", "ccc"} {
+			require.NoError(t, stream.Send(&testpb.StreamingInputCallRequest{Payload: &testpb.Payload{Body: []byte(body)}}))
+		}
+		resp, err := stream.CloseAndRecv()
+		require.NoError(t, err)
+		assert.Equal(t, int32(6), resp.GetAggregatedPayloadSize())
+		st := stats(t, g, addr)
+		assert.Zero(t, st.Busy)
+		assert.Equal(t, uint64(1), st.Successes)
+	})
+	t.Run("a stream to a dead target fails and frees the slot", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		dead := deadAddr(t)
+		client := dial(t, dead, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(1, "", codes.OK))
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+		st := stats(t, g, dead)
+		assert.Zero(t, st.Busy)
+		assert.Equal(t, uint64(1), st.Failures)
+	})
+}
+
+func TestARefusedStreamIsNeverOpened(t *testing.T) {
+	addr, svc := startServer(t)
+	cfg := defaults()
+	cfg.Workers = 2
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+
+	// Two hanging streams hold both slots; the third finds none.
+	ctx, cancel := context.WithCancel(context.Background())
+	for range 2 {
+		_, err := client.StreamingOutputCall(ctx, streamRequest(0, hang, codes.OK))
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return svc.inside.Load() == 2 }, wait, tick)
+	_, err := client.FullDuplexCall(context.Background())
+	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+	require.ErrorIs(t, err, executor.ErrSaturated)
+
+	// Cancelling them gives every slot back.
+	cancel()
+	require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+
+	// An open breaker refuses streams too.
+	ex, err := g.Executor(addr)
+	require.NoError(t, err)
+	ex.Breaker().Trip(breaker.Manual)
+	_, err = client.FullDuplexCall(context.Background())
+	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+	require.ErrorIs(t, err, executor.ErrOpen)
+	assert.Zero(t, stats(t, g, addr).Busy)
+	require.Eventually(t, func() bool { return svc.inside.Load() == 0 }, wait, tick)
+}
+
+func TestManyStreamsEndingEveryWayLeaveNoSlotHeld(t *testing.T) {
+	addr, _ := startServer(t)
+	cfg := defaults()
+	cfg.Workers = 64
+	cfg.Breaker.ConsecutiveFailures = 1000 // a third of the streams fail on purpose
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+
+	done := make(chan struct{})
+	for i := range 60 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			switch i % 3 {
+			case 0: // read to the end
+				s, err := client.StreamingOutputCall(ctx, streamRequest(2, "", codes.OK))
+				if err == nil {
+					for err == nil {
+						_, err = s.Recv()
+					}
+				}
+			case 1: // fails
+				s, err := client.StreamingOutputCall(ctx, streamRequest(1, "", codes.Internal))
+				if err == nil {
+					for err == nil {
+						_, err = s.Recv()
+					}
+				}
+			case 2: // cancelled mid-stream
+				s, err := client.StreamingOutputCall(ctx, streamRequest(1, hang, codes.OK))
+				if err == nil {
+					s.Recv()
+					cancel()
+				}
+			}
+		}()
+	}
+	for range 60 {
+		<-done
+	}
+	require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+	st := stats(t, g, addr)
+	assert.Equal(t, uint64(20), st.Successes)
+	assert.Equal(t, uint64(20), st.Cancelled)
+}

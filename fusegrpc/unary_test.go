@@ -1,0 +1,239 @@
+package fusegrpc_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/status"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fusegrpc"
+)
+
+func TestUnaryCallsAreClassifiedByStatusCode(t *testing.T) {
+	addr, _ := startServer(t)
+	tests := []struct {
+		name                         string
+		code                         codes.Code
+		successes, failures, ignored uint64
+	}{
+		{name: "an answer counts as a success", code: codes.OK, successes: 1},
+		{name: "not found is the supplier answering", code: codes.NotFound, successes: 1},
+		{name: "invalid argument is the caller's fault", code: codes.InvalidArgument, successes: 1},
+		{name: "permission denied is the caller's fault", code: codes.PermissionDenied, successes: 1},
+		{name: "unavailable is a failure", code: codes.Unavailable, failures: 1},
+		{name: "resource exhausted is a failure", code: codes.ResourceExhausted, failures: 1},
+		{name: "internal is a failure", code: codes.Internal, failures: 1},
+		{name: "unknown is a failure", code: codes.Unknown, failures: 1},
+		{name: "a server's cancelled is ignored", code: codes.Canceled, ignored: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{Default: defaults()})
+			client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+
+			req := &testpb.SimpleRequest{}
+			if tt.code != codes.OK {
+				req.ResponseStatus = withStatus(tt.code)
+			}
+			_, err := client.UnaryCall(context.Background(), req)
+
+			// The caller gets the server's own status, whatever the verdict.
+			require.Equal(t, tt.code, code(err), "got %v", err)
+			if tt.code != codes.OK {
+				assert.Contains(t, status.Convert(err).Message(), "told to fail")
+			}
+			st := stats(t, g, addr)
+			assert.Equal(t, tt.successes, st.Successes, "successes")
+			assert.Equal(t, tt.failures, st.Failures, "failures")
+			assert.Equal(t, tt.ignored, st.Ignored, "ignored")
+			assert.Zero(t, st.Busy, "slots held after the call")
+		})
+	}
+}
+
+func TestAHangingTargetTripsItsOwnBreakerWhileAnotherServes(t *testing.T) {
+	hung, hungSvc := startServer(t)
+	healthy, _ := startServer(t)
+	cfg := defaults()
+	cfg.InvocationTimeout = 50 * time.Millisecond
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	ic := &fusegrpc.Interceptor{Group: g}
+	hungClient, healthyClient := dial(t, hung, ic), dial(t, healthy, ic)
+
+	// EmptyCall hangs: each call times out, and the second in a row opens
+	// the breaker (ConsecutiveFailures: 2).
+	for range 2 {
+		_, err := hungClient.EmptyCall(context.Background(), &testpb.Empty{})
+		require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+	}
+	require.Equal(t, breaker.Open, stats(t, g, hung).Breaker.State)
+
+	// From now on calls to the hung target fail fast, without being sent.
+	before := hungSvc.inside.Load()
+	_, err := hungClient.EmptyCall(context.Background(), &testpb.Empty{})
+	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+	require.ErrorIs(t, err, executor.ErrOpen)
+	assert.Contains(t, status.Convert(err).Message(), "circuit breaker is open")
+	assert.Contains(t, status.Convert(err).Message(), hung)
+	assert.LessOrEqual(t, hungSvc.inside.Load(), before, "a refused call reached the server")
+
+	// The other target keeps serving through its own executor.
+	for range 5 {
+		_, err := healthyClient.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.NoError(t, err)
+	}
+	h := stats(t, g, healthy)
+	assert.Equal(t, breaker.Closed, h.Breaker.State)
+	assert.Equal(t, uint64(5), h.Successes)
+	require.Eventually(t, busy(t, g, hung, 0), wait, tick, "the timed-out calls kept their slots")
+}
+
+func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
+	addr, _ := startServer(t)
+	cfg := defaults()
+	cfg.InvocationTimeout = 50 * time.Millisecond
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	client := dial(t, addr, &fusegrpc.Interceptor{Group: g, Key: fusegrpc.Method})
+
+	for range 3 {
+		client.EmptyCall(context.Background(), &testpb.Empty{})
+	}
+	_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+	require.NoError(t, err, "a sibling method was refused")
+
+	emptyKey := addr + "/grpc.testing.TestService/EmptyCall"
+	unaryKey := addr + "/grpc.testing.TestService/UnaryCall"
+	assert.Equal(t, breaker.Open, stats(t, g, emptyKey).Breaker.State)
+	assert.Equal(t, breaker.Closed, stats(t, g, unaryKey).Breaker.State)
+	assert.Equal(t, uint64(1), stats(t, g, emptyKey).Rejected[executor.RejectedOpen])
+}
+
+func TestASaturatedSupplierRefusesWithUnavailable(t *testing.T) {
+	addr, svc := startServer(t)
+	cfg := defaults()
+	cfg.Workers = 1
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := client.EmptyCall(ctx, &testpb.Empty{})
+		first <- err
+	}()
+	require.Eventually(t, func() bool { return svc.inside.Load() == 1 }, wait, tick)
+
+	_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+	require.ErrorIs(t, err, executor.ErrSaturated)
+	var rej *executor.RejectedError
+	require.ErrorAs(t, err, &rej)
+	assert.Equal(t, addr, rej.Supplier)
+	assert.Contains(t, status.Convert(err).Message(), "refused without being sent")
+
+	cancel()
+	require.Equal(t, codes.Canceled, code(<-first))
+	require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+	assert.Equal(t, uint64(1), stats(t, g, addr).Cancelled, "the caller's cancellation")
+}
+
+func TestTheCallersDeadlineIsTheCallersStatus(t *testing.T) {
+	addr, _ := startServer(t)
+	g := newGroup(t, executor.GroupConfig{Default: defaults()})
+	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := client.EmptyCall(ctx, &testpb.Empty{})
+	require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+	require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+}
+
+func TestUserCallbacksCannotCrashACall(t *testing.T) {
+	addr, _ := startServer(t)
+
+	t.Run("a key function that panics fails the call with Internal", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		ic := &fusegrpc.Interceptor{Group: g, Key: func(context.Context, string, *grpc.ClientConn) string { panic("bad key") }}
+		client := dial(t, addr, ic)
+		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.Equal(t, codes.Internal, code(err), "got %v", err)
+		assert.Contains(t, err.Error(), "bad key")
+		stream, err := client.FullDuplexCall(context.Background())
+		require.Nil(t, stream)
+		require.Equal(t, codes.Internal, code(err), "got %v", err)
+	})
+	t.Run("a key function that returns no key fails the call with Internal", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		ic := &fusegrpc.Interceptor{Group: g, Key: func(context.Context, string, *grpc.ClientConn) string { return "" }}
+		_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.Equal(t, codes.Internal, code(err), "got %v", err)
+		assert.Contains(t, err.Error(), "no key")
+	})
+	t.Run("a classifier that panics records the call's error as is", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		ic := &fusegrpc.Interceptor{Group: g, Classify: func(error) error { panic("bad classifier") }}
+		client := dial(t, addr, ic)
+		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
+		require.Equal(t, codes.NotFound, code(err), "the caller must get the server's answer")
+		_, err = client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.NoError(t, err)
+		st := stats(t, g, addr)
+		assert.Equal(t, uint64(1), st.Failures, "the NotFound, recorded as is")
+		assert.Equal(t, uint64(1), st.Successes)
+	})
+	t.Run("a custom classifier decides what fails", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		ic := &fusegrpc.Interceptor{Group: g, Classify: func(err error) error {
+			if status.Code(err) == codes.NotFound {
+				return err // this team counts a missing record as the supplier's fault
+			}
+			return fusegrpc.DefaultClassify(err)
+		}}
+		_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
+		require.Equal(t, codes.NotFound, code(err))
+		assert.Equal(t, uint64(1), stats(t, g, addr).Failures)
+	})
+	t.Run("a nil group is an error, not a panic", func(t *testing.T) {
+		_, err := dial(t, addr, &fusegrpc.Interceptor{}).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.Equal(t, codes.Internal, code(err))
+		assert.Contains(t, err.Error(), "Group is nil")
+	})
+}
+
+func TestDefaultClassify(t *testing.T) {
+	failures := []codes.Code{codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted,
+		codes.Internal, codes.Unknown, codes.DataLoss}
+	answers := []codes.Code{codes.InvalidArgument, codes.NotFound, codes.AlreadyExists, codes.PermissionDenied,
+		codes.Unauthenticated, codes.FailedPrecondition, codes.Aborted, codes.OutOfRange, codes.Unimplemented}
+	for _, c := range failures {
+		err := status.Error(c, "x")
+		assert.Equal(t, err, fusegrpc.DefaultClassify(err), "%v must be a failure", c)
+	}
+	for _, c := range answers {
+		assert.NoError(t, fusegrpc.DefaultClassify(status.Error(c, "x")), "%v must not be a failure", c)
+	}
+	assert.Equal(t, context.Canceled, fusegrpc.DefaultClassify(status.Error(codes.Canceled, "x")))
+	assert.NoError(t, fusegrpc.DefaultClassify(nil))
+	plain := errors.New("connection reset")
+	assert.Equal(t, plain, fusegrpc.DefaultClassify(plain), "an error without a status is a failure")
+}
+
+func TestKeys(t *testing.T) {
+	conn, err := grpc.NewClient("passthrough:///payments:443", grpc.WithTransportCredentials(insecureCreds()))
+	require.NoError(t, err)
+	defer conn.Close()
+	m := "/shop.Payments/Charge"
+	assert.Equal(t, "passthrough:///payments:443", fusegrpc.Target(context.Background(), m, conn))
+	assert.Equal(t, "passthrough:///payments:443/shop.Payments", fusegrpc.Service(context.Background(), m, conn))
+	assert.Equal(t, "passthrough:///payments:443/shop.Payments/Charge", fusegrpc.Method(context.Background(), m, conn))
+}

@@ -1,0 +1,15 @@
+// Package fuseotel reports the state of every supplier of an
+// executor.Group through OpenTelemetry metrics: the same instruments as the
+// Prometheus collector of the metrics package, observed by one callback
+// that reads Executor.Stats at each collection.
+//
+//	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+//	reg, err := fuseotel.Register(g, mp, fuseotel.Opts{})
+//	...
+//	defer reg.Unregister()
+//
+// Nothing runs between collections and nothing is stored: the bridge is as
+// cheap as the exporter's collection interval makes it. Suppliers appear
+// with their executor (at NewGroup for every dependency the configuration
+// names) and disappear when the Group evicts them.
+package fuseotel

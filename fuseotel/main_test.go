@@ -1,0 +1,13 @@
+package fuseotel_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// Importing ants (through the executor) starts its package-level default
+// pool (two goroutines) before any test runs; fusebox never uses it.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
+}
