@@ -48,9 +48,25 @@ release-check: ## Publish every module of HEAD into a local module proxy and use
 redis-server: ## Install redis-server (Debian package) if missing: the fleet module's tests start their own.
 	@command -v redis-server >/dev/null 2>&1 || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; }
 
+# The dashboard's browser test (dashboard/browsertest) drives a headless
+# Chromium, a Debian package: installed here when missing, so that a fresh
+# machine and CI run the test instead of skipping it.
+.PHONY: chromium
+chromium: ## Install Chromium (Debian package) for the dashboard's browser test, if missing.
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "chromium not found: installing the Debian package"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y chromium; }
+
+test: chromium
+
+# make demo DASHBOARD=127.0.0.1:8080 runs the fusebox mode alone, slower, with
+# its live dashboard there (kept up after the run until Ctrl-C).
+DEMO_DASHBOARD = $(if $(DASHBOARD),-modes fusebox -speed 3 -dashboard $(DASHBOARD))
+
 .PHONY: demo
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
-	cd loadtest && $(GO) run ./cmd/loadtest exhaustion -out $(OUT)
+	cd loadtest && $(GO) run ./cmd/loadtest exhaustion -out $(OUT) $(DEMO_DASHBOARD)
 
 .PHONY: demo-queue
 demo-queue: ## A supplier behind a queue, with and without a low-water mark (~1 min).

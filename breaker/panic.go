@@ -20,6 +20,8 @@ func newPanicError(callback string, v any) *PanicError {
 	return &PanicError{Callback: callback, Value: v, Stack: debug.Stack()}
 }
 
+// Error names the callback and includes the panic value; the stack is in
+// Stack.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("breaker: %s panicked: %v", e.Callback, e.Value)
 }

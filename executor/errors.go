@@ -54,6 +54,8 @@ const (
 
 var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed", "busy"}
 
+// String returns the reason as the metrics label it: "open", "saturated",
+// "queue-full" or "closed".
 func (r Rejection) String() string {
 	if r < numRejections {
 		return rejectionNames[r]
@@ -82,6 +84,8 @@ type RejectedError struct {
 	Reason   Rejection
 }
 
+// Error names the supplier and the reason, as in
+// "fusebox: payments: rejected: open".
 func (e *RejectedError) Error() string {
 	return fmt.Sprintf("fusebox: %s: rejected: %s", e.Supplier, e.Reason)
 }
@@ -116,6 +120,8 @@ func fromBreaker(err error) *PanicError {
 	return &PanicError{Callback: "Breaker." + bp.Callback, Value: bp.Value, Stack: bp.Stack}
 }
 
+// Error names the callback that panicked, unless it was the call's own
+// function, and includes the panic value; the stack is in Stack.
 func (e *PanicError) Error() string {
 	if e.Callback == "" || e.Callback == "fn" {
 		return fmt.Sprintf("executor: call panicked: %v", e.Value)

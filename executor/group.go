@@ -20,9 +20,12 @@ import (
 type GroupConfig struct {
 	// Default configures every dependency without an entry in Dependencies.
 	Default Config
-	// Dependencies override Default per name: each non-zero field of an
-	// entry (Breaker's fields one by one) replaces Default's. Use it for a
-	// different pool size per dependency.
+	// Dependencies configure the dependencies they name, each with its
+	// whole configuration: Default does not apply to them, and a zero
+	// field means what it means in Config. To derive one from Default,
+	// copy it and change fields (payments := def; payments.Workers = 4).
+	// A configuration file writes only the differences instead (package
+	// config does the merge).
 	Dependencies map[string]Config
 	// IdleTimeout evicts an executor that saw no call for this long (it is
 	// checked lazily, on lookups; an executor goes between IdleTimeout and
@@ -59,8 +62,7 @@ var ErrUnknownDependency = errors.New("executor: unknown dependency")
 // GroupConfig.Dependencies lists gets its executor at NewGroup, so that
 // metrics and dashboards show it from startup; any other name gets one on
 // first use (unless the group is Strict). Idle executors cost memory only,
-// no goroutine. It is safe for
-// concurrent use.
+// no goroutine. It is safe for concurrent use.
 type Group struct {
 	cfg   GroupConfig
 	epoch time.Time // the clock every executor of the group reads
@@ -71,6 +73,9 @@ type Group struct {
 	shut      atomic.Bool  // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
+	subs      subscribers  // Subscribe's listeners, after each executor's own
+	// listener is GroupConfig.OnTransition followed by the subscribers.
+	listener func(breaker.Event)
 }
 
 // NewGroup validates the default and every per-dependency configuration
@@ -82,6 +87,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 		return nil, err
 	}
 	g := &Group{cfg: cfg, epoch: time.Now()}
+	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
 	for name := range cfg.Dependencies {
 		ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
 		if err != nil {
@@ -93,7 +99,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 }
 
 // Validate reports every problem NewGroup would report, without making a
-// group: the default configuration, each dependency's merged one, and the
+// group: the default configuration, each dependency's, and the
 // group's own settings.
 func (cfg GroupConfig) Validate() error {
 	var errs []error
@@ -107,7 +113,7 @@ func (cfg GroupConfig) Validate() error {
 		errs = append(errs, err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
-		if err := merge(cfg.Default, cfg.Dependencies[name]).Validate(name); err != nil {
+		if err := cfg.Dependencies[name].Validate(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -152,10 +158,14 @@ func (g *Group) Executor(name string) (*Executor, error) {
 func (g *Group) config(name string) Config {
 	c := g.cfg.Default
 	if o, ok := g.cfg.Dependencies[name]; ok {
-		c = merge(c, o)
+		c = o
 	}
 	if c.Breaker.OnTransition == nil {
-		c.Breaker.OnTransition = g.cfg.OnTransition
+		// One listener shared by every executor without one of its own:
+		// an idle executor must not pay for a closure.
+		c.Breaker.OnTransition = g.listener
+	} else {
+		c.Breaker.OnTransition = breaker.Listeners(c.Breaker.OnTransition, g.subs.dispatch)
 	}
 	return c
 }
@@ -268,50 +278,6 @@ func (g *Group) Close(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// merge returns def with every non-zero field of o in its place.
-func merge(def, o Config) Config {
-	set(&def.Workers, o.Workers)
-	set(&def.Queue, o.Queue)
-	set(&def.QueueTimeout, o.QueueTimeout)
-	set(&def.LowWater, o.LowWater)
-	set(&def.InvocationTimeout, o.InvocationTimeout)
-	b, ob := &def.Breaker, o.Breaker
-	set(&b.Name, ob.Name)
-	set(&b.ConsecutiveFailures, ob.ConsecutiveFailures)
-	if ob.ErrorKinds != nil {
-		b.ErrorKinds = ob.ErrorKinds
-	}
-	set(&b.FailureRate, ob.FailureRate)
-	set(&b.SlowCallRate, ob.SlowCallRate)
-	set(&b.SlowCallDuration, ob.SlowCallDuration)
-	set(&b.MinimumCalls, ob.MinimumCalls)
-	set(&b.WindowSize, ob.WindowSize)
-	set(&b.WindowDuration, ob.WindowDuration)
-	set(&b.WindowBuckets, ob.WindowBuckets)
-	set(&b.ResetTimeout, ob.ResetTimeout)
-	set(&b.MaxResetTimeout, ob.MaxResetTimeout)
-	set(&b.ResetJitter, ob.ResetJitter)
-	set(&b.HalfOpenProbes, ob.HalfOpenProbes)
-	if ob.Classify != nil {
-		b.Classify = ob.Classify
-	}
-	if ob.OnTransition != nil {
-		b.OnTransition = ob.OnTransition
-	}
-	mergeStuck(&def.Stuck, o.Stuck)
-	if o.OnBusy != nil {
-		def.OnBusy = o.OnBusy
-	}
-	return def
-}
-
-func set[V comparable](dst *V, v V) {
-	var zero V
-	if v != zero {
-		*dst = v
-	}
 }
 
 // SubmitIn submits fn to the executor of the dependency name in g. Unlike a

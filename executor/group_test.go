@@ -26,13 +26,16 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 
 // Acceptance 9.
 func TestGroup(t *testing.T) {
-	t.Run("per-dependency sizes and settings override the default field by field", func(t *testing.T) {
+	t.Run("a dependency's entry is its whole configuration; the default serves the others", func(t *testing.T) {
 		ev := &events{}
+		def := executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}}
+		payments := def // derived from the default in code
+		payments.Queue, payments.InvocationTimeout, payments.Breaker.ResetTimeout = 4, 2*time.Second, time.Minute
 		g := newGroup(t, executor.GroupConfig{
-			Default: executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}},
+			Default: def,
 			Dependencies: map[string]executor.Config{
-				"search":   {Workers: 20},
-				"payments": {Queue: 4, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}},
+				"search":   {Workers: 20}, // not derived: the rest is Config's defaults
+				"payments": payments,
 			},
 			OnTransition: ev.listen,
 		})
@@ -46,11 +49,15 @@ func TestGroup(t *testing.T) {
 			require.NoError(t, err)
 			assert.Same(t, ex, again, "one executor per name")
 		}
-		pay, _ := g.Executor("payments")
-		for range 3 {
-			executor.Do(t.Context(), pay, func(context.Context) (int, error) { return 0, errBoom })
+		fail := func(name string, n int) *executor.Executor {
+			ex, _ := g.Executor(name)
+			for range n {
+				executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 0, errBoom })
+			}
+			return ex
 		}
-		assert.Equal(t, breaker.Open, pay.Breaker().State(), "the default's 3 consecutive failures still apply")
+		assert.Equal(t, breaker.Open, fail("payments", 3).Breaker().State(), "payments copied the default's 3 consecutive failures")
+		assert.Equal(t, breaker.Closed, fail("search", 3).Breaker().State(), "search did not inherit them: 5 is Config's default")
 		require.Len(t, ev.all, 1)
 		assert.Equal(t, "payments", ev.all[0].Name, "group events carry the dependency name")
 	})

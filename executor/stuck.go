@@ -252,12 +252,3 @@ func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int
 	}
 	return old, next
 }
-
-// mergeStuck applies a dependency's non-zero stuck settings over the
-// default's (see GroupConfig.Dependencies).
-func mergeStuck(def *StuckConfig, o StuckConfig) {
-	set(&def.Multiple, o.Multiple)
-	set(&def.MinAge, o.MinAge)
-	set(&def.MaxAge, o.MaxAge)
-	set(&def.TripOnAnySaturation, o.TripOnAnySaturation)
-}

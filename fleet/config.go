@@ -143,15 +143,7 @@ func checkGroup(g executor.GroupConfig) error {
 func leaseTTL(g executor.GroupConfig, name string, margin time.Duration) time.Duration {
 	c := g.Default
 	if o, ok := g.Dependencies[name]; ok {
-		if o.InvocationTimeout != 0 {
-			c.InvocationTimeout = o.InvocationTimeout
-		}
-		if o.Queue != 0 {
-			c.Queue = o.Queue
-		}
-		if o.QueueTimeout != 0 {
-			c.QueueTimeout = o.QueueTimeout
-		}
+		c = o // a dependency's entry is its whole configuration
 	}
 	ttl := c.InvocationTimeout
 	if ttl == 0 {

@@ -13,8 +13,8 @@ import (
 
 // Error is what a call gets when fusebox, not the server, ended it: a
 // refusal (breaker open, bulkhead saturated, group closed: Unavailable),
-// the executor's invocation timeout (DeadlineExceeded), a bad key
-// (Internal). It is a gRPC status error, so status.Code and
+// the executor's invocation timeout (DeadlineExceeded), a bad key or one a
+// Strict group does not list (Internal). It is a gRPC status error, so status.Code and
 // status.FromError see Code, and it wraps the executor's error, so
 // errors.Is(err, executor.ErrOpen) and errors.As into
 // *executor.RejectedError work too.
@@ -64,6 +64,10 @@ func statusOf(ctx context.Context, err error) error {
 	case errors.Is(err, executor.ErrQueueTimeout):
 		// Waited for a slot and never ran: like a refusal, nothing was sent.
 		return &Error{Code: codes.Unavailable, Err: err}
+	case errors.Is(err, executor.ErrUnknownDependency):
+		// A Strict group refused the key: the client's configuration is
+		// wrong, and retrying will not help.
+		return &Error{Code: codes.Internal, Err: err}
 	case errors.Is(err, executor.ErrTimeout):
 		return &Error{Code: codes.DeadlineExceeded, Err: err}
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):

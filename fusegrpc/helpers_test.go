@@ -45,6 +45,7 @@ const hang = "hang"
 type service struct {
 	testpb.UnimplementedTestServiceServer
 	inside atomic.Int64 // calls being handled right now
+	duplex atomic.Int64 // FullDuplexCall streams the server has seen
 }
 
 func (s *service) EmptyCall(ctx context.Context, _ *testpb.Empty) (*testpb.Empty, error) {
@@ -94,6 +95,7 @@ func (s *service) StreamingInputCall(stream testpb.TestService_StreamingInputCal
 }
 
 func (s *service) FullDuplexCall(stream testpb.TestService_FullDuplexCallServer) error {
+	s.duplex.Add(1)
 	for {
 		req, err := stream.Recv()
 		if err == io.EOF {

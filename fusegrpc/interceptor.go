@@ -33,14 +33,22 @@ type Interceptor struct {
 	// breaker per connection target. Service keys by target and service,
 	// Method by target and full method name; a func of your own can key by
 	// anything. It must not return "". A Key that panics fails the call
-	// with codes.Internal, without sending it.
+	// with codes.Internal (wrapping an *executor.PanicError), without
+	// sending it.
 	Key func(ctx context.Context, method string, cc *grpc.ClientConn) string
+
+	// Names maps keys to dependency names, so that configuration keys and
+	// metric labels read as the dependency ("payments") rather than its
+	// target: a call whose key is in Names runs on the executor of the name
+	// it maps to. Other calls keep their key; with a Strict group they are
+	// refused. nil means no mapping.
+	Names map[string]string
 
 	// Classify turns a call's final error into the error its breaker
 	// records: nil counts as a success, context.Canceled as ignored (with
 	// the breaker's default classifier), anything else as a failure. It
 	// never changes what the caller receives. nil means DefaultClassify. A
-	// Classify that panics is logged and the call's error recorded as is.
+	// Classify that panics is logged, and the call counts as a failure.
 	Classify func(err error) error
 }
 
@@ -140,16 +148,23 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			key, err = "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key panicked on %s: %v", method, v)}
+			key, err = "", &Error{Code: codes.Internal,
+				Err: &executor.PanicError{Callback: "fusegrpc.Interceptor.Key", Value: v, Stack: debug.Stack()}}
 		}
 	}()
-	if key = keyOf(ctx, method, cc); key == "" {
+	key = keyOf(ctx, method, cc)
+	if name, ok := i.Names[key]; ok {
+		key = name
+	}
+	if key == "" {
 		return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key returned no key for %s", method)}
 	}
 	return key, nil
 }
 
-// classify applies Classify; a panicking classifier records err unchanged.
+// classify applies Classify. A classifier that panics makes the call a
+// failure, recorded as an *executor.PanicError naming it (as the breaker
+// does with its own Classify), and is logged with its stack.
 func (i *Interceptor) classify(err error) (verdict error) {
 	c := i.Classify
 	if c == nil {
@@ -157,9 +172,10 @@ func (i *Interceptor) classify(err error) (verdict error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			slog.Error("fusegrpc: Interceptor.Classify panicked; recording the call's error as is",
-				"error", err, "panic", v, "stack", string(debug.Stack()))
-			verdict = err
+			pe := &executor.PanicError{Callback: "fusegrpc.Interceptor.Classify", Value: v, Stack: debug.Stack()}
+			slog.Error("fusegrpc: Interceptor.Classify panicked; the call counts as a failure",
+				"error", err, "panic", v, "stack", string(pe.Stack))
+			verdict = pe
 		}
 	}()
 	return c(err)

@@ -238,3 +238,73 @@ func TestManyStreamsEndingEveryWayLeaveNoSlotHeld(t *testing.T) {
 	assert.Equal(t, uint64(20), st.Successes)
 	assert.Equal(t, uint64(20), st.Cancelled)
 }
+
+func TestAQueuedStreamOpensWhenASlotFrees(t *testing.T) {
+	addr, _ := startServer(t)
+	cfg := defaults()
+	cfg.Workers, cfg.Queue = 1, 1
+	cfg.Breaker.ResetTimeout = 3 * time.Minute // above InvocationTimeout + QueueTimeout
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first, err := client.StreamingOutputCall(ctx, streamRequest(1, hang, codes.OK))
+	require.NoError(t, err)
+	_, err = first.Recv()
+	require.NoError(t, err)
+
+	// The second stream waits in the queue: opening it blocks until the
+	// first one ends.
+	opened := make(chan error, 1)
+	go func() {
+		s, err := client.StreamingOutputCall(context.Background(), streamRequest(2, "", codes.OK))
+		for err == nil {
+			_, err = s.Recv()
+		}
+		opened <- err
+	}()
+	require.Eventually(t, func() bool { return stats(t, g, addr).Queued == 1 }, wait, tick)
+
+	cancel() // the first stream ends
+	require.ErrorIs(t, <-opened, io.EOF, "the queued stream ran to its end")
+	st := stats(t, g, addr)
+	assert.Zero(t, st.Busy)
+	assert.Zero(t, st.Queued)
+	assert.Equal(t, uint64(1), st.Successes)
+}
+
+func TestACallerLeavingTheQueueLeavesNothingBehind(t *testing.T) {
+	addr, svc := startServer(t)
+	cfg := defaults()
+	cfg.Workers, cfg.Queue = 1, 1
+	cfg.Breaker.ResetTimeout = 3 * time.Minute
+	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+
+	hold, release := context.WithCancel(context.Background())
+	defer release()
+	_, err := client.StreamingOutputCall(hold, streamRequest(0, hang, codes.OK))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return svc.inside.Load() == 1 }, wait, tick)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.FullDuplexCall(ctx)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return stats(t, g, addr).Queued == 1 }, wait, tick)
+	cancel()
+	require.Equal(t, codes.Canceled, code(<-done))
+	// The executor takes the call out of the queue on the cancellation,
+	// on its own goroutine.
+	require.Eventually(t, func() bool { return stats(t, g, addr).Queued == 0 }, wait, tick)
+
+	release()
+	require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+	assert.Zero(t, svc.duplex.Load(), "the queued stream never reached the server")
+	st := stats(t, g, addr)
+	assert.Equal(t, uint64(2), st.Cancelled, "the queued stream and the one holding the slot")
+	assert.Zero(t, st.Failures)
+}

@@ -1,8 +1,11 @@
 package fusegrpc_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +171,9 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
 		assert.Contains(t, err.Error(), "bad key")
+		var pe *executor.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "fusegrpc.Interceptor.Key", pe.Callback)
 		stream, err := client.FullDuplexCall(context.Background())
 		require.Nil(t, stream)
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
@@ -179,17 +185,21 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
 		assert.Contains(t, err.Error(), "no key")
 	})
-	t.Run("a classifier that panics records the call's error as is", func(t *testing.T) {
+	t.Run("a classifier that panics makes the call a failure, and the caller still gets its answer", func(t *testing.T) {
+		var logs bytes.Buffer
+		defer slog.SetDefault(slog.Default())
+		slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 		g := newGroup(t, executor.GroupConfig{Default: defaults()})
 		ic := &fusegrpc.Interceptor{Group: g, Classify: func(error) error { panic("bad classifier") }}
 		client := dial(t, addr, ic)
 		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
 		require.Equal(t, codes.NotFound, code(err), "the caller must get the server's answer")
 		_, err = client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.NoError(t, err)
+		require.NoError(t, err, "the caller must get the server's answer")
 		st := stats(t, g, addr)
-		assert.Equal(t, uint64(1), st.Failures, "the NotFound, recorded as is")
-		assert.Equal(t, uint64(1), st.Successes)
+		assert.Equal(t, uint64(2), st.Failures, "both calls, whatever their answer")
+		assert.Zero(t, st.Successes)
+		assert.Equal(t, 2, strings.Count(logs.String(), "Interceptor.Classify panicked"), "logged with its stack")
 	})
 	t.Run("a custom classifier decides what fails", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{Default: defaults()})
@@ -236,4 +246,19 @@ func TestKeys(t *testing.T) {
 	assert.Equal(t, "passthrough:///payments:443", fusegrpc.Target(context.Background(), m, conn))
 	assert.Equal(t, "passthrough:///payments:443/shop.Payments", fusegrpc.Service(context.Background(), m, conn))
 	assert.Equal(t, "passthrough:///payments:443/shop.Payments/Charge", fusegrpc.Method(context.Background(), m, conn))
+}
+
+func TestNamesMapTargetsToDependencies(t *testing.T) {
+	payments, _ := startServer(t)
+	unknown, _ := startServer(t)
+	g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": defaults()}})
+	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{payments: "payments"}}
+	_, err := dial(t, payments, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, uint64(1), stats(t, g, "payments").Successes)
+
+	_, err = dial(t, unknown, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+	require.Equal(t, codes.Internal, code(err), "a configuration error, not worth a retry: got %v", err)
+	require.ErrorIs(t, err, executor.ErrUnknownDependency)
+	assert.Equal(t, []string{"payments"}, g.Names())
 }

@@ -70,7 +70,17 @@
 //		"payments.internal:443": {Workers: 4, InvocationTimeout: 30 * time.Second, ...},
 //	},
 //
-// With an unbounded set of hosts, set GroupConfig.IdleTimeout so the
+// Transport.Names maps addresses to dependency names, so that the
+// configuration and the metrics say "payments" rather than an address:
+//
+//	tr := &fusehttp.Transport{Group: g, Names: map[string]string{
+//		"payments.internal:443": "payments", // one port of a host
+//		"search.internal":       "search",   // every port of a host
+//	}}
+//
+// With GroupConfig.Strict on, requests to addresses that map to no listed
+// dependency are refused (executor.ErrUnknownDependency) without being
+// sent. With an unbounded set of hosts, set GroupConfig.IdleTimeout so the
 // executors of hosts no longer called are evicted.
 //
 // # Logging

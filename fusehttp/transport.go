@@ -53,6 +53,19 @@ type Transport struct {
 	// *executor.PanicError naming it and sends nothing.
 	Key func(*http.Request) string
 
+	// Names maps upstream addresses to dependency names, so that
+	// configuration keys and metric labels read as the dependency
+	// ("payments") rather than its address: a request whose key (Key's, by
+	// default host:port) is in Names, or failing that whose host name
+	// alone, lower-cased, is, runs on the executor of the name it maps to.
+	// Several addresses may map to one name and share its bulkhead and
+	// breaker. Other requests keep their key; with a Strict group they are
+	// refused, which makes Names an allow-list of upstreams. nil means no
+	// mapping.
+	//
+	//	Names: map[string]string{"payments.internal:443": "payments", "search.internal": "search"}
+	Names map[string]string
+
 	// Classify turns the outcome of one exchange into the error the
 	// supplier's breaker records: nil for a success, any error for a failure
 	// (as the breaker's own Config.Classify sees it; by default every
@@ -139,6 +152,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
+	key = t.name(key, req)
 	if key == "" {
 		closeBody(req)
 		return nil, fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
@@ -188,6 +202,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		<-f.Done()
 	}
 	return r.resp, r.err
+}
+
+// name returns the dependency name Names gives key or req's host, else key.
+func (t *Transport) name(key string, req *http.Request) string {
+	if len(t.Names) == 0 || key == "" {
+		return key
+	}
+	if name, ok := t.Names[key]; ok {
+		return name
+	}
+	if name, ok := t.Names[strings.ToLower(req.URL.Hostname())]; ok {
+		return name
+	}
+	return key
 }
 
 // safeKey runs the Key function on the caller's goroutine; a panic there

@@ -119,7 +119,7 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 }
 
 // SeriesPerSupplier is the number of data points the bridge observes per
-// supplier: 5 states, 15 transition reasons, 4 rejection reasons, 3
+// supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
 // outcomes, and 12 instruments without a second attribute.
 const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.Stats{}.Rejected) + 3 + 12
 

@@ -108,13 +108,17 @@ type ExhaustionConfig struct {
 	// false counts them as successes (the supplier answered correctly).
 	BusinessErrorsFail bool
 
+	// OnExecutor, if set, receives the fusebox mode's executor before its
+	// traffic starts (to show it on a dashboard, say); the run closes it.
+	OnExecutor func(*executor.Executor)
+
 	Transport     Transport
 	Speed         float64        // scenario seconds per wall second (≥ 1); 1 under testing/synctest
 	ProgressEvery time.Duration  // wall time between Progress calls
 	Progress      func(Progress) // nil: no progress
 }
 
-// DefaultExhaustion returns the scenario of DESIGN.md: 100 shop workers,
+// DefaultExhaustion returns the scenario of docs/design.md: 100 shop workers,
 // catalog 50/s, payments 10/s with a 30 s timeout, a supplier that hangs from
 // 30 s to 120 s of a 180 s run, a breaker that trips after 5 consecutive
 // failures, and a bulkhead of 10 slots. The reset timeout is 35 s because

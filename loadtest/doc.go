@@ -21,7 +21,7 @@
 //     slots. The 11th concurrent payment finds no slot after 1 s, which trips
 //     the breaker in that very call; the catalog keeps its workers.
 //
-// RunQueue plays the second story of DESIGN.md: an asynchronous supplier
+// RunQueue plays the second story of docs/design.md: an asynchronous supplier
 // behind a bounded queue that fills because it is fed faster than it is
 // drained, with and without a low-water mark for closing the breaker again.
 //

@@ -33,7 +33,7 @@ type QueueConfig struct {
 	Progress      func(Progress) // nil: no progress
 }
 
-// DefaultQueue returns the queue story of DESIGN.md: a queue of 1000 fed at
+// DefaultQueue returns the queue story of docs/design.md: a queue of 1000 fed at
 // 10/s and drained at 8/s fills in about 500 s. The queue timeout (150 s)
 // exceeds the longest wait in a full queue (1000 / 8/s = 125 s), so nothing
 // times out while the supplier keeps up its rate; the reset timeout (200 s)

@@ -201,6 +201,9 @@ func newProtection(mode Mode, cfg ExhaustionConfig, clk clock, charge func(conte
 		if err != nil {
 			return nil, err
 		}
+		if cfg.OnExecutor != nil {
+			cfg.OnExecutor(ex)
+		}
 		call := func(ctx context.Context) (struct{}, error) { return struct{}{}, charge(ctx) }
 		return &protection{
 			pay: func(ctx context.Context) outcome {

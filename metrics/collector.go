@@ -29,22 +29,34 @@ type Collector struct {
 	g *executor.Group
 
 	state, slotsBusy, slotsFree, queueLength, queueCapacity, overdue *prometheus.Desc
+	failureRate, slowRate, windowCalls                               *prometheus.Desc
 
 	calls, timeouts, panics, cancelled, queueTimeouts *prometheus.Desc
 	rejections, transitions                           *prometheus.Desc
 }
 
 // states are the label values of the state gauge, in breaker.State order.
-var states = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
+var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
+
+// SeriesPerSupplier is the number of series the collector reports for
+// each supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
+// outcomes, and 12 metrics without a second label. The number of series is
+// this times the number of suppliers: with one executor per upstream host,
+// bound the hosts with GroupConfig.IdleTimeout or GroupConfig.Strict.
+const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.Stats{}.Rejected) + 3 + 12
 
 // NewCollector returns a collector for g. Register it once per group:
 //
 //	prometheus.MustRegister(metrics.NewCollector(g, metrics.Opts{}))
 //
-// The metrics (counters end in _total; all carry the label supplier):
+// The metrics (counters end in _total, names are plural nouns, ratios are
+// in [0, 1]; all carry the label supplier):
 //
 //	fusebox_breaker_state{state}              1 for the breaker's state, 0 for the others
 //	fusebox_breaker_transitions_total{reason} transitions by the reason they had
+//	fusebox_breaker_failure_rate              failures / calls in the breaker's sliding window
+//	fusebox_breaker_slow_call_rate            slow calls / calls in the sliding window
+//	fusebox_breaker_window_calls              calls in the sliding window
 //	fusebox_slots_busy, fusebox_slots_free    bulkhead slots held and free
 //	fusebox_queue_length, fusebox_queue_capacity
 //	fusebox_calls_overdue                     calls past their deadline whose function still runs
@@ -53,12 +65,16 @@ var states = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, bre
 //	fusebox_call_panics_total                 calls that panicked (counted as failures too)
 //	fusebox_calls_cancelled_total             calls their caller cancelled (counted as ignored too)
 //	fusebox_queue_timeouts_total              calls that never got a slot in time (ignored too)
-//	fusebox_rejections_total{reason}          calls refused: open, saturated, queue-full, closed, busy
+//	fusebox_rejections_total{reason}          calls refused: open, saturated, queue_full, closed, busy
 //
-// Every label value is reported from the start, at 0 when nothing has
-// happened yet, so that rates and alerts see the first increment. That is
-// about 36 series per supplier: with one executor per upstream host, bound
-// the number of hosts with GroupConfig.IdleTimeout.
+// Label values are snake_case: state="half_open", reason="queue_full".
+// The rates are 0 while the window is empty and for a breaker without a
+// rate rule (which keeps no window); window_calls says how much they
+// weigh. Every label value is reported from the start, at 0 when nothing
+// has happened yet, so that rates and alerts see the first increment, and
+// every dependency the Group's configuration lists is reported from
+// NewGroup on, before its first call: SeriesPerSupplier (41) series per
+// supplier.
 func NewCollector(g *executor.Group, opts Opts) *Collector {
 	ns := opts.Namespace
 	if ns == "" {
@@ -73,6 +89,12 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 			"State of the supplier's circuit breaker: 1 for the current state, 0 for the others.", "state"),
 		transitions: desc("breaker_transitions_total",
 			"Transitions of the supplier's circuit breaker, by the reason they had.", "reason"),
+		failureRate: desc("breaker_failure_rate",
+			"Failures per call in the breaker's sliding window, in [0, 1]; 0 while the window is empty or the breaker has no rate rule."),
+		slowRate: desc("breaker_slow_call_rate",
+			"Slow calls per call in the breaker's sliding window, in [0, 1]; 0 while the window is empty or the breaker has no rate rule."),
+		windowCalls: desc("breaker_window_calls",
+			"Calls in the breaker's sliding window: the rates weigh something once it reaches the breaker's minimum number of calls."),
 		slotsBusy: desc("slots_busy",
 			"Bulkhead slots held by running calls, overdue calls included."),
 		slotsFree: desc("slots_free",
@@ -94,14 +116,14 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 		queueTimeouts: desc("queue_timeouts_total",
 			"Calls that waited in the queue for the queue timeout without getting a slot, and never ran (also counted as ignored)."),
 		rejections: desc("rejections_total",
-			"Calls refused without running, by reason: open, saturated, queue-full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
+			"Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
 	}
 }
 
 // Describe sends the descriptors of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.state, c.transitions, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
+		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
 		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections,
 	} {
 		ch <- d
@@ -133,13 +155,21 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 		if st.Breaker.State == state {
 			v = 1
 		}
-		gauge(c.state, v, state.String())
+		gauge(c.state, v, snake(state.String()))
 	}
 	// NoReason is the reason of a breaker that never changed state, not a
 	// transition.
 	for r := breaker.NoReason + 1; int(r) < breaker.NumReasons; r++ {
-		counter(c.transitions, st.Breaker.Transitions[r], r.String())
+		counter(c.transitions, st.Breaker.Transitions[r], snake(r.String()))
 	}
+	failureRate, slowRate := 0.0, 0.0
+	if n := st.Breaker.WindowCalls; n > 0 {
+		failureRate = float64(st.Breaker.WindowFailures) / float64(n)
+		slowRate = float64(st.Breaker.WindowSlowCalls) / float64(n)
+	}
+	gauge(c.failureRate, failureRate)
+	gauge(c.slowRate, slowRate)
+	gauge(c.windowCalls, float64(st.Breaker.WindowCalls))
 	gauge(c.slotsBusy, float64(st.Busy))
 	gauge(c.slotsFree, float64(st.Free))
 	gauge(c.queueLength, float64(st.Queued))
@@ -154,6 +184,10 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	counter(c.cancelled, st.Cancelled)
 	counter(c.queueTimeouts, st.QueueTimeouts)
 	for r, n := range st.Rejected {
-		counter(c.rejections, n, executor.Rejection(r).String())
+		counter(c.rejections, n, snake(executor.Rejection(r).String()))
 	}
 }
+
+// snake turns the library's kebab-case names ("half-open") into the
+// snake_case label values Prometheus users expect ("half_open").
+func snake(s string) string { return strings.ReplaceAll(s, "-", "_") }

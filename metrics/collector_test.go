@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -41,9 +42,9 @@ func ok(context.Context) (int, error) { return 1, nil }
 // reasons are the label values of fusebox_breaker_transitions_total, in
 // the order they are exposed (alphabetical).
 var reasons = []string{
-	"consecutive-failures", "error-kind", "failure-rate", "manual", "manual-disable", "manual-force-open",
-	"manual-reset", "probe-deferred", "probe-failed", "probes-succeeded", "queue-drained", "queue-full",
-	"remote", "reset-timeout", "saturation", "slow-call-rate",
+	"consecutive_failures", "error_kind", "failure_rate", "manual", "manual_disable", "manual_force_open",
+	"manual_reset", "probe_deferred", "probe_failed", "probes_succeeded", "queue_drained", "queue_full",
+	"remote", "reset_timeout", "saturation", "slow_call_rate",
 }
 
 // transitions is the expected exposition of the transition counters: 0 for
@@ -96,6 +97,10 @@ func TestCollectorReportsWhatHappened(t *testing.T) {
 		// and the next is refused: the breaker opens on a full queue.
 		search := executorOf(t, g, "search")
 		hold := make(chan struct{})
+		var release sync.Once
+		// Registered after the group's Close: runs before it, so a failed
+		// assertion cannot leave Close waiting for the stubborn call.
+		t.Cleanup(func() { release.Do(func() { close(hold) }) })
 		stubborn := func(context.Context) (int, error) { <-hold; return 0, nil }
 		first, err := executor.Submit(t.Context(), search, stubborn)
 		require.NoError(t, err)
@@ -119,14 +124,26 @@ func TestCollectorReportsWhatHappened(t *testing.T) {
 # TYPE fusebox_breaker_state gauge
 fusebox_breaker_state{state="closed",supplier="payments"} 0
 fusebox_breaker_state{state="disabled",supplier="payments"} 0
-fusebox_breaker_state{state="forced-open",supplier="payments"} 0
-fusebox_breaker_state{state="half-open",supplier="payments"} 0
+fusebox_breaker_state{state="forced_open",supplier="payments"} 0
+fusebox_breaker_state{state="half_open",supplier="payments"} 0
 fusebox_breaker_state{state="open",supplier="payments"} 1
 fusebox_breaker_state{state="closed",supplier="search"} 0
 fusebox_breaker_state{state="disabled",supplier="search"} 0
-fusebox_breaker_state{state="forced-open",supplier="search"} 0
-fusebox_breaker_state{state="half-open",supplier="search"} 0
+fusebox_breaker_state{state="forced_open",supplier="search"} 0
+fusebox_breaker_state{state="half_open",supplier="search"} 0
 fusebox_breaker_state{state="open",supplier="search"} 1
+# HELP fusebox_breaker_failure_rate Failures per call in the breaker's sliding window, in [0, 1]; 0 while the window is empty or the breaker has no rate rule.
+# TYPE fusebox_breaker_failure_rate gauge
+fusebox_breaker_failure_rate{supplier="payments"} 0
+fusebox_breaker_failure_rate{supplier="search"} 0
+# HELP fusebox_breaker_slow_call_rate Slow calls per call in the breaker's sliding window, in [0, 1]; 0 while the window is empty or the breaker has no rate rule.
+# TYPE fusebox_breaker_slow_call_rate gauge
+fusebox_breaker_slow_call_rate{supplier="payments"} 0
+fusebox_breaker_slow_call_rate{supplier="search"} 0
+# HELP fusebox_breaker_window_calls Calls in the breaker's sliding window: the rates weigh something once it reaches the breaker's minimum number of calls.
+# TYPE fusebox_breaker_window_calls gauge
+fusebox_breaker_window_calls{supplier="payments"} 0
+fusebox_breaker_window_calls{supplier="search"} 0
 # HELP fusebox_calls_total Finished calls, by outcome as the breaker classified them: success, failure or ignored.
 # TYPE fusebox_calls_total counter
 fusebox_calls_total{outcome="failure",supplier="payments"} 3
@@ -151,17 +168,17 @@ fusebox_calls_cancelled_total{supplier="search"} 0
 # TYPE fusebox_queue_timeouts_total counter
 fusebox_queue_timeouts_total{supplier="payments"} 0
 fusebox_queue_timeouts_total{supplier="search"} 1
-# HELP fusebox_rejections_total Calls refused without running, by reason: open, saturated, queue-full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).
+# HELP fusebox_rejections_total Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).
 # TYPE fusebox_rejections_total counter
 fusebox_rejections_total{reason="busy",supplier="payments"} 0
 fusebox_rejections_total{reason="closed",supplier="payments"} 0
 fusebox_rejections_total{reason="open",supplier="payments"} 1
-fusebox_rejections_total{reason="queue-full",supplier="payments"} 0
+fusebox_rejections_total{reason="queue_full",supplier="payments"} 0
 fusebox_rejections_total{reason="saturated",supplier="payments"} 0
 fusebox_rejections_total{reason="busy",supplier="search"} 0
 fusebox_rejections_total{reason="closed",supplier="search"} 0
 fusebox_rejections_total{reason="open",supplier="search"} 0
-fusebox_rejections_total{reason="queue-full",supplier="search"} 1
+fusebox_rejections_total{reason="queue_full",supplier="search"} 1
 fusebox_rejections_total{reason="saturated",supplier="search"} 0
 # HELP fusebox_slots_busy Bulkhead slots held by running calls, overdue calls included.
 # TYPE fusebox_slots_busy gauge
@@ -185,11 +202,11 @@ fusebox_calls_overdue{supplier="payments"} 0
 fusebox_calls_overdue{supplier="search"} 1
 # HELP fusebox_breaker_transitions_total Transitions of the supplier's circuit breaker, by the reason they had.
 # TYPE fusebox_breaker_transitions_total counter
-`+transitions("payments", map[string]int{"consecutive-failures": 1})+
-			transitions("search", map[string]int{"queue-full": 1}))))
+`+transitions("payments", map[string]int{"consecutive_failures": 1})+
+			transitions("search", map[string]int{"queue_full": 1}))))
 
 		// The stubborn call returns: its slot goes to the queue.
-		close(hold)
+		release.Do(func() { close(hold) })
 		synctest.Wait()
 		require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
 # HELP fusebox_calls_overdue Calls past their deadline whose function has not returned yet; each still holds a slot.
@@ -224,7 +241,8 @@ func TestCollectorIsWellFormed(t *testing.T) {
 		require.NoError(t, reg.Register(metrics.NewCollector(g, metrics.Opts{})))
 		n, err := testutil.GatherAndCount(reg)
 		require.NoError(t, err)
-		assert.Equal(t, 2*38, n, "38 series per supplier")
+		assert.Equal(t, 2*metrics.SeriesPerSupplier, n)
+		assert.Equal(t, 41, metrics.SeriesPerSupplier, "the number the docs give")
 	})
 
 	t.Run("an empty group reports nothing", func(t *testing.T) {

@@ -14,7 +14,13 @@
 //
 // The collector reads Executor.Stats at scrape time: nothing is counted
 // twice, nothing runs between scrapes, and the numbers are those the
-// executor itself keeps.
+// executor itself keeps. Every dependency the Group's configuration lists
+// has its series from startup; label values are snake_case; each supplier
+// has SeriesPerSupplier series.
+//
+// No call-duration histogram yet: the executor does not record per-call
+// durations. The fuseotel module reports the same instruments through
+// OpenTelemetry.
 //
 // Useful queries:
 //
@@ -24,4 +30,6 @@
 //	sum by (supplier) (rate(fusebox_rejections_total[1m]))      calls refused per second
 //	fusebox_slots_busy / (fusebox_slots_busy + fusebox_slots_free)
 //	                                                            bulkhead utilisation
+//	fusebox_breaker_failure_rate > 0.2 and fusebox_breaker_window_calls >= 10
+//	                                                            a windowed breaker nearing its trip
 package metrics

@@ -54,8 +54,9 @@ func main() {
 	defer inventory.Stop()
 	defer payments.Stop()
 
-	// One executor per connection target, each with 3 slots, an 800ms
-	// timeout per call, and a reset timeout longer than that.
+	// One executor per supplier, each with 3 slots, an 800ms timeout per
+	// call, and a reset timeout longer than that. Names gives the targets
+	// the suppliers' names, for the logs and the metrics.
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{
 			Workers:           3,
@@ -68,10 +69,9 @@ func main() {
 		panic(err)
 	}
 	defer g.Close(context.Background())
-	ic := &fusegrpc.Interceptor{Group: g}
+	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{inventory.addr: "inventory", payments.addr: "payments"}}
 
 	clients := map[string]testpb.TestServiceClient{}
-	names := map[string]string{}
 	for name, addr := range map[string]string{"inventory": inventory.addr, "payments": payments.addr} {
 		conn, err := grpc.NewClient(addr, append(ic.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
 		if err != nil {
@@ -79,7 +79,6 @@ func main() {
 		}
 		defer conn.Close()
 		clients[name] = testpb.NewTestServiceClient(conn)
-		names[name] = addr
 	}
 	fmt.Printf("inventory at %s, payments at %s (hangs for %v)\n", inventory.addr, payments.addr, hangUntil)
 
@@ -113,7 +112,7 @@ func main() {
 	wg.Wait() // every call ends within the invocation timeout
 
 	for _, name := range []string{"payments", "inventory"} {
-		ex, _ := g.Executor(names[name])
+		ex, _ := g.Lookup(name)
 		st := ex.Stats()
 		fmt.Printf("%s: breaker %s, %d ok, %d failed (%d timeouts), refused: %d open, %d busy, %d stuck\n",
 			name, st.Breaker.State, st.Successes, st.Failures, st.Timeouts,

@@ -13,6 +13,8 @@ import (
 	_ "github.com/fusebox-go/fusebox"
 	_ "github.com/fusebox-go/fusebox/breaker"
 	_ "github.com/fusebox-go/fusebox/bulkhead"
+	_ "github.com/fusebox-go/fusebox/config"
+	_ "github.com/fusebox-go/fusebox/dashboard"
 	_ "github.com/fusebox-go/fusebox/executor"
 	_ "github.com/fusebox-go/fusebox/fusehttp"
 	_ "github.com/fusebox-go/fusebox/future"

@@ -1,4 +1,4 @@
-// Command loadtest reproduces the worker-exhaustion outage of DESIGN.md side
+// Command loadtest reproduces the worker-exhaustion outage of docs/design.md side
 // by side for three protections (timeout only, breaker, fusebox), or the
 // queue scenario with and without a low-water mark, over real HTTP on
 // 127.0.0.1. It prints a summary table and writes a JSON report and a chart.

@@ -46,6 +46,8 @@ func runExhaustion(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the random business errors")
 	fs.BoolVar(&cfg.BusinessErrorsFail, "business-errors-fail", cfg.BusinessErrorsFail, "count declined payments as breaker failures (default: as successes)")
 	fs.BoolVar(&timeline, "timeline", false, "also print every mode's per-second timeline")
+	var dash string
+	fs.StringVar(&dash, "dashboard", "", "serve the live dashboard of the fusebox mode on this loopback address (e.g. 127.0.0.1:8080) and keep it up after the run until Ctrl-C")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -71,6 +73,15 @@ func runExhaustion(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
+	var d *liveDashboard
+	if dash != "" {
+		if d, err = startDashboard(dash); err != nil {
+			return err
+		}
+		defer d.stop()
+		cfg.OnExecutor = d.show
+		fmt.Fprintf(stderr, "dashboard: open %s (the fusebox mode shows there)\n", d.url)
+	}
 	wall := float64(len(ms)) * cfg.Duration.Seconds() / cfg.Speed
 	fmt.Fprintf(stderr, "running %d modes × %g s of scenario time at speed %g over %s: about %.0f s\n",
 		len(ms), cfg.Duration.Seconds(), cfg.Speed, t, wall)
@@ -87,7 +98,13 @@ func runExhaustion(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return err
 		}
 	}
-	return outputs(stdout, c.out, "exhaustion", c.format, rep.WriteJSON, rep.SaveChart)
+	if err := outputs(stdout, c.out, "exhaustion", c.format, rep.WriteJSON, rep.SaveChart); err != nil {
+		return err
+	}
+	if d != nil {
+		d.linger(ctx, stderr)
+	}
+	return nil
 }
 
 const aboutQueue = `Calls go into the executor's bounded queue at -arrival-rate; the supplier

@@ -1,0 +1,329 @@
+package config
+
+import (
+	"bytes"
+	"encoding"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Parse reads a Group from JSON (as UnmarshalJSON does) and returns the
+// executor.GroupConfig it describes (as Group.GroupConfig does).
+func Parse(data []byte) (executor.GroupConfig, error) {
+	var g Group
+	if err := decode(data, &g); err != nil {
+		return executor.GroupConfig{}, err
+	}
+	return g.GroupConfig()
+}
+
+// Load reads the JSON file at path with Parse; its errors start with the
+// path.
+func Load(path string) (executor.GroupConfig, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return executor.GroupConfig{}, err
+	}
+	cfg, err := Parse(data)
+	if err != nil {
+		return executor.GroupConfig{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// UnmarshalJSON reads g from JSON strictly, also where g is part of a
+// larger document decoded with encoding/json: keys are matched exactly,
+// and unknown keys, duplicate keys, values of the wrong type and malformed
+// durations are errors that name the key by its path in the document, such
+// as dependencies.payments.invocationTimeout, all of them at once. Keys
+// that start with "//" are comments, anywhere; null is the same as a key
+// left out.
+func (g *Group) UnmarshalJSON(data []byte) error {
+	var decoded Group
+	if err := decode(data, &decoded); err != nil {
+		return err
+	}
+	*g = decoded
+	return nil
+}
+
+// decode fills v, a pointer to one of this package's types, from JSON.
+func decode(data []byte, v any) error {
+	d := &decoder{dec: json.NewDecoder(bytes.NewReader(data))}
+	d.dec.UseNumber()
+	tok, err := d.dec.Token()
+	switch {
+	case err != nil:
+	case tok == nil:
+		d.bad("", "want an object, got null")
+	default:
+		err = d.value("", reflect.ValueOf(v).Elem(), tok)
+	}
+	if err == nil {
+		if _, end := d.dec.Token(); end != io.EOF {
+			err = errors.New("unexpected data after the top-level object")
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("config: %w", syntaxError(data, err))
+	}
+	return errors.Join(d.errs...)
+}
+
+// decoder walks the JSON tokens and the Go value they fill side by side,
+// so that it knows the path of every key; problems with the content are
+// collected, and only a syntax error stops it.
+type decoder struct {
+	dec  *json.Decoder
+	errs []error
+}
+
+func (d *decoder) bad(path, format string, args ...any) {
+	if path == "" {
+		path = "top level"
+	}
+	d.errs = append(d.errs, fmt.Errorf("config: %s: "+format, append([]any{path}, args...)...))
+}
+
+// value fills v from the JSON value that starts with tok.
+func (d *decoder) value(path string, v reflect.Value, tok json.Token) error {
+	if tok == nil {
+		return nil // null: left out
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Struct, reflect.Map:
+		if tok != json.Delim('{') {
+			d.bad(path, "want an object, got %s", describe(tok))
+			return d.skip(tok)
+		}
+		return d.object(path, v)
+	}
+	if delim, ok := tok.(json.Delim); ok {
+		d.bad(path, "want %s, got %s", want(v.Type()), describe(tok))
+		return d.skip(delim)
+	}
+	// A scalar: encoding/json converts it, and its error gets the path.
+	raw, err := json.Marshal(tok)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			d.bad(path, "want %s, got %s%s", want(v.Type()), describe(tok), outOfRange(v.Type(), tok))
+		} else {
+			d.bad(path, "%v", err) // a Duration's own message
+		}
+	}
+	return nil
+}
+
+// object fills the struct or map v from the members of a JSON object
+// whose '{' has been read.
+func (d *decoder) object(path string, v reflect.Value) error {
+	if v.Kind() == reflect.Map && v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	seen := map[string]bool{}
+	for d.dec.More() {
+		tok, err := d.dec.Token()
+		if err != nil {
+			return err
+		}
+		key := tok.(string) // the decoder checks that object keys are strings
+		p := join(path, key, v.Kind() == reflect.Map)
+		if tok, err = d.dec.Token(); err != nil {
+			return err
+		}
+		switch {
+		case strings.HasPrefix(key, "//"):
+			err = d.skip(tok) // a comment
+		case seen[key]:
+			d.bad(p, "the key %q appears twice in this object", key)
+			err = d.skip(tok)
+		case v.Kind() == reflect.Map:
+			if tok == nil {
+				break // null: left out
+			}
+			elem := reflect.New(v.Type().Elem()).Elem()
+			err = d.value(p, elem, tok)
+			v.SetMapIndex(reflect.ValueOf(key), elem)
+		default:
+			f, ok := field(v.Type(), key)
+			if !ok {
+				d.bad(p, "%s", unknown(v.Type(), key))
+				err = d.skip(tok)
+				break
+			}
+			err = d.value(p, v.FieldByIndex(f.Index), tok)
+		}
+		if err != nil {
+			return err
+		}
+		seen[key] = true
+	}
+	_, err := d.dec.Token() // '}'
+	return err
+}
+
+// skip reads past the rest of the value that starts with tok.
+func (d *decoder) skip(tok json.Token) error {
+	for depth := 0; ; {
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+		if depth == 0 {
+			return nil
+		}
+		var err error
+		if tok, err = d.dec.Token(); err != nil {
+			return err
+		}
+	}
+}
+
+// field finds the struct field whose JSON name is exactly key.
+func field(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if f := t.Field(i); jsonName(f) == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
+}
+
+// codeOnly are the keys a user may expect from the Go types that a file
+// cannot hold, with the reason.
+var codeOnly = map[string]string{
+	"name":         "a breaker is named after its dependency",
+	"classify":     "Breaker.Classify is a func: set it in code",
+	"errorKinds":   "Breaker.ErrorKinds match errors with a func: set them in code",
+	"onTransition": "OnTransition is a func: set it in code",
+	"onBusy":       "OnBusy is a func: set it in code",
+	"runner":       "GroupConfig.Runner is code: set it in code",
+}
+
+// unknown explains an unknown key of an object of type t.
+func unknown(t reflect.Type, key string) string {
+	if why, ok := codeOnly[key]; ok {
+		return "cannot come from a file: " + why
+	}
+	var names []string
+	for i := range t.NumField() {
+		name := jsonName(t.Field(i))
+		if strings.EqualFold(name, key) {
+			return fmt.Sprintf("unknown field (did you mean %q?)", name)
+		}
+		names = append(names, name)
+	}
+	return "unknown field (known: " + strings.Join(names, ", ") + ")"
+}
+
+// join extends a path: dependencies.payments, or
+// dependencies["api.example.com:443"] for a map key that would not read as
+// one name.
+func join(path, key string, isMapKey bool) string {
+	switch {
+	case isMapKey && (key == "" || strings.ContainsAny(key, ".[]\" ")):
+		return fmt.Sprintf("%s[%q]", path, key)
+	case path == "":
+		return key
+	}
+	return path + "." + key
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// want says what a value of type t is, in the words of a file.
+func want(t reflect.Type) string {
+	switch {
+	case reflect.PointerTo(t).Implements(textUnmarshaler):
+		return `a duration string such as "30s"`
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() == reflect.Float64:
+		return "a number"
+	}
+	return "an integer"
+}
+
+// outOfRange explains why a number does not fit a numeric field: it is a
+// number of the right kind, only too large.
+func outOfRange(t reflect.Type, tok json.Token) string {
+	n, ok := tok.(json.Number)
+	if !ok {
+		return ""
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	switch t.Kind() {
+	case reflect.Int:
+		if err != nil || f == math.Trunc(f) {
+			return ", which is out of range"
+		}
+	case reflect.Float64:
+		return ", which is out of range"
+	}
+	return ""
+}
+
+// describe says what a JSON token is, in the words of a file.
+func describe(tok json.Token) string {
+	switch tok := tok.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", tok)
+	case json.Number:
+		return tok.String()
+	case bool:
+		return fmt.Sprint(tok)
+	case json.Delim:
+		if tok == '[' {
+			return "an array"
+		}
+		return "an object"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(tok)
+}
+
+// syntaxError adds the line and column to a JSON syntax error.
+func syntaxError(data []byte, err error) error {
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+	case errors.Is(err, io.EOF) && len(bytes.TrimSpace(data)) == 0:
+		return errors.New("empty document")
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("unexpected end of the document")
+	default:
+		return err
+	}
+	// Offset counts the bytes before the offending one.
+	before := data[:min(max(int(se.Offset), 0), len(data))]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+}

@@ -1,0 +1,310 @@
+package dashboard
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+//go:embed static
+var static embed.FS
+
+// Options configures a Handler. The zero value is ready to use: a page that
+// updates every second, shows the last two minutes, serves 8 live pages at
+// once and offers no operator actions.
+type Options struct {
+	// Title heads the page. "" means "fusebox".
+	Title string
+	// Interval is the time between two samples of every supplier's stats,
+	// and so between two events of a stream, and the step of the
+	// sparklines. 0 means 1 s; it must lie between 100 ms and 1 min.
+	Interval time.Duration
+	// History is the number of points each sparkline keeps (per-second
+	// rates, one per Interval). 0 means 120: two minutes at 1 s. At most
+	// 3600. Only suppliers that saw calls in the last History samples keep
+	// one (about 36 bytes a point), so idle suppliers cost nothing.
+	History int
+	// MaxClients bounds the live pages (event streams) served at once; one
+	// more gets 503 Service Unavailable and its page retries a few seconds
+	// later. 0 means 8.
+	MaxClients int
+	// MaxSuppliers bounds the tiles of one snapshot, trouble first; the
+	// rest are counted in Snapshot.Total. 0 means 200.
+	MaxSuppliers int
+	// WriteTimeout bounds the time one event may take to reach a browser; a
+	// stream whose browser does not read for that long is ended (the page
+	// reconnects if it is still there). 0 means 10 s.
+	WriteTimeout time.Duration
+	// AllowControl offers operator actions on the page: trip, force open
+	// and reset a supplier's breaker, each after a confirmation, sent as a
+	// POST that must carry the X-Fusebox-Control header and, if the browser
+	// sends an Origin, come from the page's own origin. Off by default.
+	// Mount a handler with AllowControl only on an admin listener that only
+	// operators can reach: the handler has no authentication of its own.
+	AllowControl bool
+	// Logger receives one record per operator action. nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Limits of Options.
+const (
+	minInterval = 100 * time.Millisecond
+	maxInterval = time.Minute
+	maxHistory  = 3600
+)
+
+// validate fills in the defaults and names every invalid field.
+func (o *Options) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("dashboard: "+format, args...)) }
+	if o.Title == "" {
+		o.Title = "fusebox"
+	}
+	if o.Interval == 0 {
+		o.Interval = time.Second
+	}
+	if o.Interval < minInterval || o.Interval > maxInterval {
+		bad("Options.Interval must be between %v and %v, got %v", minInterval, maxInterval, o.Interval)
+	}
+	if o.History == 0 {
+		o.History = 120
+	}
+	if o.History < 1 || o.History > maxHistory {
+		bad("Options.History must be between 1 and %d, got %d", maxHistory, o.History)
+	}
+	if o.MaxClients == 0 {
+		o.MaxClients = 8
+	}
+	if o.MaxClients < 1 {
+		bad("Options.MaxClients must be ≥ 1 (0: 8), got %d", o.MaxClients)
+	}
+	if o.MaxSuppliers == 0 {
+		o.MaxSuppliers = 200
+	}
+	if o.MaxSuppliers < 1 {
+		bad("Options.MaxSuppliers must be ≥ 1 (0: 200), got %d", o.MaxSuppliers)
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = 10 * time.Second
+	}
+	if o.WriteTimeout < 0 {
+		bad("Options.WriteTimeout must be > 0 (0: 10s), got %v", o.WriteTimeout)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return errors.Join(errs...)
+}
+
+// Handler serves the dashboard of the executors and groups added to it:
+//
+//	GET  /                the page (HTML, script and style embedded; works offline)
+//	GET  /api/snapshot    the current Snapshot as JSON, for scripts and curl
+//	GET  /api/events      the Snapshot as a stream of Server-Sent Events
+//	POST /api/control     operator actions, only with Options.AllowControl
+//
+// Mount it under a prefix with http.StripPrefix (the page uses relative
+// URLs). It is safe for concurrent use.
+//
+// Goroutines: the handler starts one, the sampler, when the first stream
+// opens, and stops it when the last one ends: it reads every executor's
+// Stats once per Interval, encodes one frame and hands it to each stream
+// without ever waiting for one (a stream that has not taken the previous
+// frame gets the newest instead). Each stream is written by its own request
+// goroutine, which the HTTP server owns. Close ends the streams and waits
+// for them and the sampler; call it before http.Server.Shutdown, which
+// otherwise waits for the streams to end.
+type Handler struct {
+	opts  Options
+	files http.Handler
+
+	mu      sync.Mutex
+	sources []source
+	streams map[*stream]struct{}
+	closed  bool
+	quit    chan struct{} // closed by Close: every stream ends
+	sampler *run          // nil while no stream is open
+	// live counts the streams that have not fully left (a stream leaves
+	// after the sampler it stopped has returned); after Close, drained
+	// closes when it reaches 0.
+	live    int
+	drained chan struct{}
+
+	// sampleMu serialises samples: the sampler's and the on-demand ones
+	// of api/snapshot and of a stream's first event. It is taken before mu
+	// (a sample lists the sources under mu), never while mu is held.
+	sampleMu sync.Mutex
+	tracks   map[string]*track
+	latest   *frame
+}
+
+// source is a Group or a standalone executor added to the handler.
+type source struct {
+	g  *executor.Group
+	ex *executor.Executor
+}
+
+// New validates opts and returns a handler with nothing to show; add
+// groups and executors with AddGroup and Add. Nothing runs until the first
+// stream opens.
+func New(opts Options) (*Handler, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		return nil, err // the embedded directory is part of the build
+	}
+	return &Handler{
+		opts:    opts,
+		files:   http.FileServerFS(sub),
+		streams: map[*stream]struct{}{},
+		quit:    make(chan struct{}),
+		drained: make(chan struct{}),
+		tracks:  map[string]*track{},
+	}, nil
+}
+
+// AddGroup shows every executor of g, including those it creates later,
+// until they are evicted or g is closed.
+func (h *Handler) AddGroup(g *executor.Group) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sources = append(h.sources, source{g: g})
+}
+
+// Add shows a standalone executor (one made by executor.New) until Remove.
+func (h *Handler) Add(ex *executor.Executor) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.sources = append(h.sources, source{ex: ex})
+}
+
+// Remove stops showing ex, added with Add. It does nothing if ex was not
+// added.
+func (h *Handler) Remove(ex *executor.Executor) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, s := range h.sources {
+		if s.ex == ex {
+			h.sources = append(h.sources[:i:i], h.sources[i+1:]...)
+			return
+		}
+	}
+}
+
+// each calls f for every executor shown, with its ID: its name, or its
+// name and "#2", "#3", ... when an earlier source has an executor of the
+// same name. Sources are visited in the order they were added.
+func (h *Handler) each(f func(id string, ex *executor.Executor)) {
+	h.mu.Lock()
+	sources := h.sources // appended to and re-sliced only, never written in place
+	h.mu.Unlock()
+	seen := map[string]int{}
+	visit := func(ex *executor.Executor) {
+		id := ex.Name()
+		if seen[id]++; seen[id] > 1 {
+			id += "#" + strconv.Itoa(seen[id])
+		}
+		f(id, ex)
+	}
+	for _, s := range sources {
+		if s.ex != nil {
+			visit(s.ex)
+			continue
+		}
+		s.g.Range(func(ex *executor.Executor) bool {
+			visit(ex)
+			return true
+		})
+	}
+}
+
+// find returns the executor shown under id.
+func (h *Handler) find(id string) *executor.Executor {
+	var found *executor.Executor
+	h.each(func(i string, ex *executor.Executor) {
+		if i == id && found == nil {
+			found = ex
+		}
+	})
+	return found
+}
+
+// frameFor returns the newest frame, sampling first if it is older than an
+// interval and no sampler keeps it fresh. However many requests come, the
+// stats are read and encoded at most about once per interval.
+func (h *Handler) frameFor(now time.Time) *frame {
+	h.sampleMu.Lock()
+	defer h.sampleMu.Unlock()
+	if h.latest != nil && now.Sub(h.latest.at) < h.opts.Interval {
+		return h.latest
+	}
+	return h.sampleLocked(now)
+}
+
+// Snapshot returns the current snapshot, as GET api/snapshot does.
+func (h *Handler) Snapshot() Snapshot { return h.frameFor(time.Now()).snap }
+
+// ServeHTTP routes a request; see Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/control":
+		h.serveControl(w, r)
+		return
+	case "/api/snapshot":
+		if onlyGet(w, r) {
+			setAPIHeaders(w)
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(h.frameFor(time.Now()).full)
+		}
+		return
+	case "/api/events":
+		if onlyGet(w, r) {
+			h.serveEvents(w, r)
+		}
+		return
+	}
+	if !onlyGet(w, r) {
+		return
+	}
+	if r.URL.Path == "" {
+		r.URL.Path = "/" // mounted with StripPrefix("/x") and asked for "/x"
+	}
+	hd := w.Header()
+	// The page loads only its own script and style and talks only to its
+	// own origin; no other site may frame it (its buttons would be a
+	// clickjacking target).
+	hd.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; "+
+		"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "no-referrer")
+	hd.Set("Cache-Control", "no-cache")
+	h.files.ServeHTTP(w, r)
+}
+
+// onlyGet answers 405 to anything but GET and HEAD, and reports whether r
+// may go on. Nothing a GET reaches changes any state.
+func onlyGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	http.Error(w, "dashboard: method "+r.Method+" not allowed here", http.StatusMethodNotAllowed)
+	return false
+}
+
+func setAPIHeaders(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+}

@@ -1,0 +1,431 @@
+// fusebox dashboard: renders the snapshots of api/events (Server-Sent
+// Events). The first event of a stream is a full snapshot; each update
+// carries every supplier's current numbers and the newest point of its
+// series, which this page appends. No framework, no build step.
+"use strict";
+
+const OUTCOMES = ["success", "failure", "ignored"];
+const REFUSALS = ["open", "saturated", "queue-full", "closed"];
+const STATES = ["open", "forced-open", "half-open", "closed", "disabled"];
+const REASONS = {
+  "none": "no transition yet",
+  "consecutive-failures": "failures in a row",
+  "error-kind": "error-kind threshold",
+  "failure-rate": "failure rate",
+  "slow-call-rate": "slow-call rate",
+  "saturation": "bulkhead full of stuck calls",
+  "queue-full": "queue full",
+  "manual": "tripped by an operator",
+  "reset-timeout": "reset timeout passed, probing",
+  "probes-succeeded": "probes succeeded",
+  "probe-failed": "probe failed",
+  "probe-deferred": "probe found no free slot",
+  "queue-drained": "queue drained",
+  "manual-reset": "reset by an operator",
+  "manual-force-open": "forced open by an operator",
+  "manual-disable": "disabled by an operator",
+};
+const ACTIONS = {
+  "trip": ["Trip", "Open the breaker of %s for one reset timeout? Its calls fail fast until a probe succeeds."],
+  "force-open": ["Force open", "Force the breaker of %s open? Every call fails fast, with no probes, until someone resets it."],
+  "reset": ["Reset", "Reset the breaker of %s? It closes at once and calls go to the supplier again."],
+};
+
+let model = null; // the current Snapshot, series merged
+let lastEvent = 0; // Date.now() of the last event
+const tiles = new Map(); // id → {el, parts}
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function svg(tag) {
+  return document.createElementNS("http://www.w3.org/2000/svg", tag);
+}
+
+function duration(ms) {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return s + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return m + " min " + (s % 60) + " s";
+  const h = Math.floor(m / 60);
+  if (h < 48) return h + " h " + (m % 60) + " min";
+  return Math.floor(h / 24) + " d " + (h % 24) + " h";
+}
+
+function clock(t) {
+  return new Date(t).toLocaleTimeString([], { hour12: false });
+}
+
+function rate(v) {
+  if (v === undefined) return "0";
+  if (v >= 100) return Math.round(v).toString();
+  if (v >= 10) return v.toFixed(1).replace(/\.0$/, "");
+  return v.toFixed(2).replace(/\.?0+$/, "") || "0";
+}
+
+function latency(ms) {
+  if (!ms) return "—";
+  if (ms < 1) return Math.round(ms * 1000) + " µs";
+  if (ms < 1000) return (ms < 10 ? ms.toFixed(1) : Math.round(ms)) + " ms";
+  return (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
+}
+
+function tileID(id) {
+  return "s-" + id.replace(/\s/g, "_");
+}
+
+// --- merging events into the model ---------------------------------------
+
+function applySnapshot(s) {
+  model = s;
+}
+
+function applyUpdate(u) {
+  if (!model) return;
+  const old = new Map(model.suppliers.map((s) => [s.id, s]));
+  const keep = u.history;
+  const horizon = Date.parse(u.time) - u.history * u.interval_ms * 1.5;
+  for (const s of u.suppliers) {
+    const prev = old.get(s.id);
+    if (!prev) continue;
+    const ser = prev.series;
+    const add = s.series;
+    const t = ser.t.concat(add.t);
+    let from = Math.max(0, t.length - keep);
+    while (from < t.length && t[from] < horizon) from++;
+    const merged = { t: t.slice(from), calls: {}, refused: {} };
+    for (const k of OUTCOMES) merged.calls[k] = ser.calls[k].concat(add.calls[k]).slice(from);
+    for (const k of REFUSALS) merged.refused[k] = ser.refused[k].concat(add.refused[k]).slice(from);
+    s.series = merged;
+  }
+  model = u;
+}
+
+// --- rendering ------------------------------------------------------------
+
+function buildTile(s) {
+  const t = el("article", "tile");
+  t.id = tileID(s.id);
+  t.dataset.id = s.id;
+  const head = el("div", "tile-head");
+  const h = el("h2");
+  const a = el("a", "", s.id);
+  a.href = "#" + encodeURIComponent(t.id);
+  h.append(a);
+  const badge = el("span", "badge");
+  const sat = el("span", "badge sat", "saturated");
+  head.append(h, badge, sat);
+  const since = el("p", "line since");
+  const probe = el("p", "line probe");
+  const slots = meter("slots");
+  const queue = meter("queue");
+  const nums = el("dl", "nums");
+  const p50 = num(nums, "p50");
+  const p99 = num(nums, "p99");
+  const overdue = num(nums, "overdue");
+  const late = num(nums, "late");
+  const calls = spark("calls/s", OUTCOMES);
+  const refused = spark("refused/s", REFUSALS);
+  t.append(head, since, probe, slots.root, queue.root, nums, calls.root, refused.root);
+  const actions = el("div", "actions");
+  for (const [name, [label]] of Object.entries(ACTIONS)) {
+    const b = el("button", name === "reset" ? "" : "danger", label);
+    b.type = "button";
+    b.dataset.action = name;
+    b.addEventListener("click", () => confirmAction(t.dataset.id, name));
+    actions.append(b);
+  }
+  t.append(actions);
+  return { el: t, badge, sat, since, probe, slots, queue, p50, p99, overdue, late, calls, refused, actions };
+}
+
+function meter(label) {
+  const root = el("div", "meter");
+  const track = el("div", "track");
+  track.setAttribute("role", "img");
+  const fill = el("div", "fill");
+  const over = el("div", "fill overdue");
+  track.append(over, fill);
+  const value = el("span", "value");
+  root.append(el("span", "label", label), track, value);
+  return { root, track, fill, over, value };
+}
+
+function num(dl, label) {
+  const d = el("div");
+  const dd = el("dd", "", "—");
+  d.append(el("dt", "", label), dd);
+  dl.append(d);
+  return dd;
+}
+
+function spark(title, keys) {
+  const root = el("figure", "spark");
+  const cap = el("figcaption");
+  cap.append(el("span", "title", title));
+  const vals = {};
+  for (const k of keys) {
+    const key = el("span", "key");
+    const sw = el("i", "s-" + k);
+    const v = el("b", "", "0");
+    key.append(sw, k + " ", v);
+    cap.append(key);
+    vals[k] = v;
+  }
+  const g = svg("svg");
+  g.setAttribute("viewBox", "0 0 100 30");
+  g.setAttribute("preserveAspectRatio", "none");
+  g.setAttribute("role", "img");
+  const lines = {};
+  for (const k of keys) {
+    const p = svg("polyline");
+    p.setAttribute("class", "s-" + k);
+    g.append(p);
+    lines[k] = p;
+  }
+  const scale = el("div", "scale");
+  root.append(cap, g, scale);
+  return { root, vals, lines, svg: g, scale, keys };
+}
+
+function drawSpark(sp, t, series, now, span, label) {
+  let max = 0;
+  for (const k of sp.keys) for (const v of series[k]) max = Math.max(max, v);
+  const top = max > 0 ? max * 1.1 : 1;
+  const from = now - span;
+  const desc = [];
+  for (const k of sp.keys) {
+    const v = series[k];
+    const pts = [];
+    for (let i = 0; i < t.length; i++) {
+      const x = Math.max(0, ((t[i] - from) / span) * 100);
+      const y = 29 - (v[i] / top) * 28;
+      pts.push(x.toFixed(2) + "," + y.toFixed(2));
+    }
+    sp.lines[k].setAttribute("points", pts.join(" "));
+    const cur = v.length ? v[v.length - 1] : 0;
+    sp.vals[k].textContent = rate(cur);
+    desc.push(k + " " + rate(cur));
+  }
+  sp.svg.setAttribute("aria-label", label + " over the last " + duration(span) + ", now " + desc.join(", "));
+  sp.scale.textContent = t.length ? "peak " + rate(max) + "/s · last " + duration(span) : "no calls in the last " + duration(span);
+}
+
+function updateMeter(m, used, cap, over, text, aria) {
+  const pct = cap > 0 ? (100 * used) / cap : 0;
+  const opct = cap > 0 ? (100 * over) / cap : 0;
+  m.over.style.width = opct + "%";
+  m.fill.style.width = Math.max(0, pct - opct) + "%";
+  m.fill.classList.toggle("full", cap > 0 && used >= cap);
+  m.value.textContent = text;
+  m.track.setAttribute("aria-label", aria);
+}
+
+function updateTile(p, s, snap, span) {
+  const t = p.el;
+  t.dataset.state = s.state;
+  t.dataset.rank = s.rank;
+  t.dataset.saturated = s.saturated;
+  p.badge.textContent = s.state;
+  p.sat.hidden = !s.saturated;
+  const reason = REASONS[s.reason] || s.reason;
+  p.since.replaceChildren(el("b", "", s.state + " for " + duration(s.in_state_ms)), " · " + reason + (s.kind ? " (" + s.kind + ")" : "") +
+    (s.reason === "none" ? "" : " · since " + clock(s.since)));
+  let probe = "";
+  if (s.state === "open") {
+    probe = s.probe_in_ms > 0 ? "next probe in " + duration(s.probe_in_ms) + " (" + clock(s.probe_at) + ")" : "probe due: the next call is the probe";
+  } else if (s.state === "half-open") {
+    probe = "probing: calls fail fast until the probe ends";
+  } else if (s.state === "forced-open") {
+    probe = "no probes until an operator resets it";
+  } else if (s.state === "disabled") {
+    probe = "breaker disabled: every call goes through";
+  }
+  p.probe.textContent = probe;
+  p.probe.hidden = probe === "";
+  updateMeter(p.slots, s.busy, s.workers, Math.min(s.overdue, s.busy), s.busy + " / " + s.workers + " busy",
+    s.busy + " of " + s.workers + " slots busy, " + s.overdue + " overdue");
+  if (s.queue_cap > 0) {
+    updateMeter(p.queue, s.queued, s.queue_cap, 0, s.queued + " / " + s.queue_cap, s.queued + " of " + s.queue_cap + " queue places taken");
+  } else {
+    updateMeter(p.queue, 0, 0, 0, "no queue", "no queue");
+  }
+  p.p50.textContent = latency(s.latency_p50_ms);
+  p.p99.textContent = latency(s.latency_p99_ms);
+  p.overdue.textContent = s.overdue;
+  p.overdue.classList.toggle("bad", s.overdue > 0);
+  p.late.textContent = s.totals.late;
+  const now = Date.parse(snap.time);
+  drawSpark(p.calls, s.series.t, s.series.calls, now, span, "calls per second by outcome");
+  drawSpark(p.refused, s.series.t, s.series.refused, now, span, "refused calls per second by reason");
+  p.actions.hidden = !snap.control;
+}
+
+function matches(s, words) {
+  const hay = (s.id + " " + s.state + " " + s.reason + " " + (REASONS[s.reason] || "") + (s.saturated ? " saturated" : "")).toLowerCase();
+  return words.every((w) => hay.includes(w));
+}
+
+function render() {
+  if (!model) return;
+  const snap = model;
+  document.title = (snap.counts.open || snap.counts["forced-open"] ? "⚠ " : "") + snap.title + " dashboard";
+  $("title").textContent = snap.title;
+  const words = $("filter").value.toLowerCase().split(/\s+/).filter(Boolean);
+  const box = $("tiles");
+  // Every sparkline spans the same time: the history, or less while the
+  // page has not seen that much yet, so that a fresh page is not empty.
+  const now = Date.parse(snap.time);
+  let first = now;
+  for (const s of snap.suppliers) if (s.series.t.length) first = Math.min(first, s.series.t[0]);
+  const span = Math.min(snap.history * snap.interval_ms, Math.max(now - first, 10 * snap.interval_ms));
+  const seen = new Set();
+  let shown = 0;
+  let i = 0;
+  for (const s of snap.suppliers) {
+    seen.add(s.id);
+    let p = tiles.get(s.id);
+    if (!p) {
+      p = buildTile(s);
+      tiles.set(s.id, p);
+    }
+    updateTile(p, s, snap, span);
+    const vis = matches(s, words);
+    p.el.hidden = !vis;
+    if (vis) shown++;
+    // Keep the DOM in the snapshot's (trouble-first) order, moving only
+    // what is out of place so that focus and hover survive.
+    if (box.children[i] !== p.el) box.insertBefore(p.el, box.children[i] || null);
+    i++;
+  }
+  for (const [id, p] of tiles) {
+    if (!seen.has(id)) {
+      p.el.remove();
+      tiles.delete(id);
+    }
+  }
+  $("empty").hidden = snap.suppliers.length > 0;
+  $("empty").textContent = "No supplier to show yet.";
+  if (snap.suppliers.length > 0 && shown === 0) {
+    $("empty").hidden = false;
+    $("empty").textContent = "No supplier matches the filter.";
+  }
+  const more = snap.total - snap.suppliers.length;
+  $("more").hidden = more <= 0;
+  $("more").textContent = more + " more suppliers are not shown (the healthiest; see Options.MaxSuppliers).";
+  const sum = $("summary");
+  sum.replaceChildren();
+  for (const st of STATES) {
+    const n = snap.counts[st] || 0;
+    if (!n && st !== "closed" && st !== "open") continue;
+    const li = el("li", "", n + " " + st);
+    li.dataset.state = st;
+    sum.append(li);
+  }
+  const sat = snap.suppliers.filter((s) => s.saturated).length;
+  if (sat) {
+    const li = el("li", "", sat + " saturated");
+    li.dataset.state = "half-open";
+    sum.append(li);
+  }
+  $("updated").textContent = "updated " + clock(snap.time);
+  if (!render.scrolled && location.hash) {
+    render.scrolled = true;
+    const target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target) target.scrollIntoView();
+  }
+}
+
+// --- connection -------------------------------------------------------------
+
+function setConn(state, text) {
+  const c = $("conn");
+  c.dataset.conn = state;
+  c.textContent = text;
+}
+
+let source = null;
+
+function connect() {
+  if (source) source.close();
+  setConn("connecting", "connecting…");
+  source = new EventSource("api/events");
+  source.addEventListener("open", () => setConn("live", "live"));
+  source.addEventListener("snapshot", (e) => {
+    lastEvent = Date.now();
+    applySnapshot(JSON.parse(e.data));
+    setConn("live", "live");
+    render();
+  });
+  source.addEventListener("update", (e) => {
+    lastEvent = Date.now();
+    applyUpdate(JSON.parse(e.data));
+    render();
+  });
+  source.addEventListener("error", () => {
+    if (source.readyState === EventSource.CLOSED) {
+      // Refused (too many pages open) or gone for good: the browser
+      // will not retry by itself, so this page does.
+      setConn("reconnecting", "disconnected, retrying…");
+      setTimeout(connect, 3000);
+    } else {
+      setConn("reconnecting", "reconnecting…");
+    }
+  });
+}
+
+// A stream that went silent (a proxy holding it open, a paused laptop)
+// is replaced.
+setInterval(() => {
+  if (!model || !lastEvent) return;
+  const quiet = Date.now() - lastEvent;
+  if (quiet > Math.max(5000, 4 * model.interval_ms)) {
+    setConn("stale", "no update for " + duration(quiet) + ", reconnecting…");
+    lastEvent = Date.now();
+    connect();
+  }
+}, 1000);
+
+// --- operator actions ---------------------------------------------------------
+
+function confirmAction(id, action) {
+  const [label, text] = ACTIONS[action];
+  const d = $("confirm");
+  $("confirm-title").textContent = label + " " + id + "?";
+  $("confirm-text").textContent = text.replace("%s", id);
+  $("confirm-ok").textContent = label;
+  d.returnValue = "";
+  d.onclose = () => {
+    if (d.returnValue === "ok") control(id, action);
+  };
+  d.showModal();
+}
+
+async function control(id, action) {
+  let msg;
+  try {
+    const r = await fetch("api/control", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Fusebox-Control": "1" },
+      body: JSON.stringify({ supplier: id, action }),
+    });
+    const body = await r.text();
+    msg = r.ok ? id + ": " + JSON.parse(body).state : body.trim();
+  } catch (err) {
+    msg = "request failed: " + err;
+  }
+  const t = $("toast");
+  t.textContent = msg;
+  t.hidden = false;
+  clearTimeout(control.timer);
+  control.timer = setTimeout(() => (t.hidden = true), 4000);
+}
+
+$("filter").addEventListener("input", render);
+connect();

@@ -1,0 +1,216 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// stream is one open api/events response. Its frames channel holds at most
+// one frame: the sampler replaces a frame the stream has not taken yet by
+// the newer one, so a slow browser costs one pointer, never a queue.
+type stream struct {
+	frames chan *frame
+}
+
+// run is one life of the sampler goroutine.
+type run struct {
+	stop chan struct{} // closed to stop it
+	done chan struct{} // closed when it has returned
+}
+
+// retryMS is how long a page waits before it reconnects a broken stream.
+const retryMS = 2000
+
+// serveEvents streams frames as Server-Sent Events until the client goes,
+// the handler closes, or a write times out.
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		setAPIHeaders(w)
+		w.Header().Set("Content-Type", "text/event-stream")
+		return // a stream has no end to measure
+	}
+	rc := http.NewResponseController(w)
+	s, err := h.join()
+	if err != nil {
+		setAPIHeaders(w)
+		w.Header().Set("Retry-After", strconv.Itoa(retryMS/1000))
+		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	defer h.leave(s)
+	// The connection may serve other requests after this one.
+	defer rc.SetWriteDeadline(time.Time{})
+
+	hd := w.Header()
+	setAPIHeaders(w)
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("X-Accel-Buffering", "no") // ask proxies not to hold events back
+	w.WriteHeader(http.StatusOK)
+
+	// The first event is a full snapshot; the following ones are updates
+	// while they follow each other, and full again after a frame was
+	// skipped (the page would otherwise miss a point).
+	f := h.frameFor(time.Now())
+	if !h.send(w, rc, "retry: "+strconv.Itoa(retryMS)+"\n", "snapshot", f.seq, f.full) {
+		return
+	}
+	last := f.seq
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-h.quit:
+			return
+		case f := <-s.frames:
+			if f.seq <= last {
+				continue // already sent
+			}
+			event, data := "update", f.delta
+			if f.seq != last+1 {
+				event, data = "snapshot", f.full
+			}
+			if !h.send(w, rc, "", event, f.seq, data) {
+				return
+			}
+			last = f.seq
+		}
+	}
+}
+
+// send writes one event and flushes it within Options.WriteTimeout. It
+// reports whether the stream may go on.
+func (h *Handler) send(w http.ResponseWriter, rc *http.ResponseController, prefix, event string, id uint64, data []byte) bool {
+	// A browser that does not read fills the socket's buffer and blocks
+	// the write; the deadline turns that into an error that ends only this
+	// stream. Writers without deadlines (a test recorder) need none.
+	if err := rc.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return false
+	}
+	buf := make([]byte, 0, len(prefix)+len(event)+len(data)+40)
+	buf = append(buf, prefix...)
+	buf = append(buf, "event: "...)
+	buf = append(buf, event...)
+	buf = append(buf, "\nid: "...)
+	buf = strconv.AppendUint(buf, id, 10)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, data...) // JSON from encoding/json holds no newline
+	buf = append(buf, "\n\n"...)
+	if _, err := w.Write(buf); err != nil {
+		return false
+	}
+	return rc.Flush() == nil
+}
+
+// errTooManyStreams answers a stream beyond Options.MaxClients.
+var errTooManyStreams = errors.New("dashboard: too many live pages open (Options.MaxClients); retrying shortly")
+
+// errClosed answers a stream after Close.
+var errClosed = errors.New("dashboard: closed")
+
+// join registers a new stream, starting the sampler for the first one.
+func (h *Handler) join() (*stream, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errClosed
+	}
+	if len(h.streams) >= h.opts.MaxClients {
+		return nil, errTooManyStreams
+	}
+	s := &stream{frames: make(chan *frame, 1)}
+	h.streams[s] = struct{}{}
+	h.live++
+	if h.sampler == nil {
+		h.sampler = &run{stop: make(chan struct{}), done: make(chan struct{})}
+		go h.sample(h.sampler)
+	}
+	return s, nil
+}
+
+// leave unregisters s; the last stream to leave stops the sampler and
+// waits until it has returned.
+func (h *Handler) leave(s *stream) {
+	h.mu.Lock()
+	delete(h.streams, s)
+	var stopped *run
+	if len(h.streams) == 0 && h.sampler != nil {
+		stopped, h.sampler = h.sampler, nil
+		close(stopped.stop)
+	}
+	h.mu.Unlock()
+	if stopped != nil {
+		<-stopped.done
+	}
+	h.mu.Lock()
+	if h.live--; h.live == 0 && h.closed {
+		close(h.drained)
+	}
+	h.mu.Unlock()
+}
+
+// sample is the sampler goroutine: one sample per Interval, handed to every
+// stream without waiting for any.
+func (h *Handler) sample(r *run) {
+	defer close(r.done)
+	t := time.NewTicker(h.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case now := <-t.C:
+			h.sampleMu.Lock()
+			f := h.sampleLocked(now)
+			h.sampleMu.Unlock()
+			h.mu.Lock()
+			for s := range h.streams {
+				offer(s.frames, f)
+			}
+			h.mu.Unlock()
+		}
+	}
+}
+
+// offer puts f in ch, replacing a frame the stream has not taken yet. Only
+// the sampler sends on ch, under h.mu, so the second send cannot block.
+func offer(ch chan *frame, f *frame) {
+	select {
+	case ch <- f:
+		return
+	default:
+	}
+	select {
+	case <-ch:
+	default:
+	}
+	select {
+	case ch <- f:
+	default:
+	}
+}
+
+// Close ends every stream and stops the sampler; new streams get 503
+// Service Unavailable, while the page and the snapshot endpoint keep
+// working. It waits for the streams' goroutines to return, which each does
+// within Options.WriteTimeout, or until ctx ends (then it returns
+// ctx.Err()). Close is idempotent.
+func (h *Handler) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
+		close(h.quit)
+		if h.live == 0 {
+			close(h.drained)
+		}
+	}
+	h.mu.Unlock()
+	select {
+	case <-h.drained:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

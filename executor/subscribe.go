@@ -1,0 +1,84 @@
+package executor
+
+import (
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+// subscribers are the listeners attached to a running Group.
+type subscribers struct {
+	mu   sync.Mutex // serialises changes; dispatch reads list without it
+	next uint64
+	// list is replaced whole on every change, never modified in place.
+	list atomic.Pointer[[]subscriber]
+}
+
+type subscriber struct {
+	id uint64
+	fn func(breaker.Event)
+}
+
+// Subscribe attaches fn to every executor of the group, present and
+// future, until the returned func is called: a dashboard, a metrics hook or
+// a link to other replicas can watch transitions without the group's
+// configuration naming them, and any number can watch at once. It runs
+// after the executor's own listener (GroupConfig.OnTransition or the
+// dependency's Breaker.OnTransition), on the same goroutine: the events of
+// one executor arrive one at a time and in order, those of different
+// executors may arrive concurrently. Keep fn fast: a caller waits for it. A
+// fn that panics is recovered and logged, and the other subscribers still
+// get the event. Calling the returned func more than once is harmless.
+func (g *Group) Subscribe(fn func(breaker.Event)) (unsubscribe func()) {
+	if fn == nil {
+		return func() {}
+	}
+	s := &g.subs
+	s.mu.Lock()
+	s.next++
+	id := s.next
+	s.replace(func(l []subscriber) []subscriber { return append(l, subscriber{id, fn}) })
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.replace(func(l []subscriber) []subscriber {
+			return slices.DeleteFunc(l, func(x subscriber) bool { return x.id == id })
+		})
+	}
+}
+
+// replace publishes change applied to a copy of the list; s.mu is held.
+func (s *subscribers) replace(change func([]subscriber) []subscriber) {
+	var cur []subscriber
+	if p := s.list.Load(); p != nil {
+		cur = slices.Clone(*p)
+	}
+	next := change(cur)
+	s.list.Store(&next)
+}
+
+// dispatch hands e to every subscriber.
+func (s *subscribers) dispatch(e breaker.Event) {
+	p := s.list.Load()
+	if p == nil {
+		return
+	}
+	for _, sub := range *p {
+		callSubscriber(sub.fn, e)
+	}
+}
+
+func callSubscriber(fn func(breaker.Event), e breaker.Event) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("fusebox: Group.Subscribe listener panicked",
+				"event", e.String(), "panic", v, "stack", string(debug.Stack()))
+		}
+	}()
+	fn(e)
+}
