@@ -24,11 +24,11 @@ const (
 	latRefresh = 32  // samples between two computations of the stuck threshold
 
 	// Buckets: four per power of two from latLowBit (1 µs) to latHighBit
-	// (about 37 minutes); a bucket is at most 25 % wide, which is precise
+	// (about 18 minutes); a bucket is at most 25 % wide, which is precise
 	// enough for a threshold that is a multiple of a percentile.
 	latSubBits  = 2
 	latLowBit   = 10
-	latHighBit  = 41
+	latHighBit  = 40
 	latBuckets  = (latHighBit - latLowBit) << latSubBits
 	latSubCount = 1 << latSubBits
 )
@@ -40,9 +40,14 @@ const (
 // to 2×latWindow samples and follows a supplier whose latency changes.
 // Everything is atomic; a sample that races with a rotation may be lost,
 // which shifts a percentile by less than a bucket.
+//
+// A bucket's word holds both generations' counts, 16 bits each (a
+// generation holds latWindow samples, far below 65,536): the whole
+// history fits in 512 bytes, which every executor that has had a success
+// keeps.
 type latencies struct {
 	samples atomic.Uint64 // samples ever recorded
-	gens    [2][latBuckets]atomic.Uint32
+	buckets [latBuckets]atomic.Uint32
 
 	// The stuck threshold as last computed (ns; 0: not yet, or no
 	// history) and the sample count it was computed at.
@@ -69,13 +74,13 @@ func latUpper(i int) time.Duration {
 // record adds one sample.
 func (l *latencies) record(d int64) {
 	n := l.samples.Add(1) - 1
-	g := &l.gens[(n/latWindow)&1]
+	shift := 16 * ((n / latWindow) & 1) // this generation's half of each word
 	if n%latWindow == 0 && n > 0 {
-		for i := range g { // this generation is reused: forget its old samples
-			g[i].Store(0)
+		for i := range l.buckets { // the generation is reused: forget its old samples
+			l.buckets[i].And(^uint32(0xffff << shift))
 		}
 	}
-	g[latBucket(d)].Add(1)
+	l.buckets[latBucket(d)].Add(1 << shift)
 }
 
 // quantile returns the q-quantile (0 < q < 1) of the recorded samples, or
@@ -84,7 +89,8 @@ func (l *latencies) quantile(q float64) time.Duration {
 	var counts [latBuckets]uint32
 	total := uint64(0)
 	for i := range counts {
-		counts[i] = l.gens[0][i].Load() + l.gens[1][i].Load()
+		w := l.buckets[i].Load()
+		counts[i] = w&0xffff + w>>16
 		total += uint64(counts[i])
 	}
 	if total < latMinimum {
