@@ -68,6 +68,10 @@ DEMO_DASHBOARD = $(if $(DASHBOARD),-modes fusebox -speed 3 -dashboard $(DASHBOAR
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
 	cd loadtest && $(GO) run ./cmd/loadtest exhaustion -out $(OUT) $(DEMO_DASHBOARD)
 
+.PHONY: demo-burst
+demo-burst: ## A healthy, bursty supplier: busy refusals vs false trips, two rules (~1 min).
+	cd loadtest && $(GO) run ./cmd/loadtest burst -out $(OUT)
+
 .PHONY: demo-queue
 demo-queue: ## A supplier behind a queue, with and without a low-water mark (~1 min).
 	cd loadtest && $(GO) run ./cmd/loadtest queue -out $(OUT)
