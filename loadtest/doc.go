@@ -18,8 +18,10 @@
 //     call. It learns nothing until the first timeout, so it opens only after
 //     InvocationTimeout + (Threshold−1)/PaymentRate into the outage (30.4 s).
 //   - ModeFusebox: an executor (package executor) with a bulkhead of 10
-//     slots. The 11th concurrent payment finds no slot after 1 s, which trips
-//     the breaker in that very call; the catalog keeps its workers.
+//     slots. The 11th concurrent payment finds no slot after 1 s; once half
+//     the slots hold calls older than 8 × the supplier's p99 (1.3 s into
+//     the outage) the call that finds it full trips the breaker; the
+//     catalog keeps its workers.
 //
 // RunQueue plays the second story of docs/design.md: an asynchronous supplier
 // behind a bounded queue that fills because it is fed faster than it is
