@@ -27,6 +27,14 @@
 // behind a bounded queue that fills because it is fed faster than it is
 // drained, with and without a low-water mark for closing the breaker again.
 //
+// RunBurst plays a healthy supplier whose bulkhead still fills: Poisson
+// arrivals from a cold start, lognormal latencies and short stalls. It runs
+// the executor's default stuck criterion (a full bulkhead of young calls
+// refuses one call and trips nothing) beside the literal rule (every full
+// bulkhead trips) on identical traffic, and counts the false trips of each.
+// The business errors of the exhaustion scenario are random (seeded), so
+// that runs of them happen as in real traffic.
+//
 // # Two transports, one runner
 //
 // With InProcess the load generator calls the shop, and the shop the
