@@ -44,7 +44,10 @@ func (ex *Executor) tellBusy(b Busy) {
 // at Info, at most one record per supplier and interval (1 s if interval
 // is 0), with the number of refusals since the previous record, so that a
 // burst of refusals costs one line. A record carries supplier, refused,
-// workers, queued and stuck_after.
+// workers, queued and stuck_after. It logs when a refusal happens (it
+// runs no timer): the refusals held back after the last record of a burst
+// are counted in the next burst's first record; Stats.Rejected has the
+// exact total at any time. Safe for concurrent use, by many executors.
 func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
 	if interval <= 0 {
 		interval = time.Second
