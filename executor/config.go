@@ -54,7 +54,10 @@ type Config struct {
 	// supplier's recent latency; see StuckConfig.
 	Stuck StuckConfig
 	// OnBusy, if set, is told of every busy refusal (see Busy and
-	// LogBusy). It runs on the refused caller's goroutine: keep it short.
+	// LogBusy). It runs on the refused caller's goroutine: keep it short;
+	// a panic in it is recovered. Setting it, or a Stuck other than the
+	// zero value, makes the executor's counters (about 300 B) at New
+	// rather than at its first call.
 	OnBusy func(Busy)
 }
 
