@@ -87,7 +87,7 @@ func Cases() []Case {
 // SubmitLibs are the subjects of the SubmitAwait group: the ones with a
 // bounded pool, and the bare goroutine as the floor. gobreaker,
 // go-resiliency and fusebox's breaker alone have no pool (n/a).
-var SubmitLibs = []string{"fusebox", "failsafe-go", "failsafe-go-async", "hystrix-go", "hystrix-go-async", "ants", "go"}
+var SubmitLibs = []string{"fusebox", "fusebox-ants", "failsafe-go", "failsafe-go-async", "hystrix-go", "hystrix-go-async", "ants", "go", "go-timeout"}
 
 func submitCases() []Case {
 	var cs []Case

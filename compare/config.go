@@ -51,5 +51,7 @@ func Describe(s Settings) []string {
 			s.Failures, s.Reset, s.Timeout),
 		fmt.Sprintf("ants: one ants.NewPool(%d, WithNonblocking(true)) per supplier, Submit + a buffered channel; no breaker, no timeout.", s.Slots),
 		"go: a bare goroutine per call + a buffered channel; no bound, no breaker, no timeout.",
+		fmt.Sprintf("go-timeout: a bare goroutine per call + context.WithTimeout(%v) + a buffered channel, the caller released at the deadline; no bound, no breaker.", s.Timeout),
+		fmt.Sprintf("fusebox-ants: fusebox's configuration, in a Group whose Runner (the antspool module) starts the calls on one ants.NewPool(%d, WithNonblocking(true), WithDisablePurge(true)) instead of a go statement each.", 100*s.Slots),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	hystrix "github.com/afex/hystrix-go/hystrix"
 	resbreaker "github.com/eapache/go-resiliency/breaker"
@@ -15,6 +16,7 @@ import (
 	"github.com/panjf2000/ants/v2"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/fusebox-go/fusebox/antspool"
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -60,6 +62,7 @@ type Lib struct {
 func Libs() []Lib {
 	return []Lib{
 		{"fusebox", true, newFusebox},
+		{"fusebox-ants", true, newFuseboxAnts},
 		{"fusebox-breaker", false, newFuseboxBreaker},
 		{"gobreaker", false, newGobreaker},
 		{"failsafe-go", true, newFailsafe},
@@ -69,6 +72,7 @@ func Libs() []Lib {
 		{"go-resiliency", false, newResiliency},
 		{"ants", true, newAnts},
 		{"go", false, newGo},
+		{"go-timeout", false, newGoTimeout},
 	}
 }
 
@@ -125,6 +129,40 @@ func (fuseboxSubject) Classify(err error) Outcome {
 }
 
 func (f fuseboxSubject) Close() { _ = f.ex.Close(context.Background()) }
+
+// ---- fusebox with its calls on an ants pool (the antspool adapter).
+
+type fuseboxAntsSubject struct {
+	fuseboxSubject
+	g    *executor.Group
+	pool *ants.Pool
+}
+
+func newFuseboxAnts(s Settings) (Subject, error) {
+	// Sized well above the slots: the bulkhead bounds the supplier, the
+	// pool only supplies goroutines. No purge goroutine, so that the
+	// behaviour tests can run it inside a synctest bubble.
+	pool, err := ants.NewPool(100*s.Slots, ants.WithNonblocking(true), ants.WithDisablePurge(true))
+	if err != nil {
+		return nil, err
+	}
+	g, err := executor.NewGroup(executor.GroupConfig{Runner: antspool.New(pool), Default: executor.Config{
+		Workers:           s.Slots,
+		InvocationTimeout: s.Timeout,
+		Breaker:           breaker.Config{ConsecutiveFailures: s.Failures, ResetTimeout: s.Reset},
+	}})
+	if err != nil {
+		pool.Release()
+		return nil, err
+	}
+	ex, err := g.Executor("compare")
+	return fuseboxAntsSubject{fuseboxSubject{ex}, g, pool}, err
+}
+
+func (f fuseboxAntsSubject) Close() {
+	_ = f.g.Close(context.Background())
+	f.pool.Release()
+}
 
 // ---- fusebox breaker alone: the caller bounds the call with a context.
 
@@ -410,3 +448,26 @@ func (goSubject) Call(ctx context.Context, fn Fn) (int, error) {
 
 func (goSubject) Classify(err error) Outcome { return classifyCtx(err) }
 func (goSubject) Close()                     {}
+
+// ---- a bare goroutine + context.WithTimeout + a channel: the per-call
+// deadline a careful user writes by hand.
+
+type goTimeoutSubject struct{ timeout time.Duration }
+
+func newGoTimeout(s Settings) (Subject, error) { return goTimeoutSubject{s.Timeout}, nil }
+
+func (g goTimeoutSubject) Call(ctx context.Context, fn Fn) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	ch := make(chan result, 1)
+	go func() { v, err := fn(ctx); ch <- result{v, err} }()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+func (goTimeoutSubject) Classify(err error) Outcome { return classifyCtx(err) }
+func (goTimeoutSubject) Close()                     {}

@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -11,45 +12,10 @@ import (
 
 func trivial(context.Context) (int, error) { return 1, nil }
 
-// Baselines in the same run: a bare goroutine plus a buffered channel round
-// trip (what Submit+Await is measured against) and a monotonic clock read
-// (what a rejection is measured against).
-func BenchmarkBaselineGoChannel(b *testing.B) {
-	b.Run("serial", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ch := make(chan int, 1)
-			go func() { v, _ := trivial(context.Background()); ch <- v }()
-			<-ch
-		}
-	})
-	b.Run("parallel", func(b *testing.B) {
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				ch := make(chan int, 1)
-				go func() { v, _ := trivial(context.Background()); ch <- v }()
-				<-ch
-			}
-		})
-	})
-}
-
-// The same round trip with the per-call timeout a careful user would add
-// by hand: context.WithTimeout costs more than the whole goroutine.
-func BenchmarkBaselineGoChannelWithTimeout(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		ch := make(chan int, 1)
-		go func() { v, _ := trivial(ctx); ch <- v }()
-		<-ch
-		cancel()
-	}
-}
-
 var sinkDur time.Duration
 
+// BenchmarkBaselineTimeSince is one monotonic clock read, what a rejection
+// is measured against.
 func BenchmarkBaselineTimeSince(b *testing.B) {
 	start := time.Now()
 	b.ReportAllocs()
@@ -58,39 +24,128 @@ func BenchmarkBaselineTimeSince(b *testing.B) {
 	}
 }
 
-func BenchmarkSubmitAwait(b *testing.B) {
-	ctx := context.Background()
-	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ex.Close(ctx)
+// serialAndParallel runs op serially and with RunParallel; newCtx gives
+// each goroutine its caller context (once, as a request handler has one).
+func serialAndParallel(b *testing.B, newCtx func(b *testing.B) context.Context, op func(b *testing.B, ctx context.Context)) {
 	b.Run("serial", func(b *testing.B) {
+		ctx := newCtx(b)
 		b.ReportAllocs()
 		for b.Loop() {
-			f, err := executor.Submit(ctx, ex, trivial)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := f.Await(ctx); err != nil {
-				b.Fatal(err)
-			}
+			op(b, ctx)
 		}
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
+			ctx := newCtx(b)
 			for pb.Next() {
-				f, err := executor.Submit(ctx, ex, trivial)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if _, err := f.Await(ctx); err != nil {
-					b.Fatal(err)
-				}
+				op(b, ctx)
 			}
 		})
 	})
+}
+
+func background(*testing.B) context.Context { return context.Background() }
+
+// cancellable is the usual caller context in a server: a request's
+// context, which can be cancelled.
+func cancellable(b *testing.B) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	return ctx
+}
+
+func submitAwait(ex *executor.Executor, fn func(context.Context) (int, error)) func(b *testing.B, ctx context.Context) {
+	return func(b *testing.B, ctx context.Context) {
+		f, err := executor.Submit(ctx, ex, fn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Await(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// goChan and goTimeoutChan are the baselines of every Submit+Await figure,
+// with the same caller context: a bare go statement with a channel, and
+// the same with the per-call deadline a careful user adds by hand.
+func goChan(b *testing.B, ctx context.Context) {
+	ch := make(chan int, 1)
+	go func() { v, _ := trivial(ctx); ch <- v }()
+	<-ch
+}
+
+func goTimeoutChan(b *testing.B, ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	ch := make(chan int, 1)
+	go func() { v, _ := trivial(ctx); ch <- v }()
+	<-ch
+	cancel()
+}
+
+// BenchmarkCall puts fusebox's Submit+Await of a trivial function beside
+// its two baselines, with a caller context that never ends (Background)
+// and with a cancellable one; "value" is a function that reads one value
+// from its context, as logging and tracing code does.
+func BenchmarkCall(b *testing.B) {
+	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ex.Close(context.Background())
+	readValue := func(ctx context.Context) (int, error) {
+		if ctx.Value(benchKey{}) != nil {
+			return 0, nil
+		}
+		return 1, nil
+	}
+	for _, c := range []struct {
+		name   string
+		newCtx func(*testing.B) context.Context
+	}{{"background", background}, {"cancellable", cancellable}} {
+		b.Run(c.name+"/go+chan", func(b *testing.B) { serialAndParallel(b, c.newCtx, goChan) })
+		b.Run(c.name+"/go+timeout+chan", func(b *testing.B) { serialAndParallel(b, c.newCtx, goTimeoutChan) })
+		b.Run(c.name+"/fusebox", func(b *testing.B) { serialAndParallel(b, c.newCtx, submitAwait(ex, trivial)) })
+		b.Run(c.name+"/fusebox+value", func(b *testing.B) { serialAndParallel(b, c.newCtx, submitAwait(ex, readValue)) })
+	}
+}
+
+type benchKey struct{}
+
+// liveHeap keeps about 64 MiB of small linked objects alive, so that the
+// collector has real marking work, as in a server with a warm cache.
+func liveHeap() []*node64 {
+	const n = 1 << 20
+	all := make([]*node64, n)
+	for i := range all {
+		all[i] = &node64{}
+		if i > 0 {
+			all[i].next = all[i-1]
+		}
+	}
+	return all
+}
+
+type node64 struct {
+	next *node64
+	pad  [56]byte
+}
+
+// BenchmarkCallLiveHeap is BenchmarkCall's background case with a
+// realistic live heap: with a tiny heap, the figures above partly measure
+// how often the collector runs.
+func BenchmarkCallLiveHeap(b *testing.B) {
+	heap := liveHeap()
+	defer runtime.KeepAlive(heap)
+	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ex.Close(context.Background())
+	b.Run("go+chan", func(b *testing.B) { serialAndParallel(b, background, goChan) })
+	b.Run("go+timeout+chan", func(b *testing.B) { serialAndParallel(b, background, goTimeoutChan) })
+	b.Run("fusebox", func(b *testing.B) { serialAndParallel(b, background, submitAwait(ex, trivial)) })
 }
 
 func BenchmarkReject(b *testing.B) {

@@ -2,7 +2,6 @@ package executor
 
 import (
 	"context"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,8 +18,20 @@ import (
 // deadline; Done closes and Err turns non-nil together, when that deadline
 // passes (the executor's timeline fires), when the caller's context ends,
 // or when fn has returned (context.Canceled, as the deferred cancel would);
-// Value reads the caller's values; context.Cause reports the caller's cause
-// when the caller's context ended it.
+// Value reads the caller's values; context.Cause reports why it ended: the
+// caller's cause when the caller's context ended it, DeadlineExceeded at
+// the deadline, Canceled once fn has returned.
+//
+// It relies only on documented behaviour of the context package. Its
+// AfterFunc method is the one context.AfterFunc and the With* functions use
+// for a custom parent, so contexts derived from it follow it without a
+// goroutine each. context.Cause finds the cause through Value; while the
+// caller's context can end, the first Value call therefore makes a real
+// child of it, context.WithCancelCause (one allocation, registered with
+// the caller's context until the call ends), cancelled with this context's
+// own cause when it ends first, and reads values through it. A function
+// that reads no value, or a caller whose context cannot end
+// (context.Background), costs nothing of that.
 //
 // What it saves is paid for lazily: the done channel is made only if
 // somebody asks for it, and the caller's context is watched (one
@@ -29,26 +40,34 @@ import (
 // itself. A call whose function never asked for Done takes no lock at all.
 type callCtx struct {
 	parent   context.Context
-	epoch    *time.Time // the executor's
-	deadline int64      // ns since epoch
+	ex       *Executor // the call's; its epoch is the clock of deadline
+	deadline int64     // ns since the executor's epoch
+	// node is the call's entry in its executor's timeline. node.done is
+	// set when fn has returned: the context is over, as if the deferred
+	// cancel of context.WithDeadline had run.
+	node deadline
 
 	mu       sync.Mutex
 	done     chan struct{}
 	err      error
-	byParent bool                  // err came from the caller's context
 	w        atomic.Pointer[watch] // made (under mu) when Done or AfterFunc is first used
-	finished atomic.Bool           // fn has returned: the context is over
+	byParent bool                  // err came from the caller's context
+	cut      uint32                // µs the caller's deadline took off the invocation timeout (see call.startedAt)
 }
 
 // watch is the rarely needed part of a callCtx, guarded by its mu.
 type watch struct {
 	unwatch func() bool // stops watching parent; nil while not watching
 	afters  map[*afterFunc]struct{}
+	// inner is a child of the caller's context that carries this
+	// context's cause for context.Cause (see Value); nil until then.
+	inner       context.Context
+	cancelInner context.CancelCauseFunc
 }
 
 // watchState returns the watch, making and publishing it. Called with mu
-// held. Publishing w before looking at finished, while finish sets
-// finished before looking at w, means that with sequentially consistent
+// held. Publishing w before looking at node.done, while finish sets
+// node.done before looking at w, means that with sequentially consistent
 // atomics at least one side sees the other: either the new watcher sees the
 // call is over, or finish sees the watcher and ends the context for it.
 func (c *callCtx) watchState() *watch {
@@ -65,36 +84,43 @@ type afterFunc struct{ f func() }
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (c *callCtx) Deadline() (time.Time, bool) {
-	return c.epoch.Add(time.Duration(c.deadline)), true
+	return c.ex.env.epoch.Add(time.Duration(c.deadline)), true
 }
 
 func (c *callCtx) Value(key any) any {
-	v := c.parent.Value(key)
-	// The context package finds a parent's cancelCtx through Value (with a
-	// private *int key) to share its cancellation and read its cause. While
-	// the caller's context is live this context can still end on its own
-	// (deadline, fn returned), so it must not pass for its parent's:
-	// context.Cause then falls back to Err, and children register through
-	// AfterFunc below. Once the caller's context has ended, that is what
-	// ended this one, and its cause is the right answer. No other key is
-	// affected.
-	if _, ok := key.(*int); ok && v != nil && reflect.TypeOf(v).String() == "*context.cancelCtx" && !c.endedByParent() {
-		return nil
+	if w := c.w.Load(); w != nil && w.inner != nil {
+		return w.inner.Value(key)
 	}
-	return v
+	if c.parent.Done() == nil {
+		// The caller's context cannot end: nothing in it can answer for
+		// this context's cause, and context.Cause falls back to Err.
+		return c.parent.Value(key)
+	}
+	return c.innerCtx().Value(key)
 }
 
-// endedByParent reports whether the caller's context has ended and this one
-// has not ended for a reason of its own (its deadline, fn returning) first.
-func (c *callCtx) endedByParent() bool {
-	perr := c.parent.Err()
-	if perr == nil {
-		return false
-	}
+// innerCtx returns the child of the caller's context that answers for this
+// one's values and cause, making it the first time.
+func (c *callCtx) innerCtx() context.Context {
 	c.mu.Lock()
-	own := c.err != nil && !c.byParent
-	c.mu.Unlock()
-	return !own
+	defer c.mu.Unlock()
+	w := c.watchState()
+	if w.inner == nil {
+		parent := c.parent
+		if c.err != nil && !c.byParent {
+			// Ended for a reason of its own: a caller's cancellation
+			// since then must not become its cause.
+			parent = context.WithoutCancel(parent)
+		}
+		w.inner, w.cancelInner = context.WithCancelCause(parent)
+		switch {
+		case c.err != nil:
+			w.cancelInner(c.err) // a no-op if the caller's context ended it
+		case c.node.done.Load():
+			c.endLocked(context.Canceled) // fn has returned
+		}
+	}
+	return w.inner
 }
 
 func (c *callCtx) Done() <-chan struct{} {
@@ -106,7 +132,7 @@ func (c *callCtx) Done() <-chan struct{} {
 		}
 		c.done = make(chan struct{})
 		c.watchState()
-		if c.finished.Load() {
+		if c.node.done.Load() {
 			c.endLocked(context.Canceled)
 			return c.done
 		}
@@ -128,7 +154,7 @@ func (c *callCtx) Err() error {
 		c.cancelByParent(err)
 		return c.Err()
 	}
-	if c.finished.Load() {
+	if c.node.done.Load() {
 		c.cancel(context.Canceled)
 		return c.Err()
 	}
@@ -150,7 +176,7 @@ func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 	a := &afterFunc{f}
 	w.afters[a] = struct{}{}
-	if c.finished.Load() {
+	if c.node.done.Load() {
 		c.endLocked(context.Canceled)
 	} else {
 		c.watchParentLocked()
@@ -206,6 +232,11 @@ func (c *callCtx) endLocked(err error) {
 			go a.f()
 		}
 		w.afters = nil
+		if w.cancelInner != nil {
+			// A no-op if the caller's context ended it first, with its
+			// own cause; otherwise it also leaves the caller's context.
+			w.cancelInner(err)
+		}
 		if w.unwatch != nil {
 			w.unwatch() // does not wait for the watcher: safe under mu
 			w.unwatch = nil
@@ -217,7 +248,7 @@ func (c *callCtx) endLocked(err error) {
 // deferred cancel of context.WithDeadline had run. Contexts nobody watched
 // end lazily, when next asked (Err, Done), with no lock taken now.
 func (c *callCtx) finish() {
-	c.finished.Store(true)
+	c.node.finish() // the timeline drops the entry lazily
 	if c.w.Load() != nil {
 		c.cancel(context.Canceled)
 	}

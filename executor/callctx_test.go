@@ -236,3 +236,48 @@ func TestErrorValues(t *testing.T) {
 	assert.ErrorIs(t, r, executor.ErrSaturated)
 	assert.Equal(t, "Rejection(9)", executor.Rejection(9).String())
 }
+
+// Issue 12.1: the call's context answers context.Cause through documented
+// behaviour only (a real child of a cancellable caller context, made at the
+// first Value), whatever the order in which fn uses it.
+func TestCallContextCauseWithoutStandardLibraryInternals(t *testing.T) {
+	const T = 10 * time.Second
+	cfg := executor.Config{InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: 2 * T}}
+	t.Run("a value read before the deadline, the cause read after it", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			parent := context.WithValue(t.Context(), ctxKey{}, "v")
+			_, err := executor.Do(parent, ex, func(ctx context.Context) (int, error) {
+				assert.Equal(t, "v", ctx.Value(ctxKey{}))
+				assert.NoError(t, context.Cause(ctx), "no cause while the context is live")
+				<-ctx.Done()
+				assert.ErrorIs(t, context.Cause(ctx), context.DeadlineExceeded)
+				return 0, ctx.Err()
+			})
+			assert.ErrorIs(t, err, executor.ErrTimeout)
+		})
+	})
+	t.Run("a context kept after fn returned has ended with Canceled as its cause", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			var kept context.Context
+			_, err := executor.Do(t.Context(), ex, func(ctx context.Context) (int, error) { kept = ctx; return 1, nil })
+			require.NoError(t, err)
+			assert.ErrorIs(t, context.Cause(kept), context.Canceled)
+			assert.Equal(t, nil, kept.Value(ctxKey{}), "values still read through")
+		})
+	})
+	t.Run("a child made with a cause keeps the call's deadline as its cause", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, cfg)
+			_, err := executor.Do(t.Context(), ex, func(ctx context.Context) (int, error) {
+				child, cancel := context.WithCancelCause(ctx)
+				defer cancel(nil)
+				<-child.Done()
+				assert.ErrorIs(t, context.Cause(child), context.DeadlineExceeded)
+				return 0, child.Err()
+			})
+			assert.ErrorIs(t, err, executor.ErrTimeout)
+		})
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,4 +36,11 @@ func TestDoneDeadlinesAreDroppedWhileAStubbornCallHoldsTheHead(t *testing.T) {
 		close(release)
 		require.NoError(t, ex.Close(context.Background()))
 	})
+}
+
+// The call record is most of what a call costs: with an int result it
+// must fit the 256-byte size class.
+func TestCallRecordFitsItsSizeClass(t *testing.T) {
+	var c call[int]
+	assert.LessOrEqual(t, unsafe.Sizeof(c), uintptr(256), "got a %d-byte call record, want at most 256", unsafe.Sizeof(c))
 }

@@ -30,7 +30,7 @@
 //	}
 //
 // Submit returns a future instead of waiting; Group keeps one executor per
-// named dependency over one shared worker pool.
+// named dependency.
 //
 // # Stuck or busy
 //
@@ -68,8 +68,17 @@
 // call's wait counts as an age like a running call's. A bulkhead whose
 // RejectedBusy count grows steadily is too small for its traffic.
 //
-// Nothing runs in the background of an idle executor. Goroutines exist only
-// while calls are in flight (the pool's workers, one deadline timer per
-// executor) and all belong to an executor or Group that stops them in
-// Close, so executors also work inside testing/synctest bubbles.
+// Nothing runs at import and nothing runs in the background of an idle
+// executor. Goroutines exist only while calls are in flight (each call's
+// own, and one deadline timer per executor), so executors also work inside
+// testing/synctest bubbles.
+//
+// User code runs on these goroutines: fn on the call's goroutine;
+// breaker.Config.Classify and the ErrorKinds' Match functions there when fn
+// returns, or on the deadline timer when the call times out; transition
+// listeners on whichever of the submitter, the call or the timer caused the
+// transition. A panic in any of them is recovered: fn's or a classifier's
+// resolves the call's future with a *PanicError naming it (a failure on the
+// breaker), a listener's is logged. Close returns by its context's
+// deadline whatever that code is doing.
 package executor

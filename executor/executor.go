@@ -17,13 +17,12 @@ import (
 // nothing: its one timer is armed only while calls are in flight.
 // It is safe for concurrent use.
 type Executor struct {
-	epoch   *time.Time // the clock: deadlines are ns since epoch (the Group's, shared)
+	env     *env // the clock and the runner (the Group's, shared)
 	name    string
 	timeout time.Duration // invocation timeout
 	queueTO time.Duration // queue wait bound; 0 without a queue
 	br      *breaker.Breaker
 	bh      *bulkhead.Bulkhead
-	runner  bulkhead.Runner // nil: a go statement per call
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
@@ -131,16 +130,22 @@ func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
 // invalid field, including a reset timeout too short to guarantee the
 // half-open probe a slot.
 func New(name string, cfg Config) (*Executor, error) {
-	epoch := time.Now()
-	return newExecutor(name, cfg, nil, &epoch)
+	return newExecutor(name, cfg, &env{epoch: time.Now()})
 }
 
-func newExecutor(name string, cfg Config, runner bulkhead.Runner, epoch *time.Time) (*Executor, error) {
+// env is what the executors of a Group share: one allocation, so that an
+// idle executor stays small.
+type env struct {
+	epoch  time.Time       // the clock: deadlines are ns since epoch
+	runner bulkhead.Runner // nil: a go statement per call
+}
+
+func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	p, err := cfg.build(name)
 	if err != nil {
 		return nil, err
 	}
-	ex := &Executor{epoch: epoch, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh, runner: runner}
+	ex := &Executor{env: e, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh}
 	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil {
 		ex.makeCounts(p.stuck, cfg.OnBusy) // else made with the default criterion when first needed
 	}
@@ -323,4 +328,4 @@ func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicE
 }
 
 // now reads the executor's monotonic clock.
-func (ex *Executor) now() int64 { return int64(time.Since(*ex.epoch)) }
+func (ex *Executor) now() int64 { return int64(time.Since(ex.env.epoch)) }

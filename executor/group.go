@@ -64,8 +64,8 @@ var ErrUnknownDependency = errors.New("executor: unknown dependency")
 // first use (unless the group is Strict). Idle executors cost memory only,
 // no goroutine. It is safe for concurrent use.
 type Group struct {
-	cfg   GroupConfig
-	epoch time.Time // the clock every executor of the group reads
+	cfg GroupConfig
+	env env // the clock every executor of the group reads, and the runner
 
 	m         sync.Map // name → *Executor
 	mu        sync.Mutex
@@ -86,10 +86,10 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Group{cfg: cfg, epoch: time.Now()}
+	g := &Group{cfg: cfg, env: env{epoch: time.Now(), runner: cfg.Runner}}
 	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
 	for name := range cfg.Dependencies {
-		ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
+		ex, err := newExecutor(name, g.config(name), &g.env)
 		if err != nil {
 			return nil, err // validated above; only a bug gets here
 		}
@@ -147,7 +147,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
 	}
-	ex, err := newExecutor(name, g.config(name), g.cfg.Runner, &g.epoch)
+	ex, err := newExecutor(name, g.config(name), &g.env)
 	if err != nil {
 		return nil, err // validated in NewGroup; only a bug gets here
 	}
@@ -177,7 +177,7 @@ func (g *Group) config(name string) Config {
 // evicted executor is closed, so that no two live executors ever protect
 // one name; SubmitIn and DoIn look again when they meet one.
 func (g *Group) maybeSweep() {
-	now := int64(time.Since(g.epoch))
+	now := int64(time.Since(g.env.epoch))
 	last := g.lastSweep.Load()
 	// One clock read and one atomic load on the lookup path; only the
 	// caller that wins the CAS sweeps.

@@ -109,7 +109,7 @@ func (l *latencies) quantile(q float64) time.Duration {
 // observe is a call that started at started (executor clock) ending with a
 // success: sample its duration if its turn has come.
 func (ex *Executor) observe(started int64) {
-	if n := ex.successes.Load(); n > latWarm && n%latEvery != 0 {
+	if n := ex.successes.Load(); (n > latWarm && n%latEvery != 0) || started == math.MaxInt64 {
 		return
 	}
 	rc := ex.counts()

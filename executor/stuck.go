@@ -212,7 +212,24 @@ func (ex *Executor) isStuck() bool {
 // aged is a deadline's owner that knows when its call started running.
 type aged interface{ startedAt() int64 }
 
-func (c *call[T]) startedAt() int64 { return c.started }
+// startedAt is when the call got its slot, on the executor's clock, to
+// the microsecond; math.MaxInt64 (never old) if its caller's deadline cut
+// its invocation timeout by more than about 71 minutes. It is derived
+// from the call's deadline rather than kept: the call record must stay in
+// its 256-byte size class.
+func (c *call[T]) startedAt() int64 {
+	if c.ctx.cut == math.MaxUint32 {
+		return math.MaxInt64
+	}
+	return c.ctx.deadline - int64(c.ctx.ex.timeout) + int64(c.ctx.cut)*int64(time.Microsecond)
+}
+
+// cutBy is what a caller's deadline at takes off a call whose invocation
+// deadline is full, in µs, rounded down (the start it gives is at most a
+// microsecond early), saturated at math.MaxUint32.
+func cutBy(full, at int64) uint32 {
+	return uint32(min((full-at)/int64(time.Microsecond), math.MaxUint32))
+}
 
 // countOld counts the live deadlines on the list whose calls started at or
 // before cutoff, stopping at need, and returns the earliest start of the

@@ -81,7 +81,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
 		q.node.at = addSat(ex.now(), ex.queueTO)
-		listed := ex.queued.add(&q.node, ex.epoch)
+		listed := ex.queued.add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
 		}
@@ -183,21 +183,17 @@ const (
 )
 
 // call is one protected call: future, deadline and context in one
-// allocation (its size is most of what a call costs: keep it small).
+// allocation (its size is most of what a call costs: keep it within 256
+// bytes for an int result, a size class; its executor is c.ctx.ex).
 type call[T any] struct {
 	promise future.Promise[T]
-	ex      *Executor
 	fn      func(context.Context) (T, error)
 	permit  breaker.Permit
 	state   atomic.Uint32
-	panics  bool         // fn panicked
-	skipped bool         // fn was not called
-	terr    error        // the error a timed-out call resolves with
 	meet    atomic.Int32 // timed out: 2 once recorded and returned
-	started int64        // when it got its slot (executor clock), for its latency and age
-	ctx     callCtx
-	node    deadline    // in ex.run while it runs (and during its grace)
-	q       *queueState // only for a call that had to queue
+	terr    error        // the error a timed-out call resolves with
+	ctx     callCtx      // with the call's entry in ex.run, ctx.node
+	q       *queueState  // only for a call that had to queue
 }
 
 // queueState is what a call needs while it waits in the queue.
@@ -209,55 +205,52 @@ type queueState struct {
 }
 
 func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error), p breaker.Permit) *call[T] {
-	c := &call[T]{ex: ex, fn: fn, permit: p}
+	c := &call[T]{fn: fn, permit: p}
 	c.ctx.parent = ctx
-	c.ctx.epoch = ex.epoch
-	c.node.owner = c // kind: invocationDeadline, the zero value
+	c.ctx.ex = ex
+	c.ctx.node.owner = c // kind: invocationDeadline, the zero value
 	return c
 }
 
 // start runs a call that holds a slot.
 func (c *call[T]) start() {
-	ex := c.ex
+	ex := c.ctx.ex
 	c.state.Store(stRunning)
 	now := ex.now()
-	c.started = now
 	at := addSat(now, ex.timeout)
 	if d, ok := c.ctx.parent.Deadline(); ok {
-		if pd := int64(d.Sub(*ex.epoch)); pd < at {
-			at = pd // the caller's deadline comes first: time the call out then
+		if pd := int64(d.Sub(ex.env.epoch)); pd < at {
+			c.ctx.cut = cutBy(at, pd) // for startedAt
+			at = pd                   // the caller's deadline comes first: time the call out then
 		}
 	}
-	c.ctx.deadline, c.node.at = at, at
+	c.ctx.deadline, c.ctx.node.at = at, at
 	if perr := c.ctx.parent.Err(); perr != nil || at <= now {
 		// The caller has given up already: don't make the call, and don't
 		// let the timer count it as the supplier's timeout.
 		if perr == nil {
 			perr = context.DeadlineExceeded
 		}
-		c.skipped = true
 		var zero T
-		c.settle(zero, perr)
+		c.settle(zero, perr, skipped)
 		return
 	}
-	if !ex.run.add(&c.node, ex.epoch) {
+	if !ex.run.add(&c.ctx.node, &ex.env.epoch) {
 		// The executor is closing: the call will not run. settle gives the
 		// slot back.
-		c.skipped = true
 		var zero T
-		c.settle(zero, ErrClosed)
+		c.settle(zero, ErrClosed, skipped)
 		return
 	}
-	if ex.runner == nil {
+	if ex.env.runner == nil {
 		go c.Run()
 		return
 	}
-	if err := ex.runner.Go(c); err != nil {
+	if err := ex.env.runner.Go(c); err != nil {
 		// The user's Runner refused it: the call will not run. settle gives
 		// the slot back, also if the deadline has already fired in between.
-		c.skipped = true
 		var zero T
-		c.settle(zero, fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err))
+		c.settle(zero, fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err), skipped)
 	}
 }
 
@@ -268,49 +261,57 @@ func (c *call[T]) Run() {
 	defer func() {
 		if !returned {
 			var zero T
-			c.settle(zero, errGoexit)
+			c.settle(zero, errGoexit, ran)
 		}
 	}()
 	var v T
 	var err error
+	end := skipped
 	if perr := c.ctx.parent.Err(); perr != nil {
 		// The caller gave up before the call started: don't make it, and
 		// don't blame the supplier for it.
-		c.skipped = true
 		err = perr
 	} else if !c.state.CompareAndSwap(stRunning, stInvoking) {
 		// The deadline passed before a worker got to the call (expire has
 		// recorded it as ignored): don't make it either.
-		c.skipped = true
 		err = ErrTimeout
 	} else {
-		v, err = c.invoke()
+		v, end, err = c.invoke()
 	}
 	returned = true
-	c.settle(v, err)
+	c.settle(v, err, end)
 }
+
+// callEnd says how a call's function ended, for settle.
+type callEnd uint8
+
+const (
+	ran      callEnd = iota // fn returned
+	skipped                 // fn was never called
+	panicked                // fn panicked (err is the *PanicError)
+)
 
 var errGoexit = errors.New("executor: the function called runtime.Goexit")
 
-func (c *call[T]) invoke() (v T, err error) {
+func (c *call[T]) invoke() (v T, end callEnd, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.panics = true
-			err = newPanicError(r)
+			err, end = newPanicError(r), panicked
 		}
 	}()
-	return c.fn(&c.ctx)
+	v, err = c.fn(&c.ctx)
+	return v, ran, err
 }
 
 // settle ends a call whose function has returned (or that never ran): slot
 // first, outcome second, future last.
-func (c *call[T]) settle(v T, err error) {
-	ex := c.ex
+func (c *call[T]) settle(v T, err error, end callEnd) {
+	ex := c.ctx.ex
 	won := c.state.CompareAndSwap(stInvoking, stDone) || c.state.CompareAndSwap(stRunning, stDone)
 	// Listed until now: the invocation deadline (won) or the grace period
 	// after it (expired, see expire); or never, for a call that never ran.
-	// One atomic store: the timeline drops the entry lazily.
-	c.node.finish()
+	// Ending the context marks the entry done too, one atomic store: the
+	// timeline drops it lazily.
 	c.ctx.finish()
 	ex.release()
 	if !won {
@@ -318,7 +319,7 @@ func (c *call[T]) settle(v T, err error) {
 		// slot is free; once expire has recorded the timeout too, resolve
 		// the future (unless the grace period already did).
 		ex.counts().overdue.Add(-1)
-		if c.panics {
+		if end == panicked {
 			ex.counts().panics.Add(1) // the timeout was its failure already
 		}
 		if c.meet.Add(1) == 2 {
@@ -328,12 +329,12 @@ func (c *call[T]) settle(v T, err error) {
 		return
 	}
 	switch {
-	case c.skipped:
+	case end == skipped:
 		c.permit.Ignore()
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			ex.counts().cancelled.Add(1)
 		}
-	case c.panics:
+	case end == panicked:
 		// A panic is a bug in fn: a failure whatever the classifier would
 		// say of its value (panic(context.Canceled) included) and whether
 		// or not the caller had given up.
@@ -358,7 +359,7 @@ func (c *call[T]) settle(v T, err error) {
 			v, err = zero, perr
 		}
 		if o == breaker.Success {
-			ex.observe(c.started)
+			ex.observe(c.startedAt())
 		}
 		// Queue hysteresis: a breaker opened on a full queue closes, with no
 		// probe, once successful calls have drained the queue to its
@@ -396,7 +397,7 @@ func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), int64(ex.tim
 // breaker. The call's context ends now; its future resolves when the
 // function returns or after the grace period, whichever is first.
 func (c *call[T]) expire() {
-	ex := c.ex
+	ex := c.ctx.ex
 	perr := c.ctx.parent.Err()
 	c.terr = ErrTimeout
 	if errors.Is(perr, context.Canceled) {
@@ -438,9 +439,9 @@ func (c *call[T]) expire() {
 	}
 	// The same entry, listed again for the grace period: the timer has
 	// unlisted it before calling expire.
-	c.node.kind = graceDeadline
-	c.node.at = ex.now() + ex.grace()
-	if !ex.run.add(&c.node, ex.epoch) {
+	c.ctx.node.kind = graceDeadline
+	c.ctx.node.at = ex.now() + ex.grace()
+	if !ex.run.add(&c.ctx.node, &ex.env.epoch) {
 		c.resolveTimedOut()
 	}
 }
@@ -481,9 +482,9 @@ func (c *call[T]) onClose(k deadlineKind) {
 // ErrClosed; fn runs on until it returns and then gives its slot back.
 func (c *call[T]) abandon() {
 	c.terr = ErrClosed
-	c.ex.counts().overdue.Add(1)
+	c.ctx.ex.counts().overdue.Add(1)
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
-		c.ex.counts().overdue.Add(-1)
+		c.ctx.ex.counts().overdue.Add(-1)
 		return // it has just returned: settle resolves it
 	}
 	c.permit.Ignore()
@@ -510,7 +511,7 @@ func (c *call[T]) promote() {
 // closed (ErrClosed). The call never runs. If a Release handed it a slot
 // first, dequeue does nothing: the call runs.
 func (c *call[T]) dequeue(err error) {
-	ex, qs := c.ex, c.q
+	ex, qs := c.ctx.ex, c.q
 	if !ex.bh.Cancel(&qs.waiter) {
 		return
 	}

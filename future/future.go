@@ -34,6 +34,9 @@ const (
 	// stateWaiters: waiters may be non-empty; Complete must take mu to
 	// notify them.
 	stateWaiters
+	// stateSleeper: a goroutine waits on sleep, whose count it raised;
+	// Complete lowers it.
+	stateSleeper
 )
 
 // closedChan is what Done returns for a future that completed before anyone
@@ -66,6 +69,12 @@ type Future[T any] struct {
 	ch chan struct{}
 	// waiters are the fan-out helpers watching this future (see fanout.go).
 	waiters *waiter
+	// sleep lets one Await with a context that never ends block without
+	// a channel: it adds one to sleep, publishes stateSleeper and waits;
+	// Complete calls Done. Its zero value is ready, so this costs no
+	// allocation, where a channel costs one; and a goroutine waiting on it
+	// is durably blocked in a testing/synctest bubble, as on a channel.
+	sleep sync.WaitGroup
 
 	// val and err are written once by the winning completer before it sets
 	// stateDone, and never again.
@@ -110,9 +119,9 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 	}
 	done := ctx.Done()
 	if done == nil {
-		// A context that can never end (Background, WithoutCancel): a plain
-		// receive is cheaper than a select.
-		<-f.Done()
+		// A context that can never end (Background, WithoutCancel): wait
+		// without a select, and without a channel if we are the first.
+		f.sleepUntilDone()
 		return f.val, f.err
 	}
 	select {
@@ -128,6 +137,31 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 		}
 	}
 	return f.val, f.err
+}
+
+// sleepUntilDone blocks until the future is complete. The first goroutine
+// to wait this way waits on sleep (no allocation); any other one receives
+// from Done's channel. Either way the completer's writes happen before the
+// return: Complete sets stateDone before it calls sleep.Done or closes ch.
+//
+// A future awaited this way outside a synctest bubble must not be
+// completed inside one (the WaitGroup would belong to two worlds); a
+// channel has the mirror restriction.
+func (f *Future[T]) sleepUntilDone() {
+	f.mu.Lock()
+	if f.state.Load()&stateSleeper != 0 {
+		f.mu.Unlock()
+		<-f.Done()
+		return
+	}
+	f.sleep.Add(1)
+	if !f.setLocked(stateSleeper) {
+		f.sleep.Done()
+		f.mu.Unlock()
+		return // completed meanwhile
+	}
+	f.mu.Unlock()
+	f.sleep.Wait() // until Complete calls Done
 }
 
 // TryAwait is the non-blocking twin of Await: it returns the result if the

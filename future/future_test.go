@@ -2,6 +2,7 @@ package future
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -255,4 +256,51 @@ func TestAllocations(t *testing.T) {
 			assert.Equal(t, tt.want, got, "got %v allocations, want %v", got, tt.want)
 		})
 	}
+}
+
+// Awaiting with a context that never ends parks without a channel: a round
+// trip with a producer that completes later allocates nothing.
+func TestAwaitWithABackgroundContextAllocatesNothing(t *testing.T) {
+	promises := make(chan *Promise[int])
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := range promises {
+			runtime.Gosched() // let the awaiter block first, most of the time
+			p.Complete(7, nil)
+		}
+	}()
+	ps := make([]Promise[int], 201)
+	i := 0
+	allocs := testing.AllocsPerRun(200, func() {
+		p := &ps[i]
+		i++
+		promises <- p
+		v, err := p.Future().Await(context.Background())
+		if v != 7 || err != nil {
+			t.Errorf("got %v, %v, want 7, nil", v, err)
+		}
+	})
+	close(promises)
+	<-done
+	assert.Zero(t, allocs, "got %v allocations per Await, want none", allocs)
+}
+
+// A second goroutine awaiting with a never-ending context, while the first
+// sleeps, waits on the channel and wakes too.
+func TestTwoSleepersBothWake(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var p Promise[int]
+		got := make(chan int, 2)
+		for range 2 {
+			go func() {
+				v, _ := p.Future().Await(context.Background())
+				got <- v
+			}()
+		}
+		synctest.Wait()
+		p.Complete(3, nil)
+		assert.Equal(t, 3, <-got)
+		assert.Equal(t, 3, <-got)
+	})
 }

@@ -71,6 +71,9 @@ func (f *Future[T]) complete(v T, err error) bool {
 		// without mu; only we close it, once.
 		close(f.ch)
 	}
+	if old&stateSleeper != 0 {
+		f.sleep.Done() // wakes the one sleeper
+	}
 	if old&stateWaiters != 0 {
 		// Waiters come and go under mu (a helper that returns early takes
 		// its waiters back), so walk the list under mu.

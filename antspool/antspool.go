@@ -1,0 +1,45 @@
+// Package antspool runs fusebox's calls on an ants pool
+// (github.com/panjf2000/ants/v2) that the program already runs, so that
+// they count against the same process-wide cap as its other work.
+//
+// Most programs do not need it: by default every admitted call runs on a
+// goroutine of its own, which is cheaper (the runtime caches goroutines,
+// and the bulkheads already bound each supplier's concurrency) and starts
+// nothing at import. Importing ants starts its default pool's goroutines
+// at program start; that is why this adapter lives in a module of its own.
+//
+//	pool, _ := ants.NewPool(10_000, ants.WithNonblocking(true))
+//	g, _ := executor.NewGroup(executor.GroupConfig{Runner: antspool.New(pool)})
+package antspool
+
+import (
+	"fmt"
+
+	"github.com/panjf2000/ants/v2"
+
+	"github.com/fusebox-go/fusebox/bulkhead"
+)
+
+// Runner starts fusebox's calls on an ants pool. It is safe for concurrent
+// use.
+type Runner struct {
+	pool *ants.Pool
+}
+
+// New returns a Runner for pool. The pool must be nonblocking
+// (ants.WithNonblocking(true)): a Runner must never block its caller, who
+// is submitting a call. A call the pool refuses (it is at its capacity, or
+// released) ends with the pool's error, and the supplier's breaker ignores
+// it: the supplier was never asked. The pool stays the program's to
+// release, after the Group is closed.
+func New(pool *ants.Pool) *Runner { return &Runner{pool: pool} }
+
+// Go submits t to the pool.
+func (r *Runner) Go(t bulkhead.Task) error {
+	if err := r.pool.Submit(t.Run); err != nil {
+		return fmt.Errorf("antspool: %w", err)
+	}
+	return nil
+}
+
+var _ bulkhead.Runner = (*Runner)(nil)
