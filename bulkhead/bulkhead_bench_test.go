@@ -77,11 +77,6 @@ func BenchmarkRejectWhenFull(b *testing.B) {
 	})
 }
 
-// signal is a Task that reports back on its channel.
-type signal chan struct{}
-
-func (s *signal) Run() { *s <- struct{}{} }
-
 // BenchmarkGoStatement is the round trip of a trivial task started with a
 // go statement, as the executor starts every call.
 func BenchmarkGoStatement(b *testing.B) {

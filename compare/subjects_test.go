@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +55,9 @@ func TestEveryBenchmarkCaseRuns(t *testing.T) {
 
 func TestDescribeNamesEveryLibrary(t *testing.T) {
 	d := compare.Describe(compare.ScenarioSettings(time.Second))
-	assert.Len(t, d, 7)
+	assert.Len(t, d, 9)
+	all := strings.Join(d, "\n")
+	for _, lib := range compare.Libs() {
+		assert.Contains(t, all, lib.Name, "got no description of %s", lib.Name)
+	}
 }

@@ -21,7 +21,13 @@ import (
 //
 // fn receives a context derived from ctx (its values and cancellation) with
 // the invocation deadline, counted from the moment fn starts; it ends when
-// fn returns. The future resolves with fn's result; with ErrTimeout at the
+// fn returns. It behaves as context.WithDeadline(ctx, deadline) with a
+// deferred cancel would: Deadline is the earlier of ctx's and the
+// invocation deadline; Done and Err change together, to DeadlineExceeded at
+// the deadline, ctx's error when ctx ends first, or Canceled once fn has
+// returned; context.Cause gives ctx's cause when ctx ended it and Err
+// otherwise; contexts derived from it, and context.AfterFunc, follow it
+// without a goroutine each. The future resolves with fn's result; with ErrTimeout at the
 // deadline even if fn ignores its context (the slot stays held until fn
 // really returns; the future waits at most 5 ms, or a tenth of the timeout,
 // for fn to return first, so that a caller who resubmits at once finds the

@@ -89,5 +89,6 @@
 // fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
 // options). A message naming a supplier this replica has not used yet
 // creates its executor (memory only, no goroutine), so that the first call
-// already meets the open breaker; a Strict group sets it aside.
+// already meets the open breaker; a Strict group sets it aside, which also
+// bounds what a misbehaving peer could make a replica hold in memory.
 package fleet

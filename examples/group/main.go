@@ -1,5 +1,5 @@
 // Command group shows one executor per dependency: a Group with a default
-// configuration and per-dependency overrides. The hung "reports"
+// configuration and one of its own for "reports". The hung "reports"
 // dependency fills its own two slots: while its calls are young a call that
 // finds them full is refused alone (busy); once they are stuck (older than
 // half its 1 s timeout, as it has no latency history) the next one trips
