@@ -21,11 +21,11 @@ const (
 // meets one of two bulkheads. A busy one holds young calls: a burst, a
 // cold start, a supplier that paused for a moment; they will end soon, and
 // only this call is refused (ErrSaturated, counted as RejectedBusy; the
-// breaker learns nothing). A stuck one holds a call that has run far longer
+// breaker learns nothing). A stuck one holds calls that have run far longer
 // than this supplier's calls normally take: that is evidence against the
 // supplier, and the breaker trips in this very call (reason Saturation, or
-// QueueFull with a queue), as in the shop outage where it opens one second
-// in instead of thirty.
+// QueueFull with a queue), as in the shop outage where it opens 1.3 s in
+// instead of 30.4 s.
 //
 // The bulkhead is stuck when at least half of its slots (rounded up) are
 // held by calls that have run for at least
@@ -34,8 +34,10 @@ const (
 //
 // (calls past their deadline whose function has not returned, Stats.Overdue,
 // always count), or, with a queue, when its oldest call has waited that
-// long. p99 is the 99th percentile of the
-// supplier's recent successful calls (Stats.LatencyP99). Without history
+// long. p99 is the 99th percentile of the supplier's recent successful
+// calls (Stats.LatencyP99). A call whose caller's deadline is more than
+// about 71 minutes shorter than the invocation timeout never counts as
+// old: its start is not kept. Without history
 // (fewer than 20 successes so far) the threshold is MaxAge, so the first
 // burst of a new supplier is never stuck unless its calls are older than
 // half the invocation timeout.
@@ -45,13 +47,18 @@ const (
 // burst fills would otherwise trip the breaker; a hang holds every call it
 // gets, so half of the slots are old a few calls after the first one is.
 //
-// The defaults come from the loadtest scenarios: a supplier answering in
-// 100 ms that hangs trips once its fifth call is 0.5 s old (the shop
-// outage, 10 payments/s and 10 slots: at the 11th call, 1 s in; at
-// 50 payments/s: 0.6 s in); a healthy supplier with lognormal latencies
-// (median 32 ms, p99 ≈ 0.5 s) under Poisson bursts from a cold start, that
-// stalls for 0.5–0.7 s every 30 s, never trips in 10 minutes, where the
-// literal rule (TripOnAnySaturation) trips 53 times.
+// The defaults come from the loadtest scenarios (the README has the
+// measurements): a supplier answering in 100 ms that hangs trips once the
+// fifth of its 10 slots holds a call 0.8 s old (the shop outage at 10
+// payments/s: 1.3 s in; at 50 payments/s: 0.9 s in). A stall of the
+// supplier looks like a hang until it ends, so the multiple must exceed
+// the stalls to ride out, counted in p99s: with stalls of 0.5–0.7 s every
+// 30 s under Poisson bursts from a cold start, a supplier whose p99 is
+// 0.12 s tripped 5 to 14 times in 10 minutes at 5 × p99, 0 or 1 times at
+// 6 ×, never at 7 × or 8 ×; one with p99 ≈ 0.5 s never, where the literal
+// rule (TripOnAnySaturation) trips 25 to 53 times. The 0.5 s floor keeps a
+// pause of the calling process from making a fast supplier's calls look
+// stuck.
 type StuckConfig struct {
 	// Multiple of the p99 of recent successful calls that a call must have
 	// run to be stuck. 0 means 8 (DefaultStuckMultiple); otherwise ≥ 1.
