@@ -217,7 +217,7 @@ func TestReportOutput(t *testing.T) {
 	require.NoError(t, rep.WriteTable(&b))
 	out := b.String()
 	for _, want := range []string{"timeout", "breaker", "fusebox", "9.9 s", "30.4 s", "never", "still open",
-		"11.1 s", "33.7 %", "100.0 %", "1 (+1)", "—", "5 failures in a row", "bulkhead full"} {
+		"11.1 s", "33.7 %", "100.0 %", "1 (+1)", "—", "5 failures in a row", "bulkhead stuck"} {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "skipped", "no row for a problem that did not happen")

@@ -200,7 +200,7 @@ func because(reason string, threshold int) string {
 	case "consecutive-failures":
 		return fmt.Sprintf("%d failures in a row", threshold)
 	case "saturation":
-		return "bulkhead full"
+		return "bulkhead stuck"
 	}
 	return reason
 }
