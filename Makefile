@@ -41,8 +41,8 @@ tidy: ## go mod tidy in every module, against the modules as HEAD would publish 
 	$(GO) run ./internal/releasecheck -tidy
 
 .PHONY: release-check
-release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~10 s warm, ~1 min cold).
-	$(GO) run ./internal/releasecheck
+release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~30 s warm, ~1 min cold).
+	$(GO) run ./internal/releasecheck -go $(GO_MIN)
 
 .PHONY: redis-server
 redis-server: ## Install redis-server (Debian package) if missing: the fleet module's tests start their own.
@@ -67,6 +67,11 @@ DEMO_DASHBOARD = $(if $(DASHBOARD),-modes fusebox -speed 3 -dashboard $(DASHBOAR
 .PHONY: demo
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
 	cd loadtest && $(GO) run ./cmd/loadtest exhaustion -out $(OUT) $(DEMO_DASHBOARD)
+
+.PHONY: demo-fleet
+demo-fleet: redis-server ## Ten shops and a hung supplier, local breakers vs a fleet linked through Redis (~15 s): table and chart in out/.
+	@mkdir -p $(OUT)
+	cd fleet && FLEET_SCENARIO_OUT=$(OUT) $(GO) test -count=1 -run Scenario -v .
 
 .PHONY: demo-queue
 demo-queue: ## A supplier behind a queue, with and without a low-water mark (~1 min).

@@ -40,8 +40,10 @@
 // The types carry json and yaml tags and their durations are
 // encoding.TextUnmarshaler, so fusebox's settings can be a part of a
 // program's own configuration file in YAML, TOML or any format whose
-// decoder honours those (TOML decoders and mapstructure, behind koanf and
-// viper, match the names regardless of case):
+// decoder honours those. TOML decoders and mapstructure (behind viper and
+// koanf) match the key names regardless of case; mapstructure reads a
+// Duration only with mapstructure.TextUnmarshallerHookFunc among its
+// decode hooks. With a YAML library:
 //
 //	var file struct {
 //		Listen  string       `yaml:"listen"`

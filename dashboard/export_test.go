@@ -1,6 +1,9 @@
 package dashboard
 
-import "io/fs"
+import (
+	"io/fs"
+	"time"
+)
 
 // StaticFiles returns the embedded page, for tests.
 func StaticFiles() fs.FS {
@@ -9,4 +12,11 @@ func StaticFiles() fs.FS {
 		panic(err)
 	}
 	return sub
+}
+
+// SampleAt takes a sample as the sampler does at now, for benchmarks.
+func (h *Handler) SampleAt(now time.Time) {
+	h.sampleMu.Lock()
+	defer h.sampleMu.Unlock()
+	h.sampleLocked(now)
 }

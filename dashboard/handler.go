@@ -41,7 +41,9 @@ type Options struct {
 	MaxSuppliers int
 	// WriteTimeout bounds the time one event may take to reach a browser; a
 	// stream whose browser does not read for that long is ended (the page
-	// reconnects if it is still there). 0 means 10 s.
+	// reconnects if it is still there). 0 means 10 s. Each event sets its
+	// own write deadline, so the server's WriteTimeout does not cut a
+	// stream.
 	WriteTimeout time.Duration
 	// AllowControl offers operator actions on the page: trip, force open
 	// and reset a supplier's breaker, each after a confirmation, sent as a
@@ -252,7 +254,9 @@ func (h *Handler) frameFor(now time.Time) *frame {
 	return h.sampleLocked(now)
 }
 
-// Snapshot returns the current snapshot, as GET api/snapshot does.
+// Snapshot returns the current snapshot, as GET api/snapshot does. It
+// shares its slices and maps with the handler's cache: treat it as
+// read-only.
 func (h *Handler) Snapshot() Snapshot { return h.frameFor(time.Now()).snap }
 
 // ServeHTTP routes a request; see Handler.

@@ -6,10 +6,8 @@ import (
 	"go.uber.org/goleak"
 )
 
-// Importing ants (through the executor) starts its package-level default
-// pool (two goroutines) before any test runs; fusebox never uses it.
 // Everything started after TestMain began must be gone when the tests end:
-// the sampler and every stream.
+// the sampler, every stream, every executor's goroutines.
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, goleak.IgnoreCurrent())
 }

@@ -122,28 +122,31 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 		seq = prev.seq + 1
 	}
 
+	// Rows keep the raw stats; only those shown (MaxSuppliers, trouble
+	// first) become tiles, so thousands of idle suppliers stay cheap.
 	type row struct {
-		sup   Supplier
+		id    string
+		st    executor.Stats
+		rank  int
 		tr    *track
 		fresh bool // a point was added this sample
 	}
 	var rows []row
 	counts := map[string]int{}
 	h.each(func(id string, ex *executor.Executor) {
-		st := ex.Stats()
-		c := counters(&st)
+		r := row{id: id, st: ex.Stats()}
+		r.rank = rank(&r.st, saturated(&r.st))
+		counts[r.st.Breaker.State.String()]++
+		c := counters(&r.st)
 		tr := h.tracks[id]
 		if tr == nil || tr.seen != seq-1 || len(tr.last) != len(c) {
 			// New, or back after an absence: this sample is its baseline.
-			tr = &track{}
+			tr = &track{last: c, seen: seq}
 			h.tracks[id] = tr
-			tr.last = c
-			tr.seen = seq
-			rows = append(rows, row{sup: supplierOf(id, &st, now), tr: tr})
-			counts[st.Breaker.State.String()]++
+			r.tr = tr
+			rows = append(rows, r)
 			return
 		}
-		fresh := false
 		if point {
 			rates := make([]float64, numSeries)
 			busy := false
@@ -158,17 +161,17 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 				fallthrough
 			case tr.ring != nil:
 				tr.ring.push(now.UnixMilli(), rates)
-				fresh = true
+				r.fresh = true
 				if busy {
 					tr.idle = 0
 				} else if tr.idle++; tr.idle >= h.opts.History {
-					tr.ring, tr.idle, fresh = nil, 0, false // a whole history of nothing
+					tr.ring, tr.idle, r.fresh = nil, 0, false // a whole history of nothing
 				}
 			}
 		}
 		tr.last, tr.seen = c, seq
-		rows = append(rows, row{sup: supplierOf(id, &st, now), tr: tr, fresh: fresh})
-		counts[st.Breaker.State.String()]++
+		r.tr = tr
+		rows = append(rows, r)
 	})
 	// Forget suppliers that are gone (evicted from their group, removed).
 	for id, tr := range h.tracks {
@@ -178,7 +181,7 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 	}
 
 	slices.SortFunc(rows, func(a, b row) int {
-		return cmp.Or(cmp.Compare(a.sup.Rank, b.sup.Rank), cmp.Compare(a.sup.ID, b.sup.ID))
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.id, b.id))
 	})
 	total := len(rows)
 	rows = rows[:min(len(rows), h.opts.MaxSuppliers)]
@@ -192,9 +195,10 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 	delta.Full = false
 	delta.Suppliers = make([]Supplier, len(rows))
 	for i, r := range rows {
-		full.Suppliers[i] = r.sup
+		sup := supplierOf(r.id, &r.st, now)
+		full.Suppliers[i] = sup
 		full.Suppliers[i].Series = r.tr.ring.series(h.opts.History)
-		delta.Suppliers[i] = r.sup
+		delta.Suppliers[i] = sup
 		if r.fresh {
 			delta.Suppliers[i].Series = r.tr.ring.series(1)
 		} else {

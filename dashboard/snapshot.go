@@ -128,14 +128,19 @@ func rank(s *executor.Stats, saturated bool) int {
 	return 5
 }
 
+// saturated reports whether no slot is free, or the queue is full.
+func saturated(s *executor.Stats) bool {
+	return s.Free == 0 || (s.QueueCap > 0 && s.Queued >= s.QueueCap)
+}
+
 // supplierOf converts one executor's stats, taken at now, into a tile
 // without series.
 func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
-	saturated := s.Free == 0 || (s.QueueCap > 0 && s.Queued >= s.QueueCap)
+	sat := saturated(s)
 	p50, p99 := latency(*s)
 	t := Supplier{
 		ID: id, Name: s.Supplier, State: s.Breaker.State.String(),
-		Rank: rank(s, saturated), Saturated: saturated,
+		Rank: rank(s, sat), Saturated: sat,
 		Since: s.Breaker.Since, InStateMS: now.Sub(s.Breaker.Since).Milliseconds(),
 		Reason: s.Breaker.Reason.String(), Kind: s.Breaker.Kind,
 		Workers: s.Workers, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,

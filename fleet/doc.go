@@ -28,17 +28,19 @@
 //
 // # One probe per reset period
 //
-// Shortly before the probe is due (Config.Margin), each replica holds its
-// breaker open a little longer (breaker.HoldOpen, a local step) and contends
-// for a lease: SET {prefix}:lease:<supplier> <replica> NX PX <ttl>, ttl
-// being the supplier's invocation timeout (plus its queue wait) and twice
-// the margin. The winner gives its breaker its probe time back, so its next
-// call is the probe; the losers stay held. The winner renews its lease while
-// no call has come to start the probe and once more when it starts, and
-// frees it when the verdict is published. The verdict (closed, or open again
-// until the next probe time) reaches the losers as a message. If the winner
-// dies, its lease expires; the losers' holds end at about the same time, and
-// they contend again.
+// As soon as a linked breaker opens, the link holds it open past its probe
+// time (breaker.HoldOpen, a local step). Shortly before the probe is due
+// (Config.Margin) each replica contends for a lease: SET
+// {prefix}:lease:<supplier> <replica> NX PX <ttl>, ttl being the supplier's
+// invocation timeout (plus its queue wait) and twice the margin. The winner
+// gives its breaker its probe time back, so its next call is the probe; the
+// losers stay held and contend again when the winner's lease runs out (its
+// PTTL comes back with the refusal). The winner renews its lease while no
+// call has come to start the probe and once more when it starts, and frees
+// it when the verdict is published, so a live winner's verdict (closed, or
+// open again until the next probe time) reaches the losers first. If the
+// winner dies, its lease expires, and one of the losers probes. A link that
+// is late to contend delays the probe; it never adds one.
 //
 // # Which event wins
 //
@@ -69,12 +71,14 @@
 // # When Redis is slow or down
 //
 // Each replica protects itself with its own breakers, exactly as without a
-// fleet: a publish that fails is counted, a lease that cannot be contended
-// for is not held (the replica probes on its own), and the subscription
+// fleet: a publish that fails is counted, a breaker whose lease cannot be
+// contended for, or whose link goes down, gets its probe time back (the
+// replica probes on its own), and the subscription
 // reconnects with exponential backoff and jitter. On reconnecting the
 // replica writes its own open breakers again (Redis may have restarted
 // empty) and reads the fleet's. Stats reports the link state, when it
-// changed and why, and every count; the logger hears the state changes.
+// changed and why, and every count (NewCollector reports them to
+// Prometheus); the logger hears the state changes.
 //
 // # Trust
 //
@@ -85,5 +89,6 @@
 // fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
 // options). A message naming a supplier this replica has not used yet
 // creates its executor (memory only, no goroutine), so that the first call
-// already meets the open breaker.
+// already meets the open breaker; a Strict group sets it aside, which also
+// bounds what a misbehaving peer could make a replica hold in memory.
 package fleet

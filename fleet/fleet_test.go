@@ -21,11 +21,11 @@ import (
 
 // The supplier every replica protects in these tests: 2 slots, calls of at
 // most 200 ms, a 600 ms reset timeout. The probe lease lasts 200 ms + 2 ×
-// 50 ms = 300 ms.
+// 100 ms = 400 ms (the default margin).
 const (
 	invocation = 200 * time.Millisecond
 	reset      = 600 * time.Millisecond
-	margin     = 50 * time.Millisecond
+	margin     = 100 * time.Millisecond
 )
 
 var testLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -180,14 +180,26 @@ func TestTripReachesTheFleet(t *testing.T) {
 	rs := startFleet(t, srv, 4)
 
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
-	opened := rs[0].state(t)
-	require.Equal(t, breaker.Open, opened.State)
+	require.Equal(t, breaker.Open, rs[0].state(t).State)
+	rs[0].mu.Lock()
+	opened := rs[0].evs[0]
+	rs[0].mu.Unlock()
 	for _, r := range rs[1:] {
-		took := eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 		s := r.state(t)
-		assert.Less(t, took, 50*time.Millisecond, "%s: the trip took %v to arrive", r.name, took)
 		assert.Equal(t, breaker.Remote, s.Reason)
-		assert.WithinDuration(t, opened.OpenUntil, s.OpenUntil, 20*time.Millisecond, "the same probe time")
+		r.mu.Lock()
+		e := r.evs[0]
+		r.mu.Unlock()
+		assert.Equal(t, breaker.Remote, e.Reason)
+		// Both events carry the monotonic time of the transition.
+		took := e.Time.Sub(opened.Time)
+		assert.Less(t, took, 50*time.Millisecond, "%s: the trip took %v to arrive", r.name, took)
+		t.Logf("%s opened %v after the trip", r.name, took)
+		// The event has the fleet's probe time; the breaker itself is held
+		// past it until this replica has contended for the probe lease.
+		assert.WithinDuration(t, opened.OpenUntil, e.OpenUntil, 20*time.Millisecond, "the same probe time")
+		assert.False(t, s.OpenUntil.Before(e.OpenUntil))
 		_, err := executor.Submit(context.Background(), r.payments(t), func(context.Context) (int, error) { return 0, nil })
 		assert.ErrorIs(t, err, executor.ErrOpen, "%s refuses before its own slots fill", r.name)
 	}
@@ -361,10 +373,17 @@ func TestHungRedisNeverBlocksACall(t *testing.T) {
 	for _, r := range rs {
 		eventually(t, 2*time.Second, r.name+" trips locally", func() bool { return r.state(t).State == breaker.Open })
 	}
+	for _, r := range rs {
+		eventually(t, 2*time.Second, r.name+" sees the link go silent", func() bool { return !r.link.Stats().Up })
+	}
 	slowest := stop()
 	assert.Less(t, slowest, 50*time.Millisecond, "Submit never waits for Redis")
 	for _, r := range rs {
 		assert.NotEqual(t, breaker.Remote, r.state(t).Reason, "its own evidence")
+	}
+	srv.thaw()
+	for _, r := range rs {
+		eventually(t, 3*time.Second, r.name+" reconnects", func() bool { return r.link.Stats().Up })
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -25,17 +23,13 @@ import (
 // If Redis cannot be reached, nothing is held: every replica probes on its
 // own, as without a fleet.
 
-// releaseScript deletes a lease if this replica holds it.
-var releaseScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
-
-// renewScript extends a lease if this replica holds it.
-var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
-
 // round is the scheduler's view of one open period of one supplier.
 type round struct {
-	gen    uint64    // the breaker generation it belongs to
-	holder bool      // this replica holds the lease
-	due    time.Time // when to look again
+	gen     uint64    // the breaker generation it belongs to
+	probeAt time.Time // when the fleet's probe is due
+	held    time.Time // the probe time this replica set on its breaker
+	holder  bool      // this replica holds the lease
+	due     time.Time // when to look again
 }
 
 // schedule runs the lease scheduler until Close.
@@ -84,9 +78,9 @@ func (l *Link) schedule() {
 
 // review decides what to do about one supplier now.
 func (l *Link) review(rounds map[string]*round, name string) {
-	ex, err := l.g.Executor(name)
-	if err != nil {
-		delete(rounds, name)
+	ex, ok := l.g.Lookup(name)
+	if !ok {
+		delete(rounds, name) // evicted, or the group is closing
 		return
 	}
 	b := ex.Breaker()
@@ -117,34 +111,69 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		r.holder = false
 	}
 	if !l.isUp() {
-		delete(rounds, name) // local only; the rescan at reconnect looks again
+		// Local only: give a held breaker its probe time back, so it
+		// probes on its own as without a fleet. The rescan at reconnect
+		// looks again.
+		if !r.probeAt.IsZero() && s.OpenUntil.Equal(r.held) {
+			b.HoldOpen(s.Generation, r.probeAt)
+		}
+		delete(rounds, name)
 		return
 	}
-	probeAt := s.OpenUntil
-	if now.Before(probeAt.Add(-l.cfg.Margin)) {
-		r.due = probeAt.Add(-l.cfg.Margin)
+	hold := func(until time.Time) bool {
+		if !b.HoldOpen(s.Generation, until) {
+			delete(rounds, name) // it moved on; its event pokes us again
+			return false
+		}
+		r.held = until
+		return true
+	}
+	if !s.OpenUntil.Equal(r.held) {
+		// A probe time this replica did not set: the breaker has just
+		// opened, or a message moved it. Hold the breaker past it at once,
+		// so that a scheduler that is late to contend delays the probe
+		// rather than adding one.
+		r.probeAt = s.OpenUntil
+		if !hold(later(r.probeAt, now).Add(ttl + l.cfg.Margin)) {
+			return
+		}
+	}
+	if now.Before(r.probeAt.Add(-l.cfg.Margin)) {
+		r.due = r.probeAt.Add(-l.cfg.Margin)
 		return
 	}
-	hold := later(probeAt, now).Add(ttl + l.cfg.Margin)
-	if !b.HoldOpen(s.Generation, hold) {
-		delete(rounds, name) // it moved on; its event pokes us again
+	// The probe is due: make sure the hold outlasts the contention.
+	if until := later(r.probeAt, now).Add(ttl + l.cfg.Margin); until.After(r.held) && !hold(until) {
 		return
 	}
-	won, err := l.acquire(name, ttl)
-	l.cfg.Logger.Debug("fusebox: fleet lease", "replica", l.cfg.Replica, "supplier", name, "won", won, "error", errString(err), "probe_at", probeAt, "hold", hold, "gen", s.Generation)
+	won, left, err := l.acquire(name, ttl)
+	l.cfg.Logger.Debug("fusebox: fleet lease", "replica", l.cfg.Replica, "supplier", name, "won", won,
+		"error", errString(err), "probe_at", r.probeAt, "hold", r.held, "gen", s.Generation)
 	switch {
 	case err != nil:
 		l.n.leaseErrors.Add(1)
-		b.HoldOpen(s.Generation, probeAt) // probe on our own
+		b.HoldOpen(s.Generation, r.probeAt) // probe on our own
 		delete(rounds, name)
 	case won:
 		l.n.leasesWon.Add(1)
-		b.HoldOpen(s.Generation, probeAt)
+		b.HoldOpen(s.Generation, r.probeAt)
 		r.holder = true
 		r.due = now.Add(ttl - l.cfg.Margin)
 	default:
+		// Lost: stay held, and contend again when the holder's lease
+		// runs out (the holder renews it while it waits for a call to
+		// probe with and when the probe starts, so this is when a dead
+		// holder's lease has expired; the verdict of a live one arrives
+		// long before).
 		l.n.leasesLost.Add(1)
-		r.due = hold.Add(-l.cfg.Margin)
+		if left <= 0 {
+			left = ttl
+		}
+		r.probeAt = now.Add(left + time.Millisecond)
+		r.due = r.probeAt
+		if until := r.probeAt.Add(l.cfg.Margin); until.After(r.held) {
+			hold(until)
+		}
 	}
 }
 
@@ -155,28 +184,21 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// acquire contends for the lease: SET key replica NX PX ttl.
-func (l *Link) acquire(name string, ttl time.Duration) (bool, error) {
+// acquire contends for the lease; left is what the holder's lease has
+// left when it is taken.
+func (l *Link) acquire(name string, ttl time.Duration) (bool, time.Duration, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
-	err := l.rdb.Do(ctx, "SET", l.leaseKey(name), l.cfg.Replica, "PX", ttl.Milliseconds(), "NX").Err()
-	switch err {
-	case nil:
-		return true, nil
-	case redis.Nil:
-		return false, nil
-	}
-	return false, err
+	return l.be.acquire(ctx, name, l.cfg.Replica, ttl)
 }
 
 // renew extends this replica's lease; false if it no longer holds it.
 func (l *Link) renew(name string, ttl time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
-	n, err := renewScript.Run(ctx, l.rdb, []string{l.leaseKey(name)}, l.cfg.Replica, ttl.Milliseconds()).Int()
-	if err == nil && n == 1 {
+	ok, _ := l.be.renew(ctx, name, l.cfg.Replica, ttl)
+	if ok {
 		l.n.renewals.Add(1)
-		return true
 	}
-	return false
+	return ok
 }

@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -22,21 +20,19 @@ type Link struct {
 	cfg  Config
 	gcfg executor.GroupConfig
 	g    *executor.Group
-	rdb  redis.UniversalClient
-
-	channel, suppliers string // the fleet's channel and its set of open suppliers
+	be   backend
 
 	out  chan breaker.Event // local transitions to publish
 	wake chan string        // suppliers for the scheduler to look at
 	// rescan asks the scheduler to look at every supplier: set when wake
-	// was full, and when the link comes up.
+	// was full, and when the link comes up or goes down.
 	rescan atomic.Bool
 
 	stop chan struct{}
 	wg   sync.WaitGroup
 
 	mu      sync.Mutex
-	ps      *redis.PubSub // the current subscription, closed by Close
+	feed    feed // the current subscription, closed by Close
 	up      bool
 	since   time.Time
 	lastErr string
@@ -49,7 +45,7 @@ type counters struct {
 	received, applied, stale, malformed, own     atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
-	firstMalformed                               atomic.Bool
+	firstMalformed, warnedNever                  atomic.Bool
 }
 
 // Stats is a snapshot of a link.
@@ -73,8 +69,10 @@ type Stats struct {
 	Published, PublishFailed, Unsent, Dropped uint64
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
-	// evidence, an operator override, a later probe time); Malformed those
-	// refused as invalid; Own this replica's own messages coming back.
+	// evidence, an operator override, a probe time no later than the
+	// breaker's own, a supplier a Strict group does not list); Malformed
+	// those refused as invalid; Own this replica's own messages coming
+	// back.
 	Received, Applied, Stale, Malformed, Own uint64
 	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
 	// contentions that failed (the replica then probes on its own);
@@ -84,7 +82,7 @@ type Stats struct {
 
 // New makes the Group of gcfg (see executor.NewGroup) and links it to the
 // fleet: every transition of its breakers is observed (gcfg.OnTransition
-// and each dependency's Breaker.OnTransition still receive theirs, first),
+// and each dependency's Breaker.OnTransition still receive theirs),
 // and the link starts connecting in the background. New does not wait for
 // Redis: a replica that cannot reach it protects itself alone until it
 // can. The Group belongs to the link: Close closes both.
@@ -93,10 +91,13 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 	if err = errors.Join(err, checkGroup(gcfg)); err != nil {
 		return nil, err
 	}
-	tag := "{" + cfg.Prefix + "}:"
+	return newLink(cfg, gcfg, newRedisBackend(cfg.Client, cfg.Prefix))
+}
+
+// newLink links a group through any backend; cfg is resolved.
+func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	l := &Link{
-		cfg: cfg, gcfg: gcfg, rdb: cfg.Client,
-		channel: tag + "events", suppliers: tag + "open",
+		cfg: cfg, gcfg: gcfg, be: be,
 		out:  make(chan breaker.Event, cfg.Buffer),
 		wake: make(chan string, cfg.Buffer),
 		stop: make(chan struct{}),
@@ -112,6 +113,7 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 			}
 		}
 	}
+	var err error
 	if l.g, err = executor.NewGroup(wired); err != nil {
 		return nil, err
 	}
@@ -137,8 +139,8 @@ func (l *Link) Close(ctx context.Context) error {
 	default:
 		close(l.stop)
 		l.mu.Lock()
-		if l.ps != nil {
-			_ = l.ps.Close() // unblocks a receive in progress
+		if l.feed != nil {
+			_ = l.feed.close() // unblocks a receive in progress
 		}
 		l.mu.Unlock()
 	}
@@ -166,15 +168,13 @@ func (l *Link) isUp() bool {
 	return l.up
 }
 
-// observer returns the transition listener of the group: user first, then
-// a hand-off to the link's goroutines that never blocks. It runs inside
-// the Allow or Done of some caller, so all it does is a clock read and two
-// non-blocking channel sends.
+// observer returns the transition listener of the group: a hand-off to
+// the link's goroutines that never blocks, then the user's listener (after,
+// so that a user listener that panics cannot keep the fleet uninformed). It
+// runs inside the Allow or Done of some caller, so all the link does here
+// is two non-blocking channel sends.
 func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
 	return func(e breaker.Event) {
-		if user != nil {
-			user(e)
-		}
 		if publishable(e) {
 			select {
 			case l.out <- e:
@@ -183,6 +183,9 @@ func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
 			}
 		}
 		l.poke(e.Name)
+		if user != nil {
+			user(e)
+		}
 	}
 }
 
@@ -250,33 +253,19 @@ func (l *Link) send(e breaker.Event) error {
 		}
 	}
 	m.Age = int64(max(now.Sub(evidence), 0))
-	key := l.openKey(e.Name)
-	_, err := l.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		if m.Kind == kindOpen {
-			stored := m
-			ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
-			stored.TTL = int64(ttl)
-			p.Set(ctx, key, encode(stored), ttl)
-			p.SAdd(ctx, l.suppliers, e.Name)
-		} else {
-			p.Del(ctx, key)
-			p.SRem(ctx, l.suppliers, e.Name)
-		}
-		p.Publish(ctx, l.channel, encode(m))
-		return nil
-	})
+	var err error
+	if m.Kind == kindOpen {
+		stored := m
+		ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
+		stored.TTL = int64(ttl)
+		err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
+	} else {
+		err = l.be.withdraw(ctx, e.Name, encode(m))
+	}
 	if err == nil && e.From == breaker.HalfOpen {
 		// The verdict of this replica's probe is out: free the lease at
 		// once, so the next period's contention does not wait for expiry.
-		err = releaseScript.Run(ctx, l.rdb, []string{l.leaseKey(e.Name)}, l.cfg.Replica).Err()
+		err = l.be.release(ctx, e.Name, l.cfg.Replica)
 	}
 	return err
-}
-
-func (l *Link) openKey(name string) string {
-	return "{" + l.cfg.Prefix + "}:open:" + name
-}
-
-func (l *Link) leaseKey(name string) string {
-	return "{" + l.cfg.Prefix + "}:lease:" + name
 }

@@ -21,11 +21,19 @@ type server struct {
 	port int
 	args []string
 	cmd  *exec.Cmd
+	tls  bool // the port speaks TLS only: ready once it accepts
 }
 
 // startRedis starts redis-server. A machine without it fails the test with
 // instructions: these tests run in CI, they are never skipped.
 func startRedis(t *testing.T, extra ...string) *server {
+	t.Helper()
+	return startRedisOn(t, false, extra...)
+}
+
+// startRedisOn starts redis-server; with tls, the free port is its TLS
+// port (extra must name the certificates) and it has no plain port.
+func startRedisOn(t *testing.T, tls bool, extra ...string) *server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redis-server is not installed (it is the Debian package redis-server; `make redis-server` installs it): %v", err)
@@ -34,10 +42,14 @@ func startRedis(t *testing.T, extra ...string) *server {
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	require.NoError(t, l.Close())
-	s := &server{t: t, port: port, args: append([]string{
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+	ports := []string{"--port", strconv.Itoa(port)}
+	if tls {
+		ports = []string{"--port", "0", "--tls-port", strconv.Itoa(port)}
+	}
+	s := &server{t: t, port: port, tls: tls, args: append(append(ports,
+		"--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", t.TempDir(), "--loglevel", "warning",
-	}, extra...)}
+	), extra...)}
 	s.start()
 	t.Cleanup(s.stop)
 	return s
@@ -51,6 +63,10 @@ func (s *server) start() {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", s.addr(), 100*time.Millisecond)
+		if err == nil && s.tls {
+			_ = c.Close()
+			return
+		}
 		if err == nil {
 			_, _ = c.Write([]byte("PING\r\n"))
 			buf := make([]byte, 64)

@@ -3,6 +3,10 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,8 +21,9 @@ import (
 	"github.com/fusebox-go/fusebox/fleet"
 )
 
-// The fleet scenario, in real time against a real Redis, scaled down so
-// that it runs in seconds: ten shops of 100 request workers share the
+// The fleet scenario, in real time against a real Redis and a payment
+// supplier that is a real HTTP server on loopback, scaled down so that it
+// runs in seconds: ten shops of 100 request workers share the
 // payment traffic unevenly (shop i gets 5×(i+1) payments a second, as a
 // load balancer with sticky sessions would hand out) and serve catalog
 // requests that need a worker and nothing else. The payment supplier hangs
@@ -40,7 +45,10 @@ type scenarioResult struct {
 	periods      float64       // probe cycles from then to the end
 	catalog      float64       // share of catalog requests served
 	paymentsLost int64         // payment requests that found no worker
+	perSlice     []int64       // calls that reached the supplier, per 100 ms
 }
+
+const scSlice = 100 * time.Millisecond
 
 func (r scenarioResult) probesPerPeriod() float64 {
 	if r.periods <= 0 {
@@ -80,13 +88,31 @@ func runScenario(t *testing.T, srv *server, linked bool) scenarioResult {
 	var calls, afterAll atomic.Int64
 	var allOpen atomic.Int64 // ns since start; 0 until every shop refused
 	start := time.Now()
-	hung := func(ctx context.Context) (int, error) {
+	slices := make([]atomic.Int64, scRun/scSlice+1)
+	// The payment supplier is an HTTP server on 127.0.0.1 that hangs: it
+	// counts each request that reaches it and answers none.
+	supplier := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
+		slices[min(int(time.Since(start)/scSlice), len(slices)-1)].Add(1)
 		if allOpen.Load() != 0 {
 			afterAll.Add(1)
 		}
-		<-ctx.Done()
-		return 0, ctx.Err()
+		<-r.Context().Done()
+	}))
+	defer supplier.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: scWorkers}}
+	defer client.CloseIdleConnections()
+	hung := func(ctx context.Context) (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, supplier.URL+"/charge", nil)
+		if err != nil {
+			return 0, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode, nil
 	}
 	var catalogServed, catalogAll, lost atomic.Int64
 	done := make(chan struct{})
@@ -168,6 +194,9 @@ func runScenario(t *testing.T, srv *server, linked bool) scenarioResult {
 	}
 	res.catalog = float64(catalogServed.Load()) / float64(catalogAll.Load())
 	res.paymentsLost = lost.Load()
+	for i := range slices {
+		res.perSlice = append(res.perSlice, slices[i].Load())
+	}
 	return res
 }
 
@@ -191,6 +220,10 @@ func TestScenarioLocalVersusFleet(t *testing.T) {
 	row("probes per reset period afterwards (reset timeout + the failed probe's 1 s)", func(r scenarioResult) string { return fmt.Sprintf("%.1f", r.probesPerPeriod()) })
 	row("catalog requests served", func(r scenarioResult) string { return fmt.Sprintf("%.1f%%", 100*r.catalog) })
 	t.Log(b.String())
+	if dir := os.Getenv("FLEET_SCENARIO_OUT"); dir != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "fleet-scenario.md"), []byte(b.String()), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "fleet-scenario.svg"), chart(local.perSlice, linked.perSlice), 0o644))
+	}
 
 	assert.Less(t, linked.parked, local.parked, "the fleet parks fewer calls on the hung supplier")
 	require.Positive(t, linked.allRefuse)
@@ -199,4 +232,40 @@ func TestScenarioLocalVersusFleet(t *testing.T) {
 	}
 	assert.LessOrEqual(t, linked.probesPerPeriod(), 1.5, "about one probe per period for the fleet")
 	assert.Greater(t, local.probesPerPeriod(), 4.0, "every shop probes on its own without the fleet")
+}
+
+// chart draws the calls that reached the hung supplier per 100 ms, local
+// breakers against the linked fleet, as a small SVG with no dependency.
+func chart(local, linked []int64) []byte {
+	const w, h, left, bottom = 720, 300, 50, 40
+	peak := int64(1)
+	for _, v := range append(append([]int64{}, local...), linked...) {
+		peak = max(peak, v)
+	}
+	n := len(local)
+	x := func(i int) float64 { return left + float64(i)*float64(w-left-20)/float64(n) }
+	y := func(v int64) float64 { return float64(h-bottom) - float64(v)*float64(h-bottom-30)/float64(peak) }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="white"/>`+"\n", w, h)
+	fmt.Fprintf(&b, `<text x="%d" y="18">Calls reaching the hung payment supplier per 100 ms, ten shops</text>`+"\n", left)
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, h-bottom, w-20, h-bottom)
+	fmt.Fprintf(&b, `<line x1="%d" y1="30" x2="%d" y2="%d" stroke="black"/>`+"\n", left, left, h-bottom)
+	for s := 0; s <= n/10; s++ {
+		fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">%ds</text>`+"\n", x(10*s), h-bottom+16, s)
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">%d</text>`+"\n", left-5, y(peak)+4, peak)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">0</text>`+"\n", left-5, h-bottom+4)
+	bars := func(vs []int64, offset float64, color string) {
+		bw := float64(w-left-20) / float64(n) / 2
+		for i, v := range vs {
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", x(i)+offset*bw, y(v), bw, float64(h-bottom)-y(v), color)
+		}
+	}
+	bars(local, 0, "#d62728")
+	bars(linked, 1, "#1f77b4")
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="#d62728"/><text x="%d" y="%d">local breakers only</text>`+"\n", w-220, 32, w-205, 41)
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="10" height="10" fill="#1f77b4"/><text x="%d" y="%d">linked fleet</text>`+"\n", w-220, 50, w-205, 59)
+	b.WriteString("</svg>\n")
+	return []byte(b.String())
 }

@@ -3,10 +3,9 @@ package fleet
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"math/rand/v2"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
@@ -57,33 +56,28 @@ func (l *Link) stopped() bool {
 // session runs one connection until it fails or Close.
 func (l *Link) session() error {
 	ctx := context.Background()
-	ps := l.rdb.Subscribe(ctx) // no channel yet: nothing is sent
-	l.mu.Lock()
-	if l.stopped() {
-		l.mu.Unlock()
-		_ = ps.Close()
-		return nil
-	}
-	l.ps = ps
-	l.mu.Unlock()
-	defer func() {
-		l.mu.Lock()
-		l.ps = nil
-		l.mu.Unlock()
-		_ = ps.Close()
-	}()
-
 	subCtx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
-	err := ps.Subscribe(subCtx, l.channel)
+	f, err := l.be.subscribe(subCtx)
 	cancel()
 	if err != nil {
 		return err
 	}
-	// The subscription is confirmed before catching up, so that nothing
-	// published in between is missed.
-	if _, err := ps.ReceiveTimeout(ctx, l.cfg.OpTimeout); err != nil {
-		return err
+	l.mu.Lock()
+	if l.stopped() {
+		l.mu.Unlock()
+		_ = f.close()
+		return nil
 	}
+	l.feed = f
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.feed = nil
+		l.mu.Unlock()
+		_ = f.close()
+	}()
+	// Subscribed before catching up, so that nothing published in
+	// between is missed.
 	if err := l.catchUp(); err != nil {
 		return err
 	}
@@ -94,7 +88,7 @@ func (l *Link) session() error {
 
 	heard, pinged := time.Now(), false
 	for {
-		v, err := ps.ReceiveTimeout(ctx, l.cfg.HealthCheck)
+		p, err := f.receive(ctx, l.cfg.HealthCheck)
 		if l.stopped() {
 			return nil
 		}
@@ -106,7 +100,7 @@ func (l *Link) session() error {
 				return errSilent
 			}
 			pctx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
-			err = ps.Ping(pctx)
+			err = f.ping(pctx)
 			cancel()
 			if err != nil {
 				return err
@@ -115,8 +109,8 @@ func (l *Link) session() error {
 			continue
 		}
 		heard, pinged = time.Now(), false
-		if m, ok := v.(*redis.Message); ok {
-			l.receive([]byte(m.Payload), time.Now(), 0)
+		if p != nil {
+			l.receive(p, time.Now(), 0)
 		}
 	}
 }
@@ -138,11 +132,17 @@ func (l *Link) setUp(up bool, err error) {
 		l.lastErr = err.Error()
 	}
 	l.mu.Unlock()
+	first := !up && !changed && l.n.sessions.Load() == 0 && !l.n.warnedNever.Swap(true)
 	switch {
+	case first:
+		l.cfg.Logger.Warn("fusebox: fleet link cannot connect yet; every supplier is protected by this replica's breakers alone",
+			"replica", l.cfg.Replica, "prefix", l.cfg.Prefix, "error", errString(err))
 	case changed && up:
 		l.cfg.Logger.Info("fusebox: fleet link up", "replica", l.cfg.Replica, "prefix", l.cfg.Prefix)
 	case changed:
 		l.n.downs.Add(1)
+		l.rescan.Store(true) // give held breakers their probe times back
+		l.poke("")
 		l.cfg.Logger.Warn("fusebox: fleet link down; every supplier is protected by this replica's breakers alone",
 			"replica", l.cfg.Replica, "prefix", l.cfg.Prefix, "error", errString(err))
 	}
@@ -177,29 +177,13 @@ func (l *Link) catchUp() error {
 
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
-	names, err := l.rdb.SMembers(ctx, l.suppliers).Result()
+	keys, err := l.be.opens(ctx)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		key := l.openKey(name)
-		var get *redis.StringCmd
-		var pttl *redis.DurationCmd
-		_, err := l.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			get = p.Get(ctx, key)
-			pttl = p.PTTL(ctx, key)
-			return nil
-		})
-		read := time.Now()
-		if errors.Is(err, redis.Nil) || (err == nil && pttl.Val() < 0) {
-			l.rdb.SRem(ctx, l.suppliers, name) // expired: tidy the set
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		p, _ := get.Bytes()
-		l.receive(p, read, pttl.Val())
+	read := time.Now()
+	for _, k := range keys {
+		l.receive(k.payload, read, k.left)
 	}
 	return nil
 }
@@ -257,6 +241,10 @@ func (l *Link) apply(m message, at time.Time) bool {
 		changed = b.CloseRemote(since)
 	}
 	l.poke(m.Supplier)
-	l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind, "reason", m.Reason, "supplier", m.Supplier, "since", since, "changed", changed, "state", b.Stats().State, "until", b.Stats().OpenUntil)
+	if l.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		s := b.Stats()
+		l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind,
+			"reason", m.Reason, "supplier", m.Supplier, "changed", changed, "state", s.State, "probe_at", s.OpenUntil)
+	}
 	return changed
 }

@@ -63,8 +63,8 @@
 //
 // Requests are keyed by host and port by default (HostPort); Host merges
 // the ports of a host, and Transport.Key takes any func. Every key gets its
-// own executor from the Group, with the Group's default configuration and
-// any per-dependency override under that key's name:
+// own executor from the Group: the configuration Dependencies lists under
+// that key's name, or else the Group's default one:
 //
 //	Dependencies: map[string]executor.Config{
 //		"payments.internal:443": {Workers: 4, InvocationTimeout: 30 * time.Second, ...},

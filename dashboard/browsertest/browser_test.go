@@ -116,14 +116,14 @@ func number(ctx context.Context, t *testing.T, expr string) float64 {
 	return n
 }
 
-// eventOf waits for the breaker of supplier to make a transition to
-// state, and returns it.
-func eventOf(ctx context.Context, t *testing.T, s *service, supplier string, to breaker.State, limit time.Duration) breaker.Event {
+// eventOf waits for the first transition of supplier's breaker to state
+// at or after since, and returns it.
+func eventOf(ctx context.Context, t *testing.T, s *service, supplier string, to breaker.State, since time.Time, limit time.Duration) breaker.Event {
 	t.Helper()
 	var e breaker.Event
 	waitFor(ctx, t, limit, supplier+"'s breaker to turn "+to.String(), func() (bool, string) {
 		var ok bool
-		e, ok = s.lastTransition(supplier, to)
+		e, ok = s.transition(supplier, to, since)
 		return ok, "no such transition yet"
 	})
 	return e
@@ -155,16 +155,29 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#title")))
 	require.NoError(t, err)
 	require.Equal(t, "shop", title)
+
+	// Each tile is an anchor target that links to itself.
+	href, err := chromedp.Run(ctx, chromedp.AttributeValue(chromedp.CSS("#s-search h2 a"), "href"))
+	require.NoError(t, err)
+	require.Equal(t, "#s-search", href.Value)
+	target, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash = "#s-search"; document.querySelector(":target").dataset.id`))
+	require.NoError(t, err)
+	require.Equal(t, "search", target)
+	number(ctx, t, `location.hash = ""; window.scrollTo(0, 0); 0`) // back to the top, no tile targeted
 	// Healthy traffic until the sparklines have some history.
 	waitFor(ctx, t, 20*time.Second, "ten points in the calls sparkline", func() (bool, string) {
 		n := number(ctx, t, `document.querySelector("#s-payments .spark polyline").getAttribute("points").split(" ").length`)
 		return n >= 10, fmt.Sprint(n, " points")
 	})
 
-	// The outage: payments hangs, its 4 slots fill with stuck calls, and
-	// the next call trips the breaker.
+	// The outage: payments hangs, its 6 slots fill with stuck calls, and
+	// a call that finds no free slot trips the breaker. (A slow moment of
+	// the machine may have tripped it during the warm-up already: the
+	// outage starts from a closed breaker.)
+	waitState(ctx, t, "payments", "closed", 15*time.Second)
+	hung := time.Now()
 	s.sup.hang()
-	trip := eventOf(ctx, t, s, "payments", breaker.Open, 10*time.Second)
+	trip := eventOf(ctx, t, s, "payments", breaker.Open, hung, 10*time.Second)
 	shown := waitState(ctx, t, "payments", "open", 5*time.Second)
 	t.Logf("tripped (%s) at %s; the page showed it %v later", trip.Reason, trip.Time.Format("15:04:05.000"), shown.Sub(trip.Time))
 	require.Less(t, shown.Sub(trip.Time), 2*time.Second, "the tile turns open within 2 s of the trip")
@@ -189,18 +202,22 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 	t.Logf("screenshot during the outage: %s", shot)
 
 	// The filter box narrows the tiles; clearing it shows them all again.
-	filter := func(q string) []string {
+	type tileState struct{ ID, State string }
+	filter := func(q string) []tileState {
 		number(ctx, t, `(() => { const f = document.getElementById("filter"); f.value = ""; f.dispatchEvent(new Event("input")); return 0; })()`)
 		if q != "" {
 			require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS("#filter"), q)))
 		}
-		ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
-			`[...document.querySelectorAll("#tiles .tile:not([hidden])")].map(e => e.dataset.id)`))
+		tiles, err := chromedp.Run(ctx, chromedp.Evaluate[[]tileState](
+			`[...document.querySelectorAll("#tiles .tile:not([hidden])")].map(e => ({ID: e.dataset.id, State: e.dataset.state}))`))
 		require.NoError(t, err)
-		return ids
+		return tiles
 	}
-	require.Equal(t, []string{"payments"}, filter("stuck"), "the filter matches the reason's text")
-	require.Len(t, filter("closed"), len(loads)-1)
+	require.Equal(t, []tileState{{"payments", "open"}}, filter("paym"))
+	require.Contains(t, filter("stuck calls"), tileState{"payments", "open"}, "the filter matches the reason's text")
+	for _, tile := range filter("closed") {
+		require.Equal(t, "closed", tile.State, tile.ID)
+	}
 	require.Len(t, filter(""), len(loads))
 
 	// On a phone the tiles stack in one column and nothing scrolls sideways.
@@ -215,8 +232,9 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateReset()))
 
 	// Recovery: the next probe after the reset timeout succeeds.
+	healed := time.Now()
 	s.sup.recover()
-	closed := eventOf(ctx, t, s, "payments", breaker.Closed, 15*time.Second)
+	closed := eventOf(ctx, t, s, "payments", breaker.Closed, healed, 15*time.Second)
 	shown = waitState(ctx, t, "payments", "closed", 5*time.Second)
 	t.Logf("closed (%s) at %s; the page showed it %v later", closed.Reason, closed.Time.Format("15:04:05.000"), shown.Sub(closed.Time))
 	require.Less(t, shown.Sub(closed.Time), 2*time.Second, "the tile turns closed within 2 s of recovery")

@@ -64,7 +64,7 @@ func (s *suppliers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		wait(40 * time.Millisecond)
+		wait(20 * time.Millisecond)
 	case "/catalog", "/inventory":
 		wait(15 * time.Millisecond)
 	case "/recommendations":
@@ -80,7 +80,7 @@ func (s *suppliers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	case "/shipping":
-		wait(180 * time.Millisecond)
+		wait(250 * time.Millisecond)
 	default:
 		http.NotFound(w, r)
 		return
@@ -108,7 +108,7 @@ type service struct {
 }
 
 // loads are the calls per second the service makes to each supplier.
-var loads = map[string]int{"payments": 20, "catalog": 40, "search": 25, "shipping": 10, "inventory": 15, "recommendations": 12}
+var loads = map[string]int{"payments": 15, "catalog": 40, "search": 25, "shipping": 10, "inventory": 15, "recommendations": 12}
 
 // maxRun bounds the load generator, whatever the test does.
 const maxRun = 2 * time.Minute
@@ -129,8 +129,8 @@ func startService(t *testing.T) *service {
 		Dependencies: map[string]executor.Config{
 			// Stuck calls hold their slots for up to 3 s; the first
 			// probe goes 5 s after the trip.
-			"payments": {Workers: 4, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
-			"shipping": {Workers: 2, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
+			"payments": {Workers: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
+			"shipping": {Workers: 3, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
 		},
 		OnTransition: func(e breaker.Event) {
 			s.mu.Lock()
@@ -216,12 +216,13 @@ func (s *service) load(name string, rate int) {
 	}
 }
 
-// lastTransition returns the newest transition of supplier to state.
-func (s *service) lastTransition(supplier string, to breaker.State) (breaker.Event, bool) {
+// transition returns the first transition of supplier to state at or
+// after since.
+func (s *service) transition(supplier string, to breaker.State, since time.Time) (breaker.Event, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := len(s.transitions) - 1; i >= 0; i-- {
-		if e := s.transitions[i]; e.Name == supplier && e.To == to {
+	for _, e := range s.transitions {
+		if e.Name == supplier && e.To == to && !e.Time.Before(since) {
 			return e, true
 		}
 	}

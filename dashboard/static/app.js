@@ -24,6 +24,7 @@ const REASONS = {
   "manual-reset": "reset by an operator",
   "manual-force-open": "forced open by an operator",
   "manual-disable": "disabled by an operator",
+  "remote": "another instance of the fleet",
 };
 const ACTIONS = {
   "trip": ["Trip", "Open the breaker of %s for one reset timeout? Its calls fail fast until a probe succeeds."],

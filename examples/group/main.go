@@ -1,5 +1,5 @@
 // Command group shows one executor per dependency: a Group with a default
-// configuration and per-dependency overrides, sharing one worker pool. The
+// configuration and one of its own for "reports". The
 // slow "reports" dependency fills its own two slots and trips; "search" and
 // "prices" never notice.
 //

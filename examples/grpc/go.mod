@@ -1,6 +1,6 @@
 module github.com/fusebox-go/fusebox/examples/grpc
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/fusebox-go/fusebox v0.1.0

@@ -133,3 +133,36 @@ func TestTidyComparisonIgnoresOnlyOurOwnChecksums(t *testing.T) {
 	assert.Empty(t, diff([]string{"a"}, []string{"a"}))
 	assert.True(t, strings.HasPrefix(indent([]byte("x\ny\n")), "    x\n    y"))
 }
+
+func TestLibraryModulesAreThoseUsersImport(t *testing.T) {
+	write := func(t *testing.T, files map[string]string) string {
+		dir := t.TempDir()
+		for name, src := range files {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+		}
+		return dir
+	}
+	lib := write(t, map[string]string{"doc.go": "// Package m.\npackage m\n", "m.go": "package m\n\nfunc F() {}\n"})
+	testsOnly := write(t, map[string]string{"doc.go": "// Package m.\npackage m\n", "m_test.go": "package m\n\nfunc TestF() {}\n"})
+	command := write(t, map[string]string{"main.go": "package main\n\nfunc main() {}\n"})
+	tests := []struct {
+		name string
+		dir  string
+		path string
+		want bool
+	}{
+		{"a nested module with code is a library", "metrics", lib, true},
+		{"so is a deeper one", "dashboard/widgets", lib, true},
+		{"a module of tests only is not", "dashboard/browsertest", testsOnly, false},
+		{"a module of commands only is not", "tools", command, false},
+		{"the root is tested alone by make test", "", lib, false},
+		{"the load test and the comparison are programs", "loadtest", lib, false},
+		{"examples are programs", "examples/grpc", lib, false},
+		{"internal tools are not imported", "internal/releasecheck", lib, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, isLibrary(mod{dir: tt.dir}, tt.path))
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 	modzip "golang.org/x/mod/zip"
 )
 
@@ -201,20 +204,47 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 	if len(errs) > 0 {
 		return fmt.Errorf("%s: %s\n  (run `make tidy`)", m, strings.Join(errs, "\n"))
 	}
-	// vet builds the tests too, at the versions the module requires.
-	if _, err := g.run(dir, nil, "vet", "./..."); err != nil {
+	// vet builds the tests too, at the versions the module requires, and
+	// with the oldest Go when the module says it supports that one.
+	var toolchain []string
+	if *oldest != "" && m.file.Go != nil && semver.Compare("v"+m.file.Go.Version, "v"+strings.TrimPrefix(*oldest, "go")) <= 0 {
+		toolchain = []string{"GOTOOLCHAIN=" + *oldest}
+	}
+	if _, err := g.run(dir, toolchain, "vet", "./..."); err != nil {
 		return fmt.Errorf("%s: the published module does not build on its own: %w", m, err)
+	}
+	// A library module's tests, run alone, run at exactly the versions it
+	// requires: the floors its users may get. (In the workspace, the
+	// newest version any module requires wins.)
+	if isLibrary(m, dir) {
+		if _, err := g.run(dir, nil, "test", "-count=1", "./..."); err != nil {
+			return fmt.Errorf("%s: the tests fail at the versions the module requires: %w", m, err)
+		}
 	}
 	return nil
 }
 
-// testFloors runs the tests of metrics in the new user's module, against
-// the versions of client_golang and the rest that a user who requires
-// nothing else gets: the oldest that metrics requires. (The library's own
-// tests run alone on its go.mod in make test, on its oldest Go.)
-func testFloors(g *goEnv, dir string) error {
-	_, err := g.run(dir, nil, "test", "-count=1", rootPath+"/metrics/...")
-	return err
+// isLibrary reports whether users import the module, whose files are in
+// dir: it has a package other than main with code in it (not a module of
+// tests only), and it is not the root (whose tests make test runs alone,
+// on its oldest Go) nor one of the programs: the examples, the internal
+// tools, the load test and the comparison.
+func isLibrary(m mod, dir string) bool {
+	switch {
+	case m.dir == "", m.dir == "loadtest", m.dir == "compare",
+		strings.HasPrefix(m.dir, "examples/"), strings.HasPrefix(m.dir, "internal/"):
+		return false
+	}
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || found || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.SkipObjectResolution)
+		found = err == nil && f.Name.Name != "main" && len(f.Decls) > 0
+		return nil
+	})
+	return found
 }
 
 // ours reports whether a go.sum line is about a module of this repository.

@@ -1,0 +1,221 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// hub is an in-process backend with a modelled one-way latency, for running
+// the link's real logic (rules, leases, holds) inside a synctest bubble,
+// where a real Redis cannot go. It keeps what Redis keeps: the open keys
+// with their expiry, the leases, the subscribers.
+type hub struct {
+	latency time.Duration
+
+	mu     sync.Mutex
+	down   bool // every operation fails, as with Redis stopped
+	subs   map[*hubFeed]struct{}
+	keys   map[string]hubKey // the open keys
+	leases map[string]hubKey // payload: the holder
+}
+
+type hubKey struct {
+	payload []byte
+	expires time.Time
+}
+
+func newHub(latency time.Duration) *hub {
+	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{}}
+}
+
+// after runs f after the latency, as a message on the wire would arrive.
+func (h *hub) after(f func()) {
+	if h.latency <= 0 {
+		f()
+		return
+	}
+	time.AfterFunc(h.latency, f)
+}
+
+var errHubDown = errors.New("hub: down")
+
+// setDown stops or restarts the hub; stopping it ends every subscription
+// and forgets every key, as a Redis restarted without persistence would.
+func (h *hub) setDown(down bool) {
+	h.mu.Lock()
+	h.down = down
+	subs := h.subs
+	if down {
+		h.subs = map[*hubFeed]struct{}{}
+		clear(h.keys)
+		clear(h.leases)
+	}
+	h.mu.Unlock()
+	if down {
+		for f := range subs {
+			_ = f.close()
+		}
+	}
+}
+
+func (h *hub) isDown() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.down
+}
+
+func (h *hub) publish(msg []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for f := range h.subs {
+		h.after(func() { f.push(hubItem{payload: msg}) })
+	}
+}
+
+func (h *hub) subscribe(context.Context) (feed, error) {
+	if h.isDown() {
+		return nil, errHubDown
+	}
+	f := &hubFeed{h: h, ch: make(chan hubItem, 4096), done: make(chan struct{})}
+	h.mu.Lock()
+	h.subs[f] = struct{}{}
+	h.mu.Unlock()
+	return f, nil
+}
+
+func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	if h.isDown() {
+		return errHubDown
+	}
+	h.mu.Lock()
+	h.keys[name] = hubKey{payload: stored, expires: time.Now().Add(ttl)}
+	h.mu.Unlock()
+	h.publish(msg)
+	return nil
+}
+
+func (h *hub) withdraw(_ context.Context, name string, msg []byte) error {
+	if h.isDown() {
+		return errHubDown
+	}
+	h.mu.Lock()
+	delete(h.keys, name)
+	h.mu.Unlock()
+	h.publish(msg)
+	return nil
+}
+
+func (h *hub) live(now time.Time) []storedOpen {
+	var out []storedOpen
+	for _, k := range h.keys {
+		if left := k.expires.Sub(now); left > 0 {
+			out = append(out, storedOpen{payload: k.payload, left: left})
+		}
+	}
+	return out
+}
+
+func (h *hub) opens(context.Context) ([]storedOpen, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return nil, errHubDown
+	}
+	return h.live(time.Now()), nil
+}
+
+func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return false, 0, errHubDown
+	}
+	now := time.Now()
+	if k, ok := h.leases[name]; ok && k.expires.After(now) {
+		return false, k.expires.Sub(now), nil
+	}
+	h.leases[name] = hubKey{payload: []byte(replica), expires: now.Add(ttl)}
+	return true, 0, nil
+}
+
+func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) (bool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return false, errHubDown
+	}
+	now := time.Now()
+	if k, ok := h.leases[name]; ok && k.expires.After(now) && string(k.payload) == replica {
+		h.leases[name] = hubKey{payload: k.payload, expires: now.Add(ttl)}
+		return true, nil
+	}
+	return false, nil
+}
+
+func (h *hub) release(_ context.Context, name, replica string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return errHubDown
+	}
+	if k, ok := h.leases[name]; ok && string(k.payload) == replica {
+		delete(h.leases, name)
+	}
+	return nil
+}
+
+type hubItem struct {
+	payload []byte // nil: a pong
+}
+
+type hubFeed struct {
+	h    *hub
+	ch   chan hubItem
+	once sync.Once
+	done chan struct{}
+}
+
+func (f *hubFeed) push(it hubItem) {
+	select {
+	case f.ch <- it:
+	case <-f.done:
+	}
+}
+
+// hubTimeout is what a receive returns when nothing came in time.
+type hubTimeout struct{}
+
+func (hubTimeout) Error() string { return "hub: receive timeout" }
+func (hubTimeout) Timeout() bool { return true }
+
+var errHubClosed = errors.New("hub: subscription closed")
+
+func (f *hubFeed) receive(_ context.Context, timeout time.Duration) ([]byte, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case it := <-f.ch:
+		return it.payload, nil
+	case <-t.C:
+		return nil, hubTimeout{}
+	case <-f.done:
+		return nil, errHubClosed
+	}
+}
+
+func (f *hubFeed) ping(context.Context) error {
+	f.h.after(func() { f.push(hubItem{}) })
+	return nil
+}
+
+func (f *hubFeed) close() error {
+	f.once.Do(func() {
+		f.h.mu.Lock()
+		delete(f.h.subs, f)
+		f.h.mu.Unlock()
+		close(f.done)
+	})
+	return nil
+}

@@ -1,0 +1,85 @@
+package fleet_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fleet"
+)
+
+// unreachable is a link whose Redis never answers (nothing listens on
+// port 1): the group must work alone.
+func unreachable(t *testing.T, g executor.GroupConfig) *fleet.Link {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	l, err := fleet.New(fleet.Config{Client: c, Prefix: "p", Replica: "alone", Logger: testLogger,
+		BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}, g)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close(context.Background()) })
+	return l
+}
+
+func TestListenersStillHearTheirEvents(t *testing.T) {
+	var group, dep atomic.Int64
+	g := groupConfig()
+	g.OnTransition = func(breaker.Event) { group.Add(1) }
+	g.Dependencies = map[string]executor.Config{"search": {Breaker: breaker.Config{OnTransition: func(breaker.Event) { dep.Add(1) }}}}
+	l := unreachable(t, g)
+	for _, name := range []string{"payments", "search"} {
+		ex, err := l.Group().Executor(name)
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual)
+	}
+	assert.Equal(t, int64(1), group.Load(), "the group's listener")
+	assert.Equal(t, int64(1), dep.Load(), "the dependency's own listener")
+	eventually(t, time.Second, "both trips reach the publisher", func() bool { return l.Stats().Unsent == 2 })
+}
+
+func TestAStrictGroupSetsUnknownSuppliersAside(t *testing.T) {
+	srv := startRedis(t)
+	g := groupConfig()
+	g.Strict = true
+	g.Dependencies = map[string]executor.Config{"payments": {}}
+	cfg := linkConfig(srv, t, "strict")
+	l, err := fleet.New(cfg, g)
+	require.NoError(t, err)
+	defer l.Close(context.Background())
+	eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+	raw := srv.client(t)
+	msg := `{"v":1,"replica":"x","supplier":"elsewhere","kind":"open","reason":"manual","age_ns":0,"probe_in_ns":1000000000}`
+	require.NoError(t, raw.Publish(context.Background(), "{shop}:events", msg).Err())
+	eventually(t, time.Second, "the message is set aside", func() bool { return l.Stats().Stale == 1 })
+	assert.Equal(t, []string{"payments"}, l.Group().Names())
+}
+
+func TestCollector(t *testing.T) {
+	l := unreachable(t, groupConfig())
+	eventually(t, time.Second, "the link reports its error", func() bool { return l.Stats().LastError != "" })
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(fleet.NewCollector(l, "")))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	got := map[string]int{}
+	for _, f := range families {
+		got[f.GetName()] = len(f.GetMetric())
+		if f.GetName() == "fusebox_fleet_link_up" {
+			m := f.GetMetric()[0]
+			assert.Equal(t, 0.0, m.GetGauge().GetValue())
+			assert.Equal(t, "alone", m.GetLabel()[0].GetValue())
+		}
+	}
+	assert.Equal(t, map[string]int{
+		"fusebox_fleet_link_up": 1, "fusebox_fleet_link_sessions_total": 1, "fusebox_fleet_link_downs_total": 1,
+		"fusebox_fleet_messages_total": 9, "fusebox_fleet_leases_total": 4,
+	}, got)
+}

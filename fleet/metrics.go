@@ -1,0 +1,79 @@
+package fleet
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Collector is a prometheus.Collector for a link: at each scrape it reads
+// Link.Stats. Register it beside the group's own collector (module
+// metrics):
+//
+//	prometheus.MustRegister(fleet.NewCollector(link, "fusebox"))
+//
+// The metrics (all carry the label replica):
+//
+//	fusebox_fleet_link_up                        1 while the link is connected and subscribed
+//	fusebox_fleet_link_sessions_total            connections that reached the subscribed state
+//	fusebox_fleet_link_downs_total               losses of the link
+//	fusebox_fleet_messages_total{outcome}        published, publish-failed, unsent, dropped,
+//	                                             received, applied, stale, malformed, own
+//	fusebox_fleet_leases_total{outcome}          won, lost, error, renewed
+//
+// It keeps no state and starts nothing; it is safe for concurrent use.
+type Collector struct {
+	l                   *Link
+	up, sessions, downs *prometheus.Desc
+	messages, leases    *prometheus.Desc
+	replica             string
+}
+
+// NewCollector returns a collector for l. namespace "" means "fusebox".
+func NewCollector(l *Link, namespace string) *Collector {
+	if namespace == "" {
+		namespace = "fusebox"
+	}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(namespace+"_fleet_"+name, help, append([]string{"replica"}, labels...), nil)
+	}
+	return &Collector{
+		l:        l,
+		replica:  l.Replica(),
+		up:       desc("link_up", "1 while the fleet link is connected to Redis and subscribed; 0 while each supplier is protected by this replica alone."),
+		sessions: desc("link_sessions_total", "Connections of the fleet link that reached the subscribed state."),
+		downs:    desc("link_downs_total", "Losses of the fleet link."),
+		messages: desc("messages_total", "Fleet messages by outcome: published, publish-failed, unsent (link down), dropped (buffer full), received, applied, stale (set aside by the rules), malformed, own.", "outcome"),
+		leases:   desc("leases_total", "Probe lease contentions by outcome: won, lost, error (this replica probed on its own), renewed.", "outcome"),
+	}
+}
+
+// Describe sends the descriptors of every metric the collector reports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.up, c.sessions, c.downs, c.messages, c.leases} {
+		ch <- d
+	}
+}
+
+// Collect sends the link's current metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.l.Stats()
+	up := 0.0
+	if s.Up {
+		up = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, c.replica)
+	ch <- prometheus.MustNewConstMetric(c.sessions, prometheus.CounterValue, float64(s.Sessions), c.replica)
+	ch <- prometheus.MustNewConstMetric(c.downs, prometheus.CounterValue, float64(s.Downs), c.replica)
+	for _, m := range []struct {
+		outcome string
+		n       uint64
+	}{
+		{"published", s.Published}, {"publish-failed", s.PublishFailed}, {"unsent", s.Unsent}, {"dropped", s.Dropped},
+		{"received", s.Received}, {"applied", s.Applied}, {"stale", s.Stale}, {"malformed", s.Malformed}, {"own", s.Own},
+	} {
+		ch <- prometheus.MustNewConstMetric(c.messages, prometheus.CounterValue, float64(m.n), c.replica, m.outcome)
+	}
+	for _, m := range []struct {
+		outcome string
+		n       uint64
+	}{{"won", s.LeasesWon}, {"lost", s.LeasesLost}, {"error", s.LeaseErrors}, {"renewed", s.Renewals}} {
+		ch <- prometheus.MustNewConstMetric(c.leases, prometheus.CounterValue, float64(m.n), c.replica, m.outcome)
+	}
+}

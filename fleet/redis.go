@@ -1,0 +1,181 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// backend is where a fleet's shared state lives: Redis (redisBackend), or
+// an in-process hub with a modelled latency that lets the fleet scenario
+// run in virtual time (hub.go). The link's logic (rules, leases, holds) is
+// the same over both.
+type backend interface {
+	// subscribe subscribes to the fleet's channel; the subscription is
+	// confirmed when it returns.
+	subscribe(ctx context.Context) (feed, error)
+	// announce writes a supplier's open key, which expires after ttl, and
+	// publishes msg.
+	announce(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
+	// withdraw deletes a supplier's open key and publishes msg.
+	withdraw(ctx context.Context, name string, msg []byte) error
+	// opens returns every open key with the time it has left.
+	opens(ctx context.Context) ([]storedOpen, error)
+	// acquire takes a supplier's probe lease if nobody holds it; if
+	// somebody does, left is how long the lease has left (0 if unknown).
+	acquire(ctx context.Context, name, replica string, ttl time.Duration) (won bool, left time.Duration, err error)
+	// renew extends the lease if replica holds it.
+	renew(ctx context.Context, name, replica string, ttl time.Duration) (bool, error)
+	// release gives the lease up if replica holds it.
+	release(ctx context.Context, name, replica string) error
+}
+
+// feed is one subscription.
+type feed interface {
+	// receive returns the next message's payload, or nil for any other
+	// sign of life (a pong); an error satisfying isTimeout when nothing
+	// came within timeout.
+	receive(ctx context.Context, timeout time.Duration) ([]byte, error)
+	// ping asks for a sign of life.
+	ping(ctx context.Context) error
+	// close ends the subscription; a receive in progress returns.
+	close() error
+}
+
+// storedOpen is an open key as read back.
+type storedOpen struct {
+	payload []byte
+	left    time.Duration // the key's remaining expiry
+}
+
+// redisBackend keeps the fleet in Redis. Its keys and channel start with
+// "{prefix}:": the channel events, the set open of suppliers with an open
+// key, the keys open:<supplier> and lease:<supplier>.
+type redisBackend struct {
+	rdb                             redis.UniversalClient
+	channel, suppliers, open, lease string
+}
+
+func newRedisBackend(rdb redis.UniversalClient, prefix string) *redisBackend {
+	tag := "{" + prefix + "}:"
+	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:"}
+}
+
+// releaseScript deletes a lease if this replica holds it.
+var releaseScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`)
+
+// renewScript extends a lease if this replica holds it.
+var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
+
+func (r *redisBackend) subscribe(ctx context.Context) (feed, error) {
+	ps := r.rdb.Subscribe(ctx) // no channel yet: nothing is sent
+	if err := ps.Subscribe(ctx, r.channel); err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	f := &redisFeed{ps: ps}
+	// The confirmation comes before anything published after it.
+	wait := time.Second
+	if d, ok := ctx.Deadline(); ok {
+		wait = max(time.Until(d), time.Millisecond)
+	}
+	if _, err := ps.ReceiveTimeout(ctx, wait); err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (r *redisBackend) announce(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, r.open+name, stored, ttl)
+		p.SAdd(ctx, r.suppliers, name)
+		p.Publish(ctx, r.channel, msg)
+		return nil
+	})
+	return err
+}
+
+func (r *redisBackend) withdraw(ctx context.Context, name string, msg []byte) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, r.open+name)
+		p.SRem(ctx, r.suppliers, name)
+		p.Publish(ctx, r.channel, msg)
+		return nil
+	})
+	return err
+}
+
+func (r *redisBackend) opens(ctx context.Context) ([]storedOpen, error) {
+	names, err := r.rdb.SMembers(ctx, r.suppliers).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out []storedOpen
+	for _, name := range names {
+		var get *redis.StringCmd
+		var pttl *redis.DurationCmd
+		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			get = p.Get(ctx, r.open+name)
+			pttl = p.PTTL(ctx, r.open+name)
+			return nil
+		})
+		if errors.Is(err, redis.Nil) || (err == nil && pttl.Val() <= 0) {
+			r.rdb.SRem(ctx, r.suppliers, name) // expired: tidy the set
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		p, _ := get.Bytes()
+		out = append(out, storedOpen{payload: p, left: pttl.Val()})
+	}
+	return out, nil
+}
+
+func (r *redisBackend) acquire(ctx context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
+	// SET key replica PX ttl NX: set only if absent, with an expiry; and
+	// in the same round trip, how long the lease has left if it was taken.
+	var set *redis.Cmd
+	var pttl *redis.DurationCmd
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.Do(ctx, "SET", r.lease+name, replica, "PX", ttl.Milliseconds(), "NX")
+		pttl = p.PTTL(ctx, r.lease+name)
+		return nil
+	})
+	switch {
+	case set.Err() == nil:
+		return true, 0, nil
+	case errors.Is(set.Err(), redis.Nil):
+		return false, max(pttl.Val(), 0), nil
+	}
+	return false, 0, err
+}
+
+func (r *redisBackend) renew(ctx context.Context, name, replica string, ttl time.Duration) (bool, error) {
+	n, err := renewScript.Run(ctx, r.rdb, []string{r.lease + name}, replica, ttl.Milliseconds()).Int()
+	return err == nil && n == 1, err
+}
+
+func (r *redisBackend) release(ctx context.Context, name, replica string) error {
+	return releaseScript.Run(ctx, r.rdb, []string{r.lease + name}, replica).Err()
+}
+
+// redisFeed is a Redis subscription.
+type redisFeed struct{ ps *redis.PubSub }
+
+func (f *redisFeed) receive(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	v, err := f.ps.ReceiveTimeout(ctx, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := v.(*redis.Message); ok {
+		return []byte(m.Payload), nil
+	}
+	return nil, nil
+}
+
+func (f *redisFeed) ping(ctx context.Context) error { return f.ps.Ping(ctx) }
+func (f *redisFeed) close() error                   { return f.ps.Close() }

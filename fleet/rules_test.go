@@ -1,0 +1,226 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Deterministic tests of the link's logic in virtual time, over the
+// in-process hub (a 5 ms one-way latency); the same behaviours are shown
+// against a real Redis in fleet_test.go.
+
+const hubLatency = 5 * time.Millisecond
+
+type vReplica struct {
+	link *Link
+	mu   sync.Mutex
+	evs  []breaker.Event
+}
+
+func (r *vReplica) payments(t *testing.T) *executor.Executor {
+	ex, err := r.link.Group().Executor("payments")
+	require.NoError(t, err)
+	return ex
+}
+
+func (r *vReplica) events() []breaker.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]breaker.Event(nil), r.evs...)
+}
+
+func startVirtualFleet(t *testing.T, h *hub, n int) []*vReplica {
+	rs := make([]*vReplica, n)
+	for i := range rs {
+		r := &vReplica{}
+		g := executor.GroupConfig{
+			Default: executor.Config{Workers: 2, InvocationTimeout: time.Second,
+				Breaker: breaker.Config{ResetTimeout: 3 * time.Second, ConsecutiveFailures: 1}},
+			OnTransition: func(e breaker.Event) {
+				r.mu.Lock()
+				r.evs = append(r.evs, e)
+				r.mu.Unlock()
+			},
+		}
+		l, err := newLink(virtualConfig(fmt.Sprintf("r%d", i)), g, h)
+		require.NoError(t, err)
+		r.link = l
+		r.payments(t)
+		rs[i] = r
+	}
+	synctest.Wait()
+	return rs
+}
+
+func closeAll(t *testing.T, rs []*vReplica) {
+	for _, r := range rs {
+		require.NoError(t, r.link.Close(context.Background()))
+	}
+}
+
+func TestVirtualTripArrivesAfterTheLinkLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := startVirtualFleet(t, newHub(hubLatency), 3)
+		defer closeAll(t, rs)
+		tripped := time.Now()
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+		time.Sleep(time.Second)
+		own := rs[0].events()[0]
+		for _, r := range rs[1:] {
+			evs := r.events()
+			require.Len(t, evs, 1)
+			e := evs[0]
+			assert.Equal(t, breaker.Remote, e.Reason)
+			assert.Equal(t, tripped.Add(hubLatency), e.Time, "opened one latency after the trip")
+			// Durations are relative to the sender's clock at sending, so
+			// the probe time is late by the one-way latency, exactly.
+			assert.Equal(t, own.OpenUntil.Add(hubLatency), e.OpenUntil, "the same probe time, but for the latency")
+		}
+	})
+}
+
+func TestVirtualOneProbePerPeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := startVirtualFleet(t, newHub(hubLatency), 5)
+		defer closeAll(t, rs)
+		var mu sync.Mutex
+		var probes []time.Time
+		healthy := false
+		fn := func(context.Context) (int, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			probes = append(probes, time.Now())
+			if healthy {
+				return 1, nil
+			}
+			return 0, errors.New("down")
+		}
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+		start := time.Now()
+		time.Sleep(hubLatency + time.Millisecond) // the trip reaches every replica
+		// Every replica calls every 10 ms for ten reset periods.
+		traffic := func(d time.Duration) {
+			for range d / (10 * time.Millisecond) {
+				for _, r := range rs {
+					if f, err := executor.Submit(context.Background(), r.payments(t), fn); err == nil {
+						_, _ = f.Await(context.Background())
+					}
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		traffic(30 * time.Second)
+		mu.Lock()
+		n := len(probes)
+		for i := 1; i < n; i++ {
+			assert.GreaterOrEqual(t, probes[i].Sub(probes[i-1]), 3*time.Second, "probe %d", i)
+		}
+		healthy = true
+		mu.Unlock()
+		assert.Equal(t, 9, n, "a probe every 3 s (+ a 10 ms call period) in 30 s, after the first 3 s")
+		assert.GreaterOrEqual(t, probes[0].Sub(start), 3*time.Second)
+		traffic(4 * time.Second)
+		for _, r := range rs {
+			_, err := executor.Submit(context.Background(), r.payments(t), fn)
+			assert.NoError(t, err, "the fleet closed together")
+		}
+	})
+}
+
+func TestVirtualLeaseExpiresWhenTheHolderDies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := startVirtualFleet(t, newHub(hubLatency), 3)
+		type probe struct {
+			by int
+			at time.Time
+		}
+		var mu sync.Mutex
+		var probes []probe
+		hang := func(i int) func(context.Context) (int, error) {
+			return func(ctx context.Context) (int, error) {
+				mu.Lock()
+				probes = append(probes, probe{i, time.Now()})
+				mu.Unlock()
+				<-ctx.Done()
+				return 0, ctx.Err()
+			}
+		}
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+		time.Sleep(hubLatency + time.Millisecond) // the trip reaches every replica
+		dead := -1
+		for range 1000 {
+			for i, r := range rs {
+				if i == dead {
+					continue
+				}
+				_, _ = executor.Submit(context.Background(), r.payments(t), hang(i))
+			}
+			time.Sleep(10 * time.Millisecond)
+			mu.Lock()
+			if dead < 0 && len(probes) == 1 {
+				// The holder dies mid-probe: its link goes silent.
+				dead = probes[0].by
+				go rs[dead].link.Close(context.Background())
+			}
+			mu.Unlock()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		require.GreaterOrEqual(t, len(probes), 2)
+		first, second := probes[0], probes[1]
+		assert.NotEqual(t, first.by, second.by)
+		lease := leaseTTL(executor.GroupConfig{Default: executor.Config{InvocationTimeout: time.Second}}, "payments", DefaultMargin)
+		gap := second.at.Sub(first.at)
+		assert.GreaterOrEqual(t, gap, lease-DefaultMargin, "not before the lease expired")
+		assert.LessOrEqual(t, gap, lease+2*DefaultMargin+10*time.Millisecond, "as soon as it expired")
+		for i, r := range rs {
+			if i != dead {
+				require.NoError(t, r.link.Close(context.Background()))
+			}
+		}
+	})
+}
+
+func TestVirtualLinkDownGivesHoldsBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 3)
+		defer closeAll(t, rs)
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+		time.Sleep(time.Second)
+		probeAt := rs[0].events()[0].OpenUntil
+		for _, r := range rs {
+			s := r.payments(t).Breaker().Stats()
+			require.Equal(t, breaker.Open, s.State)
+			assert.True(t, s.OpenUntil.After(probeAt.Add(time.Second)), "held past the probe time until the lease decides")
+		}
+		h.setDown(true)
+		time.Sleep(100 * time.Millisecond)
+		for i, r := range rs {
+			assert.False(t, r.link.Stats().Up)
+			s := r.payments(t).Breaker().Stats()
+			assert.Equal(t, breaker.Open, s.State, "still protecting itself")
+			// Each probes on its own at the probe time it learnt.
+			assert.Equal(t, probeAt.Add(time.Duration(min(i, 1))*hubLatency), s.OpenUntil, "replica %d", i)
+		}
+		// Back up, empty: the links reconnect, rewrite their opens, and
+		// hold their breakers again.
+		h.setDown(false)
+		time.Sleep(time.Second)
+		for _, r := range rs {
+			assert.True(t, r.link.Stats().Up)
+			assert.GreaterOrEqual(t, r.link.Stats().Sessions, uint64(2))
+		}
+	})
+}
