@@ -153,7 +153,8 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 	return errors.New("executor: Submit of a nil function")
 }
 
-// saturated trips the breaker in the call that found the bulkhead full. A
+// saturated trips the breaker in the call that found the bulkhead full of
+// stuck calls, and refuses only this call if they are young (StuckConfig). A
 // half-open probe that found no slot (calls that ignore their context still
 // hold them) is deferred instead: the breaker re-opens for a fresh reset
 // timeout, and the caller sees ErrOpen, as everyone else does meanwhile.
@@ -162,6 +163,9 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 		reject(p, breaker.ProbeDeferred)
 		ex.leave()
 		return ex.reject(RejectedOpen)
+	}
+	if !ex.isStuck() {
+		return ex.busy() // young calls: refuse this one, leave the breaker alone
 	}
 	r, br := RejectedSaturated, breaker.Saturation
 	if ex.queued != nil {
@@ -250,7 +254,8 @@ func (c *call[T]) start() {
 	at := addSat(now, ex.timeout)
 	if d, ok := c.ctx.parent.Deadline(); ok {
 		if pd := int64(d.Sub(ex.env.epoch)); pd < at {
-			at = pd // the caller's deadline comes first: time the call out then
+			c.ctx.cut = cutBy(at, pd) // for startedAt
+			at = pd                   // the caller's deadline comes first: time the call out then
 		}
 	}
 	c.ctx.deadline, c.ctx.node.at = at, at
@@ -409,6 +414,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 			v, err = zero, perr
 		}
 		if o == breaker.Success {
+			ex.observe(c.startedAt())
 			ex.closeIfDrained()
 		}
 	}
