@@ -89,15 +89,17 @@ type Series struct {
 }
 
 // The series of a track, in ring order: calls by outcome, then refusals
-// by executor.Rejection.
+// by executor.Rejection, in executor.Rejection order.
 var (
-	outcomeNames   = []string{"success", "failure", "ignored"}
+	outcomeNames = []string{"success", "failure", "ignored"}
+	rejections   = []executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
+		executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
 	rejectionNames = func() []string {
-		var r [len(executor.Stats{}.Rejected)]string
-		for i := range r {
-			r[i] = executor.Rejection(i).String()
+		r := make([]string, len(rejections))
+		for i, rej := range rejections {
+			r[i] = rej.String()
 		}
-		return r[:]
+		return r
 	}()
 	numSeries = len(outcomeNames) + len(rejectionNames)
 )
@@ -106,7 +108,10 @@ var (
 func counters(s *executor.Stats) []uint64 {
 	c := make([]uint64, 0, numSeries)
 	c = append(c, s.Successes, s.Failures, s.Ignored)
-	return append(c, s.Rejected[:]...)
+	for _, r := range rejections {
+		c = append(c, s.Rejected.Of(r))
+	}
+	return c
 }
 
 // rank places a supplier in the trouble-first order.
@@ -153,7 +158,7 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 		},
 	}
 	for i, n := range rejectionNames {
-		t.Totals.Rejected[n] = s.Rejected[i]
+		t.Totals.Rejected[n] = s.Rejected.Of(rejections[i])
 	}
 	if s.Breaker.State == breaker.Open {
 		at := s.Breaker.OpenUntil

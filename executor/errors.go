@@ -55,7 +55,7 @@ const (
 var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed", "busy"}
 
 // String returns the reason as the metrics label it: "open", "saturated",
-// "queue-full" or "closed".
+// "queue-full", "closed" or "busy".
 func (r Rejection) String() string {
 	if r < numRejections {
 		return rejectionNames[r]

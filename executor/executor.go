@@ -276,7 +276,8 @@ type Stats struct {
 	Timeouts, Panics, Cancelled  uint64
 	QueueTimeouts                uint64 // calls that never got a slot in time
 
-	Rejected [numRejections]uint64 // by Rejection: Rejected[RejectedOpen], ...
+	// Rejected counts the calls refused without running, by reason.
+	Rejected Rejections
 
 	// LatencyP50 and LatencyP99 are the median and the 99th percentile of
 	// the durations of recent successful calls (the last 512 to 1024
@@ -296,17 +297,50 @@ func (ex *Executor) Stats() Stats {
 		Successes: ex.successes.Load(),
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
-	s.Rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker
+	var rejected [numRejections]uint64
+	rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker
 	s.LatencyP50, s.LatencyP99 = ex.latencyStats()
 	if rc := ex.rare.Load(); rc != nil {
 		s.Overdue = int(rc.overdue.Load())
 		s.Timeouts, s.Panics, s.Cancelled = rc.timeouts.Load(), rc.panics.Load(), rc.cancelled.Load()
 		s.QueueTimeouts = rc.queueTimeouts.Load()
-		for i := range s.Rejected {
-			s.Rejected[i] += rc.rejected[i].Load() // RejectedOpen here: deferred probes
+		for i := range rejected {
+			rejected[i] += rc.rejected[i].Load() // RejectedOpen here: deferred probes
 		}
 	}
+	s.Rejected = Rejections{
+		Open: rejected[RejectedOpen], Saturated: rejected[RejectedSaturated], QueueFull: rejected[RejectedQueueFull],
+		Busy: rejected[RejectedBusy], Closed: rejected[RejectedClosed],
+	}
 	return s
+}
+
+// Rejections counts the calls an executor refused without running them,
+// by reason (RejectedError.Reason).
+type Rejections struct {
+	Open      uint64 // the breaker was open, or a half-open probe found no slot
+	Saturated uint64 // no free slot and no queue, the calls stuck: the breaker tripped
+	QueueFull uint64 // no free slot and a full queue, the calls stuck: the breaker tripped
+	Busy      uint64 // no free slot (nor queue place), the calls young: only this call refused
+	Closed    uint64 // the executor was closed
+}
+
+// Of returns the count of one reason, for code that goes over every
+// Rejection, such as a metrics exporter labelling them by Rejection.String.
+func (r Rejections) Of(reason Rejection) uint64 {
+	switch reason {
+	case RejectedOpen:
+		return r.Open
+	case RejectedSaturated:
+		return r.Saturated
+	case RejectedQueueFull:
+		return r.QueueFull
+	case RejectedBusy:
+		return r.Busy
+	case RejectedClosed:
+		return r.Closed
+	}
+	return 0
 }
 
 // count records an outcome on the breaker (which counts failures and

@@ -77,8 +77,8 @@ func TestSaturationTrips(t *testing.T) {
 			_, err = executor.Submit(t.Context(), ex, s.cooperative)
 			require.ErrorIs(t, err, executor.ErrOpen)
 			st := ex.Stats()
-			assert.Equal(t, uint64(1), st.Rejected[executor.RejectedSaturated], "the bulkhead was not asked again")
-			assert.Equal(t, uint64(1), st.Rejected[executor.RejectedOpen])
+			assert.Equal(t, uint64(1), st.Rejected.Saturated, "the bulkhead was not asked again")
+			assert.Equal(t, uint64(1), st.Rejected.Open)
 			assert.Equal(t, n, st.Busy)
 			assert.Equal(t, []string{"closed>open:saturation"}, ev.list())
 			assert.Equal(t, int64(n), s.entered.Load())
@@ -362,7 +362,7 @@ func TestImmediateResubmitIsNeverRefused(t *testing.T) {
 		_, err := executor.Do(ctx, ex, func(context.Context) (int, error) { return i, nil })
 		require.NoError(t, err, "cycle %d", i)
 	}
-	assert.Zero(t, ex.Stats().Rejected[executor.RejectedSaturated])
+	assert.Zero(t, ex.Stats().Rejected.Saturated)
 }
 
 func TestPanics(t *testing.T) {

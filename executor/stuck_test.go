@@ -75,7 +75,7 @@ func TestStuckOrBusy(t *testing.T) {
 			assert.Equal(t, executor.RejectedBusy, rejection(t, err), "just under the ceiling")
 			assert.Equal(t, breaker.Closed, ex.Breaker().State())
 			st := ex.Stats()
-			assert.Equal(t, uint64(4), st.Rejected[executor.RejectedBusy])
+			assert.Equal(t, uint64(4), st.Rejected.Busy)
 			assert.Zero(t, st.Failures+st.Ignored, "a busy refusal is not an outcome of the supplier")
 
 			time.Sleep(time.Nanosecond)

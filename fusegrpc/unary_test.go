@@ -117,7 +117,7 @@ func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
 	unaryKey := addr + "/grpc.testing.TestService/UnaryCall"
 	assert.Equal(t, breaker.Open, stats(t, g, emptyKey).Breaker.State)
 	assert.Equal(t, breaker.Closed, stats(t, g, unaryKey).Breaker.State)
-	assert.Equal(t, uint64(1), stats(t, g, emptyKey).Rejected[executor.RejectedOpen])
+	assert.Equal(t, uint64(1), stats(t, g, emptyKey).Rejected.Open)
 }
 
 func TestASaturatedSupplierRefusesWithUnavailable(t *testing.T) {

@@ -40,7 +40,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		}
 		st := stats(t, g, up.key(t))
 		assert.Equal(t, uint64(20), st.Successes)
-		assert.Zero(t, st.Rejected[executor.RejectedSaturated])
+		assert.Zero(t, st.Rejected.Saturated)
 	})
 
 	t.Run("reading the body to EOF frees the slot without Close", func(t *testing.T) {

@@ -97,8 +97,8 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 	st := stats(t, g, slow.key(t))
 	assert.Equal(t, breaker.Closed, st.Breaker.State)
 	assert.Equal(t, uint64(2), st.Timeouts)
-	assert.Equal(t, uint64(1), st.Rejected[executor.RejectedSaturated])
-	assert.GreaterOrEqual(t, st.Rejected[executor.RejectedOpen], uint64(1))
+	assert.Equal(t, uint64(1), st.Rejected.Saturated)
+	assert.GreaterOrEqual(t, st.Rejected.Open, uint64(1))
 	assert.Equal(t, 0, st.Busy)
 	assert.Equal(t, []string{
 		"closed>open:saturation", "open>half-open:reset-timeout", "half-open>closed:probes-succeeded",

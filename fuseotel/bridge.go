@@ -121,10 +121,14 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 // SeriesPerSupplier is the number of data points the bridge observes per
 // supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
 // outcomes, and 12 instruments without a second attribute.
-const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.Stats{}.Rejected) + 3 + 12
+const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(rejections) + 3 + 12
 
 // states are the values of the state attribute, in breaker.State order.
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
+
+// rejections are the label values of the rejection counter.
+var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
+	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
 
 type bridge struct {
 	g    *executor.Group
@@ -187,8 +191,8 @@ func (b *bridge) observeOne(o metric.Observer, st executor.Stats) {
 	counter(b.panics, st.Panics)
 	counter(b.cancelled, st.Cancelled)
 	counter(b.queueTimeouts, st.QueueTimeouts)
-	for r, n := range st.Rejected {
-		counter(b.rejections, n, attribute.String("reason", snake(executor.Rejection(r).String())))
+	for _, r := range rejections {
+		counter(b.rejections, st.Rejected.Of(r), attribute.String("reason", snake(r.String())))
 	}
 }
 

@@ -281,7 +281,7 @@ func runBurst(ctx context.Context, cfg BurstConfig, literal bool) (BurstRun, err
 	line := func(time.Duration) string {
 		st := ex.Stats()
 		return fmt.Sprintf("busy %2d/%d  p99 %v  breaker %s  busy refusals %d", st.Busy, st.Workers,
-			st.LatencyP99.Round(time.Millisecond), st.Breaker.State, st.Rejected[executor.RejectedBusy])
+			st.LatencyP99.Round(time.Millisecond), st.Breaker.State, st.Rejected.Busy)
 	}
 	err = drive(runCtx, clk, cfg.Duration, name, cfg.ProgressEvery, cfg.Progress, func(time.Duration) {}, line)
 	stop()

@@ -38,12 +38,16 @@ type Collector struct {
 // states are the label values of the state gauge, in breaker.State order.
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
 
+// rejections are the label values of the rejection counter.
+var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
+	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
+
 // SeriesPerSupplier is the number of series the collector reports for
 // each supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
 // outcomes, and 12 metrics without a second label. The number of series is
 // this times the number of suppliers: with one executor per upstream host,
 // bound the hosts with GroupConfig.IdleTimeout or GroupConfig.Strict.
-const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.Stats{}.Rejected) + 3 + 12
+const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(rejections) + 3 + 12
 
 // NewCollector returns a collector for g. Register it once per group:
 //
@@ -183,8 +187,8 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	counter(c.panics, st.Panics)
 	counter(c.cancelled, st.Cancelled)
 	counter(c.queueTimeouts, st.QueueTimeouts)
-	for r, n := range st.Rejected {
-		counter(c.rejections, n, snake(executor.Rejection(r).String()))
+	for _, r := range rejections {
+		counter(c.rejections, st.Rejected.Of(r), snake(r.String()))
 	}
 }
 

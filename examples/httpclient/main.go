@@ -110,7 +110,7 @@ func main() {
 		st := ex.Stats()
 		fmt.Printf("%s: breaker %s, %d ok, %d failed (%d timeouts), refused: %d open, %d busy, %d stuck\n",
 			names[addr], st.Breaker.State, st.Successes, st.Failures, st.Timeouts,
-			st.Rejected[executor.RejectedOpen], st.Rejected[executor.RejectedBusy], st.Rejected[executor.RejectedSaturated])
+			st.Rejected.Open, st.Rejected.Busy, st.Rejected.Saturated)
 	}
 }
 

@@ -85,7 +85,7 @@ func main() {
 	time.Sleep(600 * time.Millisecond) // let the last calls finish
 	s := ex.Stats()
 	fmt.Printf("done: %d ok, %d timed out, %d refused while open, %d refused busy, %d refused stuck\n",
-		s.Successes, s.Timeouts, s.Rejected[executor.RejectedOpen], s.Rejected[executor.RejectedBusy], s.Rejected[executor.RejectedSaturated])
+		s.Successes, s.Timeouts, s.Rejected.Open, s.Rejected.Busy, s.Rejected.Saturated)
 }
 
 // busy reports whether err is a busy refusal: the bulkhead was full of
