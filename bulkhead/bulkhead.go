@@ -1,6 +1,7 @@
 package bulkhead
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,12 +18,14 @@ var ErrFull = errors.New("bulkhead: full")
 // word, and int conversions must be exact on 32-bit platforms too.
 const maxSize = math.MaxInt32
 
-// Config sets the size of a [Bulkhead]. It is plain data; the zero value is
-// not valid, because a bulkhead without slots could never admit anything.
+// defaultSlots is the size of a zero Config, as in executor.Config.
+const defaultSlots = 10
+
+// Config sets the size of a [Bulkhead]. It is plain data; the zero value
+// is 10 slots and no queue, as in executor.Config.
 type Config struct {
 	// Slots is the number of calls that may hold a slot at the same time.
-	// It must be at least 1: 0 is an error, not a default, so that a
-	// forgotten field is caught by New instead of silently picking a size.
+	// 0 means 10.
 	Slots int
 
 	// Queue is the number of callers that may wait for a slot, in FIFO
@@ -63,8 +66,8 @@ type Bulkhead struct {
 // field.
 func New(cfg Config) (*Bulkhead, error) {
 	switch {
-	case cfg.Slots < 1:
-		return nil, fmt.Errorf("bulkhead: Slots must be ≥ 1, got %d", cfg.Slots)
+	case cfg.Slots < 0:
+		return nil, fmt.Errorf("bulkhead: Slots must be ≥ 1, or 0 for the default 10, got %d", cfg.Slots)
 	case cfg.Slots > maxSize:
 		return nil, fmt.Errorf("bulkhead: Slots must be ≤ %d, got %d", maxSize, cfg.Slots)
 	case cfg.Queue < 0:
@@ -83,7 +86,7 @@ func New(cfg Config) (*Bulkhead, error) {
 		low = cfg.Queue / 2
 	}
 	b := new(Bulkhead)
-	b.s.Init(cfg.Slots, cfg.Queue, low)
+	b.s.Init(cmp.Or(cfg.Slots, defaultSlots), cfg.Queue, low)
 	return b, nil
 }
 

@@ -1,6 +1,7 @@
 package bulkhead_test
 
 import (
+	"cmp"
 	"runtime"
 	"testing"
 
@@ -22,8 +23,8 @@ func TestNewValidatesConfig(t *testing.T) {
 		wantErr string // "" for a valid config
 		wantLow int
 	}{
-		{"zero slots are refused", bulkhead.Config{}, "bulkhead: Slots must be ≥ 1, got 0", 0},
-		{"negative slots are refused", bulkhead.Config{Slots: -3}, "bulkhead: Slots must be ≥ 1, got -3", 0},
+		{"the zero config is 10 slots and no queue", bulkhead.Config{}, "", 0},
+		{"negative slots are refused", bulkhead.Config{Slots: -3}, "bulkhead: Slots must be ≥ 1, or 0 for the default 10, got -3", 0},
 		{"slots beyond 32 bits are refused", bulkhead.Config{Slots: 1 << 31}, "bulkhead: Slots must be ≤ 2147483647, got 2147483648", 0},
 		{"a negative queue is refused", bulkhead.Config{Slots: 1, Queue: -1}, "bulkhead: Queue must be ≥ 0, got -1", 0},
 		{"a negative low water is refused", bulkhead.Config{Slots: 1, Queue: 4, LowWater: -1}, "bulkhead: LowWater must be ≥ 0, got -1", 0},
@@ -42,16 +43,14 @@ func TestNewValidatesConfig(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			slots := cmp.Or(tt.cfg.Slots, 10)
 			assert.Equal(t, bulkhead.Stats{
-				Free: tt.cfg.Slots, Slots: tt.cfg.Slots, QueueCap: tt.cfg.Queue, LowWater: tt.wantLow,
+				Free: slots, Slots: slots, QueueCap: tt.cfg.Queue, LowWater: tt.wantLow,
 			}, b.Stats())
 		})
 	}
 }
 
-// TestDistribution admits load blocking calls, checks how they split into
-// executing, queued and refused, then completes them one at a time and
-// checks that queued calls start in FIFO order and every count returns to 0.
 // TestIdleBulkheadsCostNoGoroutineAndLittleMemory keeps 10,000 used and then
 // idle bulkheads alive and measures what they cost.
 func TestIdleBulkheadsCostNoGoroutineAndLittleMemory(t *testing.T) {

@@ -31,8 +31,8 @@ type Group struct {
 // executor.Config field of the same name; what a field left out means
 // depends on where the Executor is (see Group).
 type Executor struct {
-	// Workers is executor.Config.Workers: calls that may run at once.
-	Workers *int `json:"workers,omitempty" yaml:"workers,omitempty"`
+	// Slots is executor.Config.Slots: calls that may run at once.
+	Slots *int `json:"slots,omitempty" yaml:"slots,omitempty"`
 	// Queue is executor.Config.Queue: calls that may wait for a slot.
 	Queue *int `json:"queue,omitempty" yaml:"queue,omitempty"`
 	// QueueTimeout is executor.Config.QueueTimeout.

@@ -84,7 +84,7 @@ func TestSnapshotDescribesEverySupplierTroubleFirst(t *testing.T) {
 		require.NotNil(t, p.ProbeInMS)
 		assert.Equal(t, int64(1500), *p.ProbeInMS, "reset timeout 2 s, tripped 0.5 s ago")
 		assert.True(t, p.ProbeAt.Equal(tripped.Add(2*time.Second)))
-		assert.Equal(t, 2, p.Workers)
+		assert.Equal(t, 2, p.Slots)
 		assert.Equal(t, 2, p.Free)
 
 		sr := tile(t, s, "search")

@@ -14,7 +14,7 @@ import (
 type Busy struct {
 	Supplier   string
 	Time       time.Time
-	Workers    int           // the bulkhead's slots, all held
+	Slots      int           // the bulkhead's slots, all held
 	Queued     int           // calls waiting in the (full) queue
 	StuckAfter time.Duration // the age that would have made the bulkhead stuck
 }
@@ -28,7 +28,7 @@ func (ex *Executor) busy() error {
 	if ex.counts().onBusy != nil {
 		_, queued := ex.bh.Counts()
 		size, _, _ := ex.bh.Size()
-		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: size, Queued: queued,
+		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Slots: size, Queued: queued,
 			StuckAfter: time.Duration(ex.stuckAfter())})
 	}
 	return err
@@ -45,7 +45,7 @@ func (ex *Executor) tellBusy(b Busy) {
 // at Info, at most one record per supplier and interval (1 s if interval
 // is 0), with the number of refusals since the previous record, so that a
 // burst of refusals costs one line. A record carries supplier, refused,
-// workers, queued and stuck_after. It logs when a refusal happens (it
+// slots, queued and stuck_after. It logs when a refusal happens (it
 // runs no timer): the refusals held back after the last record of a burst
 // are counted in the next burst's first record; Stats.Rejected has the
 // exact total at any time. Safe for concurrent use, by many executors.
@@ -75,7 +75,7 @@ func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
 		s.last, s.pending = b.Time, 0
 		mu.Unlock()
 		l.LogAttrs(context.Background(), slog.LevelInfo, "fusebox: bulkhead busy, calls refused",
-			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("workers", b.Workers),
+			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("slots", b.Slots),
 			slog.Int("queued", b.Queued), slog.Duration("stuck_after", b.StuckAfter))
 	}
 }

@@ -14,12 +14,12 @@ import (
 
 // The defaults of the zero values of Config, and the bounds of its fields.
 const (
-	defaultWorkers           = 10
+	defaultSlots             = 10
 	defaultInvocationTimeout = time.Second
 	// defaultResetTimeout is the breaker's own default for a zero
 	// Breaker.ResetTimeout, needed here to check it against the timeouts.
 	defaultResetTimeout = 5 * time.Second
-	// maxSize bounds Workers, Queue and LowWater (the bulkhead's counts are
+	// maxSize bounds Slots, Queue and LowWater (the bulkhead's counts are
 	// 32 bits wide).
 	maxSize = math.MaxInt32
 	// maxTimeout bounds the timeouts, as the breaker bounds its own.
@@ -30,9 +30,9 @@ const (
 // field has a documented zero value, so per-dependency settings can come
 // from a file.
 type Config struct {
-	// Workers is the number of calls that may run at once (the bulkhead's
+	// Slots is the number of calls that may run at once (the bulkhead's
 	// slots). 0 means 10.
-	Workers int
+	Slots int
 	// Queue is the number of calls that may wait for a slot when all are
 	// busy. 0 means none: a call that finds no slot is rejected with
 	// ErrSaturated (and trips the breaker if the bulkhead is stuck).
@@ -70,10 +70,10 @@ type Config struct {
 
 // resolved is a Config with its defaults applied.
 type resolved struct {
-	workers, queue, lowWater int
-	timeout, queueTimeout    time.Duration
-	breaker                  breaker.Config
-	stuck                    stuckPolicy
+	slots, queue, lowWater int
+	timeout, queueTimeout  time.Duration
+	breaker                breaker.Config
+	stuck                  stuckPolicy
 }
 
 // resolve checks c and applies the defaults. Every rule has a validator
@@ -81,13 +81,13 @@ type resolved struct {
 func (c Config) resolve(name string) (resolved, error) {
 	ck := &checker{name: name}
 	r := resolved{breaker: c.Breaker}
-	r.workers = ck.workers(c.Workers)
+	r.slots = ck.slots(c.Slots)
 	r.queue = ck.count("Queue", c.Queue)
 	r.timeout = ck.timeout("InvocationTimeout", c.InvocationTimeout, defaultInvocationTimeout)
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
 	r.lowWater = ck.lowWater(c.Queue, c.LowWater)
-	r.stuck = c.Stuck.resolve(r.timeout, r.workers, r.queue, ck.bad)
-	ck.probes(c.Breaker.HalfOpenProbes, r.workers, r.queue)
+	r.stuck = c.Stuck.resolve(r.timeout, r.slots, r.queue, ck.bad)
+	ck.probes(c.Breaker.HalfOpenProbes, r.slots, r.queue)
 	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
@@ -105,15 +105,15 @@ func (ck *checker) bad(format string, args ...any) {
 	ck.errs = append(ck.errs, fmt.Errorf("executor: %s: "+format, append([]any{ck.name}, args...)...))
 }
 
-func (ck *checker) workers(n int) int {
+func (ck *checker) slots(n int) int {
 	switch {
 	case n < 0:
-		ck.bad("Workers must be ≥ 1, or 0 for the default %d, got %d", defaultWorkers, n)
+		ck.bad("Slots must be ≥ 1, or 0 for the default %d, got %d", defaultSlots, n)
 	case n > maxSize:
-		ck.bad("Workers must be ≤ %d, got %d", maxSize, n)
+		ck.bad("Slots must be ≤ %d, got %d", maxSize, n)
 		return 0
 	case n == 0:
-		return defaultWorkers
+		return defaultSlots
 	}
 	return n
 }
@@ -168,11 +168,11 @@ func (ck *checker) lowWater(queue, low int) int {
 // fill the slots (and queue places), some probe always defers, the breaker
 // re-opens, and the successes of the others come too late to count: a
 // healthy supplier would stay open for good.
-func (ck *checker) probes(p, workers, queue int) {
-	if p > 0 && workers > 0 && queue >= 0 && int64(p) > int64(workers)+int64(queue) {
-		ck.bad("Breaker.HalfOpenProbes (%d) must not exceed Workers (%d) + Queue (%d): "+
+func (ck *checker) probes(p, slots, queue int) {
+	if p > 0 && slots > 0 && queue >= 0 && int64(p) > int64(slots)+int64(queue) {
+		ck.bad("Breaker.HalfOpenProbes (%d) must not exceed Slots (%d) + Queue (%d): "+
 			"a probe that finds no slot re-opens the breaker, so too many probes could never close it",
-			p, workers, queue)
+			p, slots, queue)
 	}
 }
 
@@ -219,7 +219,7 @@ func (c Config) build(name string) (parts, error) {
 		return parts{}, err
 	}
 	bh := new(slots.Slots)
-	bh.Init(r.workers, r.queue, r.lowWater) // resolve checked every size
+	bh.Init(r.slots, r.queue, r.lowWater) // resolve checked every size
 	return parts{r, br, bh}, nil
 }
 

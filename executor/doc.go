@@ -14,7 +14,7 @@
 // again.
 //
 //	ex, err := executor.New("payments", executor.Config{
-//		Workers:           10,
+//		Slots:             10,
 //		InvocationTimeout: 30 * time.Second,
 //		Breaker:           breaker.Config{ResetTimeout: 45 * time.Second},
 //	})

@@ -254,13 +254,13 @@ func (e *closeError) Error() string {
 func (e *closeError) Unwrap() error { return e.err }
 
 // Stats is a snapshot of one supplier. Slot and queue counts come from one
-// atomic word, so Busy+Free == Workers always; the breaker fields from one
+// atomic word, so Busy+Free == Slots always; the breaker fields from one
 // load of its state; the counters are read just after and only grow.
 type Stats struct {
 	Supplier string
 	Breaker  breaker.Stats // State, Reason, OpenUntil, Late, ...
 
-	Workers  int // bulkhead slots
+	Slots    int // bulkhead slots
 	Busy     int // slots held, overdue calls included
 	Free     int
 	Queued   int
@@ -293,7 +293,7 @@ func (ex *Executor) Stats() Stats {
 	s := Stats{
 		Supplier: ex.name,
 		Breaker:  ex.br.Stats(),
-		Workers:  size, Busy: inUse, Free: size - inUse, Queued: queued, QueueCap: queue,
+		Slots:    size, Busy: inUse, Free: size - inUse, Queued: queued, QueueCap: queue,
 		Successes: ex.successes.Load(),
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored

@@ -31,7 +31,7 @@ func TestDoOr(t *testing.T) {
 	})
 	t.Run("a saturated bulkhead falls back", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 1})
+			ex := newExecutor(t, executor.Config{Slots: 1})
 			release := make(chan struct{})
 			f, err := executor.Submit(context.Background(), ex, func(context.Context) (string, error) { <-release; return "", nil })
 			require.NoError(t, err)

@@ -23,7 +23,7 @@ type GroupConfig struct {
 	// Dependencies configure the dependencies they name, each with its
 	// whole configuration: Default does not apply to them, and a zero
 	// field means what it means in Config. To derive one from Default,
-	// copy it and change fields (payments := def; payments.Workers = 4).
+	// copy it and change fields (payments := def; payments.Slots = 4).
 	// A configuration file writes only the differences instead (package
 	// config does the merge).
 	Dependencies map[string]Config

@@ -28,13 +28,13 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 func TestGroup(t *testing.T) {
 	t.Run("a dependency's entry is its whole configuration; the default serves the others", func(t *testing.T) {
 		ev := &events{}
-		def := executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}}
+		def := executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}}
 		payments := def // derived from the default in code
 		payments.Queue, payments.InvocationTimeout, payments.Breaker.ResetTimeout = 4, 2*time.Second, time.Minute
 		g := newGroup(t, executor.GroupConfig{
 			Default: def,
 			Dependencies: map[string]executor.Config{
-				"search":   {Workers: 20}, // not derived: the rest is Config's defaults
+				"search":   {Slots: 20}, // not derived: the rest is Config's defaults
 				"payments": payments,
 			},
 			OnTransition: ev.listen,
@@ -43,7 +43,7 @@ func TestGroup(t *testing.T) {
 			ex, err := g.Executor(name)
 			require.NoError(t, err)
 			st := ex.Stats()
-			assert.Equal(t, want[0], st.Workers, name)
+			assert.Equal(t, want[0], st.Slots, name)
 			assert.Equal(t, want[1], st.QueueCap, name)
 			again, err := g.Executor(name)
 			require.NoError(t, err)

@@ -14,11 +14,11 @@ import (
 
 func TestLookupAndNames(t *testing.T) {
 	t.Run("configured dependencies exist from the start; lookups never create", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: 3}, "search": {}}})
+		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Slots: 3}, "search": {}}})
 		assert.Equal(t, []string{"payments", "search"}, g.Names(), "listed dependencies before any call")
 		ex, ok := g.Lookup("payments")
 		require.True(t, ok)
-		assert.Equal(t, 3, ex.Stats().Workers)
+		assert.Equal(t, 3, ex.Stats().Slots)
 
 		_, ok = g.Lookup("paymnets")
 		assert.False(t, ok)

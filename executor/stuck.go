@@ -94,9 +94,9 @@ type stuckPolicy struct {
 
 // resolve applies the defaults of c for an executor with this invocation
 // timeout, slots and queue places, reporting each bad field through bad.
-func (c StuckConfig) resolve(timeout time.Duration, workers, queue int, bad func(format string, args ...any)) stuckPolicy {
+func (c StuckConfig) resolve(timeout time.Duration, slots, queue int, bad func(format string, args ...any)) stuckPolicy {
 	p := stuckPolicy{always: c.TripOnAnySaturation, multiple: float32(c.Multiple),
-		needRunning: int32((workers + 1) / 2), needQueued: 1}
+		needRunning: int32((slots + 1) / 2), needQueued: 1}
 	switch {
 	case math.IsNaN(c.Multiple) || math.IsInf(c.Multiple, 0) || (c.Multiple != 0 && c.Multiple < 1):
 		bad("Stuck.Multiple must be ≥ 1, or 0 for the default %d, got %v", DefaultStuckMultiple, c.Multiple)

@@ -8,7 +8,7 @@
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"},
 //		Password: os.Getenv("REDIS_PASSWORD"), TLSConfig: &tls.Config{}})
 //	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop"}, executor.GroupConfig{
-//		Default: executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
+//		Default: executor.Config{Slots: 10, InvocationTimeout: 30 * time.Second,
 //			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
 //	})
 //	...

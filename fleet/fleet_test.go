@@ -32,7 +32,7 @@ var testLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func groupConfig() executor.GroupConfig {
 	return executor.GroupConfig{Default: executor.Config{
-		Workers: 2, InvocationTimeout: invocation,
+		Slots: 2, InvocationTimeout: invocation,
 		Breaker: breaker.Config{ResetTimeout: reset, ConsecutiveFailures: 1},
 	}}
 }

@@ -45,7 +45,7 @@ func startVirtualFleet(t *testing.T, h *hub, n int) []*vReplica {
 	for i := range rs {
 		r := &vReplica{}
 		g := executor.GroupConfig{
-			Default: executor.Config{Workers: 2, InvocationTimeout: time.Second,
+			Default: executor.Config{Slots: 2, InvocationTimeout: time.Second,
 				Breaker: breaker.Config{ResetTimeout: 3 * time.Second, ConsecutiveFailures: 1}},
 			OnTransition: func(e breaker.Event) {
 				r.mu.Lock()

@@ -123,7 +123,7 @@ func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
 func TestASaturatedSupplierRefusesWithUnavailable(t *testing.T) {
 	addr, svc := startServer(t)
 	cfg := defaults()
-	cfg.Workers = 1
+	cfg.Slots = 1
 	g := newGroup(t, executor.GroupConfig{Default: cfg})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 

@@ -13,7 +13,7 @@ import (
 func TestNamesMapAddressesToDependencies(t *testing.T) {
 	t.Run("a mapped host:port runs on the named dependency, others keep their address", func(t *testing.T) {
 		payments, other := newUpstream(t), newUpstream(t)
-		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: 3}}})
+		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Slots: 3}}})
 		client := newClient(t, &fusehttp.Transport{Group: g, Names: map[string]string{payments.key(t): "payments"}})
 		for range 2 {
 			_, _, err := get(t, client, payments.URL)
@@ -22,7 +22,7 @@ func TestNamesMapAddressesToDependencies(t *testing.T) {
 		_, _, err := get(t, client, other.URL)
 		require.NoError(t, err)
 		st := stats(t, g, "payments")
-		assert.Equal(t, 3, st.Workers, "the dependency's own configuration")
+		assert.Equal(t, 3, st.Slots, "the dependency's own configuration")
 		assert.Equal(t, uint64(2), st.Successes)
 		assert.Equal(t, uint64(1), stats(t, g, other.key(t)).Successes)
 		_, ok := g.Lookup(payments.key(t))

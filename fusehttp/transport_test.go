@@ -258,12 +258,12 @@ func TestKeys(t *testing.T) {
 
 	t.Run("a custom key picks the dependency's configuration", func(t *testing.T) {
 		up := newUpstream(t)
-		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"inventory": {Workers: 3}}})
+		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"inventory": {Slots: 3}}})
 		client := newClient(t, &fusehttp.Transport{Group: g, Key: func(*http.Request) string { return "inventory" }})
 		_, _, err := get(t, client, up.URL)
 		require.NoError(t, err)
 		st := stats(t, g, "inventory")
-		assert.Equal(t, 3, st.Workers)
+		assert.Equal(t, 3, st.Slots)
 		assert.Equal(t, uint64(1), st.Successes)
 	})
 

@@ -16,7 +16,7 @@ import (
 )
 
 func TestConfiguredDependenciesHaveSeriesFromStartup(t *testing.T) {
-	g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: 4}, "search": {}}})
+	g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Slots: 4}, "search": {}}})
 	c := metrics.NewCollector(g, metrics.Opts{})
 	assert.Equal(t, 2*metrics.SeriesPerSupplier, testutil.CollectAndCount(c), "series before any call")
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`

@@ -120,7 +120,7 @@ func startService(t *testing.T) *service {
 	s.client = s.upstream.Client()
 
 	base := executor.Config{
-		Workers:           8,
+		Slots:             8,
 		InvocationTimeout: time.Second,
 		Breaker:           breaker.Config{ConsecutiveFailures: 5, ResetTimeout: 2 * time.Second},
 	}
@@ -129,8 +129,8 @@ func startService(t *testing.T) *service {
 		Dependencies: map[string]executor.Config{
 			// Stuck calls hold their slots for up to 3 s; the first
 			// probe goes 5 s after the trip.
-			"payments": {Workers: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
-			"shipping": {Workers: 3, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
+			"payments": {Slots: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
+			"shipping": {Slots: 3, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
 		},
 		OnTransition: func(e breaker.Event) {
 			s.mu.Lock()

@@ -12,6 +12,9 @@ import (
 	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
+// TestDistribution admits load blocking calls, checks how they split into
+// executing, queued and refused, then completes them one at a time and
+// checks that queued calls start in FIFO order and every count returns to 0.
 func TestDistribution(t *testing.T) {
 	tests := []struct {
 		name               string
