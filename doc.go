@@ -16,7 +16,7 @@
 // [github.com/fusebox-go/fusebox/executor.Do] and
 // [github.com/fusebox-go/fusebox/executor.Submit] make calls through it, and
 // [github.com/fusebox-go/fusebox/executor.NewGroup] keeps one executor per
-// named dependency. For outgoing HTTP, put a
+// named supplier. For outgoing HTTP, put a
 // [github.com/fusebox-go/fusebox/fusehttp.Transport] in an http.Client and
 // every upstream host gets its own executor.
 //

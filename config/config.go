@@ -11,19 +11,19 @@ import (
 // Group is an executor.GroupConfig as a file writes it. Every field is
 // optional: a field left out (or null) is not set.
 type Group struct {
-	// Default configures every dependency that Dependencies does not list.
+	// Default configures every supplier that Suppliers does not list.
 	// The fields it leaves out have the defaults of executor.Config.
 	Default Executor `json:"default" yaml:"default"`
-	// Dependencies configure the dependencies they name. An entry writes
+	// Suppliers configure the suppliers they name. An entry writes
 	// only what differs from Default: each field it sets replaces
 	// Default's, an explicit zero included ("queue": 0 means no queue even
 	// when Default has one), and each field it leaves out is Default's.
-	Dependencies map[string]Executor `json:"dependencies,omitempty" yaml:"dependencies,omitempty"`
+	Suppliers map[string]Executor `json:"suppliers,omitempty" yaml:"suppliers,omitempty"`
 	// IdleTimeout is executor.GroupConfig.IdleTimeout: evict an executor
 	// that saw no call for this long. Left out: never.
 	IdleTimeout *Duration `json:"idleTimeout,omitempty" yaml:"idleTimeout,omitempty"`
 	// Strict is executor.GroupConfig.Strict: refuse names that
-	// Dependencies does not list. Left out: false.
+	// Suppliers does not list. Left out: false.
 	Strict *bool `json:"strict,omitempty" yaml:"strict,omitempty"`
 }
 
@@ -64,7 +64,7 @@ type Stuck struct {
 // Breaker is the data of a breaker.Config as a file writes it. Each field
 // is the breaker.Config field of the same name. Name, ErrorKinds, Classify
 // and OnTransition cannot come from a file: a breaker is named after its
-// dependency, and the others hold functions; set them in code on the
+// supplier, and the others hold functions; set them in code on the
 // result.
 type Breaker struct {
 	// ConsecutiveFailures is breaker.Config.ConsecutiveFailures.
@@ -114,18 +114,18 @@ func (d *Duration) UnmarshalText(text []byte) error {
 }
 
 // GroupConfig returns the executor.GroupConfig that g describes, each
-// dependency's configuration complete (Default and its entry), validated
+// supplier's configuration complete (Default and its entry), validated
 // with the errors of executor.NewGroup. The fields that hold functions
 // (OnTransition, Runner, and those of each Breaker) are nil: set them on
 // the result before executor.NewGroup.
 func (g Group) GroupConfig() (executor.GroupConfig, error) {
 	cfg := executor.GroupConfig{Default: g.Default.Config()}
-	if g.Dependencies != nil {
-		cfg.Dependencies = make(map[string]executor.Config, len(g.Dependencies))
-		for name, d := range g.Dependencies {
+	if g.Suppliers != nil {
+		cfg.Suppliers = make(map[string]executor.Config, len(g.Suppliers))
+		for name, d := range g.Suppliers {
 			c := cfg.Default
 			d.applyTo(&c)
-			cfg.Dependencies[name] = c
+			cfg.Suppliers[name] = c
 		}
 	}
 	if g.IdleTimeout != nil {

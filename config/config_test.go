@@ -43,9 +43,9 @@ func TestLoadExampleConfig(t *testing.T) {
 	search.Breaker.SlowCallRate, search.Breaker.SlowCallDuration = 0.8, 500*time.Millisecond
 	search.Breaker.FailureRate = 0 // written as 0: the default's failure-rate rule is off
 	assert.Equal(t, executor.GroupConfig{
-		Default:      def,
-		Dependencies: map[string]executor.Config{"payments": payments, "reports": reports, "search": search},
-		IdleTimeout:  10 * time.Minute,
+		Default:     def,
+		Suppliers:   map[string]executor.Config{"payments": payments, "reports": reports, "search": search},
+		IdleTimeout: 10 * time.Minute,
 	}, cfg)
 
 	g := newGroup(t, cfg)
@@ -87,29 +87,29 @@ func TestParseFields(t *testing.T) {
 
 	t.Run("a count window and strict", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"breaker": {"failureRate": 0.5, "windowSize": 40}},
-			"dependencies": {"a": {}}, "strict": true}`))
+			"suppliers": {"a": {}}, "strict": true}`))
 		require.NoError(t, err)
 		assert.Equal(t, 40, cfg.Default.Breaker.WindowSize)
 		assert.True(t, cfg.Strict)
 	})
 
-	t.Run("a dependency takes the default's fields and replaces those it sets", func(t *testing.T) {
+	t.Run("a supplier takes the default's fields and replaces those it sets", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{
 			"default": {"slots": 8, "queue": 4, "invocationTimeout": "2s", "breaker": {"consecutiveFailures": 3, "resetTimeout": "10s"}},
-			"dependencies": {"payments": {"slots": 2, "breaker": {"resetTimeout": "45s"}}}
+			"suppliers": {"payments": {"slots": 2, "breaker": {"resetTimeout": "45s"}}}
 		}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.Config{Slots: 2, Queue: 4, InvocationTimeout: 2 * time.Second,
-			Breaker: breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 45 * time.Second}}, cfg.Dependencies["payments"])
+			Breaker: breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 45 * time.Second}}, cfg.Suppliers["payments"])
 	})
 
-	t.Run("an explicit zero in a dependency means zero", func(t *testing.T) {
+	t.Run("an explicit zero in a supplier means zero", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{
 			"default": {"queue": 100, "queueTimeout": "1s", "lowWater": 10, "breaker": {"consecutiveFailures": 3, "failureRate": 0.5}},
-			"dependencies": {"direct": {"queue": 0, "queueTimeout": "0s", "lowWater": 0, "breaker": {"failureRate": 0}}}
+			"suppliers": {"direct": {"queue": 0, "queueTimeout": "0s", "lowWater": 0, "breaker": {"failureRate": 0}}}
 		}`))
 		require.NoError(t, err)
-		direct := cfg.Dependencies["direct"]
+		direct := cfg.Suppliers["direct"]
 		assert.Zero(t, direct.Queue, "no queue, although the default has one")
 		assert.Zero(t, direct.QueueTimeout)
 		assert.Zero(t, direct.Breaker.FailureRate, "no rate rule, although the default has one")
@@ -132,11 +132,11 @@ func TestParseFields(t *testing.T) {
 
 	t.Run("null and comments count as absent", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"//": "top", "default": {"//why": "x", "slots": null, "queue": 4},
-			"dependencies": {"//": "no dependency is called that", "a": {"slots": 2}, "b": null}}`))
+			"suppliers": {"//": "no supplier is called that", "a": {"slots": 2}, "b": null}}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.GroupConfig{
-			Default:      executor.Config{Queue: 4},
-			Dependencies: map[string]executor.Config{"a": {Slots: 2, Queue: 4}},
+			Default:   executor.Config{Queue: 4},
+			Suppliers: map[string]executor.Config{"a": {Slots: 2, Queue: 4}},
 		}, cfg)
 	})
 }
@@ -151,8 +151,8 @@ func TestParseErrors(t *testing.T) {
 		json string
 		want []string
 	}{
-		{"a malformed duration names its field", `{"dependencies": {"payments": {"invocationTimeout": "30 s"}}}`,
-			[]string{`config: dependencies.payments.invocationTimeout: want a duration such as "250ms", "30s" or "1m30s", got "30 s"`}},
+		{"a malformed duration names its field", `{"suppliers": {"payments": {"invocationTimeout": "30 s"}}}`,
+			[]string{`config: suppliers.payments.invocationTimeout: want a duration such as "250ms", "30s" or "1m30s", got "30 s"`}},
 		{"a duration must be a string", `{"default": {"invocationTimeout": 30}}`,
 			[]string{`config: default.invocationTimeout: want a duration string such as "30s", got 30`}},
 		{"an unknown field lists the known ones", `{"default": {"slotz": 3}}`,
@@ -175,15 +175,15 @@ func TestParseErrors(t *testing.T) {
 		{"strict is true or false", `{"strict": "yes"}`, []string{`config: strict: want true or false, got the string "yes"`}},
 		{"a duplicate key is refused, naming it", `{"default": {"slots": 3, "slots": 4}}`,
 			[]string{`config: default.slots: the key "slots" appears twice in this object`}},
-		{"a duplicate dependency is refused, naming it", `{"dependencies": {"payments": {}, "payments": {"slots": 1}}}`,
-			[]string{`config: dependencies.payments: the key "payments" appears twice in this object`}},
-		{"an object must be an object", `{"dependencies": []}`, []string{"config: dependencies: want an object, got an array"}},
+		{"a duplicate supplier is refused, naming it", `{"suppliers": {"payments": {}, "payments": {"slots": 1}}}`,
+			[]string{`config: suppliers.payments: the key "payments" appears twice in this object`}},
+		{"an object must be an object", `{"suppliers": []}`, []string{"config: suppliers: want an object, got an array"}},
 		{"a number is not an object", `{"default": {"breaker": 5}}`, []string{"config: default.breaker: want an object, got 5"}},
 		{"an object is not a number", `{"default": {"slots": {"n": 3}}, "idleTimeout": [1]}`,
 			[]string{"config: default.slots: want an integer, got an object", `config: idleTimeout: want a duration string such as "30s", got an array`}},
 		{"the document must be an object", `[1]`, []string{"config: top level: want an object, got an array"}},
-		{"a host name key is quoted in the path", `{"dependencies": {"api.example.com:443": {"timeout": "1s"}}}`,
-			[]string{`config: dependencies["api.example.com:443"].timeout: unknown field`}},
+		{"a host name key is quoted in the path", `{"suppliers": {"api.example.com:443": {"timeout": "1s"}}}`,
+			[]string{`config: suppliers["api.example.com:443"].timeout: unknown field`}},
 		{"every problem is reported at once", `{"idleTimeout": "soon", "default": {"queue": true}}`,
 			[]string{`config: idleTimeout: want a duration such as "250ms", "30s" or "1m30s", got "soon"`, "config: default.queue: want an integer, got true"}},
 		{"a syntax error has its line and column", "{\n  \"default\": {\"slots\": 3,}\n}",
@@ -195,9 +195,9 @@ func TestParseErrors(t *testing.T) {
 		{"a syntax error on the first line", `{"default": {"slots": 3 "queue": 1}}`, []string{"config: line 1, column 25: invalid character '\"' after object key:value pair"}},
 		{"null is not a configuration", `null`, []string{"config: top level: want an object, got null"}},
 		{"validation: the errors of New", `{"default": {"invocationTimeout": "5s"}}`, []string{"config: " + errNew.Error()}},
-		{"validation: a dependency's error names it", `{"dependencies": {"reports": {"queue": 10, "lowWater": 10}}}`,
+		{"validation: a supplier's error names it", `{"suppliers": {"reports": {"queue": 10, "lowWater": 10}}}`,
 			[]string{"executor: reports: LowWater (10) must be below Queue (10)"}},
-		{"validation: breaker rules are checked too, by dependency", `{"dependencies": {"search": {"breaker": {"failureRate": 2}}}}`,
+		{"validation: breaker rules are checked too, by supplier", `{"suppliers": {"search": {"breaker": {"failureRate": 2}}}}`,
 			[]string{"executor: search: breaker: FailureRate must be in (0, 1]"}},
 		{"validation: a default breaker rule", `{"default": {"breaker": {"resetJitter": 3}}}`,
 			[]string{"executor: default: breaker: ResetJitter"}},
@@ -250,7 +250,7 @@ func TestGroupInsideALargerJSONDocument(t *testing.T) {
 // Writing a Group gives the file back: durations as text, left-out fields
 // left out.
 func TestMarshalGroup(t *testing.T) {
-	in := `{"default":{"slots":4,"invocationTimeout":"1m30s","breaker":{"resetTimeout":"2m0s"}},"dependencies":{"a":{"queue":0,"breaker":{}}}}`
+	in := `{"default":{"slots":4,"invocationTimeout":"1m30s","breaker":{"resetTimeout":"2m0s"}},"suppliers":{"a":{"queue":0,"breaker":{}}}}`
 	var g config.Group
 	require.NoError(t, json.Unmarshal([]byte(in), &g))
 	out, err := json.Marshal(g)
@@ -304,7 +304,7 @@ func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
 		}
 	}
 	// And the group's data fields.
-	for _, name := range []string{"Default", "Dependencies", "IdleTimeout", "Strict"} {
+	for _, name := range []string{"Default", "Suppliers", "IdleTimeout", "Strict"} {
 		_, ok := reflect.TypeFor[config.Group]().FieldByName(name)
 		assert.True(t, ok, name)
 	}

@@ -1,10 +1,10 @@
 // Package config reads the configuration of an executor.Group from a file:
-// the defaults, the per-dependency settings and the group's own, with
+// the defaults, the per-supplier settings and the group's own, with
 // durations written as Go writes them ("250ms", "30s", "1m30s").
 //
 //	{
 //	  "default": {"slots": 10, "invocationTimeout": "2s", "breaker": {"resetTimeout": "5s"}},
-//	  "dependencies": {
+//	  "suppliers": {
 //	    "payments": {"slots": 4, "invocationTimeout": "30s", "breaker": {"resetTimeout": "45s"}},
 //	    "reports": {"queue": 0}
 //	  },
@@ -18,12 +18,12 @@
 //
 //	cfg, err := config.Load("fusebox.json")
 //	if err != nil {
-//		return err // every problem at once, e.g. dependencies.payments.slots: want an integer, got the string "four"
+//		return err // every problem at once, e.g. suppliers.payments.slots: want an integer, got the string "four"
 //	}
 //	cfg.OnTransition = executor.LogTransitions(slog.Default())
 //	g, err := executor.NewGroup(cfg)
 //
-// A dependency writes only what differs from "default": each field it
+// A supplier writes only what differs from "default": each field it
 // sets replaces the default's, an explicit zero included ("queue": 0 is no
 // queue), and each field it leaves out is the default's. The keys are
 // those of the types Group, Executor and Breaker, which mirror

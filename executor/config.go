@@ -27,7 +27,7 @@ const (
 )
 
 // Config sets up the protection of one supplier. It is plain data: every
-// field has a documented zero value, so per-dependency settings can come
+// field has a documented zero value, so per-supplier settings can come
 // from a file.
 type Config struct {
 	// Slots is the number of calls that may run at once (the bulkhead's

@@ -85,7 +85,7 @@ func TestNamesMustBeValidUTF8(t *testing.T) {
 	_, err := executor.New(bad, executor.Config{})
 	require.ErrorContains(t, err, `the name "pay\xffments" is not valid UTF-8`)
 
-	_, err = executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{bad: {Slots: 2}}})
+	_, err = executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{bad: {Slots: 2}}})
 	require.ErrorContains(t, err, "not valid UTF-8")
 
 	g := newGroup(t, executor.GroupConfig{})

@@ -30,7 +30,7 @@
 //	}
 //
 // Submit returns a future instead of waiting; Group keeps one executor per
-// named dependency.
+// named supplier.
 //
 // # Stuck or busy
 //

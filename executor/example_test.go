@@ -45,13 +45,13 @@ func ExampleDo() {
 	// Output: 3 <nil>
 }
 
-// A Group gives every dependency its own executor, sized per dependency,
+// A Group gives every supplier its own executor, sized per supplier,
 // over one shared worker pool.
 func ExampleGroup() {
 	ctx := context.Background()
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{Slots: 10, InvocationTimeout: time.Second},
-		Dependencies: map[string]executor.Config{
+		Suppliers: map[string]executor.Config{
 			"payments": {Slots: 4, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
 		},
 	})

@@ -40,7 +40,7 @@ func DoOr[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T,
 	return v, err
 }
 
-// DoInOr is DoOr on the executor of the dependency name in g (see DoIn). A
+// DoInOr is DoOr on the executor of the supplier name in g (see DoIn). A
 // lookup that fails (the group is closed, or Strict and the name unknown)
 // is returned as it is, without the fallback.
 func DoInOr[T any](ctx context.Context, g *Group, name string, fn func(context.Context) (T, error),

@@ -76,14 +76,14 @@ func TestDoOr(t *testing.T) {
 			assert.True(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
 		})
 	})
-	t.Run("DoInOr falls back for a group's dependency, not for an unknown name", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"prices": {}}})
+	t.Run("DoInOr falls back for a group's supplier, not for an unknown name", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"prices": {}}})
 		ex, _ := g.Lookup("prices")
 		ex.Breaker().Trip(breaker.Manual)
 		v, err := executor.DoInOr(context.Background(), g, "prices", func(context.Context) (string, error) { return "fresh", nil }, fallback)
 		require.NoError(t, err)
 		assert.Contains(t, v, "rejected: open")
 		_, err = executor.DoInOr(context.Background(), g, "pricse", func(context.Context) (string, error) { return "fresh", nil }, fallback)
-		assert.ErrorIs(t, err, executor.ErrUnknownDependency)
+		assert.ErrorIs(t, err, executor.ErrUnknownSupplier)
 	})
 }

@@ -16,21 +16,21 @@ import (
 	"github.com/fusebox-go/fusebox/future"
 )
 
-// GroupConfig configures a Group: one executor per named dependency.
+// GroupConfig configures a Group: one executor per named supplier.
 type GroupConfig struct {
-	// Default configures every dependency without an entry in Dependencies.
+	// Default configures every supplier without an entry in Suppliers.
 	Default Config
-	// Dependencies configure the dependencies they name, each with its
+	// Suppliers configure the suppliers they name, each with its
 	// whole configuration: Default does not apply to them, and a zero
 	// field means what it means in Config. To derive one from Default,
 	// copy it and change fields (payments := def; payments.Slots = 4).
 	// A configuration file writes only the differences instead (package
 	// config does the merge).
-	Dependencies map[string]Config
+	Suppliers map[string]Config
 	// IdleTimeout evicts an executor that saw no call for this long (it is
 	// checked lazily, on lookups; an executor goes between IdleTimeout and
 	// twice that after its last call; never while its breaker is not
-	// closed, and never for a dependency Dependencies lists). The evicted executor is closed: a caller still holding it
+	// closed, and never for a supplier Suppliers lists). The evicted executor is closed: a caller still holding it
 	// gets ErrClosed (SubmitIn and DoIn look the name up again), and the
 	// next lookup makes a fresh one. 0 means never: the right choice unless
 	// the names are unbounded, such as one per upstream host.
@@ -44,22 +44,22 @@ type GroupConfig struct {
 	// already runs, under that pool's process-wide cap (see the antspool
 	// module); a Runner that refuses a call ends it with its error.
 	Runner bulkhead.Runner
-	// Strict refuses names that Dependencies does not list: Executor (and
+	// Strict refuses names that Suppliers does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error
-	// matching ErrUnknownDependency, naming the dependency, instead of
+	// matching ErrUnknownSupplier, naming the supplier, instead of
 	// making an executor with Default's settings. Use it when names come
 	// from outside (an admin endpoint, a header, a URL), so that a typo
 	// cannot become a phantom supplier in the metrics. false means any
-	// name gets an executor. It needs Dependencies.
+	// name gets an executor. It needs Suppliers.
 	Strict bool
 }
 
-// ErrUnknownDependency is the error of a lookup, in a Strict group, of a
+// ErrUnknownSupplier is the error of a lookup, in a Strict group, of a
 // name the configuration does not list.
-var ErrUnknownDependency = errors.New("executor: unknown dependency")
+var ErrUnknownSupplier = errors.New("executor: unknown supplier")
 
-// Group holds one executor per named dependency. Every dependency that
-// GroupConfig.Dependencies lists gets its executor at NewGroup, so that
+// Group holds one executor per named supplier. Every supplier that
+// GroupConfig.Suppliers lists gets its executor at NewGroup, so that
 // metrics and dashboards show it from startup; any other name gets one on
 // first use (unless the group is Strict). Idle executors cost memory only,
 // no goroutine. It is safe for concurrent use.
@@ -78,9 +78,9 @@ type Group struct {
 	listener func(breaker.Event)
 }
 
-// NewGroup validates the default and every per-dependency configuration
+// NewGroup validates the default and every per-supplier configuration
 // (with the same errors as New) and returns a group holding an idle
-// executor for each dependency Dependencies lists; nothing runs until the
+// executor for each supplier Suppliers lists; nothing runs until the
 // first call.
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
@@ -88,7 +88,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	}
 	g := &Group{cfg: cfg, env: env{epoch: time.Now(), runner: cfg.Runner}}
 	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
-	for name := range cfg.Dependencies {
+	for name := range cfg.Suppliers {
 		ex, err := newExecutor(name, g.config(name), &g.env)
 		if err != nil {
 			return nil, err // validated above; only a bug gets here
@@ -99,30 +99,30 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 }
 
 // Validate reports every problem NewGroup would report, without making a
-// group: the default configuration, each dependency's, and the
+// group: the default configuration, each supplier's, and the
 // group's own settings.
 func (cfg GroupConfig) Validate() error {
 	var errs []error
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
 	}
-	if cfg.Strict && len(cfg.Dependencies) == 0 {
-		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
+	if cfg.Strict && len(cfg.Suppliers) == 0 {
+		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Suppliers: it refuses every name they do not list"))
 	}
 	if err := cfg.Default.Validate("default"); err != nil {
 		errs = append(errs, err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
-		if err := cfg.Dependencies[name].Validate(name); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Suppliers)) {
+		if err := cfg.Suppliers[name].Validate(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// Executor returns the executor of the dependency name, creating it on first
+// Executor returns the executor of the supplier name, creating it on first
 // use. It fails after Close (ErrClosed), and in a Strict group for a name
-// the configuration does not list (ErrUnknownDependency). To look a name up
+// the configuration does not list (ErrUnknownSupplier). To look a name up
 // without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
 	if g.cfg.IdleTimeout > 0 {
@@ -143,7 +143,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		return v.(*Executor), nil
 	}
 	if g.cfg.Strict {
-		// Listed dependencies were all made by NewGroup and are never
+		// Listed suppliers were all made by NewGroup and are never
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
 	}
@@ -157,7 +157,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 
 func (g *Group) config(name string) Config {
 	c := g.cfg.Default
-	if o, ok := g.cfg.Dependencies[name]; ok {
+	if o, ok := g.cfg.Suppliers[name]; ok {
 		c = o
 	}
 	if c.Breaker.OnTransition == nil {
@@ -200,8 +200,8 @@ func (g *Group) maybeSweep() {
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if _, listed := g.cfg.Dependencies[k.(string)]; listed {
-			return true // configured dependencies stay, with their series
+		if _, listed := g.cfg.Suppliers[k.(string)]; listed {
+			return true // configured suppliers stay, with their series
 		}
 		// Closing it and finding it idle are one step (a CAS on its
 		// count of active calls), so no call can start on it once it is
@@ -216,16 +216,16 @@ func (g *Group) maybeSweep() {
 
 // unknown is the error of a Strict group's lookup of name.
 func (g *Group) unknown(name string) error {
-	names := slices.Sorted(maps.Keys(g.cfg.Dependencies))
+	names := slices.Sorted(maps.Keys(g.cfg.Suppliers))
 	const shown = 10
 	list := strings.Join(names[:min(len(names), shown)], ", ")
 	if len(names) > shown {
 		list += fmt.Sprintf(", and %d more", len(names)-shown)
 	}
-	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, name, list)
+	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownSupplier, name, list)
 }
 
-// Lookup returns the executor of the dependency name if the group holds
+// Lookup returns the executor of the supplier name if the group holds
 // one, and never creates one: use it where a name comes from outside and
 // must not add a supplier (an admin endpoint that trips or resets a
 // breaker). After Close it still finds the closed executors.
@@ -238,7 +238,7 @@ func (g *Group) Lookup(name string) (*Executor, bool) {
 }
 
 // Names returns the names of the executors the group holds, sorted: every
-// dependency the configuration lists, and the others used so far and not
+// supplier the configuration lists, and the others used so far and not
 // evicted.
 func (g *Group) Names() []string {
 	var names []string
@@ -280,7 +280,7 @@ func (g *Group) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// SubmitIn submits fn to the executor of the dependency name in g. Unlike a
+// SubmitIn submits fn to the executor of the supplier name in g. Unlike a
 // lookup followed by Submit, it cannot lose a race with idle eviction: if the
 // executor it found was evicted in between, it looks again.
 func SubmitIn[T any](ctx context.Context, g *Group, name string, fn func(context.Context) (T, error)) (*future.Future[T], error) {

@@ -26,14 +26,14 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 
 // Acceptance 9.
 func TestGroup(t *testing.T) {
-	t.Run("a dependency's entry is its whole configuration; the default serves the others", func(t *testing.T) {
+	t.Run("a supplier's entry is its whole configuration; the default serves the others", func(t *testing.T) {
 		ev := &events{}
 		def := executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}}
 		payments := def // derived from the default in code
 		payments.Queue, payments.InvocationTimeout, payments.Breaker.ResetTimeout = 4, 2*time.Second, time.Minute
 		g := newGroup(t, executor.GroupConfig{
 			Default: def,
-			Dependencies: map[string]executor.Config{
+			Suppliers: map[string]executor.Config{
 				"search":   {Slots: 20}, // not derived: the rest is Config's defaults
 				"payments": payments,
 			},
@@ -59,24 +59,24 @@ func TestGroup(t *testing.T) {
 		assert.Equal(t, breaker.Open, fail("payments", 3).Breaker().State(), "payments copied the default's 3 consecutive failures")
 		assert.Equal(t, breaker.Closed, fail("search", 3).Breaker().State(), "search did not inherit them: 5 is Config's default")
 		require.Len(t, ev.all, 1)
-		assert.Equal(t, "payments", ev.all[0].Name, "group events carry the dependency name")
+		assert.Equal(t, "payments", ev.all[0].Name, "group events carry the supplier name")
 	})
 
-	t.Run("an invalid dependency is refused up front with its name", func(t *testing.T) {
+	t.Run("an invalid supplier is refused up front with its name", func(t *testing.T) {
 		_, err := executor.NewGroup(executor.GroupConfig{
-			Default:      executor.Config{InvocationTimeout: time.Second},
-			Dependencies: map[string]executor.Config{"reports": {InvocationTimeout: time.Minute}},
+			Default:   executor.Config{InvocationTimeout: time.Second},
+			Suppliers: map[string]executor.Config{"reports": {InvocationTimeout: time.Minute}},
 		})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "reports: Breaker.ResetTimeout (5s) must exceed InvocationTimeout (1m0s)")
 
 		_, err = executor.NewGroup(executor.GroupConfig{
-			Dependencies: map[string]executor.Config{"search": {Breaker: breaker.Config{FailureRate: 2}}},
+			Suppliers: map[string]executor.Config{"search": {Breaker: breaker.Config{FailureRate: 2}}},
 		})
 		assert.ErrorContains(t, err, "executor: search: breaker: FailureRate must be in (0, 1]", "the breaker's own rules too, named")
 	})
 
-	t.Run("all executors share one pool: calls on many dependencies start no goroutine per dependency", func(t *testing.T) {
+	t.Run("all executors share one pool: calls on many suppliers start no goroutine per supplier", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGroup(t, executor.GroupConfig{})
 			before := runtime.NumGoroutine()
@@ -118,7 +118,7 @@ func TestGroup(t *testing.T) {
 			_, err = executor.Submit(t.Context(), idle, func(context.Context) (int, error) { return 0, nil })
 			assert.ErrorIs(t, err, executor.ErrClosed, "an evicted executor is closed: no two live executors for one name")
 			v, err := executor.DoIn(t.Context(), g, "host-a", func(context.Context) (int, error) { return 7, nil })
-			require.NoError(t, err, "DoIn looks the dependency up again")
+			require.NoError(t, err, "DoIn looks the supplier up again")
 			assert.Equal(t, 7, v)
 			again, err := g.Executor("host-a")
 			require.NoError(t, err)
@@ -143,7 +143,7 @@ func TestGroup(t *testing.T) {
 	})
 }
 
-// 10,000 idle dependencies: no goroutine at all, at most 512 B each, both
+// 10,000 idle suppliers: no goroutine at all, at most 512 B each, both
 // before their first call and once they are idle again after one.
 func TestGroupIdleFootprint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -168,9 +168,9 @@ func TestGroupIdleFootprint(t *testing.T) {
 			require.NoError(t, err)
 		}
 		created := heap()
-		t.Logf("heap per idle dependency: %d B (map entry included)", (created-before)/n)
+		t.Logf("heap per idle supplier: %d B (map entry included)", (created-before)/n)
 		assert.LessOrEqual(t, (created-before)/n, uint64(512))
-		assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine per dependency")
+		assert.LessOrEqual(t, runtime.NumGoroutine(), goroutines, "no goroutine per supplier")
 
 		for _, ex := range all {
 			_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
@@ -180,7 +180,7 @@ func TestGroupIdleFootprint(t *testing.T) {
 		// Inside a synctest bubble the runtime keeps some state of fired
 		// timers, so this is logged, not asserted; timeline_test.go checks
 		// that an idle executor holds no timeline or timer.
-		t.Logf("heap per dependency idle again after one call: %d B", (heap()-before)/n)
+		t.Logf("heap per supplier idle again after one call: %d B", (heap()-before)/n)
 		require.NoError(t, g.Close(context.Background()))
 		runtime.KeepAlive(names)
 	})

@@ -56,7 +56,7 @@ func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	return &Lease{c: c}, nil
 }
 
-// LeaseIn is Lease on the executor of the dependency name in g; like
+// LeaseIn is Lease on the executor of the supplier name in g; like
 // SubmitIn, it cannot lose a race with idle eviction.
 func LeaseIn(ctx context.Context, g *Group, name string) (*Lease, error) {
 	for {

@@ -329,13 +329,13 @@ func TestBusyListener(t *testing.T) {
 
 func TestGroupMergesStuck(t *testing.T) {
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Default:      executor.Config{Stuck: executor.StuckConfig{Multiple: 3}},
-		Dependencies: map[string]executor.Config{"flaky": {Stuck: executor.StuckConfig{TripOnAnySaturation: true}}},
+		Default:   executor.Config{Stuck: executor.StuckConfig{Multiple: 3}},
+		Suppliers: map[string]executor.Config{"flaky": {Stuck: executor.StuckConfig{TripOnAnySaturation: true}}},
 	})
 	require.NoError(t, err)
 	defer g.Close(context.Background())
 	_, err = executor.NewGroup(executor.GroupConfig{
-		Dependencies: map[string]executor.Config{"bad": {Stuck: executor.StuckConfig{Multiple: 0.1}}},
+		Suppliers: map[string]executor.Config{"bad": {Stuck: executor.StuckConfig{Multiple: 0.1}}},
 	})
 	assert.ErrorContains(t, err, "executor: bad: Stuck.Multiple")
 }

@@ -28,7 +28,7 @@ type subscriber struct {
 // a link to other replicas can watch transitions without the group's
 // configuration naming them, and any number can watch at once. It runs
 // after the executor's own listener (GroupConfig.OnTransition or the
-// dependency's Breaker.OnTransition), on the same goroutine: the events of
+// supplier's Breaker.OnTransition), on the same goroutine: the events of
 // one executor arrive one at a time and in order, those of different
 // executors may arrive concurrently. Keep fn fast: a caller waits for it. A
 // fn that panics is recovered and logged, and the other subscribers still

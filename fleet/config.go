@@ -119,19 +119,19 @@ func (c Config) resolve() (Config, error) {
 }
 
 // checkGroup refuses group configurations whose breaker names differ from
-// the dependency names: the fleet knows a supplier by its executor's name,
+// the supplier names: the fleet knows a supplier by its executor's name,
 // and events carry the breaker's.
 func checkGroup(g executor.GroupConfig) error {
 	var errs []error
 	if g.Default.Breaker.Name != "" {
-		errs = append(errs, fmt.Errorf("fleet: GroupConfig.Default.Breaker.Name must be empty (the fleet names suppliers by dependency), got %q", g.Default.Breaker.Name))
+		errs = append(errs, fmt.Errorf("fleet: GroupConfig.Default.Breaker.Name must be empty (the fleet names suppliers by supplier), got %q", g.Default.Breaker.Name))
 	}
-	for name, c := range g.Dependencies {
+	for name, c := range g.Suppliers {
 		if c.Breaker.Name != "" && c.Breaker.Name != name {
-			errs = append(errs, fmt.Errorf("fleet: GroupConfig.Dependencies[%q].Breaker.Name must be empty or %q, got %q", name, name, c.Breaker.Name))
+			errs = append(errs, fmt.Errorf("fleet: GroupConfig.Suppliers[%q].Breaker.Name must be empty or %q, got %q", name, name, c.Breaker.Name))
 		}
 		if !validSupplier(name) {
-			errs = append(errs, fmt.Errorf("fleet: GroupConfig.Dependencies key %q must be 1 to %d bytes of valid UTF-8", name, MaxSupplierLen))
+			errs = append(errs, fmt.Errorf("fleet: GroupConfig.Suppliers key %q must be 1 to %d bytes of valid UTF-8", name, MaxSupplierLen))
 		}
 	}
 	return errors.Join(errs...)
@@ -142,8 +142,8 @@ func checkGroup(g executor.GroupConfig) error {
 // margin on each side.
 func leaseTTL(g executor.GroupConfig, name string, margin time.Duration) time.Duration {
 	c := g.Default
-	if o, ok := g.Dependencies[name]; ok {
-		c = o // a dependency's entry is its whole configuration
+	if o, ok := g.Suppliers[name]; ok {
+		c = o // a supplier's entry is its whole configuration
 	}
 	ttl := c.InvocationTimeout
 	if ttl == 0 {

@@ -82,7 +82,7 @@ type Stats struct {
 
 // New makes the Group of gcfg (see executor.NewGroup) and links it to the
 // fleet: every transition of its breakers is observed (gcfg.OnTransition
-// and each dependency's Breaker.OnTransition still receive theirs),
+// and each supplier's Breaker.OnTransition still receive theirs),
 // and the link starts connecting in the background. New does not wait for
 // Redis: a replica that cannot reach it protects itself alone until it
 // can. The Group belongs to the link: Close closes both.
@@ -104,12 +104,12 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	}
 	wired := gcfg
 	wired.OnTransition = l.observer(gcfg.OnTransition)
-	if gcfg.Dependencies != nil {
-		wired.Dependencies = maps.Clone(gcfg.Dependencies)
-		for name, c := range wired.Dependencies {
+	if gcfg.Suppliers != nil {
+		wired.Suppliers = maps.Clone(gcfg.Suppliers)
+		for name, c := range wired.Suppliers {
 			if c.Breaker.OnTransition != nil {
 				c.Breaker.OnTransition = l.observer(c.Breaker.OnTransition)
-				wired.Dependencies[name] = c
+				wired.Suppliers[name] = c
 			}
 		}
 	}

@@ -48,12 +48,12 @@
 // returns. The executor's InvocationTimeout bounds the whole stream, as it
 // bounds an HTTP exchange body included in fusehttp: give suppliers that
 // keep streams open for long an InvocationTimeout to match, or a Group
-// dependency of their own.
+// supplier of their own.
 //
 // # Keys
 //
 // Target (the default) gives every connection target its own executor;
 // Service and Method split a target by service or by method, so that one
 // hanging method trips only its own breaker. Per-key settings come from the
-// Group's Dependencies under the key's name.
+// Group's Suppliers under the key's name.
 package fusegrpc

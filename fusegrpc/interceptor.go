@@ -37,8 +37,8 @@ type Interceptor struct {
 	// sending it.
 	Key func(ctx context.Context, method string, cc *grpc.ClientConn) string
 
-	// Names maps keys to dependency names, so that configuration keys and
-	// metric labels read as the dependency ("payments") rather than its
+	// Names maps keys to supplier names, so that configuration keys and
+	// metric labels read as the supplier ("payments") rather than its
 	// target: a call whose key is in Names runs on the executor of the name
 	// it maps to. Other calls keep their key; with a Strict group they are
 	// refused. nil means no mapping.

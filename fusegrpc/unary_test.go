@@ -248,10 +248,10 @@ func TestKeys(t *testing.T) {
 	assert.Equal(t, "passthrough:///payments:443/shop.Payments/Charge", fusegrpc.Method(context.Background(), m, conn))
 }
 
-func TestNamesMapTargetsToDependencies(t *testing.T) {
+func TestNamesMapTargetsToSuppliers(t *testing.T) {
 	payments, _ := startServer(t)
 	unknown, _ := startServer(t)
-	g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": defaults()}})
+	g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"payments": defaults()}})
 	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{payments: "payments"}}
 	_, err := dial(t, payments, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
 	require.NoError(t, err)
@@ -259,6 +259,6 @@ func TestNamesMapTargetsToDependencies(t *testing.T) {
 
 	_, err = dial(t, unknown, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
 	require.Equal(t, codes.Internal, code(err), "a configuration error, not worth a retry: got %v", err)
-	require.ErrorIs(t, err, executor.ErrUnknownDependency)
+	require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 	assert.Equal(t, []string{"payments"}, g.Names())
 }

@@ -55,7 +55,7 @@
 //
 // Requests are keyed by host and port (HostPort); Host merges the ports of
 // a host, and Transport.Key takes any func. Transport.Names maps addresses
-// to dependency names, so that the configuration and the metrics say
+// to supplier names, so that the configuration and the metrics say
 // "payments" rather than an address; with GroupConfig.Strict, requests to
 // other addresses are refused without being sent. With an unbounded set of
 // hosts, set GroupConfig.IdleTimeout so the executors of hosts no longer

@@ -56,8 +56,8 @@ type Transport struct {
 	// *executor.PanicError naming it and sends nothing.
 	Key func(*http.Request) string
 
-	// Names maps upstream addresses to dependency names, so that
-	// configuration keys and metric labels read as the dependency
+	// Names maps upstream addresses to supplier names, so that
+	// configuration keys and metric labels read as the supplier
 	// ("payments") rather than its address: a request whose key (Key's, by
 	// default host:port) is in Names, or failing that whose host name
 	// alone, lower-cased, is, runs on the executor of the name it maps to.
@@ -174,7 +174,7 @@ func (t *Transport) key(req *http.Request) (string, error) {
 	return key, nil
 }
 
-// name returns the dependency name Names gives key or req's host, else key.
+// name returns the supplier name Names gives key or req's host, else key.
 func (t *Transport) name(key string, req *http.Request) string {
 	if len(t.Names) == 0 || key == "" {
 		return key

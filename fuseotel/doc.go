@@ -10,6 +10,6 @@
 //
 // Nothing runs between collections and nothing is stored: the bridge is as
 // cheap as the exporter's collection interval makes it. Suppliers appear
-// with their executor (at NewGroup for every dependency the configuration
+// with their executor (at NewGroup for every supplier the configuration
 // names) and disappear when the Group evicts them.
 package fuseotel

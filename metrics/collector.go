@@ -76,7 +76,7 @@ const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(rejections)
 // rate rule (which keeps no window); window_calls says how much they
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
-// every dependency the Group's configuration lists is reported from
+// every supplier the Group's configuration lists is reported from
 // NewGroup on, before its first call: SeriesPerSupplier (41) series per
 // supplier.
 func NewCollector(g *executor.Group, opts Opts) *Collector {

@@ -63,7 +63,7 @@ func TestCollectorReportsWhatHappened(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{
 			Default: executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}},
-			Dependencies: map[string]executor.Config{
+			Suppliers: map[string]executor.Config{
 				"search": {Slots: 1, Queue: 2},
 			},
 		})

@@ -14,7 +14,7 @@
 //
 // The collector reads Executor.Stats at scrape time: nothing is counted
 // twice, nothing runs between scrapes, and the numbers are those the
-// executor itself keeps. Every dependency the Group's configuration lists
+// executor itself keeps. Every supplier the Group's configuration lists
 // has its series from startup; label values are snake_case; each supplier
 // has SeriesPerSupplier series.
 //

@@ -15,8 +15,8 @@ import (
 	"github.com/fusebox-go/fusebox/metrics"
 )
 
-func TestConfiguredDependenciesHaveSeriesFromStartup(t *testing.T) {
-	g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Slots: 4}, "search": {}}})
+func TestConfiguredSuppliersHaveSeriesFromStartup(t *testing.T) {
+	g := newGroup(t, executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Slots: 4}, "search": {}}})
 	c := metrics.NewCollector(g, metrics.Opts{})
 	assert.Equal(t, 2*metrics.SeriesPerSupplier, testutil.CollectAndCount(c), "series before any call")
 	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`

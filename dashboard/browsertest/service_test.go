@@ -126,7 +126,7 @@ func startService(t *testing.T) *service {
 	}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: base,
-		Dependencies: map[string]executor.Config{
+		Suppliers: map[string]executor.Config{
 			// Stuck calls hold their slots for up to 3 s; the first
 			// probe goes 5 s after the trip.
 			"payments": {Slots: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},

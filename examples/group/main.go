@@ -1,6 +1,6 @@
-// Command group shows one executor per dependency: a Group with a default
+// Command group shows one executor per supplier: a Group with a default
 // configuration and one of its own for "reports". The hung "reports"
-// dependency fills its own two slots: while its calls are young a call that
+// supplier fills its own two slots: while its calls are young a call that
 // finds them full is refused alone (busy); once they are stuck (older than
 // half its 1 s timeout, as it has no latency history) the next one trips
 // its breaker. "search" and "prices" never notice.
@@ -21,7 +21,7 @@ import (
 func main() {
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{Slots: 8, InvocationTimeout: 200 * time.Millisecond},
-		Dependencies: map[string]executor.Config{
+		Suppliers: map[string]executor.Config{
 			"reports": {Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}},
 		},
 		OnTransition: func(e breaker.Event) { fmt.Println("event:", e) },
