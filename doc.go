@@ -2,7 +2,7 @@
 // service from taking a whole service down. It holds no code: this page is
 // the map of the library.
 //
-// Each supplier (a payment service, a recommendations API, one upstream
+// Each supplier (a payment service, a recommendations API, one supplier
 // host) gets its own bulkhead, a bounded set of worker slots running
 // protected calls that return futures, and a circuit breaker that trips the
 // moment that bulkhead saturates instead of after the first timeout.
@@ -18,7 +18,7 @@
 // [github.com/fusebox-go/fusebox/executor.NewGroup] keeps one executor per
 // named supplier. For outgoing HTTP, put a
 // [github.com/fusebox-go/fusebox/fusehttp.Transport] in an http.Client and
-// every upstream host gets its own executor.
+// every host gets its own executor.
 //
 // # Packages
 //
@@ -36,7 +36,7 @@
 //     invocation timeout + futures for one supplier; Group; transition
 //     logging with log/slog.
 //   - [github.com/fusebox-go/fusebox/fusehttp]: an http.RoundTripper with
-//     one executor per upstream host.
+//     one executor per host.
 //   - [github.com/fusebox-go/fusebox/config]: a Group's configuration from
 //     a JSON file, or from a section of the program's own YAML, TOML or
 //     JSON configuration.

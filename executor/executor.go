@@ -127,7 +127,7 @@ func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
 // New returns a standalone executor for the supplier name. It starts no
 // goroutine: each admitted call runs on a goroutine of its own, and the
 // executor's one timer is armed only while calls are in flight. For many
-// suppliers, one per upstream host say, use a Group. The error names every
+// suppliers, one per host say, use a Group. The error names every
 // invalid field, including a reset timeout too short to guarantee the
 // half-open probe a slot.
 func New(name string, cfg Config) (*Executor, error) {

@@ -33,7 +33,7 @@ type GroupConfig struct {
 	// closed, and never for a supplier Suppliers lists). The evicted executor is closed: a caller still holding it
 	// gets ErrClosed (SubmitIn and DoIn look the name up again), and the
 	// next lookup makes a fresh one. 0 means never: the right choice unless
-	// the names are unbounded, such as one per upstream host.
+	// the names are unbounded, such as one per host.
 	IdleTimeout time.Duration
 	// OnTransition receives the transitions of every executor whose
 	// configuration sets no Breaker.OnTransition; Event.Name says whose.

@@ -77,7 +77,7 @@ func (t *Transport) verdict(resp *http.Response, err error) (v error) {
 
 // holdsSlot reports whether the exchange goes on after the response
 // arrives. A response that cannot have a body (to HEAD, 204, 304), or has
-// an empty one (Content-Length: 0, http.NoBody) means the upstream is done
+// an empty one (Content-Length: 0, http.NoBody) means the supplier is done
 // already, so a caller that never closes it costs nothing. A 101 Switching
 // Protocols body is a connection for as long as the new protocol lasts,
 // not part of the exchange.

@@ -1,5 +1,5 @@
 // Package fusehttp protects outgoing HTTP calls with one bulkhead and one
-// circuit breaker per upstream host: Transport is an http.RoundTripper that
+// circuit breaker per host: Transport is an http.RoundTripper that
 // runs every request on the executor an executor.Group keeps for the
 // request's host.
 //
@@ -32,7 +32,7 @@
 //
 // A request holds its slot (an executor.Lease) from the moment it starts
 // until the response body is closed or read to EOF, not merely until the
-// headers arrive: an unread, streaming body still occupies the upstream.
+// headers arrive: an unread, streaming body still occupies the supplier.
 // Close and the final Read return only after the slot is released, so a
 // caller that sends its next request right after never finds its own slot
 // still held. Responses without a body (to HEAD, 204, 304,

@@ -86,5 +86,5 @@ func Example_logging() {
 	}
 	resp.Body.Close()
 	// Output:
-	// level=WARN msg="fusebox: breaker open" supplier=inventory from=closed to=open reason=consecutive-failures error="fusehttp: upstream answered 502 Bad Gateway"
+	// level=WARN msg="fusebox: breaker open" supplier=inventory from=closed to=open reason=consecutive-failures error="fusehttp: supplier answered 502 Bad Gateway"
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/fusebox-go/fusebox/executor"
 )
 
-// Transport is an http.RoundTripper that gives every upstream its own
+// Transport is an http.RoundTripper that gives every supplier its own
 // bulkhead and breaker: each request runs on the executor that Group keeps
 // for the request's key (by default its host:port). Plug it into an
 // http.Client:
@@ -31,7 +31,7 @@ import (
 // Transport is safe for concurrent use.
 type Transport struct {
 	// Group supplies one executor per key; its GroupConfig sets the slots,
-	// timeouts and breaker rules of every upstream. Required. With an
+	// timeouts and breaker rules of every supplier. Required. With an
 	// unbounded set of hosts, set GroupConfig.IdleTimeout so the executors of
 	// hosts no longer called are evicted.
 	Group *executor.Group
@@ -56,14 +56,14 @@ type Transport struct {
 	// *executor.PanicError naming it and sends nothing.
 	Key func(*http.Request) string
 
-	// Names maps upstream addresses to supplier names, so that
+	// Names maps supplier addresses to supplier names, so that
 	// configuration keys and metric labels read as the supplier
 	// ("payments") rather than its address: a request whose key (Key's, by
 	// default host:port) is in Names, or failing that whose host name
 	// alone, lower-cased, is, runs on the executor of the name it maps to.
 	// Several addresses may map to one name and share its bulkhead and
 	// breaker. Other requests keep their key; with a Strict group they are
-	// refused, which makes Names an allow-list of upstreams. nil means no
+	// refused, which makes Names an allow-list of suppliers. nil means no
 	// mapping.
 	//
 	//	Names: map[string]string{"payments.internal:443": "payments", "search.internal": "search"}
@@ -115,16 +115,16 @@ type StatusError struct {
 	StatusCode int
 }
 
-// Error says which status the upstream answered.
+// Error says which status the supplier answered.
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("fusehttp: upstream answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	return fmt.Sprintf("fusehttp: supplier answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 }
 
-// DefaultClassify counts as failures what says the upstream is in trouble:
+// DefaultClassify counts as failures what says the supplier is in trouble:
 // transport errors (refused or reset connections, timeouts, the caller's
 // context.Canceled, which the breaker then ignores), 5xx responses and 429
 // Too Many Requests, the last two as a *StatusError. Every other response,
-// 4xx included, is a success: the upstream answered.
+// 4xx included, is a success: the supplier answered.
 func DefaultClassify(resp *http.Response, err error) error {
 	switch {
 	case err != nil:

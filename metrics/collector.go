@@ -45,7 +45,7 @@ var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.Rejecte
 // SeriesPerSupplier is the number of series the collector reports for
 // each supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
 // outcomes, and 12 metrics without a second label. The number of series is
-// this times the number of suppliers: with one executor per upstream host,
+// this times the number of suppliers: with one executor per host,
 // bound the hosts with GroupConfig.IdleTimeout or GroupConfig.Strict.
 const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(rejections) + 3 + 12
 
