@@ -2,8 +2,8 @@
 // service from taking a whole service down. It holds no code: this page is
 // the map of the library.
 //
-// Each supplier (a payment service, a recommendations API, one supplier
-// host) gets its own bulkhead, a bounded set of worker slots running
+// Each supplier (a payment service, a recommendations API, one HTTP
+// host) gets its own bulkhead, a bounded set of slots running
 // protected calls that return futures, and a circuit breaker that trips the
 // moment that bulkhead saturates instead of after the first timeout.
 // Half-open probes start only after a reset timeout longer than the
@@ -33,7 +33,7 @@
 //   - [github.com/fusebox-go/fusebox/bulkhead]: per-supplier slot
 //     accounting with an optional FIFO queue; it starts nothing.
 //   - [github.com/fusebox-go/fusebox/executor]: breaker + bulkhead +
-//     invocation timeout + futures for one supplier; Group; transition
+//     invocation timeout + futures for one supplier; Lease; Group; transition
 //     logging with log/slog.
 //   - [github.com/fusebox-go/fusebox/fusehttp]: an http.RoundTripper with
 //     one executor per host.
