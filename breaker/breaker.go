@@ -464,7 +464,7 @@ func (b *Breaker) kindName(k int16) string {
 // allocation.
 type history struct {
 	delivery
-	transitions [NumReasons]atomic.Uint64
+	transitions [numReasons]atomic.Uint64
 }
 
 func (b *Breaker) history() *history {

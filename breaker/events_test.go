@@ -50,11 +50,12 @@ func TestEvents(t *testing.T) {
 				assert.Equal(t, uint64(i+1), e.Generation)
 			}
 			assert.Equal(t, "payments: closed → open (consecutive-failures)", first.String())
-			tr := b.Stats().Transitions
-			assert.Equal(t, uint64(2), tr[breaker.ResetTimeout])
-			assert.Equal(t, uint64(1), tr[breaker.ProbeFailed])
-			assert.Equal(t, uint64(1), tr[breaker.Manual])
-			assert.Zero(t, tr[breaker.ManualReset], "the reset of a closed breaker was no transition")
+			st := b.Stats()
+			assert.Equal(t, uint64(2), st.Transitions(breaker.ResetTimeout))
+			assert.Equal(t, uint64(1), st.Transitions(breaker.ProbeFailed))
+			assert.Equal(t, uint64(1), st.Transitions(breaker.Manual))
+			assert.Zero(t, st.Transitions(breaker.ManualReset), "the reset of a closed breaker was no transition")
+			assert.Zero(t, st.Transitions(breaker.Reason(200)), "no such reason")
 		})
 	})
 

@@ -83,8 +83,7 @@ const (
 	// Remote: another replica of the service said so (see remote.go):
 	// [Breaker.OpenRemote] or [Breaker.CloseRemote].
 	Remote
-	// NumReasons is the number of reasons, for arrays indexed by Reason.
-	NumReasons int = iota
+	numReasons int = iota // for arrays indexed by Reason
 )
 
 var reasonNames = [...]string{

@@ -121,10 +121,17 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 // SeriesPerSupplier is the number of data points the bridge observes per
 // supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
 // outcomes, and 12 instruments without a second attribute.
-const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(rejections) + 3 + 12
+const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12
 
 // states are the values of the state attribute, in breaker.State order.
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
+
+// reasons are the label values of the transition counter: every
+// breaker.Reason but NoReason (TestReasonsAreComplete checks the list).
+var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind, breaker.FailureRate,
+	breaker.SlowCallRate, breaker.Saturation, breaker.QueueFull, breaker.Manual, breaker.ResetTimeout,
+	breaker.ProbesSucceeded, breaker.ProbeFailed, breaker.ProbeDeferred, breaker.QueueDrained,
+	breaker.ManualReset, breaker.ManualForceOpen, breaker.ManualDisable, breaker.Remote}
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
@@ -167,8 +174,8 @@ func (b *bridge) observeOne(o metric.Observer, st executor.Stats) {
 		}
 		o.ObserveInt64(b.state, v, attrs(attribute.String("state", snake(s.String()))))
 	}
-	for r := breaker.NoReason + 1; int(r) < breaker.NumReasons; r++ {
-		counter(b.transitions, st.Breaker.Transitions[r], attribute.String("reason", snake(r.String())))
+	for _, r := range reasons {
+		counter(b.transitions, st.Breaker.Transitions(r), attribute.String("reason", snake(r.String())))
 	}
 	failureRate, slowRate := 0.0, 0.0
 	if n := st.Breaker.WindowCalls; n > 0 {

@@ -38,6 +38,13 @@ type Collector struct {
 // states are the label values of the state gauge, in breaker.State order.
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
 
+// reasons are the label values of the transition counter: every
+// breaker.Reason but NoReason (TestReasonsAreComplete checks the list).
+var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind, breaker.FailureRate,
+	breaker.SlowCallRate, breaker.Saturation, breaker.QueueFull, breaker.Manual, breaker.ResetTimeout,
+	breaker.ProbesSucceeded, breaker.ProbeFailed, breaker.ProbeDeferred, breaker.QueueDrained,
+	breaker.ManualReset, breaker.ManualForceOpen, breaker.ManualDisable, breaker.Remote}
+
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
 	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
@@ -47,7 +54,7 @@ var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.Rejecte
 // outcomes, and 12 metrics without a second label. The number of series is
 // this times the number of suppliers: with one executor per host,
 // bound the hosts with GroupConfig.IdleTimeout or GroupConfig.Strict.
-const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(rejections) + 3 + 12
+const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12
 
 // NewCollector returns a collector for g. Register it once per group:
 //
@@ -163,8 +170,8 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	}
 	// NoReason is the reason of a breaker that never changed state, not a
 	// transition.
-	for r := breaker.NoReason + 1; int(r) < breaker.NumReasons; r++ {
-		counter(c.transitions, st.Breaker.Transitions[r], snake(r.String()))
+	for _, r := range reasons {
+		counter(c.transitions, st.Breaker.Transitions(r), snake(r.String()))
 	}
 	failureRate, slowRate := 0.0, 0.0
 	if n := st.Breaker.WindowCalls; n > 0 {
