@@ -86,7 +86,7 @@ func TestParseFields(t *testing.T) {
 	})
 
 	t.Run("a dependency's stuck settings replace the default's one by one", func(t *testing.T) {
-		cfg, err := config.Parse([]byte(`{"default": {"invocationTimeout": "10s", "stuck": {"multiple": 6, "maxAge": "4s"}},
+		cfg, err := config.Parse([]byte(`{"default": {"invocationTimeout": "10s", "breaker": {"resetTimeout": "15s"}, "stuck": {"multiple": 6, "maxAge": "4s"}},
 			"dependencies": {"a": {"stuck": {"minAge": "1s"}}}}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.StuckConfig{Multiple: 6, MinAge: time.Second, MaxAge: 4 * time.Second}, cfg.Dependencies["a"].Stuck)
