@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,6 +81,23 @@ func (ex *Executor) inFlight() int64 { return ex.active.Load() &^ closedBit }
 type closeState struct {
 	once    sync.Once
 	drained chan struct{}
+
+	mu     sync.Mutex
+	timers []<-chan struct{} // each closes once a timer goroutine is gone
+}
+
+// keep adds the timer channels one Close found (nil ones are none) to
+// those of earlier Closes, and returns them all: a timeline is closed
+// once, but every Close waits for its goroutine.
+func (cs *closeState) keep(found ...<-chan struct{}) []<-chan struct{} {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, g := range found {
+		if g != nil {
+			cs.timers = append(cs.timers, g)
+		}
+	}
+	return slices.Clone(cs.timers)
 }
 
 func (cs *closeState) signal() { cs.once.Do(func() { close(cs.drained) }) }
@@ -213,10 +231,7 @@ func (ex *Executor) Close(ctx context.Context) error {
 	// The timers' goroutines may be inside a user's transition listener:
 	// wait for them only as long as ctx allows.
 	timers := 0
-	for _, g := range []<-chan struct{}{qgone, gone} {
-		if g == nil {
-			continue
-		}
+	for _, g := range cs.keep(qgone, gone) {
 		select {
 		case <-g:
 		case <-ctx.Done():

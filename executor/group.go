@@ -185,17 +185,18 @@ func (g *Group) maybeSweep() {
 		return
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.closed {
+		g.mu.Unlock()
 		return
 	}
 	// Executors evicted earlier whose last calls have ended are closed
-	// for good (an idle Close returns at once).
+	// for good, below, outside the lock.
+	var ended []*Executor
 	g.retired = slices.DeleteFunc(g.retired, func(ex *Executor) bool {
 		if ex.inFlight() != 0 {
 			return false
 		}
-		ex.Close(context.Background())
+		ended = append(ended, ex)
 		return true
 	})
 	g.m.Range(func(k, v any) bool {
@@ -212,6 +213,34 @@ func (g *Group) maybeSweep() {
 		}
 		return true
 	})
+	g.mu.Unlock()
+	if len(ended) > 0 {
+		g.closeRetired(ended)
+	}
+}
+
+// closeRetired closes evicted executors whose calls have all ended,
+// without waiting: a timer goroutine of theirs may still be inside a
+// user's classifier or transition listener, for as long as that takes. One
+// that is keeps its place among the retired, so that Group.Close waits for
+// it, as long as its ctx allows.
+func (g *Group) closeRetired(ended []*Executor) {
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	var busy []*Executor
+	for _, ex := range ended {
+		if ex.Close(now) != nil {
+			busy = append(busy, ex)
+		}
+	}
+	if len(busy) == 0 {
+		return
+	}
+	g.mu.Lock()
+	if !g.closed {
+		g.retired = append(g.retired, busy...)
+	}
+	g.mu.Unlock()
 }
 
 // unknown is the error of a Strict group's lookup of name.

@@ -185,3 +185,53 @@ func TestGroupIdleFootprint(t *testing.T) {
 		runtime.KeepAlive(names)
 	})
 }
+
+// An evicted executor whose timed-out call has returned while its timer
+// goroutine is still inside a blocking classifier: later sweeps, lookups
+// of new names and Group.Close must not wait for that classifier.
+func TestASweepNeverWaitsForARetiredExecutorsClassifier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const u = 50 * time.Millisecond
+		unblock := make(chan struct{})
+		g, err := executor.NewGroup(executor.GroupConfig{IdleTimeout: u, Default: executor.Config{
+			InvocationTimeout: u, Breaker: breaker.Config{ResetTimeout: time.Minute,
+				Classify: func(error) breaker.Outcome {
+					<-unblock // a classifier waiting on a lock or a log sink
+					return breaker.Failure
+				}}}})
+		require.NoError(t, err)
+		_, err = executor.SubmitIn(context.Background(), g, "a", func(context.Context) (int, error) {
+			time.Sleep(3 * u / 2) // ignores its context for a while
+			return 1, nil
+		})
+		require.NoError(t, err)
+		time.Sleep(2 * u) // the timer is in Classify since u; fn returned at 1.5u
+		_, _ = g.Executor("b")
+		time.Sleep(3 * u / 2)
+		_, _ = g.Executor("b") // a is evicted: retired
+		time.Sleep(3 * u / 2)
+		swept := make(chan struct{})
+		go func() {
+			_, _ = g.Executor("c") // this sweep closes the retired a
+			close(swept)
+		}()
+		synctest.Wait()
+		select {
+		case <-swept:
+		default:
+			close(unblock)
+			<-swept
+			t.Fatal("a lookup of a new name waits for a retired executor's classifier")
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err = g.Close(ctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "Close says what it left behind")
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "Group.Close returns by its deadline")
+		close(unblock)
+		<-swept
+		synctest.Wait()
+	})
+}
