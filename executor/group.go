@@ -42,7 +42,8 @@ type GroupConfig struct {
 	// recommended setting, starts each call with a go statement of its
 	// own. Set it to run the calls on a goroutine pool that the program
 	// already runs, under that pool's process-wide cap (see the antspool
-	// module); a Runner that refuses a call ends it with its error.
+	// module); a Runner that refuses a call ends it with its error, one
+	// that panics with a *PanicError.
 	Runner bulkhead.Runner
 	// Strict refuses names that Dependencies does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -252,12 +253,32 @@ func (c *call[T]) start() {
 		go c.Run()
 		return
 	}
-	if err := ex.env.runner.Go(c); err != nil {
-		// The user's Runner refused it: the call will not run. settle gives
-		// the slot back, also if the deadline has already fired in between.
+	if err := runOn(ex.env.runner, c); err != nil {
+		// The user's Runner refused it (or panicked): the call will not
+		// run. settle gives the slot back, also if the deadline has
+		// already fired in between.
+		var perr *PanicError
+		if errors.As(err, &perr) {
+			ex.counts().panics.Add(1)
+		} else {
+			err = fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err)
+		}
 		var zero T
-		c.settle(zero, fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err), skipped)
+		c.settle(zero, err, skipped)
 	}
+}
+
+// runOn hands t to the user's Runner. A Runner that panics refuses the
+// call with a *PanicError naming it: the panic may happen inside another
+// call's settle (a queued call promoted to the slot it freed), on a
+// goroutine of the executor's, where nothing else would recover it.
+func runOn(r bulkhead.Runner, t bulkhead.Task) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Callback: "GroupConfig.Runner.Go", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return r.Go(t)
 }
 
 // Run is the worker's side: call fn, then settle. A function that ends
