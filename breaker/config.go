@@ -112,7 +112,10 @@ type Config struct {
 	// caused the transition resolves its future only after the listener
 	// returns: a blocking listener delays that call's result. A listener
 	// that panics is recovered and logged with log/slog; it changes no
-	// call's result. nil means no events.
+	// call's result. One that ends its goroutine with runtime.Goexit (as
+	// t.FailNow does) is logged too, and later events are still delivered;
+	// the goroutine it ran on ends (an executor resolves the call that was
+	// running there with a *PanicError). nil means no events.
 	OnTransition func(Event)
 }
 
