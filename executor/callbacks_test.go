@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/future"
 )
 
 // apiError is what a classifier with a bug looks for with errors.As.
@@ -237,4 +239,71 @@ func TestABlockingListenerDelaysItsOwnCallsFuture(t *testing.T) {
 		_, err = f.Await(context.Background())
 		assert.ErrorIs(t, err, errBoom)
 	})
+}
+
+// A classifier or listener that blocks while one call times out delays
+// that call's future only: the other calls timed out at the same instant
+// resolve at their deadline.
+func TestABlockingCallbackOnATimeoutDelaysNoOtherCall(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  func(block chan struct{}) breaker.Config
+	}{
+		{"a classifier that blocks on the first timeout", func(block chan struct{}) breaker.Config {
+			var first atomic.Bool
+			return breaker.Config{ResetTimeout: time.Minute, Classify: func(error) breaker.Outcome {
+				if first.CompareAndSwap(false, true) {
+					<-block
+				}
+				return breaker.Failure
+			}}
+		}},
+		{"a listener that blocks on the trip a timeout causes", func(block chan struct{}) breaker.Config {
+			return breaker.Config{ResetTimeout: time.Minute, ConsecutiveFailures: 1, OnTransition: func(e breaker.Event) {
+				if e.To == breaker.Open {
+					<-block
+				}
+			}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				block, release := make(chan struct{}), make(chan struct{})
+				ex, err := executor.New("payments", executor.Config{InvocationTimeout: time.Second, Breaker: tt.cfg(block)})
+				require.NoError(t, err)
+				var fs []*future.Future[int]
+				for range 3 {
+					f, err := executor.Submit(context.Background(), ex, func(context.Context) (int, error) { <-release; return 0, nil })
+					require.NoError(t, err)
+					fs = append(fs, f)
+				}
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				resolved := 0
+				for _, f := range fs {
+					if _, err := f.TryAwait(); errors.Is(err, executor.ErrTimeout) {
+						resolved++
+					}
+				}
+				assert.Equal(t, 2, resolved, "calls resolved with ErrTimeout while one callback blocks")
+
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				start := time.Now()
+				err = ex.Close(ctx)
+				assert.Equal(t, 100*time.Millisecond, time.Since(start), "Close returned at its deadline")
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Contains(t, err.Error(), "still running for a timed-out call")
+
+				close(block)
+				close(release)
+				require.NoError(t, ex.Close(context.Background()), "a later Close finds everything ended")
+				for _, f := range fs {
+					_, err := f.Await(context.Background())
+					assert.ErrorIs(t, err, executor.ErrTimeout)
+				}
+			})
+		})
+	}
 }

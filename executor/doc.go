@@ -70,15 +70,18 @@
 //
 // Nothing runs at import and nothing runs in the background of an idle
 // executor. Goroutines exist only while calls are in flight (each call's
-// own, and one deadline timer per executor), so executors also work inside
-// testing/synctest bubbles.
+// own, one deadline timer per executor, and, for each call that times
+// out, a short-lived goroutine that records its timeout), so executors
+// also work inside testing/synctest bubbles.
 //
 // User code runs on these goroutines: fn on the call's goroutine;
 // breaker.Config.Classify and the ErrorKinds' Match functions there when fn
-// returns, or on the deadline timer when the call times out; transition
-// listeners on whichever of the submitter, the call or the timer caused the
-// transition. A panic in any of them is recovered: fn's or a classifier's
-// resolves the call's future with a *PanicError naming it (a failure on the
-// breaker), a listener's is logged. Close returns by its context's
-// deadline whatever that code is doing.
+// returns, or, when the call times out, on the goroutine that records that
+// call's timeout (one per timed-out call, so a classifier that blocks
+// delays only its own call's future); transition listeners on whichever of
+// the submitter, the call or its timeout caused the transition. A panic in
+// any of them is recovered: fn's or a classifier's resolves the call's
+// future with a *PanicError naming it (a failure on the breaker), a
+// listener's is logged. Close returns by its context's deadline whatever
+// that code is doing.
 package executor

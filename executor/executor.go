@@ -202,11 +202,11 @@ func (ex *Executor) leave() {
 // timer. If ctx ends first,
 // the futures of the calls still running resolve with ErrClosed and Close
 // returns an error that matches ctx.Err() and says what it left behind
-// (calls whose functions still run, a transition listener still running on
-// the timer); those functions run on until they return, and a later Close
+// (calls whose functions still run, a classifier or transition listener
+// still running for a timed-out call); those functions run on until they return, and a later Close
 // waits for them again. Close returns by ctx's deadline whatever user code
 // is doing. Called from a transition listener, it must be given a deadline:
-// the listener may run on the timer goroutine that Close waits for. Close is
+// the listener may run on a goroutine of a timeout that Close waits for. Close is
 // idempotent.
 func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
@@ -252,7 +252,7 @@ type closeError struct {
 	supplier  string
 	running   int64 // calls whose functions had not returned
 	abandoned int   // of those, the ones whose futures Close resolved with ErrClosed
-	timers    int   // timer goroutines still busy (in a transition listener)
+	timers    int   // timelines whose goroutines are still busy (in a classifier or listener)
 	err       error
 }
 
@@ -260,7 +260,7 @@ func (e *closeError) Error() string {
 	msg := fmt.Sprintf("executor: %s: Close gave up with %d calls still running (%d futures resolved with ErrClosed)",
 		e.supplier, e.running, e.abandoned)
 	if e.timers > 0 {
-		msg += ", a transition listener still running on the timer"
+		msg += ", a classifier or transition listener still running for a timed-out call"
 	}
 	return msg + ": " + e.err.Error()
 }
