@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -303,6 +304,74 @@ func TestABlockingCallbackOnATimeoutDelaysNoOtherCall(t *testing.T) {
 					_, err := f.Await(context.Background())
 					assert.ErrorIs(t, err, executor.ErrTimeout)
 				}
+			})
+		})
+	}
+}
+
+// A callback that ends its goroutine with runtime.Goexit (t.FailNow or a
+// failed require in a test's classifier or listener) instead of returning
+// is treated as one that panicked: the call resolves, the executor closes
+// cleanly, and later events are still delivered.
+func TestACallbackCallingGoexitIsTreatedAsAPanic(t *testing.T) {
+	goexit := func(error) breaker.Outcome { runtime.Goexit(); return breaker.Failure }
+	tests := []struct {
+		name    string
+		cfg     func(events *atomic.Int64) executor.Config
+		fn      func(release chan struct{}) func(context.Context) (int, error)
+		failure uint64 // failures the breaker counts
+	}{
+		{"a classifier on the call's goroutine", func(*atomic.Int64) executor.Config {
+			return executor.Config{Breaker: breaker.Config{Classify: goexit}}
+		}, func(chan struct{}) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) { return 0, errBoom }
+		}, 1},
+		{"a classifier on a timeout", func(*atomic.Int64) executor.Config {
+			return executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute, Classify: goexit}}
+		}, func(release chan struct{}) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) { <-release; return 1, nil }
+		}, 1},
+		{"a transition listener on the call's goroutine", func(events *atomic.Int64) executor.Config {
+			return executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 1, OnTransition: func(breaker.Event) {
+				if events.Add(1) == 1 {
+					runtime.Goexit()
+				}
+			}}}
+		}, func(chan struct{}) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) { return 0, errBoom }
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var events atomic.Int64
+				ex, err := executor.New("payments", tt.cfg(&events))
+				require.NoError(t, err)
+				release := make(chan struct{})
+				f, err := executor.Submit(context.Background(), ex, tt.fn(release))
+				require.NoError(t, err)
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				_, err = f.TryAwait()
+				var pe *executor.PanicError
+				require.ErrorAs(t, err, &pe, "the future resolved with a *PanicError")
+				assert.Contains(t, pe.Error(), "runtime.Goexit")
+				close(release)
+				synctest.Wait()
+				s := ex.Stats()
+				assert.Equal(t, uint64(1), s.Panics)
+				assert.Equal(t, tt.failure, s.Failures)
+				assert.Zero(t, s.Busy, "slots held")
+
+				if events.Load() > 0 { // later events are still delivered
+					ex.Breaker().Reset()
+					ex.Breaker().Trip(breaker.Manual)
+					ex.Breaker().Reset()
+					assert.Equal(t, int64(4), events.Load(), "events delivered: the one that exited and 3 more")
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				require.NoError(t, ex.Close(ctx), "no call is left running")
 			})
 		})
 	}

@@ -82,6 +82,8 @@
 // the submitter, the call or its timeout caused the transition. A panic in
 // any of them is recovered: fn's or a classifier's resolves the call's
 // future with a *PanicError naming it (a failure on the breaker), a
-// listener's is logged. Close returns by its context's deadline whatever
-// that code is doing.
+// listener's is logged. A callback that ends its goroutine with
+// runtime.Goexit (t.FailNow in a test's classifier or listener) instead of
+// returning is treated as one that panicked. Close returns by its
+// context's deadline whatever that code is doing.
 package executor

@@ -328,7 +328,17 @@ func (ex *Executor) Stats() Stats {
 // records a failure, and count returns the panic (counted in Stats.Panics)
 // for the call's future.
 func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicError) {
+	classified := false
+	defer func() {
+		if !classified {
+			// Classify ended the goroutine (runtime.Goexit): record a
+			// failure, as for a panic, so a half-open probe never loses
+			// its place. The caller's deferred call resolves the call.
+			_ = p.Record(breaker.Failure, nil)
+		}
+	}()
 	o, cerr := ex.br.Classify(err)
+	classified = true
 	if merr := p.Record(o, err); cerr == nil {
 		cerr = merr
 	}

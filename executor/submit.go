@@ -355,6 +355,16 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		ex.leave()
 		return
 	}
+	// The outcome runs user code (Classify, Match, transition listeners).
+	// One that ends the goroutine (runtime.Goexit) instead of returning
+	// must not leave the call unresolved: this deferred call resolves it,
+	// as if the callback had panicked.
+	finished := false
+	defer func() {
+		if !finished {
+			c.callbackExited()
+		}
+	}()
 	switch {
 	case end == skipped:
 		c.permit.Ignore()
@@ -397,7 +407,19 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 			ex.br.Drained()
 		}
 	}
+	finished = true
 	c.promise.Complete(v, err)
+	ex.leave()
+}
+
+// callbackExited resolves a call whose breaker callback ended the
+// goroutine settling it (runtime.Goexit), with a *PanicError; the call
+// counts as a panic.
+func (c *call[T]) callbackExited() {
+	ex := c.ctx.ex
+	ex.counts().panics.Add(1)
+	var zero T
+	c.promise.Complete(zero, goexitError())
 	ex.leave()
 }
 
@@ -439,6 +461,17 @@ func (c *call[T]) expire() {
 		ex.counts().overdue.Add(-1)
 		return
 	}
+	// A callback below (Classify, Match, a transition listener) that ends
+	// this goroutine (runtime.Goexit) instead of returning: the deferred
+	// call ends the call as if it had panicked.
+	recorded := false
+	defer func() {
+		if !recorded {
+			ex.counts().panics.Add(1)
+			c.terr = goexitError()
+			c.expired()
+		}
+	}()
 	switch {
 	case c.terr != ErrTimeout:
 		ex.callerCancelled(c.permit)
@@ -456,6 +489,14 @@ func (c *call[T]) expire() {
 			c.terr = perr
 		}
 	}
+	recorded = true
+	c.expired()
+}
+
+// expired ends the context of a call whose deadline came first, its
+// outcome recorded, and resolves its future or lists its grace period.
+func (c *call[T]) expired() {
+	ex := c.ctx.ex
 	c.ctx.cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
 	// (here) and the function has returned (settle), or when the grace
@@ -551,6 +592,14 @@ func (c *call[T]) dequeue(err error) {
 		unwatch()
 	}
 	ex.counts().unserved.Add(1)
+	// A transition listener that ends this goroutine (runtime.Goexit)
+	// while the permit is given back: resolve the call all the same.
+	finished := false
+	defer func() {
+		if !finished {
+			c.callbackExited()
+		}
+	}()
 	switch {
 	case errors.Is(err, context.Canceled):
 		ex.callerCancelled(c.permit)
@@ -562,6 +611,7 @@ func (c *call[T]) dequeue(err error) {
 	default: // ErrClosed
 		c.permit.Ignore()
 	}
+	finished = true
 	var zero T
 	c.promise.Complete(zero, err)
 	ex.leave()
