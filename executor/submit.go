@@ -71,7 +71,8 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		c.start()
 		return c.promise.Future(), nil
 	}
-	if b := ex.bh.Stats(); ex.queued == nil || b.Queued >= b.QueueCap {
+	qt := ex.queued.Load()
+	if b := ex.bh.Stats(); qt == nil || b.Queued >= b.QueueCap {
 		return nil, ex.saturated(permit)
 	}
 	c := newCall(ctx, ex, fn, permit)
@@ -86,8 +87,8 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	switch ex.bh.Admit(&q.waiter) {
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
-		q.node.at = addSat(ex.now(), ex.queueTO)
-		listed := ex.queued.add(&q.node, &ex.env.epoch)
+		q.node.at = addSat(ex.now(), time.Duration(ex.queueTO.Load()))
+		listed := qt.add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
 		}
@@ -137,7 +138,7 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 		return ex.reject(RejectedOpen)
 	}
 	r, br := RejectedSaturated, breaker.Saturation
-	if ex.queued != nil {
+	if ex.bh.Stats().QueueCap > 0 {
 		r, br = RejectedQueueFull, breaker.QueueFull
 		rc := ex.counts()
 		rc.unservedAtTrip.Store(rc.unserved.Load())
@@ -219,7 +220,7 @@ func (c *call[T]) start() {
 	ex := c.ctx.ex
 	c.state.Store(stRunning)
 	now := ex.now()
-	at := addSat(now, ex.timeout)
+	at := addSat(now, time.Duration(ex.timeout.Load()))
 	if d, ok := c.ctx.parent.Deadline(); ok {
 		if pd := int64(d.Sub(ex.env.epoch)); pd < at {
 			at = pd // the caller's deadline comes first: time the call out then
@@ -364,7 +365,7 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		// low-water mark. Calls that timed out (in the queue or running)
 		// never count as draining, so a dead or far too slow supplier keeps
 		// it open until its reset timeout and a probe.
-		if o == breaker.Success && ex.queued != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
+		if o == breaker.Success && ex.queued.Load() != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
 			ex.br.Drained()
 		}
 	}
@@ -387,7 +388,7 @@ func (ex *Executor) callerCancelled(p breaker.Permit) {
 // keeps its slot (honest accounting) and its caller waits only this long.
 const timeoutGrace = 5 * time.Millisecond
 
-func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), int64(ex.timeout)/10) }
+func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), ex.timeout.Load()/10) }
 
 // expire is the invocation deadline passing while fn still runs. The
 // timeout is recorded on the breaker before the future resolves, so a
