@@ -52,6 +52,11 @@ type record struct {
 	from     State
 	reason   Reason
 	kind     int16  // index into rules.kinds when reason is ErrorKind, else -1
+	// timed: a Closed record under a slow-call rule, whose permits need a
+	// start time. Here rather than in the rules, so that Allow reads
+	// nothing but the record (a Reconfigure that changes it replaces the
+	// record).
+	timed bool
 	attempts uint32 // Open/HalfOpen: openings in a row without a close (≥ 1)
 	at       int64  // when the state began (ns since epoch)
 	until    int64  // Open: when the first probe may start
@@ -117,7 +122,7 @@ func (b *Breaker) Allow() (Permit, error) {
 
 func (b *Breaker) permit(r *record) Permit {
 	p := Permit{b: b, r: r}
-	if b.rules().timed {
+	if r.timed {
 		p.start = b.now()
 	}
 	return p
@@ -210,8 +215,12 @@ func (b *Breaker) Classify(err error) (Outcome, error) {
 	if err == nil {
 		return Success, nil
 	}
-	return b.rules().classify(err)
+	return b.classifyErr(err)
 }
+
+// classifyErr is Classify's outlined half, so that Classify(nil), on every
+// successful call, stays inlined.
+func (b *Breaker) classifyErr(err error) (Outcome, error) { return b.rules().classify(err) }
 
 // Ignore records the call as Ignored: it decides nothing, and a half-open
 // probe gives its place to the next caller. Use it for calls that never ran
@@ -270,8 +279,9 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
 	slow := false
 	if x != nil && x.win != nil {
 		now = b.now()
-		rs := b.rules()
-		slow = rs.timed && now-p.start >= rs.opt.slowDuration
+		if o := b.rules().opt; p.r.timed && o != nil {
+			slow = now-p.start >= o.slowDuration
+		}
 	}
 	if o == Success {
 		// Load first: the common case (no failures counted) writes nothing,
@@ -408,7 +418,9 @@ func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32,
 
 // closedRecord equips a Closed (or Disabled) record with its counters.
 func (b *Breaker) closedRecord(r *record) *record {
-	if o := b.rules().opt; o.counting() {
+	rs := b.rules()
+	r.timed = rs.timed
+	if o := rs.opt; o.counting() {
 		r.extra = &closedCounter{kinds: make([]atomic.Int64, len(o.kinds)), win: newWindow(o)}
 	}
 	return r
