@@ -47,16 +47,16 @@ type Breaker struct {
 // record is one generation of a breaker's state. Its plain fields never
 // change after it is published; the atomic ones count within the state.
 type record struct {
-	gen      uint64
-	state    State
-	from     State
-	reason   Reason
-	kind     int16  // index into rules.kinds when reason is ErrorKind, else -1
+	gen    uint64
+	state  State
+	from   State
+	reason Reason
+	kind   int16 // index into rules.kinds when reason is ErrorKind, else -1
 	// timed: a Closed record under a slow-call rule, whose permits need a
 	// start time. Here rather than in the rules, so that Allow reads
 	// nothing but the record (a Reconfigure that changes it replaces the
 	// record).
-	timed bool
+	timed    bool
 	attempts uint32 // Open/HalfOpen: openings in a row without a close (≥ 1)
 	at       int64  // when the state began (ns since epoch)
 	until    int64  // Open: when the first probe may start
