@@ -68,6 +68,10 @@ DEMO_DASHBOARD = $(if $(DASHBOARD),-modes fusebox -speed 3 -dashboard $(DASHBOAR
 demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): table, JSON and chart in out/.
 	cd loadtest && $(GO) run ./cmd/loadtest exhaustion -out $(OUT) $(DEMO_DASHBOARD)
 
+.PHONY: demo-burst
+demo-burst: ## A healthy, bursty supplier: busy refusals vs false trips, two rules (~1 min).
+	cd loadtest && $(GO) run ./cmd/loadtest burst -out $(OUT)
+
 .PHONY: demo-fleet
 demo-fleet: redis-server ## Ten shops and a hung supplier, local breakers vs a fleet linked through Redis (~15 s): table and chart in out/.
 	@mkdir -p $(OUT)

@@ -43,6 +43,22 @@ type Executor struct {
 	InvocationTimeout *Duration `json:"invocationTimeout,omitempty" yaml:"invocationTimeout,omitempty"`
 	// Breaker is executor.Config.Breaker, field by field.
 	Breaker Breaker `json:"breaker" yaml:"breaker,omitempty"`
+	// Stuck is executor.Config.Stuck, field by field.
+	Stuck Stuck `json:"stuck,omitzero" yaml:"stuck,omitempty"`
+}
+
+// Stuck is an executor.StuckConfig as a file writes it: when a full
+// bulkhead trips the breaker. Each field is the executor.StuckConfig field
+// of the same name.
+type Stuck struct {
+	// Multiple is executor.StuckConfig.Multiple: of the supplier's p99.
+	Multiple *float64 `json:"multiple,omitempty" yaml:"multiple,omitempty"`
+	// MinAge is executor.StuckConfig.MinAge: the threshold's floor.
+	MinAge *Duration `json:"minAge,omitempty" yaml:"minAge,omitempty"`
+	// MaxAge is executor.StuckConfig.MaxAge: its ceiling.
+	MaxAge *Duration `json:"maxAge,omitempty" yaml:"maxAge,omitempty"`
+	// TripOnAnySaturation is executor.StuckConfig.TripOnAnySaturation.
+	TripOnAnySaturation *bool `json:"tripOnAnySaturation,omitempty" yaml:"tripOnAnySaturation,omitempty"`
 }
 
 // Breaker is the data of a breaker.Config as a file writes it. Each field

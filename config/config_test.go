@@ -67,7 +67,8 @@ func TestParseFields(t *testing.T) {
 					"consecutiveFailures": -1, "failureRate": 0.25, "slowCallRate": 0.5, "slowCallDuration": "700ms",
 					"minimumCalls": 7, "windowDuration": "30s", "windowBuckets": 6, "resetTimeout": "4s",
 					"maxResetTimeout": "1m", "resetJitter": 0.1, "halfOpenProbes": 3
-				}
+				},
+				"stuck": {"multiple": 6, "minAge": "300ms", "maxAge": "700ms", "tripOnAnySaturation": true}
 			},
 			"idleTimeout": "90s"
 		}`))
@@ -78,7 +79,8 @@ func TestParseFields(t *testing.T) {
 					ConsecutiveFailures: -1, FailureRate: 0.25, SlowCallRate: 0.5, SlowCallDuration: 700 * time.Millisecond,
 					MinimumCalls: 7, WindowDuration: 30 * time.Second, WindowBuckets: 6, ResetTimeout: 4 * time.Second,
 					MaxResetTimeout: time.Minute, ResetJitter: 0.1, HalfOpenProbes: 3,
-				}},
+				},
+				Stuck: executor.StuckConfig{Multiple: 6, MinAge: 300 * time.Millisecond, MaxAge: 700 * time.Millisecond, TripOnAnySaturation: true}},
 			IdleTimeout: 90 * time.Second,
 		}, cfg)
 	})
@@ -154,7 +156,7 @@ func TestParseErrors(t *testing.T) {
 		{"a duration must be a string", `{"default": {"invocationTimeout": 30}}`,
 			[]string{`config: default.invocationTimeout: want a duration string such as "30s", got 30`}},
 		{"an unknown field lists the known ones", `{"default": {"workerz": 3}}`,
-			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker)"}},
+			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck)"}},
 		{"names are matched exactly", `{"default": {"Workers": 3}}`,
 			[]string{`config: default.Workers: unknown field (did you mean "workers"?)`}},
 		{"a func cannot come from a file", `{"default": {"breaker": {"classify": "5xx"}}}`,
@@ -262,11 +264,12 @@ func TestMarshalGroup(t *testing.T) {
 // to either fails here until the file types have it too (or it is listed
 // as code-only).
 func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
-	codeOnly := map[string]bool{"Name": true, "ErrorKinds": true, "Classify": true, "OnTransition": true}
+	codeOnly := map[string]bool{"Name": true, "ErrorKinds": true, "Classify": true, "OnTransition": true, "OnBusy": true}
 	durationT := reflect.TypeFor[time.Duration]()
 	pairs := []struct{ file, code reflect.Type }{
 		{reflect.TypeFor[config.Executor](), reflect.TypeFor[executor.Config]()},
 		{reflect.TypeFor[config.Breaker](), reflect.TypeFor[breaker.Config]()},
+		{reflect.TypeFor[config.Stuck](), reflect.TypeFor[executor.StuckConfig]()},
 	}
 	for _, p := range pairs {
 		var fileNames []string

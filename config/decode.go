@@ -222,6 +222,7 @@ var codeOnly = map[string]string{
 	"classify":     "Breaker.Classify is a func: set it in code",
 	"errorKinds":   "Breaker.ErrorKinds match errors with a func: set them in code",
 	"onTransition": "OnTransition is a func: set it in code",
+	"onBusy":       "OnBusy is a func: set it in code",
 	"runner":       "GroupConfig.Runner is code: set it in code",
 }
 

@@ -96,7 +96,7 @@ func TestSnapshotDescribesEverySupplierTroubleFirst(t *testing.T) {
 		assert.Equal(t, "none", c.Reason)
 		assert.Nil(t, c.ProbeInMS, "only an open breaker has a probe due")
 		assert.Equal(t, 5, c.Rank)
-		assert.Zero(t, c.LatencyP50MS, "latency is not wired yet: shown as unknown")
+		assert.Zero(t, c.LatencyP50MS, "no successful call yet: latency unknown")
 	})
 }
 

@@ -7,16 +7,8 @@ import (
 )
 
 // latency returns the supplier's median and 99th-percentile call latency,
-// or 0, 0 when they are not known; the page then shows "—".
-//
-// NOT WIRED YET: executor.Stats has no latency fields yet. Once it has
-// LatencyP50 and LatencyP99, the body becomes
-//
-//	return s.LatencyP50, s.LatencyP99
-//
-// and nothing else in this package changes (TestLatencyIsReadThroughOneFunction
-// then needs its expectation updated).
+// or 0, 0 when they are not known yet (fewer than 20 successful calls);
+// the page then shows "—".
 func latency(s executor.Stats) (p50, p99 time.Duration) {
-	_ = s
-	return 0, 0
+	return s.LatencyP50, s.LatencyP99
 }

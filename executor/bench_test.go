@@ -161,17 +161,27 @@ func BenchmarkReject(b *testing.B) {
 			}
 		}
 	})
-	b.Run("saturated", func(b *testing.B) {
-		ex, _ := executor.New("bench", executor.Config{Workers: 1, InvocationTimeout: time.Hour, Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
-		release := make(chan struct{})
-		defer func() { close(release); ex.Close(ctx) }()
-		executor.Submit(ctx, ex, func(context.Context) (int, error) { <-release; return 0, nil })
-		ex.Breaker().Disable() // keep the breaker out of the way: every call meets the full bulkhead
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := executor.Submit(ctx, ex, trivial); err == nil {
-				b.Fatal("admitted")
+	// A full bulkhead: with the default criterion its young call makes it
+	// busy (the refusal reads the clock to know); with the literal rule
+	// every refusal would trip, so the breaker is disabled to keep it
+	// closed and measure the refusal itself.
+	for _, tc := range []struct {
+		name  string
+		stuck executor.StuckConfig
+	}{{"saturated", executor.StuckConfig{}}, {"saturated-literal", executor.StuckConfig{TripOnAnySaturation: true}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			ex, _ := executor.New("bench", executor.Config{Workers: 1, InvocationTimeout: time.Hour, Stuck: tc.stuck,
+				Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
+			release := make(chan struct{})
+			defer func() { close(release); ex.Close(ctx) }()
+			executor.Submit(ctx, ex, func(context.Context) (int, error) { <-release; return 0, nil })
+			ex.Breaker().Disable() // keep the breaker out of the way: every call meets the full bulkhead
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := executor.Submit(ctx, ex, trivial); err == nil {
+					b.Fatal("admitted")
+				}
 			}
-		}
-	})
+		})
+	}
 }

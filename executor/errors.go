@@ -13,8 +13,10 @@ var (
 	// ErrOpen: the supplier's breaker is open; nothing was called. It is
 	// breaker.ErrOpen, so either name matches.
 	ErrOpen = breaker.ErrOpen
-	// ErrSaturated: every slot was busy (and the queue, if any, full); the
-	// breaker tripped in the same call.
+	// ErrSaturated: every slot was busy (and the queue, if any, full). If
+	// the bulkhead was stuck the breaker tripped in the same call
+	// (RejectedSaturated, RejectedQueueFull); if it was merely busy only
+	// this call was refused (RejectedBusy). See StuckConfig.
 	ErrSaturated = errors.New("executor: saturated")
 	// ErrClosed: the executor (or its Group) is closed or closing.
 	ErrClosed = errors.New("executor: closed")
@@ -46,10 +48,11 @@ const (
 	RejectedSaturated                  // no free slot, no queue
 	RejectedQueueFull                  // no free slot and the queue was full
 	RejectedClosed                     // the executor was closed
+	RejectedBusy                       // no free slot (nor queue place), but the calls were young: the breaker stayed closed
 	numRejections
 )
 
-var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed"}
+var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed", "busy"}
 
 // String returns the reason as the metrics label it: "open", "saturated",
 // "queue-full" or "closed".
@@ -72,7 +75,8 @@ func (r Rejection) sentinel() error {
 }
 
 // RejectedError is what Submit returns for a refused call: errors.Is
-// matches ErrOpen, ErrSaturated (for a full queue too) or ErrClosed. The
+// matches ErrOpen, ErrSaturated (for a full queue and a busy bulkhead too)
+// or ErrClosed. The
 // values are made once per executor, so a rejection allocates nothing;
 // treat them as read-only.
 type RejectedError struct {

@@ -57,7 +57,7 @@ func TestSaturationTrips(t *testing.T) {
 			s := newSupplier()
 			s.hang()
 			defer s.unhang()
-			ex := newExecutor(t, executor.Config{Workers: n, InvocationTimeout: 30 * time.Second,
+			ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
 				Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}})
 			for range n {
 				_, err := executor.Submit(t.Context(), ex, s.cooperative)
@@ -91,7 +91,7 @@ func TestSaturationTrips(t *testing.T) {
 				s := newSupplier()
 				s.hang()
 				defer s.unhang()
-				ex := newExecutor(t, executor.Config{Workers: n, InvocationTimeout: 30 * time.Second,
+				ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
 					Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}})
 				var admitted, saturated, open atomic.Int32
 				var wg sync.WaitGroup
@@ -125,7 +125,7 @@ func TestProbeAlwaysFindsASlot(t *testing.T) {
 		const n, T, R = 4, 30 * time.Second, 31 * time.Second
 		ev := &events{}
 		s := newSupplier()
-		ex := newExecutor(t, executor.Config{Workers: n, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: T,
 			Breaker: breaker.Config{ResetTimeout: R, OnTransition: ev.listen}})
 		for cycle := range 100 {
 			dead := cycle%2 == 0
@@ -180,7 +180,7 @@ func TestNonCooperativeCalls(t *testing.T) {
 		s := newSupplier()
 		s.hang()
 		defer s.unhang()
-		ex := newExecutor(t, executor.Config{Workers: n, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: T,
 			Breaker: breaker.Config{ResetTimeout: R, OnTransition: ev.listen}})
 		var fs []*future.Future[string]
 		for range n {

@@ -23,6 +23,11 @@ import (
 //     applies to calls that enter the queue from now on.
 //   - InvocationTimeout applies to calls that start from now on; a call
 //     that is running keeps the deadline it started with.
+//   - Stuck and OnBusy are in force for the next call that finds the
+//     bulkhead full (the stuck criterion also follows the new Workers,
+//     Queue and InvocationTimeout). Calls that started before a change of
+//     QueueTimeout or InvocationTimeout are measured from their own start,
+//     for the latency history and the criterion alike.
 //   - Breaker: see breaker.Breaker.Reconfigure. The state, the end of an
 //     open period and the generation are kept; the sliding window and the
 //     per-kind counts restart when the breaker has such rules.
@@ -39,7 +44,7 @@ func (ex *Executor) Reconfigure(cfg Config) error {
 	if ex.isClosed() {
 		return fmt.Errorf("executor: %s: Reconfigure: %w", ex.name, ErrClosed)
 	}
-	ex.apply(r)
+	ex.apply(r, cfg.OnBusy)
 	return nil
 }
 
@@ -52,7 +57,7 @@ func (c Config) check(name string) (resolved, error) {
 }
 
 // apply puts a validated configuration in force.
-func (ex *Executor) apply(r resolved) {
+func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	// The rules first: a half-open probe must never see the new, smaller
 	// bulkhead with the old probe count, and the reset timeout never falls
 	// under the new timeouts.
@@ -75,6 +80,22 @@ func (ex *Executor) apply(r resolved) {
 	for _, w := range handed {
 		w.Value.(promoter).promote()
 	}
+	ex.applyStuck(r.stuck, onBusy)
+}
+
+// applyStuck puts the stuck criterion in force. An executor whose counters
+// are not made yet makes them, when they are needed, from its settings of
+// that moment (the default criterion); a non-default one or a listener
+// makes them now, as New does.
+func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
+	rc := ex.rare.Load()
+	if rc == nil {
+		if p == ex.defaultStuck() && onBusy == nil {
+			return
+		}
+		rc = ex.makeCounts(p, onBusy)
+	}
+	rc.setStuck(p, onBusy)
 }
 
 // Reconfigure puts cfg in force on the running group, validated whole first
@@ -126,9 +147,9 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 			g.retired = append(g.retired, ex)
 			return true
 		}
-		r, err := g.config(name).resolve(name)
-		if err == nil && !ex.isClosed() {
-			ex.apply(r)
+		c := g.config(name)
+		if r, err := c.resolve(name); err == nil && !ex.isClosed() {
+			ex.apply(r, c.OnBusy)
 		}
 		return true
 	})

@@ -389,3 +389,58 @@ func TestReconfigureConcurrentWithSubmit(t *testing.T) {
 		require.NoError(t, g.Close(t.Context()))
 	})
 }
+
+// A call that runs across a change of the timeout is measured from its own
+// start: the latency history is not skewed by the difference.
+func TestReconfigureKeepsLatenciesExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := executor.Config{Workers: 32, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}}
+		ex := newExecutor(t, cfg)
+		var futs []interface{ Done() <-chan struct{} }
+		for range 24 { // enough for a history
+			f, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) {
+				time.Sleep(400 * time.Millisecond)
+				return 1, nil
+			})
+			require.NoError(t, err)
+			futs = append(futs, f)
+		}
+		time.Sleep(100 * time.Millisecond)
+		cfg.InvocationTimeout = 20 * time.Second
+		require.NoError(t, ex.Reconfigure(cfg))
+		for _, f := range futs {
+			<-f.Done()
+		}
+		s := ex.Stats()
+		require.Equal(t, uint64(24), s.Successes)
+		assert.InDelta(t, 400*time.Millisecond, s.LatencyP50, float64(100*time.Millisecond), "got p50 %v", s.LatencyP50)
+		assert.Less(t, s.LatencyP99, time.Second, "got p99 %v", s.LatencyP99)
+	})
+}
+
+// The stuck criterion follows the configuration: a lower MaxAge makes the
+// hung calls that fill the bulkhead stuck sooner.
+func TestReconfigureStuckCriterion(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := executor.Config{Workers: 2, InvocationTimeout: 10 * time.Second,
+			Stuck: executor.StuckConfig{MaxAge: 8 * time.Second}, Breaker: breaker.Config{ResetTimeout: time.Minute}}
+		ex := newExecutor(t, cfg)
+		s := newSupplier()
+		s.hang()
+		for range 2 {
+			_, err := executor.Submit(t.Context(), ex, s.cooperative)
+			require.NoError(t, err)
+		}
+		time.Sleep(2 * time.Second)
+		_, err := executor.Submit(t.Context(), ex, s.cooperative)
+		require.ErrorIs(t, err, executor.ErrSaturated)
+		require.Equal(t, breaker.Closed, ex.Breaker().State(), "2 s old, under the 8 s criterion: busy")
+
+		cfg.Stuck.MaxAge = time.Second
+		require.NoError(t, ex.Reconfigure(cfg))
+		_, err = executor.Submit(t.Context(), ex, s.cooperative)
+		require.ErrorIs(t, err, executor.ErrSaturated)
+		assert.Equal(t, breaker.Open, ex.Breaker().State(), "2 s old, over the new 1 s criterion: stuck")
+		s.unhang()
+	})
+}

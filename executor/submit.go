@@ -127,7 +127,8 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 	return errors.New("executor: Submit of a nil function")
 }
 
-// saturated trips the breaker in the call that found the bulkhead full. A
+// saturated trips the breaker in the call that found the bulkhead full of
+// stuck calls, and refuses only this call if they are young (StuckConfig). A
 // half-open probe that found no slot (calls that ignore their context still
 // hold them) is deferred instead: the breaker re-opens for a fresh reset
 // timeout, and the caller sees ErrOpen, as everyone else does meanwhile.
@@ -136,6 +137,9 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 		p.Reject(breaker.ProbeDeferred)
 		ex.leave()
 		return ex.reject(RejectedOpen)
+	}
+	if !ex.isStuck() {
+		return ex.busy() // young calls: refuse this one, leave the breaker alone
 	}
 	r, br := RejectedSaturated, breaker.Saturation
 	if ex.bh.Stats().QueueCap > 0 {
@@ -226,6 +230,7 @@ func (c *call[T]) start() {
 			at = pd // the caller's deadline comes first: time the call out then
 		}
 	}
+	c.ctx.span = spanOf(at - now) // for startedAt
 	c.ctx.deadline, c.ctx.node.at = at, at
 	if perr := c.ctx.parent.Err(); perr != nil || at <= now {
 		// The caller has given up already: don't make the call, and don't
@@ -359,6 +364,9 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		if perr != nil {
 			var zero T
 			v, err = zero, perr
+		}
+		if o == breaker.Success {
+			ex.observe(c.startedAt())
 		}
 		// Queue hysteresis: a breaker opened on a full queue closes, with no
 		// probe, once successful calls have drained the queue to its

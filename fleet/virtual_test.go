@@ -69,7 +69,10 @@ func runVirtual(t *testing.T, h *hub) virtualResult {
 	links := make([]*Link, vShops)
 	for i := range groups {
 		g := executor.GroupConfig{
-			Default: executor.Config{Workers: 10, InvocationTimeout: vTimeout, Breaker: breaker.Config{ResetTimeout: vReset}},
+			// Hung from its first call: no latency history, so the literal
+			// rule, as in runScenario.
+			Default: executor.Config{Workers: 10, InvocationTimeout: vTimeout, Breaker: breaker.Config{ResetTimeout: vReset},
+				Stuck: executor.StuckConfig{TripOnAnySaturation: true}},
 			OnTransition: func(e breaker.Event) {
 				if e.To == breaker.Open && opened[i].CompareAndSwap(0, int64(time.Since(start))+1) {
 					if openCount.Add(1) == vShops {

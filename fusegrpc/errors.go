@@ -44,9 +44,11 @@ func (e *Error) message() string {
 	case executor.RejectedOpen:
 		why = "its circuit breaker is open after recent failures; retry after the breaker's reset timeout"
 	case executor.RejectedSaturated:
-		why = "every slot of its bulkhead is busy"
+		why = "every slot of its bulkhead is held by stuck calls; its circuit breaker has opened"
 	case executor.RejectedQueueFull:
-		why = "every slot of its bulkhead is busy and its queue is full"
+		why = "every slot of its bulkhead is held and its queue is full of stuck calls; its circuit breaker has opened"
+	case executor.RejectedBusy:
+		why = "every slot of its bulkhead is busy (and its queue full) with calls that should end soon; retry shortly"
 	}
 	return fmt.Sprintf("fusebox: call to %s refused without being sent (%s): %s", rej.Supplier, rej.Reason, why)
 }

@@ -93,9 +93,17 @@ type ExhaustionConfig struct {
 	QueueTimeout      time.Duration // fusebox: bound on that wait (0: InvocationTimeout)
 
 	// BusinessErrors is the share of healthy payment calls the supplier
-	// refuses at once, well-formed ("card declined"), in [0, 1]. Every
-	// 1/BusinessErrors-th call, so runs are reproducible.
+	// refuses, well-formed ("card declined", after SupplierLatency like a
+	// payment), in [0, 1]. Each call
+	// is declined at random with this probability, from Seed, so runs are
+	// reproducible and runs of declines happen as they do in real traffic.
 	BusinessErrors float64
+	// BusinessErrorsEven declines exactly every 1/BusinessErrors-th call
+	// instead: no two declines closer than that, so at 1/3 five in a row
+	// never happen.
+	BusinessErrorsEven bool
+	// Seed seeds the random business errors.
+	Seed uint64
 	// BusinessErrorsFail counts those refusals as failures on the breaker;
 	// false counts them as successes (the supplier answered correctly).
 	BusinessErrorsFail bool
@@ -131,6 +139,7 @@ func DefaultExhaustion() ExhaustionConfig {
 		ResetTimeout:      35 * time.Second,
 		Bulkhead:          10,
 		Transport:         InProcess,
+		Seed:              1,
 		Speed:             1,
 		ProgressEvery:     3 * time.Second,
 	}
@@ -219,7 +228,7 @@ func (c ExhaustionConfig) settings() map[string]any {
 		"outage_start": c.OutageStart.String(), "outage_end": c.OutageEnd.String(), "duration": c.Duration.String(),
 		"invocation_timeout": c.InvocationTimeout.String(), "threshold": c.Threshold,
 		"reset_timeout": c.ResetTimeout.String(), "bulkhead": c.Bulkhead, "queue": c.Queue,
-		"queue_timeout": c.QueueTimeout.String(), "business_errors": c.BusinessErrors,
+		"queue_timeout": c.QueueTimeout.String(), "business_errors": c.BusinessErrors, "business_errors_even": c.BusinessErrorsEven, "seed": c.Seed,
 		"business_errors_fail": c.BusinessErrorsFail, "transport": string(c.Transport),
 		"speed": c.Speed,
 	}

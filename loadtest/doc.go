@@ -18,12 +18,22 @@
 //     call. It learns nothing until the first timeout, so it opens only after
 //     InvocationTimeout + (Threshold−1)/PaymentRate into the outage (30.4 s).
 //   - ModeFusebox: an executor (package executor) with a bulkhead of 10
-//     slots. The 11th concurrent payment finds no slot after 1 s, which trips
-//     the breaker in that very call; the catalog keeps its workers.
+//     slots. The 11th concurrent payment finds no slot after 1 s; once half
+//     the slots hold calls older than 8 × the supplier's p99 (1.3 s into
+//     the outage) the call that finds it full trips the breaker; the
+//     catalog keeps its workers.
 //
 // RunQueue plays the second story of docs/design.md: an asynchronous supplier
 // behind a bounded queue that fills because it is fed faster than it is
 // drained, with and without a low-water mark for closing the breaker again.
+//
+// RunBurst plays a healthy supplier whose bulkhead still fills: Poisson
+// arrivals from a cold start, lognormal latencies and short stalls. It runs
+// the executor's default stuck criterion (a full bulkhead of young calls
+// refuses one call and trips nothing) beside the literal rule (every full
+// bulkhead trips) on identical traffic, and counts the false trips of each.
+// The business errors of the exhaustion scenario are random (seeded), so
+// that runs of them happen as in real traffic.
 //
 // # Two transports, one runner
 //

@@ -11,15 +11,19 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
-// virtualConfig is the default scenario with the outage starting at t = 0,
-// as issue 5 states its numbers. The supplier heals at 90 s, inside an open
-// period of fusebox's breaker (tripped at 1 s, probe at 36 s hangs until 66 s,
-// open again until 101 s).
+// virtualConfig is the default scenario: 30 s of healthy traffic (the
+// executor learns that the supplier answers in 100 ms), then the outage.
+// The supplier heals 90 s into it, inside an open period of fusebox's
+// breaker (tripped 1.3 s in, probe at 36.3 s hangs until 66.3 s, open
+// again until 101.3 s, all counted from the outage start).
 func virtualConfig() ExhaustionConfig {
 	cfg := DefaultExhaustion()
-	cfg.OutageStart, cfg.OutageEnd = 0, 90*time.Second
+	cfg.OutageStart, cfg.OutageEnd = 30*time.Second, 120*time.Second
 	return cfg
 }
+
+// warmup is when the outage starts in virtualConfig.
+const warmup = 30
 
 // runVirtual runs modes in a synctest bubble: full scale, virtual time.
 func runVirtual(t *testing.T, cfg ExhaustionConfig, modes ...Mode) *ExhaustionReport {
@@ -66,7 +70,7 @@ func TestExhaustionScenario(t *testing.T) {
 			assert.InDelta(t, 9000, offered, 1, "%s: 50/s for 180 s, less the one cut off at the end", s.Mode)
 			assert.Zero(t, s.Skipped, "%s: nothing is late in virtual time", s.Mode)
 			p := s.Payments
-			assert.Equal(t, p.Offered, p.Refused+p.OK+p.Declined+p.TimedOut+p.FailedFast+p.Errors+p.CutOff,
+			assert.Equal(t, p.Offered, p.Refused+p.OK+p.Declined+p.TimedOut+p.FailedFast+p.Busy+p.Errors+p.CutOff,
 				"%s: every payment has exactly one outcome", s.Mode)
 		}
 	})
@@ -81,8 +85,8 @@ func TestExhaustionScenario(t *testing.T) {
 		assert.False(t, s.HasBreaker)
 		assert.Nil(t, s.OpenedAfter)
 		// Rule of thumb: busy workers = arrival rate × wait time.
-		assert.InDelta(t, 60, m.Seconds[5].BusyWorkers, 1, "10/s × 6 s of hanging payments (+ one catalog request)")
-		for i := 11; i < 30; i++ {
+		assert.InDelta(t, 60, m.Seconds[warmup+5].BusyWorkers, 1, "10/s × 6 s of hanging payments (+ one catalog request)")
+		for i := warmup + 11; i < warmup+30; i++ {
 			assert.Zero(t, m.Seconds[i].CatalogServed, "second %d: no worker left for the catalog", i)
 		}
 		assert.Less(t, s.CatalogAvailabilityOutage, 0.5)
@@ -95,22 +99,28 @@ func TestExhaustionScenario(t *testing.T) {
 		assert.InDelta(t, 30.4, secsOf(t, s.OpenedAfter, "opening"), 0.01)
 		assert.Equal(t, "consecutive-failures", m.Transitions[0].Reason)
 		assert.InDelta(t, 10, secsOf(t, s.ExhaustedAfter, "exhaustion"), 0.1, "the breaker learns too late to save the workers")
-		for i := 11; i < 30; i++ {
+		for i := warmup + 11; i < warmup+30; i++ {
 			assert.Zero(t, m.Seconds[i].CatalogServed, "second %d: catalog down until the breaker learns", i)
 		}
-		assert.Equal(t, "open", m.Seconds[31].Breaker)
+		assert.Equal(t, "open", m.Seconds[warmup+31].Breaker)
 		assert.Less(t, s.CatalogAvailabilityOutage, 0.9)
 	})
 
-	t.Run("fusebox: opens at 1 s, the catalog keeps its workers", func(t *testing.T) {
+	t.Run("fusebox: opens 1.3 s in, the catalog keeps its workers", func(t *testing.T) {
 		m := byMode[ModeFusebox]
 		s := m.Summary
-		// The 11th concurrent payment (t = 1.0 s) finds the 10 slots full.
-		assert.InDelta(t, 1.0, secsOf(t, s.OpenedAfter, "opening"), 0.01)
+		// The 11th concurrent payment (1.0 s in) finds the 10 slots full.
+		// The supplier's p99 is 100 ms (100.7 ms: buckets are 25 % wide),
+		// so a call is old at 8 × p99 = 0.805 s; half of the slots are
+		// held by old calls once the fifth (0.4 s) is, at 1.205 s: the
+		// payment of 1.3 s trips.
+		assert.InDelta(t, 1.3, secsOf(t, s.OpenedAfter, "opening"), 0.01)
+		assert.Equal(t, 3, s.Payments.Busy, "the payments of 1.0, 1.1 and 1.2 s were refused alone")
 		assert.Equal(t, "saturation", m.Transitions[0].Reason)
 		assert.Nil(t, s.ExhaustedAfter, "no request ever found the shop full")
 		assert.GreaterOrEqual(t, s.CatalogAvailabilityOutage, 0.999)
 		assert.Equal(t, 4500, s.CatalogOfferedOutage)
+		assert.GreaterOrEqual(t, s.CatalogAvailability, 0.999)
 		assert.LessOrEqual(t, s.MaxBusy, cfg.Bulkhead+2, "the stuck payments never hold more than the bulkhead")
 		assert.Zero(t, s.Payments.Refused)
 		assert.Equal(t, cfg.Bulkhead+s.FailedProbes, s.Payments.TimedOut, "only the bulkhead's calls and the probes hang")
@@ -120,9 +130,9 @@ func TestExhaustionScenario(t *testing.T) {
 		s := byMode[ModeFusebox].Summary
 		closed := secsOf(t, s.ClosedAfterHeal, "close")
 		assert.LessOrEqual(t, closed, (cfg.ResetTimeout+cfg.SupplierLatency).Seconds()+1e-9)
-		assert.InDelta(t, 11.1, closed, 0.001, "probe at 101 s (= 66 s + 35 s) succeeds after 100 ms")
+		assert.InDelta(t, 11.4, closed, 0.001, "probe at 101.3 s (= 66.3 s + 35 s) succeeds after 100 ms")
 		assert.Equal(t, 1, s.Cycles)
-		assert.Equal(t, 1, s.FailedProbes, "the probe at 36 s met the hung supplier")
+		assert.Equal(t, 1, s.FailedProbes, "the probe at 36.3 s met the hung supplier")
 	})
 }
 
@@ -141,14 +151,14 @@ func TestFuseboxRecovery(t *testing.T) {
 		openAtHeal  bool
 		wantRecover string
 	}{
-		{"heals while open, before the first probe", 30 * time.Second, 6.1, cfg.ResetTimeout, 0, true, "first probe at 36 s succeeds"},
-		{"heals while open, after a failed probe", 90 * time.Second, 11.1, cfg.ResetTimeout, 1, true, "probe at 101 s succeeds"},
-		{"heals while a probe hangs", 50 * time.Second, 51.1, cfg.InvocationTimeout + cfg.ResetTimeout, 1, false,
-			"probe of 36 s fails at 66 s, the next one at 101 s succeeds"},
+		{"heals while open, before the first probe", 30 * time.Second, 6.4, cfg.ResetTimeout, 0, true, "first probe at 36.3 s succeeds"},
+		{"heals while open, after a failed probe", 90 * time.Second, 11.4, cfg.ResetTimeout, 1, true, "probe at 101.3 s succeeds"},
+		{"heals while a probe hangs", 50 * time.Second, 51.4, cfg.InvocationTimeout + cfg.ResetTimeout, 1, false,
+			"probe of 36.3 s fails at 66.3 s, the next one at 101.3 s succeeds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cfg
-			c.OutageStart, c.OutageEnd, c.Duration = 0, tc.heal, tc.heal+70*time.Second
+			c.OutageStart, c.OutageEnd, c.Duration = warmup*time.Second, warmup*time.Second+tc.heal, warmup*time.Second+tc.heal+70*time.Second
 			s := runVirtual(t, c, ModeFusebox).Modes[0].Summary
 			closed := secsOf(t, s.ClosedAfterHeal, "close")
 			assert.InDelta(t, tc.wantClosed, closed, 0.001, tc.wantRecover)
@@ -174,7 +184,7 @@ func TestBusinessErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := healthy
-			c.BusinessErrors, c.BusinessErrorsFail = tc.rate, tc.fail
+			c.BusinessErrors, c.BusinessErrorsFail, c.BusinessErrorsEven = tc.rate, tc.fail, true
 			rep := runVirtual(t, c, ModeBreaker, ModeFusebox)
 			for _, m := range rep.Modes {
 				s := m.Summary
@@ -184,8 +194,8 @@ func TestBusinessErrors(t *testing.T) {
 					assert.InDelta(t, 200*tc.rate, s.Payments.Declined, 1, "%s: every 1/rate-th call declined", s.Mode)
 					continue
 				}
-				// Calls at 0.0 ... 0.4 s are declined at once: the fifth trips.
-				assert.InDelta(t, 0.4, secsOf(t, s.OpenedAfter, "opening"), 0.001, "%s", s.Mode)
+				// Calls at 0.0 ... 0.4 s are declined 100 ms later: the fifth trips.
+				assert.InDelta(t, 0.5, secsOf(t, s.OpenedAfter, "opening"), 0.001, "%s", s.Mode)
 				assert.Equal(t, breaker.ConsecutiveFailures.String(), m.Transitions[0].Reason, "%s", s.Mode)
 			}
 		})

@@ -93,6 +93,7 @@ func (c QueueConfig) executorConfig(clk clock, lw int, onTransition func(breaker
 		LowWater:          lw,
 		InvocationTimeout: clk.wall(c.InvocationTimeout),
 		Breaker:           breaker.Config{ResetTimeout: clk.wall(c.ResetTimeout), OnTransition: onTransition},
+		Stuck:             stuckConfig(clk, false),
 	}
 }
 
@@ -198,6 +199,9 @@ func rejection(err error) int {
 	if errors.As(err, &rej) && rej.Reason == executor.RejectedQueueFull {
 		return rejectedFull
 	}
+	if errors.As(err, &rej) && rej.Reason == executor.RejectedBusy {
+		return rejectedBusy
+	}
 	if errors.Is(err, executor.ErrOpen) {
 		return rejectedOpen
 	}
@@ -208,6 +212,8 @@ const (
 	rejectedOpen = iota
 	rejectedFull
 	rejectedOther
+	rejectedBusy
+	numRejected
 )
 
 // settings lists the configuration for reports, durations as text.

@@ -49,6 +49,7 @@ type QueueSummary struct {
 	Accepted      int `json:"accepted"`
 	RejectedOpen  int `json:"rejected_open"`
 	RejectedFull  int `json:"rejected_full"` // the call that found the queue full (and tripped)
+	RejectedBusy  int `json:"rejected_busy"` // found it full of young calls: refused alone, breaker untouched
 	Served        int `json:"served"`
 	TimedOut      int `json:"timed_out"`
 	QueueTimedOut int `json:"queue_timed_out"`
@@ -102,7 +103,7 @@ type queueRecorder struct {
 	duration    time.Duration
 	mu          sync.Mutex
 	secs        []queueSecondAcc
-	rejected    [3]int
+	rejected    [numRejected]int
 	served      int
 	timedOut    int
 	queueTO     int
@@ -197,7 +198,7 @@ func summarizeQueue(name string, lowWater int, r *queueRecorder) QueueRun {
 	run := QueueRun{Name: name, LowWater: lowWater, Seconds: make([]QueueSecond, len(r.secs)),
 		Transitions: exportTransitions(r.transitions), Cycles: cycles(r.transitions)}
 	s := QueueSummary{
-		RejectedOpen: r.rejected[rejectedOpen], RejectedFull: r.rejected[rejectedFull],
+		RejectedOpen: r.rejected[rejectedOpen], RejectedFull: r.rejected[rejectedFull], RejectedBusy: r.rejected[rejectedBusy],
 		Served: r.served, TimedOut: r.timedOut, QueueTimedOut: r.queueTO, Errors: r.errs + r.rejected[rejectedOther],
 		CutOff: r.cutOff, Skipped: r.skipped, ServedPerSecond: float64(r.served) / r.duration.Seconds(),
 		WaitP50: secs(percentile(r.waits, 50)), WaitP99: secs(percentile(r.waits, 99)),

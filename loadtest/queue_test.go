@@ -25,7 +25,7 @@ func TestQueueScenario(t *testing.T) {
 		for _, run := range rep.Runs {
 			s := run.Summary
 			assert.Equal(t, 10000, s.Offered, "%s: 10/s for 1000 s", run.Name)
-			assert.Equal(t, s.Offered, s.Accepted+s.RejectedOpen+s.RejectedFull, run.Name)
+			assert.Equal(t, s.Offered, s.Accepted+s.RejectedOpen+s.RejectedFull+s.RejectedBusy, run.Name)
 			assert.Equal(t, s.Accepted, s.Served+s.TimedOut+s.QueueTimedOut+s.Errors+s.CutOff, run.Name)
 			assert.InDelta(t, 8, s.ServedPerSecond, 0.01, run.Name)
 			assert.Zero(t, s.QueueTimedOut+s.TimedOut, "%s: the queue timeout exceeds the longest wait", run.Name)

@@ -61,6 +61,9 @@ type Summary struct {
 	Cycles       int `json:"cycles"`
 	Opens        int `json:"opens"`
 	FailedProbes int `json:"failed_probes"`
+	// ClosedBetweenTrips is the mean length of the closed periods that
+	// ended in a trip; nil without any.
+	ClosedBetweenTrips *float64 `json:"closed_between_trips_s"`
 	// Payments counts the payment requests by outcome.
 	Payments PaymentCounts `json:"payments"`
 	// Skipped counts the requests (both kinds) not sent because the machine
@@ -77,7 +80,8 @@ type PaymentCounts struct {
 	OK         int `json:"ok"`
 	Declined   int `json:"declined"` // business refusals
 	TimedOut   int `json:"timed_out"`
-	FailedFast int `json:"failed_fast"` // breaker open or bulkhead full
+	FailedFast int `json:"failed_fast"` // breaker open, or bulkhead full of stuck calls
+	Busy       int `json:"busy"`        // bulkhead full of young calls: refused alone, breaker untouched
 	Errors     int `json:"errors"`
 	CutOff     int `json:"cut_off"` // still running when the run ended
 }
@@ -99,6 +103,7 @@ type Second struct {
 	PaymentsDeclined   int    `json:"payments_declined"`
 	PaymentsTimedOut   int    `json:"payments_timed_out"`
 	PaymentsFailedFast int    `json:"payments_failed_fast"`
+	PaymentsBusy       int    `json:"payments_busy"`
 	PaymentsErrors     int    `json:"payments_errors"`
 	Breaker            string `json:"breaker,omitempty"` // state at the second's end
 }
@@ -136,6 +141,7 @@ func summarize(mode Mode, hasBreaker bool, r *recorder) ModeReport {
 			PaymentsOffered: a.paymentsOffered, PaymentsRefused: a.payments[outRefused],
 			PaymentsOK: a.payments[outPaid], PaymentsDeclined: a.payments[outDeclined],
 			PaymentsTimedOut: a.payments[outTimedOut], PaymentsFailedFast: a.payments[outFailedFast],
+			PaymentsBusy:   a.payments[outBusy],
 			PaymentsErrors: a.payments[outError],
 		}
 		if hasBreaker {
@@ -154,6 +160,7 @@ func summarize(mode Mode, hasBreaker bool, r *recorder) ModeReport {
 		p.Declined += sec.PaymentsDeclined
 		p.TimedOut += sec.PaymentsTimedOut
 		p.FailedFast += sec.PaymentsFailedFast
+		p.Busy += sec.PaymentsBusy
 		p.Errors += sec.PaymentsErrors
 	}
 	s.Payments.CutOff = r.cutOff[kindPayment]
@@ -172,13 +179,18 @@ func summarize(mode Mode, hasBreaker bool, r *recorder) ModeReport {
 // summarizeBreaker fills in the breaker's part of a summary.
 func summarizeBreaker(s *Summary, ts []transition, outageStart, outageEnd, duration time.Duration) {
 	opened := false
+	closedSince, closedSum := time.Duration(0), time.Duration(0)
 	for _, t := range ts {
+		if t.to == breaker.Closed {
+			closedSince = t.at
+		}
 		if t.to != breaker.Open {
 			continue
 		}
 		s.Opens++
 		if t.from == breaker.Closed {
 			s.Cycles++
+			closedSum += t.at - closedSince
 		}
 		if t.reason == breaker.ProbeFailed {
 			s.FailedProbes++
@@ -187,6 +199,9 @@ func summarizeBreaker(s *Summary, ts []transition, outageStart, outageEnd, durat
 			opened = true
 			s.OpenedAfter, s.OpenedBy = secsPtr(t.at-outageStart, true), t.reason.String()
 		}
+	}
+	if s.Cycles > 0 {
+		s.ClosedBetweenTrips = secsPtr(closedSum/time.Duration(s.Cycles), true)
 	}
 	if s.Opens == 0 || outageEnd >= duration {
 		return

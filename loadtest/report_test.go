@@ -45,14 +45,14 @@ func TestDeclinesExactShare(t *testing.T) {
 	for _, rate := range []float64{0, 0.05, 1.0 / 3, 0.5, 1} {
 		n := 0
 		for i := int64(1); i <= 600; i++ {
-			if declines(i, rate) {
+			if declinesEvenly(i, rate) {
 				n++
 			}
 		}
 		assert.Equal(t, int(600*rate+1e-9), n, "rate %v", rate)
 	}
-	assert.True(t, declines(20, 0.05), "the 20th call of one in twenty")
-	assert.False(t, declines(19, 0.05))
+	assert.True(t, declinesEvenly(20, 0.05), "the 20th call of one in twenty")
+	assert.False(t, declinesEvenly(19, 0.05))
 }
 
 func tr(at time.Duration, from, to breaker.State, r breaker.Reason) transition {
@@ -217,7 +217,7 @@ func TestReportOutput(t *testing.T) {
 	require.NoError(t, rep.WriteTable(&b))
 	out := b.String()
 	for _, want := range []string{"timeout", "breaker", "fusebox", "9.9 s", "30.4 s", "never", "still open",
-		"11.1 s", "33.7 %", "100.0 %", "1 (+1)", "—", "5 failures in a row", "bulkhead full"} {
+		"11.1 s", "33.7 %", "100.0 %", "1 (+1)", "—", "5 failures in a row", "bulkhead stuck"} {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, out, "skipped", "no row for a problem that did not happen")

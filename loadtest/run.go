@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 )
@@ -36,6 +37,9 @@ func runMode(ctx context.Context, cfg ExhaustionConfig, mode Mode) (ModeReport, 
 	rec := newRecorder(clk, cfg.Duration, cfg.OutageStart, cfg.OutageEnd)
 	sup := &supplier{clk: clk, latency: cfg.SupplierLatency, outageStart: cfg.OutageStart,
 		outageEnd: cfg.OutageEnd, declineRate: cfg.BusinessErrors}
+	if !cfg.BusinessErrorsEven {
+		sup.rng = rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
+	}
 
 	charge := sup.charge
 	if cfg.Transport == HTTP {

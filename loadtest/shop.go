@@ -39,10 +39,11 @@ const (
 	outFailedFast                // the breaker (or the bulkhead) refused the call
 	outError                     // anything else (a transport error)
 	outCancelled                 // still running when the run ended
+	outBusy                      // the bulkhead was full of young calls: refused alone, breaker untouched
 	numOutcomes
 )
 
-var outcomeNames = [numOutcomes]string{"served", "refused", "paid", "declined", "timed-out", "failed-fast", "error", "cancelled"}
+var outcomeNames = [numOutcomes]string{"served", "refused", "paid", "declined", "timed-out", "failed-fast", "error", "cancelled", "busy"}
 
 func (o outcome) String() string { return outcomeNames[o] }
 
@@ -65,7 +66,7 @@ func (o outcome) httpStatus() int {
 		return http.StatusPaymentRequired
 	case outTimedOut:
 		return http.StatusGatewayTimeout
-	case outRefused, outFailedFast:
+	case outRefused, outFailedFast, outBusy:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadGateway
@@ -158,6 +159,7 @@ func (c ExhaustionConfig) executorConfig(clk clock, onTransition func(breaker.Ev
 		QueueTimeout:      clk.wall(c.QueueTimeout),
 		InvocationTimeout: clk.wall(c.InvocationTimeout),
 		Breaker:           c.breakerConfig(clk, onTransition),
+		Stuck:             stuckConfig(clk, false),
 	}
 }
 
@@ -239,10 +241,18 @@ func payOutcome(ctx context.Context, err error) outcome {
 		return outDeclined
 	case ctx.Err() != nil:
 		return outCancelled
+	case isBusy(err):
+		return outBusy
 	case errors.Is(err, executor.ErrOpen), errors.Is(err, executor.ErrSaturated):
 		return outFailedFast
 	case errors.Is(err, context.DeadlineExceeded): // executor.ErrTimeout matches too
 		return outTimedOut
 	}
 	return outError
+}
+
+// isBusy reports whether err is the executor's busy refusal.
+func isBusy(err error) bool {
+	var rej *executor.RejectedError
+	return errors.As(err, &rej) && rej.Reason == executor.RejectedBusy
 }

@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,8 @@ type supplier struct {
 	outageStart time.Duration
 	outageEnd   time.Duration
 	declineRate float64
+	rng         *rand.Rand // nil: decline evenly (every 1/declineRate-th call)
+	rngMu       sync.Mutex
 
 	calls    atomic.Int64 // calls answered by a healthy supplier
 	hung     atomic.Int64 // calls hanging right now
@@ -46,19 +49,36 @@ func (s *supplier) charge(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}
-	if n := s.calls.Add(1); declines(n, s.declineRate) {
-		s.declined.Add(1)
-		return errDeclined // fast: a refusal needs no work
-	}
+	// A refusal takes as long as a payment (the supplier checks the card
+	// either way), so outcomes reach the breaker in the order the calls
+	// were made: a decline that answered at once would overtake the
+	// successes still in flight, and runs of declines would look shorter.
+	declined := s.declines(s.calls.Add(1))
 	if !s.clk.sleep(ctx, s.latency) {
 		return ctx.Err()
+	}
+	if declined {
+		s.declined.Add(1)
+		return errDeclined
 	}
 	return nil
 }
 
 // declines reports whether the n-th call (from 1) is a business refusal:
-// exactly floor(n × rate) of the first n calls are, evenly spread.
-func declines(n int64, rate float64) bool {
+// at random with probability declineRate, or evenly.
+func (s *supplier) declines(n int64) bool {
+	if s.rng == nil || s.declineRate <= 0 {
+		return declinesEvenly(n, s.declineRate)
+	}
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	return s.rng.Float64() < s.declineRate
+}
+
+// declinesEvenly reports whether the n-th call (from 1) is a business
+// refusal when exactly floor(n × rate) of the first n calls are, evenly
+// spread.
+func declinesEvenly(n int64, rate float64) bool {
 	if rate <= 0 {
 		return false
 	}

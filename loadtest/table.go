@@ -101,10 +101,14 @@ func (r *ExhaustionReport) WriteTable(w io.Writer) error {
 	row("breaker trips (+ re-opens on failed probe)", brk(func(s Summary) string {
 		return fmt.Sprintf("%d (+%d)", s.Cycles, s.FailedProbes)
 	}))
+	if c.BusinessErrors > 0 {
+		row("breaker closed between trips, mean", brk(func(s Summary) string { return optSecs(s.ClosedBetweenTrips, "no trip") }))
+	}
 	row("most shop workers busy at once", func(s Summary) string { return fmt.Sprintf("%d/%d", s.MaxBusy, c.Workers) })
 	row("payments ok / declined", func(s Summary) string { return fmt.Sprintf("%d / %d", s.Payments.OK, s.Payments.Declined) })
 	row("payments timed out", func(s Summary) string { return fmt.Sprint(s.Payments.TimedOut) })
-	row("payments failed fast (breaker, bulkhead)", func(s Summary) string { return fmt.Sprint(s.Payments.FailedFast) })
+	row("payments failed fast (breaker, stuck bulkhead)", func(s Summary) string { return fmt.Sprint(s.Payments.FailedFast) })
+	row("payments refused busy (breaker untouched)", func(s Summary) string { return fmt.Sprint(s.Payments.Busy) })
 	row("payments refused (no shop worker)", func(s Summary) string { return fmt.Sprint(s.Payments.Refused) })
 	if anyMode(r, func(s Summary) bool { return s.Payments.Errors > 0 }) {
 		row("payments with transport errors", func(s Summary) string { return fmt.Sprint(s.Payments.Errors) })
@@ -162,8 +166,8 @@ func (r *QueueReport) WriteTable(w io.Writer) error {
 	row("open per trip: mean (min–max)", func(s QueueSummary) string { return stats(s.Open) })
 	row("closed between trips: mean (min–max)", func(s QueueSummary) string { return stats(s.Closed) })
 	row("time open after the first trip", func(s QueueSummary) string { return pct(s.OpenShareAfterFull) })
-	row("calls accepted / refused", func(s QueueSummary) string {
-		return fmt.Sprintf("%d / %d", s.Accepted, s.RejectedOpen+s.RejectedFull)
+	row("calls accepted / refused (of which busy)", func(s QueueSummary) string {
+		return fmt.Sprintf("%d / %d (%d)", s.Accepted, s.RejectedOpen+s.RejectedFull+s.RejectedBusy, s.RejectedBusy)
 	})
 	row("served (rate)", func(s QueueSummary) string { return fmt.Sprintf("%d (%.2f/s)", s.Served, s.ServedPerSecond) })
 	row("timed out (in queue / running)", func(s QueueSummary) string { return fmt.Sprintf("%d / %d", s.QueueTimedOut, s.TimedOut) })
@@ -196,7 +200,7 @@ func because(reason string, threshold int) string {
 	case "consecutive-failures":
 		return fmt.Sprintf("%d failures in a row", threshold)
 	case "saturation":
-		return "bulkhead full"
+		return "bulkhead stuck"
 	}
 	return reason
 }

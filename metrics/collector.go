@@ -65,7 +65,7 @@ const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.St
 //	fusebox_call_panics_total                 calls that panicked (counted as failures too)
 //	fusebox_calls_cancelled_total             calls their caller cancelled (counted as ignored too)
 //	fusebox_queue_timeouts_total              calls that never got a slot in time (ignored too)
-//	fusebox_rejections_total{reason}          calls refused: open, saturated, queue_full, closed
+//	fusebox_rejections_total{reason}          calls refused: open, saturated, queue_full, closed, busy
 //
 // Label values are snake_case: state="half_open", reason="queue_full".
 // The rates are 0 while the window is empty and for a breaker without a
@@ -73,7 +73,7 @@ const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.St
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every dependency the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (40) series per
+// NewGroup on, before its first call: SeriesPerSupplier (41) series per
 // supplier.
 func NewCollector(g *executor.Group, opts Opts) *Collector {
 	ns := opts.Namespace
@@ -116,7 +116,7 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 		queueTimeouts: desc("queue_timeouts_total",
 			"Calls that waited in the queue for the queue timeout without getting a slot, and never ran (also counted as ignored)."),
 		rejections: desc("rejections_total",
-			"Calls refused without running, by reason: open, saturated, queue_full, closed.", "reason"),
+			"Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
 	}
 }
 

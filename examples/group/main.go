@@ -1,7 +1,9 @@
 // Command group shows one executor per dependency: a Group with a default
-// configuration and one of its own for "reports". The
-// slow "reports" dependency fills its own two slots and trips; "search" and
-// "prices" never notice.
+// configuration and one of its own for "reports". The hung "reports"
+// dependency fills its own two slots: while its calls are young a call that
+// finds them full is refused alone (busy); once they are stuck (older than
+// half its 1 s timeout, as it has no latency history) the next one trips
+// its breaker. "search" and "prices" never notice.
 //
 //	go run ./examples/group
 package main
@@ -45,7 +47,10 @@ func main() {
 		})
 		return err
 	}
-	for round := 1; round <= 3; round++ {
+	for round := 1; round <= 4; round++ {
+		if round == 4 {
+			time.Sleep(600 * time.Millisecond) // the two hung reports calls are stuck now
+		}
 		for _, dep := range []string{"search", "prices", "reports"} {
 			d := 10 * time.Millisecond
 			if dep == "reports" {
@@ -64,11 +69,14 @@ func main() {
 }
 
 func outcome(err error) string {
+	var rej *executor.RejectedError
 	switch {
 	case err == nil:
 		return "admitted"
+	case errors.As(err, &rej) && rej.Reason == executor.RejectedBusy:
+		return "refused: busy (young calls; the breaker stays closed)"
 	case errors.Is(err, executor.ErrSaturated):
-		return "refused: saturated (breaker trips)"
+		return "refused: stuck calls (the breaker trips)"
 	case errors.Is(err, executor.ErrOpen):
 		return "refused: breaker open"
 	}

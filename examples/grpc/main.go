@@ -114,9 +114,9 @@ func main() {
 	for _, name := range []string{"payments", "inventory"} {
 		ex, _ := g.Lookup(name)
 		st := ex.Stats()
-		fmt.Printf("%s: breaker %s, %d ok, %d failed (%d timeouts), refused: %d open, %d saturated\n",
+		fmt.Printf("%s: breaker %s, %d ok, %d failed (%d timeouts), refused: %d open, %d busy, %d stuck\n",
 			name, st.Breaker.State, st.Successes, st.Failures, st.Timeouts,
-			st.Rejected[executor.RejectedOpen], st.Rejected[executor.RejectedSaturated])
+			st.Rejected[executor.RejectedOpen], st.Rejected[executor.RejectedBusy], st.Rejected[executor.RejectedSaturated])
 	}
 }
 
@@ -128,7 +128,7 @@ func outcome(err error) string {
 	case errors.Is(err, executor.ErrOpen):
 		return "refused (open)" // fail fast: nothing was sent
 	case errors.Is(err, executor.ErrSaturated):
-		return "refused (saturated)" // every slot busy
+		return "refused (saturated)" // every slot taken: refused alone if busy, the breaker tripped if stuck
 	case status.Code(err) == codes.DeadlineExceeded:
 		return "timed out"
 	}

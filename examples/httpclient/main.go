@@ -108,9 +108,9 @@ func main() {
 	for _, addr := range []string{payments.addr, catalog.addr} {
 		ex, _ := g.Executor(addr)
 		st := ex.Stats()
-		fmt.Printf("%s: breaker %s, %d ok, %d failed (%d timeouts), refused: %d open, %d saturated\n",
+		fmt.Printf("%s: breaker %s, %d ok, %d failed (%d timeouts), refused: %d open, %d busy, %d stuck\n",
 			names[addr], st.Breaker.State, st.Successes, st.Failures, st.Timeouts,
-			st.Rejected[executor.RejectedOpen], st.Rejected[executor.RejectedSaturated])
+			st.Rejected[executor.RejectedOpen], st.Rejected[executor.RejectedBusy], st.Rejected[executor.RejectedSaturated])
 	}
 }
 
@@ -121,7 +121,7 @@ func fetch(client *http.Client, url string) string {
 	case errors.Is(err, executor.ErrOpen):
 		return "refused (open)" // fail fast: no request was sent
 	case errors.Is(err, executor.ErrSaturated):
-		return "refused (saturated)" // every slot busy: this call tripped the breaker
+		return "refused (saturated)" // every slot taken: refused alone if busy, the breaker tripped if stuck
 	case errors.Is(err, executor.ErrTimeout):
 		return "timed out"
 	case err != nil:

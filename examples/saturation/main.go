@@ -1,8 +1,11 @@
 // Command saturation shows the core idea of fusebox in a few seconds: a
-// supplier hangs, its bulkhead fills, and the call that finds no free slot
-// trips the breaker at once. Later callers fail fast and fall back to a
-// cached value; after the reset timeout one probe finds a free slot, the
-// supplier has recovered, and the breaker closes.
+// supplier hangs and its bulkhead fills. While the calls holding the slots
+// are young the bulkhead is merely busy, and a call that finds no free
+// slot is refused alone; once half of them are stuck (here: older than
+// half the 500 ms timeout, since the supplier has no latency history yet)
+// the call that finds no free slot trips the breaker. Later callers fail
+// fast and fall back to a cached value; after the reset timeout one probe
+// finds a free slot, the supplier has recovered, and the breaker closes.
 //
 //	go run ./examples/saturation
 package main
@@ -63,8 +66,10 @@ func main() {
 		}
 		f, err := executor.Submit(ctx, ex, charge)
 		switch {
+		case busy(err):
+			fmt.Printf("%5s  request %2d: no free slot, young calls -> refused alone, serve %q\n", since(start), i, cached)
 		case errors.Is(err, executor.ErrSaturated):
-			fmt.Printf("%5s  request %2d: no free slot -> breaker trips now, serve %q\n", since(start), i, cached)
+			fmt.Printf("%5s  request %2d: no free slot, stuck calls -> breaker trips now, serve %q\n", since(start), i, cached)
 		case errors.Is(err, executor.ErrOpen):
 			fmt.Printf("%5s  request %2d: breaker open -> fail fast, serve %q\n", since(start), i, cached)
 		case err != nil:
@@ -79,8 +84,15 @@ func main() {
 	}
 	time.Sleep(600 * time.Millisecond) // let the last calls finish
 	s := ex.Stats()
-	fmt.Printf("done: %d ok, %d timed out, %d refused while open, %d refused saturated\n",
-		s.Successes, s.Timeouts, s.Rejected[executor.RejectedOpen], s.Rejected[executor.RejectedSaturated])
+	fmt.Printf("done: %d ok, %d timed out, %d refused while open, %d refused busy, %d refused stuck\n",
+		s.Successes, s.Timeouts, s.Rejected[executor.RejectedOpen], s.Rejected[executor.RejectedBusy], s.Rejected[executor.RejectedSaturated])
+}
+
+// busy reports whether err is a busy refusal: the bulkhead was full of
+// young calls, the breaker stayed closed.
+func busy(err error) bool {
+	var rej *executor.RejectedError
+	return errors.As(err, &rej) && rej.Reason == executor.RejectedBusy
 }
 
 func since(t time.Time) time.Duration { return time.Since(t).Round(10 * time.Millisecond) }

@@ -7,6 +7,7 @@
 //
 //	loadtest [exhaustion] [flags]   the worker-exhaustion scenario (the default)
 //	loadtest queue [flags]          an asynchronous supplier behind a queue
+//	loadtest burst [flags]          a healthy, bursty supplier: busy or stuck
 //
 // Every run is bounded: it sends rate × duration requests of each kind at
 // most, and stops by itself after duration / speed of wall time per run.
@@ -55,7 +56,8 @@ type printedError struct{ error }
 const usage = `Usage:
   loadtest [exhaustion] [flags]   one hung supplier, three protections (the default)
   loadtest queue [flags]          an asynchronous supplier behind a queue
-Run "loadtest exhaustion -h" or "loadtest queue -h" for the flags.
+  loadtest burst [flags]          a healthy, bursty supplier: busy or stuck
+Run "loadtest exhaustion -h", "loadtest queue -h" or "loadtest burst -h" for the flags.
 `
 
 // run is the command with its arguments (without the program name).
@@ -69,6 +71,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runExhaustion(ctx, args, stdout, stderr)
 	case "queue":
 		return runQueue(ctx, args, stdout, stderr)
+	case "burst":
+		return runBurst(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

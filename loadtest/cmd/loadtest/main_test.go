@@ -26,6 +26,8 @@ func TestCommandLine(t *testing.T) {
 	}{
 		{"-h prints the flags", []string{"-h"}, func(err error) bool { return errors.Is(err, flag.ErrHelp) }, "-reset-timeout"},
 		{"queue -h prints its own", []string{"queue", "-h"}, func(err error) bool { return errors.Is(err, flag.ErrHelp) }, "-low-water"},
+		{"burst -h prints its own", []string{"burst", "-h"}, func(err error) bool { return errors.Is(err, flag.ErrHelp) }, "-stall-every"},
+		{"a burst criterion the executor refuses", []string{"burst", "-stuck-multiple", "0.5"}, isUsage, ""},
 		{"an unknown scenario", []string{"nope"}, isUsage, "unknown scenario"},
 		{"an unknown mode", []string{"-modes", "timeout,nope"}, isUsage, ""},
 		{"an unknown flag", []string{"-nope"}, isUsage, "flag provided but not defined"},
@@ -80,4 +82,23 @@ func TestRuns(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The burst scenario end to end over loopback HTTP, compressed to about a
+// second of wall time per rule.
+func TestBurstRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real time")
+	}
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	args := []string{"burst", "-out", dir, "-duration", "20s", "-speed", "20", "-rate", "40",
+		"-stall-every", "5s", "-progress", "0"}
+	require.NoError(t, run(t.Context(), args, &out, &errOut), errOut.String())
+	for _, w := range []string{"stuck (default)", "trip on saturation", "refused busy", "breaker openings"} {
+		assert.Contains(t, out.String(), w)
+	}
+	st, err := os.Stat(filepath.Join(dir, "burst.json"))
+	require.NoError(t, err)
+	assert.Positive(t, st.Size())
 }

@@ -1,0 +1,80 @@
+package executor
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Busy describes a busy refusal: a call found the bulkhead full of young
+// calls and was refused alone, without tripping the breaker (see
+// StuckConfig). Many of them mean the bulkhead is too small for the
+// traffic (see the sizing notes in the package documentation).
+type Busy struct {
+	Supplier   string
+	Time       time.Time
+	Workers    int           // the bulkhead's slots, all held
+	Queued     int           // calls waiting in the (full) queue
+	StuckAfter time.Duration // the age that would have made the bulkhead stuck
+}
+
+// busy refuses a call that found the bulkhead full but not stuck: only
+// this call fails, with ErrSaturated; the breaker is untouched (the closed
+// breaker's permit needs no release).
+func (ex *Executor) busy() error {
+	ex.leave()
+	err := ex.reject(RejectedBusy)
+	if ex.counts().stuckNow().onBusy != nil {
+		b := ex.bh.Stats()
+		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: b.Slots, Queued: b.Queued,
+			StuckAfter: time.Duration(ex.stuckAfter())})
+	}
+	return err
+}
+
+// tellBusy calls Config.OnBusy; a panic in it is the listener's problem,
+// not the caller's.
+func (ex *Executor) tellBusy(b Busy) {
+	defer func() { _ = recover() }()
+	ex.counts().stuckNow().onBusy(b)
+}
+
+// LogBusy returns a Config.OnBusy listener that logs busy refusals with l
+// at Info, at most one record per supplier and interval (1 s if interval
+// is 0), with the number of refusals since the previous record, so that a
+// burst of refusals costs one line. A record carries supplier, refused,
+// workers, queued and stuck_after. It logs when a refusal happens (it
+// runs no timer): the refusals held back after the last record of a burst
+// are counted in the next burst's first record; Stats.Rejected has the
+// exact total at any time. Safe for concurrent use, by many executors.
+func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
+	if interval <= 0 {
+		interval = time.Second
+	}
+	type state struct {
+		last    time.Time
+		pending int
+	}
+	var mu sync.Mutex
+	seen := map[string]*state{}
+	return func(b Busy) {
+		mu.Lock()
+		s := seen[b.Supplier]
+		if s == nil {
+			s = &state{}
+			seen[b.Supplier] = s
+		}
+		s.pending++
+		if !s.last.IsZero() && b.Time.Sub(s.last) < interval {
+			mu.Unlock()
+			return
+		}
+		n := s.pending
+		s.last, s.pending = b.Time, 0
+		mu.Unlock()
+		l.LogAttrs(context.Background(), slog.LevelInfo, "fusebox: bulkhead busy, calls refused",
+			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("workers", b.Workers),
+			slog.Int("queued", b.Queued), slog.Duration("stuck_after", b.StuckAfter))
+	}
+}

@@ -1,0 +1,314 @@
+package executor
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of StuckConfig's zero values.
+const (
+	// DefaultStuckMultiple: a call is stuck once it has run 8 × the p99 of
+	// the supplier's recent successful calls.
+	DefaultStuckMultiple = 8
+	// DefaultStuckMinAge: no call younger than 500 ms is stuck.
+	DefaultStuckMinAge = 500 * time.Millisecond
+)
+
+// StuckConfig decides whether a full bulkhead trips the breaker.
+//
+// A call that finds every slot taken (and the queue full, if there is one)
+// meets one of two bulkheads. A busy one holds young calls: a burst, a
+// cold start, a supplier that paused for a moment; they will end soon, and
+// only this call is refused (ErrSaturated, counted as RejectedBusy; the
+// breaker learns nothing). A stuck one holds calls that have run far longer
+// than this supplier's calls normally take: that is evidence against the
+// supplier, and the breaker trips in this very call (reason Saturation, or
+// QueueFull with a queue), as in the shop outage where it opens 1.3 s in
+// instead of 30.4 s.
+//
+// The bulkhead is stuck when at least half of its slots (rounded up) are
+// held by calls that have run for at least
+//
+//	clamp(Multiple × p99, MinAge, MaxAge)
+//
+// (calls past their deadline whose function has not returned, Stats.Overdue,
+// always count), or, with a queue, when its oldest call has waited that
+// long. p99 is the 99th percentile of the supplier's recent successful
+// calls (Stats.LatencyP99). A call whose caller's deadline is more than
+// about 71 minutes shorter than the invocation timeout never counts as
+// old: its start is not kept. Without history
+// (fewer than 20 successes so far) the threshold is MaxAge, so the first
+// burst of a new supplier is never stuck unless its calls are older than
+// half the invocation timeout.
+//
+// Half of the slots, not the oldest call alone: a healthy supplier's tail
+// has the odd call that takes seconds, and one of them in a bulkhead that a
+// burst fills would otherwise trip the breaker; a hang holds every call it
+// gets, so half of the slots are old a few calls after the first one is.
+//
+// The defaults come from the loadtest scenarios (the README has the
+// measurements): a supplier answering in 100 ms that hangs trips once the
+// fifth of its 10 slots holds a call 0.8 s old (the shop outage at 10
+// payments/s: 1.3 s in; at 50 payments/s: 0.9 s in). A stall of the
+// supplier looks like a hang until it ends, so the multiple must exceed
+// the stalls to ride out, counted in p99s: with stalls of 0.5–0.7 s every
+// 30 s under Poisson bursts from a cold start, a supplier whose p99 is
+// 0.12 s tripped 5 to 14 times in 10 minutes at 5 × p99, 0 or 1 times at
+// 6 ×, never at 7 × or 8 ×; one with p99 ≈ 0.5 s never, where the literal
+// rule (TripOnAnySaturation) trips 25 to 53 times. The 0.5 s floor keeps a
+// pause of the calling process from making a fast supplier's calls look
+// stuck.
+type StuckConfig struct {
+	// Multiple of the p99 of recent successful calls that a call must have
+	// run to be stuck. 0 means 8 (DefaultStuckMultiple); otherwise ≥ 1.
+	Multiple float64
+	// MinAge is the floor of the threshold: no call younger than this is
+	// stuck, however fast the supplier usually answers (a garbage
+	// collection or a stall of the machine makes every call look slow for
+	// a moment). 0 means 500 ms (DefaultStuckMinAge), or MaxAge if that is
+	// less.
+	MinAge time.Duration
+	// MaxAge is the ceiling of the threshold, and the threshold of a
+	// supplier without history: a call that has run this long is stuck,
+	// however slow the supplier's history. 0 means half the
+	// InvocationTimeout; at most the InvocationTimeout (calls that honour
+	// their context never get older than that).
+	MaxAge time.Duration
+	// TripOnAnySaturation trips the breaker whenever a call finds the
+	// bulkhead full, young calls or not: the literal rule, for a supplier
+	// whose bulkhead should never fill. The other fields are ignored.
+	TripOnAnySaturation bool
+}
+
+// stuckPolicy is a StuckConfig with its defaults applied.
+// It is part of every executor, idle ones too: kept to 32 bytes.
+type stuckPolicy struct {
+	minAge, maxAge int64 // ns
+	multiple       float32
+	// Old calls that make the bulkhead stuck: half of the slots (rounded
+	// up), or the oldest queued call.
+	needRunning, needQueued int32
+	always                  bool
+}
+
+// resolve applies the defaults of c for an executor with this invocation
+// timeout, slots and queue places, reporting each bad field through bad.
+func (c StuckConfig) resolve(timeout time.Duration, workers, queue int, bad func(format string, args ...any)) stuckPolicy {
+	p := stuckPolicy{always: c.TripOnAnySaturation, multiple: float32(c.Multiple),
+		needRunning: int32((workers + 1) / 2), needQueued: 1}
+	switch {
+	case math.IsNaN(c.Multiple) || math.IsInf(c.Multiple, 0) || (c.Multiple != 0 && c.Multiple < 1):
+		bad("Stuck.Multiple must be ≥ 1, or 0 for the default %d, got %v", DefaultStuckMultiple, c.Multiple)
+	case c.Multiple == 0:
+		p.multiple = DefaultStuckMultiple
+	}
+	maxAge := c.MaxAge
+	switch {
+	case c.MaxAge < 0 || c.MaxAge > timeout:
+		bad("Stuck.MaxAge must be in [0, InvocationTimeout (%v)], got %v", timeout, c.MaxAge)
+	case c.MaxAge == 0:
+		maxAge = timeout / 2
+	}
+	minAge := c.MinAge
+	switch {
+	case c.MinAge < 0:
+		bad("Stuck.MinAge must be ≥ 0, got %v", c.MinAge)
+	case c.MinAge == 0:
+		minAge = min(DefaultStuckMinAge, maxAge)
+	case c.MinAge > maxAge:
+		bad("Stuck.MinAge (%v) must not exceed Stuck.MaxAge (%v)", c.MinAge, maxAge)
+	}
+	p.minAge, p.maxAge = int64(minAge), int64(maxAge)
+	return p
+}
+
+// stuckState is the executor's part of the criterion. It lives in the
+// executor's rareCounts: an idle executor with the default criterion (the
+// 10,000 of a large Group) pays nothing for it; a non-default criterion,
+// or an OnBusy listener, makes it at New.
+type stuckState struct {
+	// set holds the criterion and the OnBusy listener in force, replaced
+	// whole by Reconfigure.
+	set atomic.Pointer[stuckSet]
+	lat atomic.Pointer[latencies] // made at the first success
+	// busyUntil: no call in the bulkhead can be stuck before this time
+	// (executor clock), as found by the last busy refusal (see isStuck).
+	busyUntil atomic.Int64
+}
+
+// stuckSet is what Config sets for the stuck criterion.
+type stuckSet struct {
+	stuck  stuckPolicy
+	onBusy func(Busy)
+}
+
+// stuckNow returns the criterion and the OnBusy listener in force.
+func (s *stuckState) stuckNow() *stuckSet { return s.set.Load() }
+
+// setStuck puts a criterion in force. The cached threshold and the time
+// before which no call can be stuck were computed with the old one.
+func (s *stuckState) setStuck(p stuckPolicy, onBusy func(Busy)) {
+	s.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
+	if l := s.lat.Load(); l != nil {
+		l.threshold.Store(0)
+	}
+	s.busyUntil.Store(0)
+}
+
+// defaultStuck is the policy of StuckConfig's zero value for ex.
+func (ex *Executor) defaultStuck() stuckPolicy {
+	b := ex.bh.Stats()
+	return StuckConfig{}.resolve(time.Duration(ex.timeout.Load()), b.Slots, b.QueueCap, func(string, ...any) {})
+}
+
+// stuckAfter returns the age (ns) from which a call makes a full bulkhead
+// stuck.
+func (ex *Executor) stuckAfter() int64 {
+	rc := ex.counts()
+	p := &rc.stuckNow().stuck
+	l := rc.lat.Load()
+	if l == nil {
+		return p.maxAge
+	}
+	n := l.samples.Load()
+	if t := l.threshold.Load(); t != 0 && n-l.thresholdAt.Load() < latRefresh {
+		return t
+	}
+	t := p.maxAge
+	if p99 := l.quantile(0.99); p99 > 0 {
+		t = int64(min(max(float64(p.multiple)*float64(p99), float64(p.minAge)), float64(p.maxAge)))
+	}
+	l.threshold.Store(t)
+	l.thresholdAt.Store(n)
+	rc.busyUntil.Store(0) // computed with the old threshold
+	return t
+}
+
+// isStuck reports whether a full bulkhead is stuck: at least half of its
+// slots (rounded up) are held by calls that have run for stuckAfter or
+// longer, or are overdue; or, with a queue, its oldest call has waited
+// that long (the queue is first in, first out: its oldest call is no
+// outlier, it says how long the queue takes to move). Only a call that
+// found the bulkhead full asks.
+//
+// Half, not one: a single call from the far tail of a healthy supplier's
+// latency (a 3 s answer from a supplier whose p99 is 0.5 s) must not make
+// a burst that fills the other slots look like a hang. A hang holds every
+// call it gets, so half of the slots are old soon after the first one is.
+//
+// A burst meets the full bulkhead many times in a row; all but the first
+// of those refusals cost a clock read and a few atomic loads: the first
+// remembers when the next of its calls can become old enough, and until
+// then the count of old calls cannot grow (the calls that come later are
+// younger, and calls only leave) unless one goes overdue, which is counted
+// on its own. A threshold that falls meanwhile (the calls that end teach a
+// faster p99) is applied once that time has come.
+func (ex *Executor) isStuck() bool {
+	rc := ex.counts()
+	p := &rc.stuckNow().stuck
+	if p.always {
+		return true
+	}
+	overdue := int(rc.overdue.Load())
+	needRunning, needQueued := int(p.needRunning), int(p.needQueued)
+	if overdue >= needRunning {
+		return true
+	}
+	now := ex.now()
+	if now < rc.busyUntil.Load() {
+		return false
+	}
+	after := ex.stuckAfter()
+	cutoff := now - after
+	old, next := ex.run.countOld(cutoff, ex.timeout.Load()+ex.grace(), needRunning-overdue)
+	stuck := overdue+old >= needRunning
+	if qt := ex.queued.Load(); !stuck && qt != nil {
+		// A queued call waits at most queueTO, so its deadline is its
+		// enqueueing plus exactly that.
+		var qnext int64
+		old, qnext = qt.countOld(cutoff, ex.queueTO.Load(), needQueued)
+		stuck = old >= needQueued
+		next = min(next, qnext)
+	}
+	if !stuck && next < math.MaxInt64-after { // else no call was listed yet: look again next time
+		rc.busyUntil.Store(next + after)
+	}
+	return stuck
+}
+
+// aged is a deadline's owner that knows when its call started running.
+type aged interface{ startedAt() int64 }
+
+// startedAt is when the call got its slot, on the executor's clock, to
+// the microsecond (the millisecond for a span of over half an hour);
+// math.MaxInt64 (never old) for a span of over 24 days. It is derived from
+// the call's deadline and its span rather than kept: the call record must
+// stay in its 256-byte size class. The span is the call's own, not the
+// executor's timeout, which a Reconfigure may change while it runs.
+func (c *call[T]) startedAt() int64 {
+	if c.ctx.span == math.MaxUint32 {
+		return math.MaxInt64
+	}
+	return c.ctx.deadline - spanNs(c.ctx.span)
+}
+
+// spanOf encodes d ≥ 0 ns, the time from a call's start to its deadline, in
+// 32 bits: µs, rounded down, below 2³¹ µs (about 36 minutes); above, ms
+// with the top bit set, up to about 24 days; beyond, math.MaxUint32.
+func spanOf(d int64) uint32 {
+	if us := d / int64(time.Microsecond); us < 1<<31 {
+		return uint32(us)
+	}
+	if ms := d / int64(time.Millisecond); ms < 1<<31-1 {
+		return 1<<31 | uint32(ms)
+	}
+	return math.MaxUint32
+}
+
+// spanNs decodes a span of spanOf (not math.MaxUint32) into ns.
+func spanNs(s uint32) int64 {
+	if s&(1<<31) == 0 {
+		return int64(s) * int64(time.Microsecond)
+	}
+	return int64(s&^(1<<31)) * int64(time.Millisecond)
+}
+
+// countOld counts the live deadlines on the list whose calls started at or
+// before cutoff, stopping at need, and returns the earliest start of the
+// others (math.MaxInt64 if none): no call on the list that is not counted
+// started before it. span is the longest time from a call's start to its
+// deadline, so the list (sorted by deadline) can be cut short where even
+// the earliest possible start is after cutoff. A queued call started
+// waiting at its deadline − span; a timed-out call in its grace period is
+// overdue, and counted as such: never twice.
+func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int64) {
+	next = math.MaxInt64
+	t := l.p.Load()
+	if t == nil || t == closedTimeline {
+		return 0, next
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := t.head
+	for ; d != nil && d.at-span <= cutoff; d = d.next {
+		if d.kind == graceDeadline || d.done.Load() {
+			continue
+		}
+		start := d.at - span
+		if a, ok := d.owner.(aged); ok && d.kind == invocationDeadline {
+			start = a.startedAt()
+		}
+		if start > cutoff {
+			next = min(next, start)
+			continue
+		}
+		if old++; old >= need {
+			return old, next
+		}
+	}
+	if d != nil {
+		next = min(next, d.at-span) // the rest started after this
+	}
+	return old, next
+}
