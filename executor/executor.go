@@ -109,6 +109,7 @@ type rareCounts struct {
 	rejected                 [numRejections]atomic.Uint64
 	errs                     [numRejections]RejectedError
 	stuckState               // the stuck criterion and the latency history
+	dur                      atomic.Pointer[durations] // made when the first call ends
 }
 
 func (ex *Executor) counts() *rareCounts {

@@ -335,6 +335,10 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		ex.leave()
 		return
 	}
+	var now int64 // when fn returned, for the duration of a call that ran
+	if end != skipped {
+		now = ex.now()
+	}
 	switch {
 	case end == skipped:
 		c.permit.Ignore()
@@ -347,26 +351,30 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		// or not the caller had given up.
 		ex.counts().panics.Add(1)
 		_ = c.permit.Record(breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
+		c.ranFor(breaker.Failure, now)
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
-	case err != nil && ex.now() >= c.ctx.deadline:
+		c.ranFor(breaker.Ignored, now)
+	case err != nil && now >= c.ctx.deadline:
 		// The function noticed its deadline (or its caller's) and returned
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
 		var zero T
 		v, err = zero, ErrTimeout
-		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+		o, perr := ex.count(c.permit, ErrTimeout)
+		if perr != nil {
 			err = perr
 		}
+		c.ranFor(o, now)
 	default:
 		o, perr := ex.count(c.permit, err)
 		if perr != nil {
 			var zero T
 			v, err = zero, perr
 		}
-		if o == breaker.Success {
-			ex.observe(c.startedAt())
+		if d := c.ranFor(o, now); o == breaker.Success {
+			ex.observe(d)
 		}
 		// Queue hysteresis: a breaker opened on a full queue closes, with no
 		// probe, once successful calls have drained the queue to its
@@ -379,6 +387,19 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 	}
 	c.promise.Complete(v, err)
 	ex.leave()
+}
+
+// ranFor counts a call that ran, with outcome o, in the duration
+// histograms, as having ended at now, and returns its duration; -1 when its
+// start is not known (see startedAt).
+func (c *call[T]) ranFor(o breaker.Outcome, now int64) int64 {
+	started := c.startedAt()
+	if started == math.MaxInt64 {
+		return -1
+	}
+	d := now - started
+	c.ctx.ex.recordDuration(o, d)
+	return d
 }
 
 func (ex *Executor) callerCancelled(p breaker.Permit) {
@@ -422,6 +443,9 @@ func (c *call[T]) expire() {
 	switch {
 	case c.terr != ErrTimeout:
 		ex.callerCancelled(c.permit)
+		if called {
+			c.ranFor(breaker.Ignored, ex.now())
+		}
 	case !called:
 		// No worker got to the call before its deadline: the supplier was
 		// never asked, so the breaker learns nothing from it.
@@ -429,7 +453,9 @@ func (c *call[T]) expire() {
 		c.permit.Ignore()
 	default:
 		ex.counts().timeouts.Add(1)
-		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+		o, perr := ex.count(c.permit, ErrTimeout)
+		c.ranFor(o, ex.now())
+		if perr != nil {
 			// A classifier that panicked on the timer goroutine: the call
 			// resolves with the panic instead of the timeout. settle reads
 			// terr only after meet says this side is done.
