@@ -108,7 +108,7 @@ type rareCounts struct {
 	unserved, unservedAtTrip atomic.Uint64
 	rejected                 [numRejections]atomic.Uint64
 	errs                     [numRejections]RejectedError
-	stuckState               // the stuck criterion and the latency history
+	stuckState                                         // the stuck criterion and the latency history
 	dur                      atomic.Pointer[durations] // made when the first call ends
 }
 
