@@ -148,6 +148,9 @@ func New(name string, cfg Config) (*Executor, error) {
 type env struct {
 	epoch  time.Time       // the clock: deadlines are ns since epoch
 	runner bulkhead.Runner // nil: a go statement per call
+	// group is the Group of the executors sharing this env; nil for New's.
+	// Executor.Reconfigure gives a group's executor the group's listeners.
+	group *Group
 }
 
 func newExecutor(name string, cfg Config, e *env) (*Executor, error) {

@@ -93,6 +93,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 		return nil, err
 	}
 	g := &Group{env: env{epoch: time.Now(), runner: cfg.Runner}}
+	g.env.group = g
 	g.cfg.Store(&cfg)
 	g.onTransition.Store(&cfg.OnTransition)
 	// One closure for the whole group; the OnTransition in force is read
@@ -175,6 +176,12 @@ func (g *Group) config(name string) Config {
 	if o, ok := cfg.Dependencies[name]; ok {
 		c = o
 	}
+	return g.withListeners(c)
+}
+
+// withListeners makes c's breaker report to the group's listeners (the
+// OnTransition in force and the subscribers) after its own, if any.
+func (g *Group) withListeners(c Config) Config {
 	if c.Breaker.OnTransition == nil {
 		// One listener shared by every executor without one of its own:
 		// an idle executor must not pay for a closure.

@@ -32,11 +32,18 @@ import (
 //     open period and the generation are kept; the sliding window and the
 //     per-kind counts restart when the breaker has such rules.
 //
-// Counters and Stats carry on. Reconfigure after Close returns ErrClosed.
+// Counters and Stats carry on. For an executor of a Group, the group's
+// listeners keep receiving its events as they would with cfg in the
+// group's configuration (the group's OnTransition unless
+// cfg.Breaker.OnTransition is set, the Subscribe listeners always); a later
+// Group.Reconfigure applies the group's configuration again. Reconfigure after Close returns ErrClosed.
 // It is safe for concurrent use with calls; concurrent Reconfigures of one
 // executor should be avoided (each one's parts apply in some order, but two
 // can interleave).
 func (ex *Executor) Reconfigure(cfg Config) error {
+	if g := ex.env.group; g != nil {
+		cfg = g.withListeners(cfg)
+	}
 	r, err := cfg.check(ex.name)
 	if err != nil {
 		return err

@@ -444,3 +444,29 @@ func TestReconfigureStuckCriterion(t *testing.T) {
 		s.unhang()
 	})
 }
+
+// An executor of a group reconfigured on its own still reports to the
+// group's listeners.
+func TestExecutorReconfigureInAGroupKeepsItsListeners(t *testing.T) {
+	var group, sub, own events
+	g, err := executor.NewGroup(executor.GroupConfig{OnTransition: group.listen})
+	require.NoError(t, err)
+	defer g.Close(context.Background())
+	unsubscribe := g.Subscribe(sub.listen)
+	defer unsubscribe()
+	ex, err := g.Executor("payments")
+	require.NoError(t, err)
+
+	require.NoError(t, ex.Reconfigure(executor.Config{Workers: 3}))
+	ex.Breaker().Trip(breaker.Manual)
+	assert.Equal(t, []string{"closed>open:manual"}, group.list(), "the group's OnTransition")
+	assert.Equal(t, group.list(), sub.list(), "the group's subscribers")
+
+	// A listener of its own replaces the group's OnTransition (as in
+	// GroupConfig), the subscribers still follow.
+	require.NoError(t, ex.Reconfigure(executor.Config{Workers: 3, Breaker: breaker.Config{OnTransition: own.listen}}))
+	ex.Breaker().Reset()
+	assert.Equal(t, []string{"open>closed:manual-reset"}, own.list())
+	assert.Len(t, group.list(), 1)
+	assert.Equal(t, []string{"closed>open:manual", "open>closed:manual-reset"}, sub.list())
+}
