@@ -68,6 +68,20 @@
 // call's wait counts as an age like a running call's. A bulkhead whose
 // RejectedBusy count grows steadily is too small for its traffic.
 //
+// # Changing a running executor
+//
+// Group.Reconfigure (and Executor.Reconfigure) put a new configuration in
+// force on running executors, validated whole first: sizes, queues,
+// timeouts, the stuck criterion and breaker rules change without dropping a
+// call in flight or losing a breaker's state. A smaller bulkhead lets its
+// running calls finish; new calls see the new size at once.
+//
+// # Call durations
+//
+// Executor.CallDurations returns cumulative histograms of the durations of
+// the calls that ran, by outcome, in the fixed buckets of DurationBuckets;
+// the metrics and fuseotel modules export them.
+//
 // Nothing runs at import and nothing runs in the background of an idle
 // executor. Goroutines exist only while calls are in flight (each call's
 // own, one deadline timer per executor, and, for each call that times

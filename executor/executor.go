@@ -18,18 +18,26 @@ import (
 // nothing: its one timer is armed only while calls are in flight.
 // It is safe for concurrent use.
 type Executor struct {
-	env     *env // the clock and the runner (the Group's, shared)
-	name    string
-	timeout time.Duration // invocation timeout
-	queueTO time.Duration // queue wait bound; 0 without a queue
+	env  *env // the clock and the runner (the Group's, shared)
+	name string
+	// The timeouts, in ns, changed by Reconfigure: a call reads each once,
+	// when it enters the queue (queueTO) or starts (timeout). Two words
+	// inline rather than a pointer to a settings record, so that an idle
+	// executor stays within its footprint.
+	timeout atomic.Int64 // invocation timeout
+	queueTO atomic.Int64 // queue wait bound; 0 without a queue
 	br      *breaker.Breaker
 	bh      *bulkhead.Bulkhead
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
 
-	run    lazyTimeline  // invocation deadlines of running calls
-	queued *lazyTimeline // queue-wait deadlines; nil without a queue
+	run lazyTimeline // invocation deadlines of running calls
+	// queued holds the queue-wait deadlines; nil until the executor has a
+	// queue (from New, or from the first Reconfigure that gives it one),
+	// and kept after a Reconfigure removes the queue, for the calls still
+	// waiting in it.
+	queued atomic.Pointer[lazyTimeline]
 
 	// active counts calls from admission until their function has
 	// returned (or they left the queue), and holds closedBit once the
@@ -118,7 +126,8 @@ type rareCounts struct {
 	unserved, unservedAtTrip atomic.Uint64
 	rejected                 [numRejections]atomic.Uint64
 	errs                     [numRejections]RejectedError
-	stuckState               // the stuck criterion and the latency history
+	stuckState                                         // the stuck criterion and the latency history
+	dur                      atomic.Pointer[durations] // made when the first call ends
 }
 
 func (ex *Executor) counts() *rareCounts {
@@ -131,7 +140,8 @@ func (ex *Executor) counts() *rareCounts {
 // makeCounts makes the executor's rareCounts, unless another goroutine
 // just has.
 func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
-	r := &rareCounts{stuckState: stuckState{stuck: p, onBusy: onBusy}}
+	r := &rareCounts{}
+	r.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
 	for i := range r.errs {
 		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i)}
 	}
@@ -156,6 +166,9 @@ func New(name string, cfg Config) (*Executor, error) {
 type env struct {
 	epoch  time.Time       // the clock: deadlines are ns since epoch
 	runner bulkhead.Runner // nil: a go statement per call
+	// group is the Group of the executors sharing this env; nil for New's.
+	// Executor.Reconfigure gives a group's executor the group's listeners.
+	group *Group
 }
 
 func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
@@ -163,12 +176,14 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := &Executor{env: e, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh}
+	ex := &Executor{env: e, name: name, br: p.br, bh: p.bh}
+	ex.timeout.Store(int64(p.timeout))
+	ex.queueTO.Store(int64(p.queueTimeout))
 	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil {
 		ex.makeCounts(p.stuck, cfg.OnBusy) // else made with the default criterion when first needed
 	}
 	if p.queue > 0 {
-		ex.queued = &lazyTimeline{}
+		ex.queued.Store(&lazyTimeline{})
 	}
 	return ex, nil
 }
@@ -211,9 +226,9 @@ func (ex *Executor) leave() {
 func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
 	var qgone <-chan struct{}
-	if ex.queued != nil {
+	if qt := ex.queued.Load(); qt != nil {
 		var left []*deadline
-		left, qgone = ex.queued.close()
+		left, qgone = qt.close()
 		for _, d := range left {
 			d.owner.onClose(d.kind)
 		}

@@ -65,7 +65,9 @@ var ErrUnknownDependency = errors.New("executor: unknown dependency")
 // first use (unless the group is Strict). Idle executors cost memory only,
 // no goroutine. It is safe for concurrent use.
 type Group struct {
-	cfg GroupConfig
+	// cfg is the configuration in force; Reconfigure replaces it (under
+	// mu) and lookups load it once.
+	cfg atomic.Pointer[GroupConfig]
 	env env // the clock every executor of the group reads, and the runner
 
 	m         sync.Map // name → *Executor
@@ -75,9 +77,13 @@ type Group struct {
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 	subs      subscribers  // Subscribe's listeners, after each executor's own
-	// listener is GroupConfig.OnTransition followed by the subscribers.
-	listener func(breaker.Event)
+	// listener is the OnTransition in force followed by the subscribers.
+	listener     func(breaker.Event)
+	onTransition atomic.Pointer[func(breaker.Event)]
 }
+
+// conf returns the configuration in force.
+func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 
 // NewGroup validates the default and every per-dependency configuration
 // (with the same errors as New) and returns a group holding an idle
@@ -87,8 +93,17 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Group{cfg: cfg, env: env{epoch: time.Now(), runner: cfg.Runner}}
-	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
+	g := &Group{env: env{epoch: time.Now(), runner: cfg.Runner}}
+	g.env.group = g
+	g.cfg.Store(&cfg)
+	g.onTransition.Store(&cfg.OnTransition)
+	// One closure for the whole group; the OnTransition in force is read
+	// per event, so that Reconfigure can replace it (transition path only).
+	g.listener = breaker.Listeners(func(e breaker.Event) {
+		if f := *g.onTransition.Load(); f != nil {
+			f(e)
+		}
+	}, g.subs.dispatch)
 	for name := range cfg.Dependencies {
 		ex, err := newExecutor(name, g.config(name), &g.env)
 		if err != nil {
@@ -126,7 +141,7 @@ func (cfg GroupConfig) Validate() error {
 // the configuration does not list (ErrUnknownDependency). To look a name up
 // without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
-	if g.cfg.IdleTimeout > 0 {
+	if g.conf().IdleTimeout > 0 {
 		g.maybeSweep() // first: never hand out what this sweep evicts
 	}
 	if v, ok := g.m.Load(name); ok {
@@ -143,7 +158,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 	if v, ok := g.m.Load(name); ok {
 		return v.(*Executor), nil
 	}
-	if g.cfg.Strict {
+	if g.conf().Strict {
 		// Listed dependencies were all made by NewGroup and are never
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
@@ -157,10 +172,17 @@ func (g *Group) Executor(name string) (*Executor, error) {
 }
 
 func (g *Group) config(name string) Config {
-	c := g.cfg.Default
-	if o, ok := g.cfg.Dependencies[name]; ok {
+	cfg := g.conf()
+	c := cfg.Default
+	if o, ok := cfg.Dependencies[name]; ok {
 		c = o
 	}
+	return g.withListeners(c)
+}
+
+// withListeners makes c's breaker report to the group's listeners (the
+// OnTransition in force and the subscribers) after its own, if any.
+func (g *Group) withListeners(c Config) Config {
 	if c.Breaker.OnTransition == nil {
 		// One listener shared by every executor without one of its own:
 		// an idle executor must not pay for a closure.
@@ -182,7 +204,7 @@ func (g *Group) maybeSweep() {
 	last := g.lastSweep.Load()
 	// One clock read and one atomic load on the lookup path; only the
 	// caller that wins the CAS sweeps.
-	if now-last < int64(g.cfg.IdleTimeout) || !g.lastSweep.CompareAndSwap(last, now) {
+	if now-last < int64(g.conf().IdleTimeout) || !g.lastSweep.CompareAndSwap(last, now) {
 		return
 	}
 	g.mu.Lock()
@@ -202,7 +224,7 @@ func (g *Group) maybeSweep() {
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if _, listed := g.cfg.Dependencies[k.(string)]; listed {
+		if _, listed := g.conf().Dependencies[k.(string)]; listed {
 			return true // configured dependencies stay, with their series
 		}
 		// Closing it and finding it idle are one step (a CAS on its
@@ -246,7 +268,7 @@ func (g *Group) closeRetired(ended []*Executor) {
 
 // unknown is the error of a Strict group's lookup of name.
 func (g *Group) unknown(name string) error {
-	names := slices.Sorted(maps.Keys(g.cfg.Dependencies))
+	names := slices.Sorted(maps.Keys(g.conf().Dependencies))
 	const shown = 10
 	list := strings.Join(names[:min(len(names), shown)], ", ")
 	if len(names) > shown {
