@@ -137,7 +137,7 @@ func (s Stats) Transitions(r Reason) uint64 {
 func (b *Breaker) Stats() Stats {
 	r := b.cur.Load()
 	s := Stats{
-		Name:       b.r.name,
+		Name:       b.rules().name,
 		State:      r.state,
 		Reason:     r.reason,
 		Kind:       b.kindName(r.kind),

@@ -65,29 +65,51 @@ type Bulkhead struct {
 // New returns a Bulkhead sized by cfg, or an error naming the first invalid
 // field.
 func New(cfg Config) (*Bulkhead, error) {
-	switch {
-	case cfg.Slots < 0:
-		return nil, fmt.Errorf("bulkhead: Slots must be ≥ 1, or 0 for the default 10, got %d", cfg.Slots)
-	case cfg.Slots > maxSize:
-		return nil, fmt.Errorf("bulkhead: Slots must be ≤ %d, got %d", maxSize, cfg.Slots)
-	case cfg.Queue < 0:
-		return nil, fmt.Errorf("bulkhead: Queue must be ≥ 0, got %d", cfg.Queue)
-	case cfg.Queue > maxSize:
-		return nil, fmt.Errorf("bulkhead: Queue must be ≤ %d, got %d", maxSize, cfg.Queue)
-	case cfg.LowWater < 0:
-		return nil, fmt.Errorf("bulkhead: LowWater must be ≥ 0, got %d", cfg.LowWater)
-	case cfg.Queue == 0 && cfg.LowWater != 0:
-		return nil, fmt.Errorf("bulkhead: LowWater must be 0 when Queue is 0, got %d", cfg.LowWater)
-	case cfg.Queue > 0 && cfg.LowWater >= cfg.Queue:
-		return nil, fmt.Errorf("bulkhead: LowWater must be < Queue (%d), got %d", cfg.Queue, cfg.LowWater)
-	}
-	low := cfg.LowWater
-	if low == 0 {
-		low = cfg.Queue / 2
+	slots, low, err := check(cfg)
+	if err != nil {
+		return nil, err
 	}
 	b := new(Bulkhead)
-	b.s.Init(cmp.Or(cfg.Slots, defaultSlots), cfg.Queue, low)
+	b.s.Init(slots, cfg.Queue, low)
 	return b, nil
+}
+
+// Resize changes the sizes of a bulkhead in use, without dropping anything:
+// more slots go to the oldest waiting Acquire calls at once; with fewer,
+// the calls holding slots keep them and end as usual, new ones see the new
+// size at once, and slots held beyond it are freed as they are released;
+// a smaller queue keeps the callers already in it. cfg is validated whole
+// first, with the same errors as New; an invalid cfg changes nothing.
+func (b *Bulkhead) Resize(cfg Config) error {
+	slots, low, err := check(cfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range b.s.Resize(slots, cfg.Queue, low) {
+		close(w.Value.(chan struct{})) // the waiting Acquire owns the slot now
+	}
+	return nil
+}
+
+// check validates cfg and returns its effective slots and low-water mark.
+func check(cfg Config) (slots, lowWater int, err error) {
+	switch {
+	case cfg.Slots < 0:
+		return 0, 0, fmt.Errorf("bulkhead: Slots must be ≥ 1, or 0 for the default 10, got %d", cfg.Slots)
+	case cfg.Slots > maxSize:
+		return 0, 0, fmt.Errorf("bulkhead: Slots must be ≤ %d, got %d", maxSize, cfg.Slots)
+	case cfg.Queue < 0:
+		return 0, 0, fmt.Errorf("bulkhead: Queue must be ≥ 0, got %d", cfg.Queue)
+	case cfg.Queue > maxSize:
+		return 0, 0, fmt.Errorf("bulkhead: Queue must be ≤ %d, got %d", maxSize, cfg.Queue)
+	case cfg.LowWater < 0:
+		return 0, 0, fmt.Errorf("bulkhead: LowWater must be ≥ 0, got %d", cfg.LowWater)
+	case cfg.Queue == 0 && cfg.LowWater != 0:
+		return 0, 0, fmt.Errorf("bulkhead: LowWater must be 0 when Queue is 0, got %d", cfg.LowWater)
+	case cfg.Queue > 0 && cfg.LowWater >= cfg.Queue:
+		return 0, 0, fmt.Errorf("bulkhead: LowWater must be < Queue (%d), got %d", cfg.Queue, cfg.LowWater)
+	}
+	return cmp.Or(cfg.Slots, defaultSlots), cmp.Or(cfg.LowWater, cfg.Queue/2), nil
 }
 
 // TryAcquire takes a slot if one is free and nobody is queued, and reports
@@ -156,5 +178,6 @@ func (b *Bulkhead) Release() {
 func (b *Bulkhead) Stats() Stats {
 	inUse, queued := b.s.Counts()
 	size, queue, low := b.s.Size()
-	return Stats{InUse: inUse, Free: size - inUse, Queued: queued, Slots: size, QueueCap: queue, LowWater: low}
+	// After a Resize that shrank it, more slots than it has may be in use.
+	return Stats{InUse: inUse, Free: size - min(inUse, size), Queued: queued, Slots: size, QueueCap: queue, LowWater: low}
 }

@@ -85,6 +85,13 @@ func TestParseFields(t *testing.T) {
 		}, cfg)
 	})
 
+	t.Run("a supplier's stuck settings replace the default's one by one", func(t *testing.T) {
+		cfg, err := config.Parse([]byte(`{"default": {"invocationTimeout": "10s", "breaker": {"resetTimeout": "15s"}, "stuck": {"multiple": 6, "maxAge": "4s"}},
+			"suppliers": {"a": {"stuck": {"minAge": "1s"}}}}`))
+		require.NoError(t, err)
+		assert.Equal(t, executor.StuckConfig{Multiple: 6, MinAge: time.Second, MaxAge: 4 * time.Second}, cfg.Suppliers["a"].Stuck)
+	})
+
 	t.Run("a count window and strict", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"breaker": {"failureRate": 0.5, "windowSize": 40}},
 			"suppliers": {"a": {}}, "strict": true}`))

@@ -25,7 +25,7 @@ type Busy struct {
 func (ex *Executor) busy() error {
 	ex.leave()
 	err := ex.reject(RejectedBusy)
-	if ex.counts().onBusy != nil {
+	if ex.counts().stuckNow().onBusy != nil {
 		_, queued := ex.bh.Counts()
 		size, _, _ := ex.bh.Size()
 		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Slots: size, Queued: queued,
@@ -38,7 +38,7 @@ func (ex *Executor) busy() error {
 // not the caller's.
 func (ex *Executor) tellBusy(b Busy) {
 	defer func() { _ = recover() }()
-	ex.counts().onBusy(b)
+	ex.counts().stuckNow().onBusy(b)
 }
 
 // LogBusy returns a Config.OnBusy listener that logs busy refusals with l

@@ -46,17 +46,28 @@
 // rate; docs/design.md in the repository has the measurements and the
 // sizing rules.
 //
+// Group.Reconfigure (and Executor.Reconfigure) put a new configuration in
+// force on running executors, validated whole first, without dropping a
+// call in flight or losing a breaker's state. Executor.CallDurations
+// returns histograms of call durations by outcome, which the metrics and
+// fuseotel modules export.
+//
 // Nothing runs at import, and an idle executor holds no goroutine: a
-// call's goroutine lives while the call runs, and the executor's deadline
+// call's goroutine lives while the call runs, a call that times out has a
+// short-lived goroutine record its timeout, and the executor's deadline
 // timer, armed while calls are in flight, stops by itself once no deadline
 // is left. Executors therefore also work inside testing/synctest bubbles.
 //
 // User code runs on these goroutines: fn on the call's goroutine;
 // breaker.Config.Classify and the ErrorKinds' Match functions there when fn
-// returns, or on the deadline timer when the call times out; transition
-// listeners on whichever of the submitter, the call or the timer caused the
-// transition. A panic in any of them is recovered: fn's or a classifier's
-// resolves the call's future with a *PanicError naming it (a failure on the
-// breaker), a listener's is logged. Close returns by its context's
-// deadline whatever that code is doing.
+// returns, or, when the call times out, on the goroutine that records that
+// call's timeout (one per timed-out call, so a classifier that blocks
+// delays only its own call's future); transition listeners on whichever of
+// the submitter, the call or its timeout caused the transition. A panic in
+// any of them is recovered: fn's or a classifier's resolves the call's
+// future with a *PanicError naming it (a failure on the breaker), a
+// listener's is logged. A callback that ends its goroutine with
+// runtime.Goexit (t.FailNow in a test's classifier or listener) instead of
+// returning is treated as one that panicked. Close returns by its
+// context's deadline whatever that code is doing.
 package executor

@@ -34,12 +34,17 @@ func newSlots(cfg config) (*testSlots, error) {
 	return b, nil
 }
 
+// resize resizes as bulkhead.Resize does.
+func (b *testSlots) resize(cfg config) ([]*slots.Waiter, error) {
+	return b.Resize(cfg.Slots, cfg.Queue, cmp.Or(cfg.LowWater, cfg.Queue/2)), nil
+}
+
 func (b *testSlots) TryAcquire() bool { return b.Admit(nil) == slots.Acquired }
 
 func (b *testSlots) Stats() stats {
 	inUse, queued := b.Counts()
 	size, queue, low := b.Size()
-	return stats{InUse: inUse, Free: size - inUse, Queued: queued, Slots: size, QueueCap: queue, LowWater: low}
+	return stats{InUse: inUse, Free: size - min(inUse, size), Queued: queued, Slots: size, QueueCap: queue, LowWater: low}
 }
 
 // task is what the executor's Runner starts.

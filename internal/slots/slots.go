@@ -37,8 +37,11 @@ type Slots struct {
 	// waiters (high 32 bits), so both change together in one CAS. The
 	// invariant every transition keeps:
 	//
-	//	queued > 0  implies  inUse == slots
+	//	queued > 0  implies  inUse ≥ slots
 	//
+	// (inUse == slots but after a Resize that shrank the bulkhead below
+	// the slots in use: then a release frees its slot instead of handing
+	// it over, until inUse is down to slots).
 	// A waiter never sits in the queue while a slot is free. Transitions:
 	// acquire (inUse+1, only if inUse < slots and queued == 0, lock-free);
 	// release without waiters (inUse-1, only if queued == 0, lock-free);
@@ -50,9 +53,13 @@ type Slots struct {
 	// word changed and changed back (ABA) is still a correct transition.
 	state atomic.Uint64
 
-	slots    uint32
-	queueCap uint32
-	lowWater uint32
+	// The sizes, changed only by Init and Resize, under mu. The paths that
+	// run without mu load them once per attempt: a size that changes
+	// between that load and the CAS is the same as a size that changed
+	// just after the CAS.
+	slots    atomic.Uint32
+	queueCap atomic.Uint32
+	lowWater atomic.Uint32
 
 	mu    sync.Mutex                  // guards waits and the links of queued Waiters
 	waits ilist.List[Waiter, *Waiter] // oldest first: the next to be handed a slot
@@ -74,7 +81,45 @@ func unpack(s uint64) (inUse, queued uint32) {
 // Init sizes b: slots ≥ 1, queue ≥ 0, and lowWater < queue (or 0 without
 // a queue), all checked by the caller. b must not be in use.
 func (b *Slots) Init(slots, queue, lowWater int) {
-	b.slots, b.queueCap, b.lowWater = uint32(slots), uint32(queue), uint32(lowWater)
+	b.setSize(slots, queue, lowWater)
+}
+
+func (b *Slots) setSize(slots, queue, lowWater int) {
+	b.slots.Store(uint32(slots))
+	b.queueCap.Store(uint32(queue))
+	b.lowWater.Store(uint32(lowWater))
+}
+
+// Resize changes the sizes of b in use (checked by the caller as for
+// Init), without dropping anything:
+//
+//   - More slots: the oldest waiters are handed the new slots at once and
+//     returned, oldest first; the caller starts their work as it would for
+//     a Waiter returned by Release.
+//   - Fewer slots: calls in flight keep their slots and end as usual. New
+//     admissions see the new size at once, and releases free their slots
+//     without handing them to waiters until no more than the new number of
+//     slots are in use, so in-flight never exceeds the larger of the two
+//     sizes and converges to the new one.
+//   - A smaller queue: waiters already queued keep their places; new ones
+//     are refused until the queue is below the new size.
+func (b *Slots) Resize(slots, queue, lowWater int) []*Waiter {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	// Under mu: enqueue and the hand-over, which compare with the sizes
+	// under mu too, see either the old sizes or the new ones.
+	b.setSize(slots, queue, lowWater)
+	var handed []*Waiter
+	for {
+		inUse, queued := unpack(b.state.Load())
+		if queued == 0 || inUse >= b.slots.Load() {
+			// The invariant holds again: no waiter beside a free slot.
+			return handed
+		}
+		// queued > 0: the word changes only under mu, which we hold.
+		handed = append(handed, b.waits.PopFront())
+		b.state.Add(queuedDec + 1) // queued-1, inUse+1: the new slot goes to the waiter
+	}
 }
 
 // Admit takes a slot or, with w, a queue place. It returns
@@ -96,7 +141,7 @@ func (b *Slots) Admit(w *Waiter) Admission {
 	for {
 		s := b.state.Load()
 		inUse, queued := unpack(s)
-		if inUse < b.slots && queued == 0 {
+		if inUse < b.slots.Load() && queued == 0 {
 			// Lock-free: a CAS that lost to any other change (a release,
 			// an acquire, an enqueue) just looks again.
 			if b.state.CompareAndSwap(s, s+1) {
@@ -106,7 +151,7 @@ func (b *Slots) Admit(w *Waiter) Admission {
 		}
 		// No slot. Refusing here, without the lock, is exact: the word
 		// just loaded said slots and queue were both full.
-		if w == nil || queued >= b.queueCap {
+		if w == nil || queued >= b.queueCap.Load() {
 			return Full
 		}
 		return b.enqueue(w)
@@ -125,7 +170,7 @@ func (b *Slots) enqueue(w *Waiter) Admission {
 		s := b.state.Load()
 		inUse, queued := unpack(s)
 		switch {
-		case inUse < b.slots:
+		case inUse < b.slots.Load():
 			// A lock-free Release freed a slot after Admit looked (it
 			// could, since queued was 0). Take the slot rather than
 			// queueing: a waiter must never wait beside a free slot.
@@ -133,7 +178,7 @@ func (b *Slots) enqueue(w *Waiter) Admission {
 			if b.state.CompareAndSwap(s, s+1) {
 				return Acquired
 			}
-		case queued >= b.queueCap:
+		case queued >= b.queueCap.Load():
 			return Full
 		default:
 			// All slots are busy. This CAS publishes the place and, in the
@@ -175,7 +220,11 @@ func (b *Slots) Release() *Waiter {
 			}
 			continue
 		}
-		if w := b.handOver(); w != nil {
+		w, freed := b.handOver()
+		if freed {
+			return nil
+		}
+		if w != nil {
 			return w
 		}
 		// Every waiter was cancelled between the load and the lock, so
@@ -184,22 +233,29 @@ func (b *Slots) Release() *Waiter {
 }
 
 // handOver pops the oldest waiter and gives it the caller's slot, or returns
-// nil if the queue is empty.
-func (b *Slots) handOver() *Waiter {
+// nil if the queue is empty. While more slots are in use than the bulkhead
+// has (it was shrunk), it frees the caller's slot instead and reports freed:
+// the waiters wait until the calls in use are down to the new size.
+func (b *Slots) handOver() (w *Waiter, freed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Under mu the list holds exactly queued entries (both change together
 	// only under mu), so an empty list means queued == 0.
-	w := b.waits.PopFront()
-	if w == nil {
-		return nil
+	if b.waits.Front() == nil {
+		return nil, false
 	}
+	// queued > 0: nobody else can change the word (see state).
+	if inUse, _ := unpack(b.state.Load()); inUse > b.slots.Load() {
+		b.state.Add(^uint64(0)) // inUse-1; still ≥ slots, so waiters may stay
+		return nil, true
+	}
+	w = b.waits.PopFront()
 	// queued-1 and inUse unchanged: the slot moves from the releaser to w
 	// without ever being free, so no Admit can take it in between.
 	// A plain Add is enough: while queued > 0 nobody else can change the
 	// word (see state), and we hold mu.
 	b.state.Add(queuedDec)
-	return w
+	return w, false
 }
 
 // Cancel removes w from the queue. It returns true if w was queued: w's
@@ -218,7 +274,7 @@ func (b *Slots) Cancel(w *Waiter) bool {
 		return false
 	}
 	b.waits.Remove(w)
-	// inUse stays == slots, so the invariant holds whatever queued becomes.
+	// inUse stays ≥ slots, so the invariant holds whatever queued becomes.
 	b.state.Add(queuedDec)
 	return true
 }
@@ -234,12 +290,12 @@ func (b *Slots) Counts() (inUse, queued int) {
 // always is.
 func (b *Slots) QueueFull() bool {
 	_, queued := unpack(b.state.Load())
-	return queued >= b.queueCap
+	return queued >= b.queueCap.Load()
 }
 
-// Size returns the sizes Init set.
+// Size returns the sizes in force.
 func (b *Slots) Size() (slots, queue, lowWater int) {
-	return int(b.slots), int(b.queueCap), int(b.lowWater)
+	return int(b.slots.Load()), int(b.queueCap.Load()), int(b.lowWater.Load())
 }
 
 // Drained reports whether the queue is at or below its low-water mark. A
@@ -248,5 +304,5 @@ func (b *Slots) Size() (slots, queue, lowWater int) {
 // can never fill). A full queue is never drained, since LowWater < Queue.
 func (b *Slots) Drained() bool {
 	_, queued := unpack(b.state.Load())
-	return queued <= b.lowWater
+	return queued <= b.lowWater.Load()
 }
