@@ -45,10 +45,12 @@ type Config struct {
 	// Replica names this replica in messages and leases. "" means a random
 	// 16-hex-digit name. At most 64 bytes.
 	Replica string
-	// Buffer bounds the local transitions waiting to be published, and
-	// the suppliers waiting for the lease scheduler. A transition that
-	// finds the buffer full is dropped and counted (Stats.Dropped): the
-	// caller whose call caused it never waits for the link. 0 means 256.
+	// Buffer bounds the local transitions waiting to be published, the
+	// suppliers waiting for the lease scheduler, and the received messages
+	// waiting to be applied. A transition that finds the buffer
+	// full is dropped and counted (Stats.Dropped): the caller whose call
+	// caused it never waits for the link; so is a received message
+	// (Stats.Overflow). 0 means 256.
 	Buffer int
 	// OpTimeout bounds each Redis command of the link. 0 means 500ms.
 	OpTimeout time.Duration

@@ -76,7 +76,11 @@
 // replica probes on its own), and the subscription
 // reconnects with exponential backoff and jitter. On reconnecting the
 // replica writes its own open breakers again (Redis may have restarted
-// empty) and reads the fleet's. Stats reports the link state, when it
+// empty) and reads the fleet's. Messages are applied on a goroutine of the
+// link's own, where the group's listeners hear the Remote transitions: a
+// listener that blocks holds that goroutine only (the subscription keeps
+// receiving; messages beyond Config.Buffer waiting are dropped and counted),
+// and Link.Close returns when its context ends, naming what it abandoned. Stats reports the link state, when it
 // changed and why, and every count (NewCollector reports them to
 // Prometheus); the logger hears the state changes.
 //

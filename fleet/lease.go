@@ -35,6 +35,7 @@ type round struct {
 // schedule runs the lease scheduler until Close.
 func (l *Link) schedule() {
 	defer l.wg.Done()
+	defer l.alive[goScheduler].Store(false)
 	rounds := map[string]*round{}
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()

@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,8 +30,14 @@ type Link struct {
 	// was full, and when the link comes up or goes down.
 	rescan atomic.Bool
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	in chan word // received messages for the applier
+
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	alive [numGoroutines]atomic.Bool // for Close's report
+	// applying names the supplier the applier is transitioning (and so
+	// running listeners for), for Close's report.
+	applying atomic.Pointer[string]
 
 	mu      sync.Mutex
 	feed    feed // the current subscription, closed by Close
@@ -43,6 +51,7 @@ type Link struct {
 type counters struct {
 	published, publishFailed, dropped, unsent    atomic.Uint64
 	received, applied, stale, malformed, own     atomic.Uint64
+	overflow                                     atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
 	firstMalformed, warnedNever                  atomic.Bool
@@ -70,10 +79,11 @@ type Stats struct {
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
 	// evidence, an operator override, a probe time no later than the
-	// breaker's own, a supplier a Strict group does not list); Malformed
-	// those refused as invalid; Own this replica's own messages coming
-	// back.
-	Received, Applied, Stale, Malformed, Own uint64
+	// breaker's own, a supplier a Strict group does not list); Overflow
+	// those dropped because Buffer messages were already waiting to be
+	// applied (a transition listener blocking); Malformed those refused as
+	// invalid; Own this replica's own messages coming back.
+	Received, Applied, Stale, Overflow, Malformed, Own uint64
 	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
 	// contentions that failed (the replica then probes on its own);
 	// Renewals: leases a holder extended while its probe was pending.
@@ -100,6 +110,7 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 		cfg: cfg, gcfg: gcfg, be: be,
 		out:  make(chan breaker.Event, cfg.Buffer),
 		wake: make(chan string, cfg.Buffer),
+		in:   make(chan word, cfg.Buffer),
 		stop: make(chan struct{}),
 	}
 	wired := gcfg
@@ -117,10 +128,14 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	if l.g, err = executor.NewGroup(wired); err != nil {
 		return nil, err
 	}
-	l.wg.Add(3)
+	l.wg.Add(numGoroutines)
+	for i := range l.alive {
+		l.alive[i].Store(true)
+	}
 	go l.subscribe()
 	go l.publish()
 	go l.schedule()
+	go l.applyLoop()
 	return l, nil
 }
 
@@ -132,7 +147,10 @@ func (l *Link) Replica() string { return l.cfg.Replica }
 
 // Close stops the link (its goroutines end; it sends nothing more) and
 // then closes the Group with ctx (see Group.Close). Keys this replica
-// wrote expire on their own.
+// wrote expire on their own. If ctx ends first (a transition listener
+// blocks the goroutine that applies the fleet's messages), Close closes
+// the Group with ctx and returns an error naming the goroutines it
+// stopped waiting for; they end when the listener returns.
 func (l *Link) Close(ctx context.Context) error {
 	select {
 	case <-l.stop:
@@ -144,8 +162,38 @@ func (l *Link) Close(ctx context.Context) error {
 		}
 		l.mu.Unlock()
 	}
-	l.wg.Wait()
-	return l.g.Close(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		l.wg.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+		return l.g.Close(ctx)
+	case <-ctx.Done():
+		select {
+		case <-stopped: // both at once: nothing was abandoned
+			return l.g.Close(ctx)
+		default:
+		}
+		return errors.Join(l.abandoned(ctx.Err()), l.g.Close(ctx))
+	}
+}
+
+// abandoned describes the goroutines Close stopped waiting for.
+func (l *Link) abandoned(cause error) error {
+	var names []string
+	for i := range l.alive {
+		if l.alive[i].Load() {
+			names = append(names, goroutineNames[i])
+		}
+	}
+	where := ""
+	if name := l.applying.Load(); name != nil {
+		where = fmt.Sprintf(" (the applier is in a transition listener of %q)", *name)
+	}
+	return fmt.Errorf("fleet: Close gave up waiting for the link's %s goroutine(s)%s: %w; they end when it returns",
+		strings.Join(names, ", "), where, cause)
 }
 
 // Stats returns a snapshot of the link.
@@ -157,6 +205,7 @@ func (l *Link) Stats() Stats {
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
+	s.Overflow = n.overflow.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
 	return s
 }
@@ -218,6 +267,7 @@ func (l *Link) poke(name string) {
 // publish sends local transitions until Close.
 func (l *Link) publish() {
 	defer l.wg.Done()
+	defer l.alive[goPublisher].Store(false)
 	for {
 		select {
 		case <-l.stop:

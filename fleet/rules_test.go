@@ -224,3 +224,53 @@ func TestVirtualLinkDownGivesHoldsBack(t *testing.T) {
 		}
 	})
 }
+
+// virtualGroup is the group of startVirtualFleet, without executors made
+// in advance; listen, if not nil, hears every transition.
+func virtualGroup(listen func(breaker.Event)) executor.GroupConfig {
+	return executor.GroupConfig{
+		Default:      executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second, ConsecutiveFailures: 1}},
+		OnTransition: listen,
+	}
+}
+
+func TestVirtualABlockingListenerNeitherStopsReceivingNorHoldsClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		unblock := make(chan struct{})
+		slow, err := newLink(virtualConfig("slow"), virtualGroup(func(e breaker.Event) {
+			if e.Reason == breaker.Remote {
+				<-unblock
+			}
+		}), h)
+		require.NoError(t, err)
+		_, err = slow.Group().Executor("payments")
+		require.NoError(t, err)
+		time.Sleep(100 * time.Millisecond)
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation) // the slow listener blocks on this one
+		time.Sleep(time.Second)
+		inv, err := rs[0].link.Group().Executor("inventory")
+		require.NoError(t, err)
+		inv.Breaker().Trip(breaker.Saturation)
+		// Several health-check periods: the subscription still receives
+		// and answers.
+		time.Sleep(5 * DefaultHealthCheck)
+		st := slow.Stats()
+		assert.True(t, st.Up, "the link stays up")
+		assert.Equal(t, uint64(2), st.Received, "the second trip is received while the listener blocks")
+		assert.Zero(t, st.Downs)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err = slow.Close(ctx)
+		assert.Equal(t, 200*time.Millisecond, time.Since(start), "Close returns by its context")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Contains(t, err.Error(), `applier`)
+		assert.Contains(t, err.Error(), `"payments"`)
+		close(unblock) // the abandoned goroutine ends once the listener returns
+		closeAll(t, rs)
+		synctest.Wait()
+	})
+}

@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -21,6 +20,7 @@ var errSilent = errors.New("fleet: no answer from Redis")
 // BackoffMax, with jitter.
 func (l *Link) subscribe() {
 	defer l.wg.Done()
+	defer l.alive[goSubscription].Store(false)
 	wait := l.cfg.BackoffMin
 	for {
 		start := time.Now()
@@ -188,8 +188,9 @@ func (l *Link) catchUp() error {
 	return nil
 }
 
-// receive validates one message and applies it. left is the remaining
-// expiry of the key it was read from (0 for a message from the channel).
+// receive validates one message and hands it to the applier. left is the
+// remaining expiry of the key it was read from (0 for a message from the
+// channel).
 func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
 	m, err := decode(p)
 	if err != nil {
@@ -212,39 +213,7 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
 		m = m.aged(time.Duration(m.TTL) - left)
 	}
 	l.n.received.Add(1)
-	if l.apply(m, at) {
-		l.n.applied.Add(1)
-	} else {
-		l.n.stale.Add(1)
+	if !l.enqueue(l.translate(m, at)) {
+		l.n.overflow.Add(1)
 	}
-}
-
-// apply hands a valid message to the supplier's breaker (see the rules in
-// the package documentation).
-func (l *Link) apply(m message, at time.Time) bool {
-	ex, err := l.g.Executor(m.Supplier)
-	if err != nil {
-		return false // the group is closing
-	}
-	b := ex.Breaker()
-	since := at.Add(-time.Duration(m.Age))
-	var changed bool
-	if m.Kind == kindOpen {
-		until := at.Add(time.Duration(m.ProbeIn))
-		if time.Duration(m.ProbeIn) < l.cfg.Margin {
-			// The fleet's probe round is already on: wait for its verdict,
-			// or for its lease to expire, before contending.
-			until = at.Add(leaseTTL(l.gcfg, m.Supplier, l.cfg.Margin) + l.cfg.Margin)
-		}
-		changed = b.OpenRemote(since, until)
-	} else {
-		changed = b.CloseRemote(since)
-	}
-	l.poke(m.Supplier)
-	if l.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		s := b.Stats()
-		l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind,
-			"reason", m.Reason, "supplier", m.Supplier, "changed", changed, "state", s.State, "probe_at", s.OpenUntil)
-	}
-	return changed
 }
