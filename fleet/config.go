@@ -46,8 +46,9 @@ type Config struct {
 	// 16-hex-digit name. At most 64 bytes.
 	Replica string
 	// Buffer bounds the local transitions waiting to be published, the
-	// suppliers waiting for the lease scheduler, and the received messages
-	// waiting to be applied. A transition that finds the buffer
+	// suppliers waiting for the lease scheduler, the received messages
+	// waiting to be applied, and the suppliers without an executor whose
+	// remote trip the link remembers. A transition that finds the buffer
 	// full is dropped and counted (Stats.Dropped): the caller whose call
 	// caused it never waits for the link; so is a received message
 	// (Stats.Overflow). 0 means 256.
@@ -143,10 +144,7 @@ func checkGroup(g executor.GroupConfig) error {
 // call (the invocation timeout, plus the queue wait with a queue) and the
 // margin on each side.
 func leaseTTL(g executor.GroupConfig, name string, margin time.Duration) time.Duration {
-	c := g.Default
-	if o, ok := g.Dependencies[name]; ok {
-		c = o // a dependency's entry is its whole configuration
-	}
+	c := supplierConfig(g, name)
 	ttl := c.InvocationTimeout
 	if ttl == 0 {
 		ttl = executor.DefaultInvocationTimeout

@@ -51,7 +51,9 @@
 //     successful probe started) is newer than the moment the receiving
 //     breaker entered its state. A replica that opened, probed or closed on
 //     its own calls after the remote event keeps its own verdict, and
-//     publishes it.
+//     publishes it. A breaker that has never changed state has no evidence
+//     of its own: one made after the trip (on first use, or by a replica
+//     that starts during the outage) applies it.
 //  3. Remote word never shortens an open period: a trip that reaches an
 //     Open breaker moves its probe time to the later of the two.
 //  4. Messages from the link about the link's own doing (reason Remote) are
@@ -91,8 +93,9 @@
 // malformed one is dropped and counted in Stats.Malformed, never trusted.
 // Every replica sharing a prefix can open every other's breakers: give each
 // fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
-// options). A message naming a supplier this replica has not used yet
-// creates its executor (memory only, no goroutine), so that the first call
-// already meets the open breaker; a Strict group sets it aside, which also
-// bounds what a misbehaving peer could make a replica hold in memory.
+// options). The wire never makes an executor: a trip of a supplier this
+// replica has no executor for is remembered (the newest per supplier, at
+// most Config.Buffer suppliers, each until its key would have expired) and
+// applied within 10 ms of the group making the executor on first use; a
+// Strict group sets it aside.
 package fleet

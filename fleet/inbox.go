@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/fusebox-go/fusebox/executor"
 )
 
 // The inbox. The subscription goroutine only reads and validates messages;
@@ -12,6 +14,16 @@ import (
 // listeners: a listener that blocks then holds the applier, never the
 // subscription, which keeps receiving, answering health checks and
 // counting (messages beyond Buffer waiting are dropped, Stats.Overflow).
+//
+// The wire never makes an executor: a message about a supplier this
+// replica has no executor for is remembered (the newest open state per
+// name, in a table of at most Buffer names, each until its key would
+// expire), and the scheduler applies it when the group makes the executor
+// on first use.
+
+// pendingPoll is how often the scheduler looks for executors made for the
+// suppliers the table remembers, while it remembers any.
+const pendingPoll = 10 * time.Millisecond
 
 // word is a message translated to this replica's clock.
 type word struct {
@@ -21,6 +33,12 @@ type word struct {
 	until  time.Time // open: the probe time
 	reason string    // the sender's, for logs
 	from   string    // the sender
+}
+
+// pendingOpen is a remote trip of a supplier without an executor here.
+type pendingOpen struct {
+	w       word
+	expires time.Time // when its open key would have expired
 }
 
 // translate turns a valid message received at at into local times.
@@ -58,21 +76,33 @@ func (l *Link) applyLoop() {
 		case <-l.stop:
 			return
 		case w := <-l.in:
-			if l.apply(w) {
+			switch l.apply(w) {
+			case applied:
 				l.n.applied.Add(1)
-			} else {
+			case deferred:
+				l.n.deferred.Add(1)
+			default:
 				l.n.stale.Add(1)
 			}
 		}
 	}
 }
 
+type outcome int
+
+const (
+	stale outcome = iota
+	applied
+	deferred
+)
+
 // apply hands a word to the supplier's breaker (see the rules in the
-// package documentation) and reports whether it changed anything.
-func (l *Link) apply(w word) bool {
-	ex, err := l.g.Executor(w.name)
-	if err != nil {
-		return false // the group is closing
+// package documentation), or remembers a trip of a supplier this replica
+// has no executor for.
+func (l *Link) apply(w word) outcome {
+	ex, ok := l.g.Lookup(w.name)
+	if !ok {
+		return l.remember(w)
 	}
 	b := ex.Breaker()
 	l.applying.Store(&w.name)
@@ -89,7 +119,83 @@ func (l *Link) apply(w word) bool {
 		l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", w.from, "open", w.open,
 			"reason", w.reason, "supplier", w.name, "changed", changed, "state", s.State, "probe_at", s.OpenUntil)
 	}
-	return changed
+	if changed {
+		return applied
+	}
+	return stale
+}
+
+// remember keeps the newest open state of a supplier that has no executor
+// here; a close forgets an older one. A Strict group never makes an
+// executor for a name it does not list: nothing to remember.
+func (l *Link) remember(w word) outcome {
+	if l.gcfg.Strict {
+		return stale
+	}
+	now := time.Now()
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	old, had := l.pending[w.name]
+	if !w.open {
+		if had && !old.w.since.After(w.since) {
+			delete(l.pending, w.name)
+		}
+		return stale
+	}
+	if had && old.w.since.After(w.since) {
+		return stale // it remembers newer evidence
+	}
+	p := pendingOpen{w: w, expires: w.until.Add(leaseTTL(l.gcfg, w.name, l.cfg.Margin) + l.cfg.Margin)}
+	if !had && len(l.pending) >= l.cfg.Buffer {
+		// Full: make room by forgetting what expires first (expired
+		// entries first of all), unless that is the newcomer.
+		var first string
+		for name, q := range l.pending {
+			if first == "" || q.expires.Before(l.pending[first].expires) {
+				first = name
+			}
+		}
+		if !l.pending[first].expires.Before(p.expires) && l.pending[first].expires.After(now) {
+			return stale
+		}
+		delete(l.pending, first)
+	}
+	l.pending[w.name] = p
+	l.poke("") // the scheduler polls while the table is not empty
+	return deferred
+}
+
+// pendingDue hands the applier the remembered trips whose executor now
+// exists, forgets expired ones, and reports whether any remain.
+func (l *Link) pendingDue() bool {
+	l.pmu.Lock()
+	defer l.pmu.Unlock()
+	now := time.Now()
+	for name, p := range l.pending {
+		switch {
+		case !p.expires.After(now):
+			delete(l.pending, name)
+		case l.has(name):
+			if l.enqueue(p.w) {
+				delete(l.pending, name) // else the next poll tries again
+			}
+		}
+	}
+	return len(l.pending) > 0
+}
+
+// has reports whether the group holds an executor for name.
+func (l *Link) has(name string) bool {
+	_, ok := l.g.Lookup(name)
+	return ok
+}
+
+// supplierConfig is the configuration the group gives a supplier.
+func supplierConfig(g executor.GroupConfig, name string) executor.Config {
+	if c, ok := g.Dependencies[name]; ok {
+		return c // a dependency's entry is its whole configuration
+	}
+	return g.Default
 }
 
 // goroutines of the link, for Close's report.

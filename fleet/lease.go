@@ -57,6 +57,9 @@ func (l *Link) schedule() {
 		}
 		now := time.Now()
 		var next time.Time
+		if l.pendingDue() {
+			next = now.Add(pendingPoll)
+		}
 		for name, r := range rounds {
 			if !r.due.After(now) {
 				l.review(rounds, name)

@@ -32,6 +32,11 @@ type Link struct {
 
 	in chan word // received messages for the applier
 
+	// pending remembers remote trips of suppliers without an executor
+	// here (inbox.go); at most Buffer names.
+	pmu     sync.Mutex
+	pending map[string]pendingOpen
+
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	alive [numGoroutines]atomic.Bool // for Close's report
@@ -51,7 +56,7 @@ type Link struct {
 type counters struct {
 	published, publishFailed, dropped, unsent    atomic.Uint64
 	received, applied, stale, malformed, own     atomic.Uint64
-	overflow                                     atomic.Uint64
+	deferred, overflow                           atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
 	firstMalformed, warnedNever                  atomic.Bool
@@ -79,11 +84,15 @@ type Stats struct {
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
 	// evidence, an operator override, a probe time no later than the
-	// breaker's own, a supplier a Strict group does not list); Overflow
-	// those dropped because Buffer messages were already waiting to be
-	// applied (a transition listener blocking); Malformed those refused as
-	// invalid; Own this replica's own messages coming back.
-	Received, Applied, Stale, Overflow, Malformed, Own uint64
+	// breaker's own, a supplier a Strict group does not list, a close of
+	// a supplier without an executor); Deferred the trips of suppliers
+	// without an executor here, remembered until the group makes one
+	// (then counted again as Applied or Stale) or their probe time and a
+	// lease have passed; Overflow those dropped because Buffer messages
+	// were already waiting to be applied (a transition listener blocking);
+	// Malformed those refused as invalid; Own this replica's own messages
+	// coming back.
+	Received, Applied, Stale, Deferred, Overflow, Malformed, Own uint64
 	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
 	// contentions that failed (the replica then probes on its own);
 	// Renewals: leases a holder extended while its probe was pending.
@@ -108,10 +117,11 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	l := &Link{
 		cfg: cfg, gcfg: gcfg, be: be,
-		out:  make(chan breaker.Event, cfg.Buffer),
-		wake: make(chan string, cfg.Buffer),
-		in:   make(chan word, cfg.Buffer),
-		stop: make(chan struct{}),
+		out:     make(chan breaker.Event, cfg.Buffer),
+		wake:    make(chan string, cfg.Buffer),
+		in:      make(chan word, cfg.Buffer),
+		pending: map[string]pendingOpen{},
+		stop:    make(chan struct{}),
 	}
 	wired := gcfg
 	wired.OnTransition = l.observer(gcfg.OnTransition)
@@ -205,7 +215,7 @@ func (l *Link) Stats() Stats {
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
-	s.Overflow = n.overflow.Load()
+	s.Deferred, s.Overflow = n.deferred.Load(), n.overflow.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
 	return s
 }

@@ -234,6 +234,103 @@ func virtualGroup(listen func(breaker.Event)) executor.GroupConfig {
 	}
 }
 
+func TestVirtualATripReachesAReplicaThatMakesTheExecutorLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := startVirtualFleet(t, newHub(hubLatency), 2)
+		defer closeAll(t, rs)
+		inv, err := rs[0].link.Group().Executor("inventory")
+		require.NoError(t, err)
+		inv.Breaker().Trip(breaker.Saturation)
+		probeAt := inv.Breaker().Stats().OpenUntil
+		time.Sleep(time.Second)
+		_, ok := rs[1].link.Group().Lookup("inventory")
+		require.False(t, ok, "the wire makes no executor")
+		st := rs[1].link.Stats()
+		assert.Equal(t, uint64(1), st.Deferred)
+		assert.Zero(t, st.Stale)
+
+		// The first call for inventory makes the executor after the trip.
+		ex, err := rs[1].link.Group().Executor("inventory")
+		require.NoError(t, err)
+		time.Sleep(pendingPoll + time.Millisecond) // the next poll, whatever its phase
+		s := ex.Breaker().Stats()
+		require.Equal(t, breaker.Open, s.State, "the trip remembered is applied")
+		assert.Equal(t, breaker.Remote, s.Reason)
+		e := rs[1].events()[0]
+		assert.Equal(t, "inventory", e.Name)
+		assert.Equal(t, probeAt.Add(hubLatency), e.OpenUntil, "the fleet's probe time")
+		assert.Equal(t, uint64(1), rs[1].link.Stats().Applied)
+	})
+}
+
+func TestVirtualLateReplicaLearnsFromTheOpenKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		deps bool
+	}{
+		{"a group that lists the supplier", true},
+		{"a group that makes the executor on first use", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHub(hubLatency)
+				rs := startVirtualFleet(t, h, 1)
+				defer closeAll(t, rs)
+				rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+				time.Sleep(time.Second)
+
+				g := virtualGroup(nil)
+				if tc.deps {
+					g.Dependencies = map[string]executor.Config{"payments": g.Default}
+				}
+				late, err := newLink(virtualConfig("late"), g, h)
+				require.NoError(t, err)
+				defer func() { require.NoError(t, late.Close(context.Background())) }()
+				time.Sleep(100 * time.Millisecond)
+				require.True(t, late.Stats().Up)
+				ex, err := late.Group().Executor("payments")
+				require.NoError(t, err)
+				time.Sleep(pendingPoll + time.Millisecond) // the next poll, whatever its phase
+				s := ex.Breaker().Stats()
+				assert.Equal(t, breaker.Open, s.State, "learnt from the key alone")
+				assert.Equal(t, breaker.Remote, s.Reason)
+				assert.Equal(t, uint64(1), late.Stats().Applied)
+				assert.Equal(t, uint64(1), rs[0].link.Stats().Published, "nobody published again meanwhile")
+			})
+		})
+	}
+}
+
+func TestVirtualTheWireNeverMakesExecutors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		defer closeAll(t, rs)
+		const n = 2000
+		for i := range n {
+			h.publish(encode(message{V: wireVersion, Replica: "x", Supplier: fmt.Sprintf("junk-%d", i), Kind: kindOpen,
+				Reason: "manual", ProbeIn: int64(time.Second)}))
+		}
+		time.Sleep(time.Second)
+		l := rs[0].link
+		assert.Equal(t, []string{"payments"}, l.Group().Names())
+		st := l.Stats()
+		assert.Equal(t, uint64(n), st.Received)
+		assert.Equal(t, uint64(n), st.Deferred+st.Stale+st.Overflow)
+		l.pmu.Lock()
+		remembered := len(l.pending)
+		l.pmu.Unlock()
+		assert.LessOrEqual(t, remembered, DefaultBuffer, "a bounded table")
+		assert.Positive(t, remembered)
+		// Remembered trips are forgotten once their probe time and a
+		// lease have passed.
+		time.Sleep(5 * time.Second)
+		l.pmu.Lock()
+		assert.Zero(t, len(l.pending))
+		l.pmu.Unlock()
+	})
+}
+
 func TestVirtualABlockingListenerNeitherStopsReceivingNorHoldsClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHub(hubLatency)
