@@ -55,7 +55,12 @@
 //     of its own: one made after the trip (on first use, or by a replica
 //     that starts during the outage) applies it.
 //  3. Remote word never shortens an open period: a trip that reaches an
-//     Open breaker moves its probe time to the later of the two.
+//     Open breaker moves its probe time to the later of the two. It never
+//     lengthens one past this replica's own bound either: a remote probe
+//     time further ahead than the supplier's local MaxResetTimeout (or
+//     ResetTimeout without back-off), with the largest jitter, plus a
+//     probe lease and Config.Margin, is cut to that bound and counted in
+//     Stats.Clipped.
 //  4. Messages from the link about the link's own doing (reason Remote) are
 //     not published again, so nothing echoes.
 //

@@ -41,20 +41,25 @@ type pendingOpen struct {
 	expires time.Time // when its open key would have expired
 }
 
-// translate turns a valid message received at at into local times.
-func (l *Link) translate(m message, at time.Time) word {
-	w := word{name: m.Supplier, open: m.Kind == kindOpen, since: at.Add(-time.Duration(m.Age)), reason: m.Reason, from: m.Replica}
+// translate turns a valid message received at at into local times,
+// bounding the probe time by this replica's configuration for the
+// supplier (see maxProbeIn); clipped reports whether it had to.
+func (l *Link) translate(m message, at time.Time) (w word, clipped bool) {
+	w = word{name: m.Supplier, open: m.Kind == kindOpen, since: at.Add(-time.Duration(m.Age)), reason: m.Reason, from: m.Replica}
 	if !w.open {
-		return w
+		return w, false
 	}
 	probeIn := time.Duration(m.ProbeIn)
+	if limit := maxProbeIn(l.gcfg, m.Supplier, l.cfg.Margin); probeIn > limit {
+		probeIn, clipped = limit, true
+	}
 	if probeIn < l.cfg.Margin {
 		// The fleet's probe round is already on: wait for its verdict,
 		// or for its lease to expire, before contending.
 		probeIn = leaseTTL(l.gcfg, m.Supplier, l.cfg.Margin) + l.cfg.Margin
 	}
 	w.until = at.Add(probeIn)
-	return w
+	return w, clipped
 }
 
 // enqueue hands a word to the applier without blocking the caller.
@@ -189,6 +194,29 @@ func (l *Link) has(name string) bool {
 	_, ok := l.g.Lookup(name)
 	return ok
 }
+
+// maxProbeIn bounds how far ahead a remote probe time may be: the longest
+// open period this replica's own breaker for the supplier can have (its
+// MaxResetTimeout, or ResetTimeout without back-off, with the largest
+// jitter), a probe lease (the longest hold a sender may have published) and
+// a margin. A message past it comes from a replica configured otherwise,
+// or from a bad publisher; either way this replica probes no later than it
+// would on its own, plus one lease.
+func maxProbeIn(g executor.GroupConfig, name string, margin time.Duration) time.Duration {
+	b := supplierConfig(g, name).Breaker
+	open := b.MaxResetTimeout
+	if open == 0 {
+		open = b.ResetTimeout
+	}
+	if open == 0 {
+		open = defaultResetTimeout
+	}
+	open += time.Duration(float64(open) * min(max(b.ResetJitter, 0), 1))
+	return open + leaseTTL(g, name, margin) + margin
+}
+
+// defaultResetTimeout is breaker.Config's documented ResetTimeout default.
+const defaultResetTimeout = 5 * time.Second
 
 // supplierConfig is the configuration the group gives a supplier.
 func supplierConfig(g executor.GroupConfig, name string) executor.Config {

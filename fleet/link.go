@@ -56,7 +56,7 @@ type Link struct {
 type counters struct {
 	published, publishFailed, dropped, unsent    atomic.Uint64
 	received, applied, stale, malformed, own     atomic.Uint64
-	deferred, overflow                           atomic.Uint64
+	deferred, overflow, clipped                  atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
 	firstMalformed, warnedNever                  atomic.Bool
@@ -93,6 +93,11 @@ type Stats struct {
 	// Malformed those refused as invalid; Own this replica's own messages
 	// coming back.
 	Received, Applied, Stale, Deferred, Overflow, Malformed, Own uint64
+	// Clipped counts trips whose probe time lay further ahead than this
+	// replica's own breaker would ever wait (its MaxResetTimeout, or
+	// ResetTimeout, with jitter) plus a lease and Margin: they were
+	// applied with the probe time cut to that bound.
+	Clipped uint64
 	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
 	// contentions that failed (the replica then probes on its own);
 	// Renewals: leases a holder extended while its probe was pending.
@@ -181,11 +186,6 @@ func (l *Link) Close(ctx context.Context) error {
 	case <-stopped:
 		return l.g.Close(ctx)
 	case <-ctx.Done():
-		select {
-		case <-stopped: // both at once: nothing was abandoned
-			return l.g.Close(ctx)
-		default:
-		}
 		return errors.Join(l.abandoned(ctx.Err()), l.g.Close(ctx))
 	}
 }
@@ -215,7 +215,7 @@ func (l *Link) Stats() Stats {
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
-	s.Deferred, s.Overflow = n.deferred.Load(), n.overflow.Load()
+	s.Deferred, s.Overflow, s.Clipped = n.deferred.Load(), n.overflow.Load(), n.clipped.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
 	return s
 }

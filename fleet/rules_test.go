@@ -331,6 +331,33 @@ func TestVirtualTheWireNeverMakesExecutors(t *testing.T) {
 	})
 }
 
+func TestVirtualARemoteProbeTimeIsBoundedByTheLocalConfiguration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		defer closeAll(t, rs)
+		g := virtualGroup(nil)
+		// 3 s reset, no back-off: 3 s, a 1.2 s lease and a 100 ms margin.
+		limit := maxProbeIn(g, "payments", DefaultMargin)
+		require.Equal(t, 4300*time.Millisecond, limit)
+		sent := time.Now()
+		h.publish(encode(message{V: wireVersion, Replica: "x", Supplier: "payments", Kind: kindOpen,
+			Reason: "manual", ProbeIn: int64(maxDurationOnWire)}))
+		time.Sleep(time.Second)
+		st := rs[0].link.Stats()
+		assert.Equal(t, uint64(1), st.Applied)
+		assert.Equal(t, uint64(1), st.Clipped)
+		e := rs[0].events()[0]
+		assert.Equal(t, breaker.Remote, e.Reason)
+		assert.Equal(t, sent.Add(hubLatency+limit), e.OpenUntil, "cut to the bound")
+
+		// The bound grows with the local back-off and jitter.
+		g.Default.Breaker.MaxResetTimeout = 10 * time.Second
+		g.Default.Breaker.ResetJitter = 0.5
+		assert.Equal(t, 15*time.Second+1300*time.Millisecond, maxProbeIn(g, "payments", DefaultMargin))
+	})
+}
+
 func TestVirtualABlockingListenerNeitherStopsReceivingNorHoldsClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHub(hubLatency)

@@ -213,7 +213,11 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
 		m = m.aged(time.Duration(m.TTL) - left)
 	}
 	l.n.received.Add(1)
-	if !l.enqueue(l.translate(m, at)) {
+	w, clipped := l.translate(m, at)
+	if clipped {
+		l.n.clipped.Add(1)
+	}
+	if !l.enqueue(w) {
 		l.n.overflow.Add(1)
 	}
 }
