@@ -186,6 +186,11 @@ func (l *Link) Close(ctx context.Context) error {
 	case <-stopped:
 		return l.g.Close(ctx)
 	case <-ctx.Done():
+		select {
+		case <-stopped: // both at once: nothing was abandoned
+			return l.g.Close(ctx)
+		default:
+		}
 		return errors.Join(l.abandoned(ctx.Err()), l.g.Close(ctx))
 	}
 }
