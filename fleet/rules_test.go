@@ -398,3 +398,36 @@ func TestVirtualABlockingListenerNeitherStopsReceivingNorHoldsClose(t *testing.T
 		synctest.Wait()
 	})
 }
+
+func TestVirtualALateReplicaLearnsMoreOpenKeysThanItsBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		defer closeAll(t, rs)
+		g := virtualGroup(nil)
+		g.Dependencies = map[string]executor.Config{}
+		const n = 10
+		for i := range n {
+			name := fmt.Sprintf("s%d", i)
+			g.Dependencies[name] = g.Default
+			ex, err := rs[0].link.Group().Executor(name)
+			require.NoError(t, err)
+			ex.Breaker().Trip(breaker.Saturation)
+		}
+		time.Sleep(time.Second)
+		cfg := virtualConfig("late")
+		cfg.Buffer = 2
+		late, err := newLink(cfg, g, h)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, late.Close(context.Background())) }()
+		time.Sleep(100 * time.Millisecond)
+		st := late.Stats()
+		assert.Equal(t, uint64(n), st.Applied, "every key, though the buffer holds 2")
+		assert.Zero(t, st.Overflow)
+		for name := range g.Dependencies {
+			ex, ok := late.Group().Lookup(name)
+			require.True(t, ok)
+			assert.Equal(t, breaker.Open, ex.Breaker().State(), name)
+		}
+	})
+}

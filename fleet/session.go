@@ -110,7 +110,7 @@ func (l *Link) session() error {
 		}
 		heard, pinged = time.Now(), false
 		if p != nil {
-			l.receive(p, time.Now(), 0)
+			l.receive(p, time.Now(), 0, nil)
 		}
 	}
 }
@@ -182,16 +182,22 @@ func (l *Link) catchUp() error {
 		return err
 	}
 	read := time.Now()
+	// The fleet's open keys may outnumber Buffer: wait for the applier
+	// (nothing else is received meanwhile), but no longer than OpTimeout
+	// in all, in case a listener blocks it.
+	wctx, wcancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+	defer wcancel()
 	for _, k := range keys {
-		l.receive(k.payload, read, k.left)
+		l.receive(k.payload, read, k.left, wctx.Done())
 	}
 	return nil
 }
 
 // receive validates one message and hands it to the applier. left is the
 // remaining expiry of the key it was read from (0 for a message from the
-// channel).
-func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
+// channel). With the applier's buffer full, it waits until wait is closed
+// (nil: it does not wait) and then drops the message.
+func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan struct{}) {
 	m, err := decode(p)
 	if err != nil {
 		l.n.malformed.Add(1)
@@ -217,7 +223,17 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
 	if clipped {
 		l.n.clipped.Add(1)
 	}
-	if !l.enqueue(w) {
+	if l.enqueue(w) {
+		return
+	}
+	if wait == nil {
 		l.n.overflow.Add(1)
+		return
+	}
+	select {
+	case l.in <- w:
+	case <-wait:
+		l.n.overflow.Add(1)
+	case <-l.stop:
 	}
 }
