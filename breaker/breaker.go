@@ -31,23 +31,32 @@ type Breaker struct {
 	cur   atomic.Pointer[record]
 	epoch time.Time               // the breaker's clock is nanoseconds since epoch (monotonic)
 	hist  atomic.Pointer[history] // made at the first transition
-	r     rules
+	// rs is the compiled Config. Reconfigure swaps it; every method loads
+	// it once and uses that one copy throughout.
+	rs atomic.Pointer[rules]
 
 	failures, ignored, rejected, late atomic.Uint64
 
-	// first is the initial Closed record, kept inline so that an idle
-	// breaker is a single allocation (see TestIdleFootprint).
+	// first is the initial Closed record and r0 the initial rules, kept
+	// inline so that an idle breaker is a single allocation (see
+	// TestIdleFootprint).
 	first record
+	r0    rules
 }
 
 // record is one generation of a breaker's state. Its plain fields never
 // change after it is published; the atomic ones count within the state.
 type record struct {
-	gen      uint64
-	state    State
-	from     State
-	reason   Reason
-	kind     int16  // index into rules.kinds when reason is ErrorKind, else -1
+	gen    uint64
+	state  State
+	from   State
+	reason Reason
+	kind   int16 // index into rules.kinds when reason is ErrorKind, else -1
+	// timed: a Closed record under a slow-call rule, whose permits need a
+	// start time. Here rather than in the rules, so that Allow reads
+	// nothing but the record (a Reconfigure that changes it replaces the
+	// record).
+	timed    bool
 	attempts uint32 // Open/HalfOpen: openings in a row without a close (≥ 1)
 	at       int64  // when the state began (ns since epoch)
 	until    int64  // Open: when the first probe may start
@@ -71,11 +80,15 @@ func New(cfg Config) (*Breaker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Breaker{r: r, epoch: time.Now()}
+	b := &Breaker{r0: r, epoch: time.Now()}
+	b.rs.Store(&b.r0)
 	b.first.kind = -1
 	b.cur.Store(b.closedRecord(&b.first))
 	return b, nil
 }
+
+// rules returns the rules in force.
+func (b *Breaker) rules() *rules { return b.rs.Load() }
 
 // now reads the breaker's monotonic clock.
 func (b *Breaker) now() int64 { return int64(time.Since(b.epoch)) }
@@ -109,7 +122,7 @@ func (b *Breaker) Allow() (Permit, error) {
 
 func (b *Breaker) permit(r *record) Permit {
 	p := Permit{b: b, r: r}
-	if b.r.timed {
+	if r.timed {
 		p.start = b.now()
 	}
 	return p
@@ -137,7 +150,7 @@ func (b *Breaker) allowSlow(r *record) (Permit, error) {
 			}
 		case HalfOpen:
 			p := r.probes.Load()
-			if p>>32 >= uint64(b.r.probes) {
+			if p>>32 >= uint64(b.rules().probes) {
 				return b.reject()
 			}
 			// Take a probe place, then make sure the record is still the
@@ -202,8 +215,12 @@ func (b *Breaker) Classify(err error) (Outcome, error) {
 	if err == nil {
 		return Success, nil
 	}
-	return b.r.classify(err)
+	return b.classifyErr(err)
 }
+
+// classifyErr is Classify's outlined half, so that Classify(nil), on every
+// successful call, stays inlined.
+func (b *Breaker) classifyErr(err error) (Outcome, error) { return b.rules().classify(err) }
 
 // Ignore records the call as Ignored: it decides nothing, and a half-open
 // probe gives its place to the next caller. Use it for calls that never ran
@@ -262,7 +279,9 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
 	slow := false
 	if x != nil && x.win != nil {
 		now = b.now()
-		slow = b.r.timed && now-p.start >= b.r.opt.slowDuration
+		if o := b.rules().opt; p.r.timed && o != nil {
+			slow = now-p.start >= o.slowDuration
+		}
 	}
 	if o == Success {
 		// Load first: the common case (no failures counted) writes nothing,
@@ -292,16 +311,24 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
 	}
 
 	reason, kind := NoReason, -1
+	rs := b.rules()
 	if x != nil {
-		kind, perr = b.matchKind(err)
-		if kind >= 0 && x.kinds[kind].Add(1) >= int64(b.r.opt.kinds[kind].Consecutive) {
+		kind, perr = matchKind(rs, err)
+		// A Reconfigure that changes the kinds replaces the record (see
+		// Reconfigure); this record may still be the one it replaces, with
+		// counters for the old kinds: a kind it has no counter for
+		// matches none.
+		if kind >= len(x.kinds) {
+			kind = -1
+		}
+		if kind >= 0 && x.kinds[kind].Add(1) >= int64(rs.opt.kinds[kind].Consecutive) {
 			reason = ErrorKind
 		}
 		if x.win != nil {
 			x.win.add(now, true, slow)
 		}
 	}
-	if kind < 0 && b.r.consecutive > 0 && r.consec.Add(1) >= int64(b.r.consecutive) {
+	if kind < 0 && rs.consecutive > 0 && r.consec.Add(1) >= int64(rs.consecutive) {
 		reason = ConsecutiveFailures
 	}
 	if reason == NoReason && x != nil && x.win != nil {
@@ -320,18 +347,21 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) (perr error) {
 // err, or -1. A nil err matches none. A Match that panics is recovered: the
 // failure then matches no kind (it counts towards ConsecutiveFailures), and
 // the panic is returned as a *PanicError.
-func (b *Breaker) matchKind(err error) (kind int, perr error) {
+func matchKind(rs *rules, err error) (kind int, perr error) {
 	if err == nil {
 		return -1, nil
 	}
 	i := 0
 	defer func() {
 		if v := recover(); v != nil {
-			kind, perr = -1, newPanicError(fmt.Sprintf("ErrorKinds[%d].Match (%s)", i, b.r.opt.kinds[i].Name), v)
+			kind, perr = -1, newPanicError(fmt.Sprintf("ErrorKinds[%d].Match (%s)", i, rs.opt.kinds[i].Name), v)
 		}
 	}()
-	for ; i < len(b.r.opt.kinds); i++ {
-		if b.r.opt.kinds[i].Match(err) {
+	if rs.opt == nil {
+		return -1, nil
+	}
+	for ; i < len(rs.opt.kinds); i++ {
+		if rs.opt.kinds[i].Match(err) {
 			return i, nil
 		}
 	}
@@ -340,7 +370,10 @@ func (b *Breaker) matchKind(err error) (kind int, perr error) {
 
 // rateReason returns the first rate rule that the window satisfies.
 func (b *Breaker) rateReason(w window, now int64) Reason {
-	o := b.r.opt
+	o := b.rules().opt
+	if o == nil {
+		return NoReason // the rate rules were removed by a Reconfigure
+	}
 	calls, failures, slow := w.counts(now)
 	switch {
 	case calls < o.minCalls:
@@ -361,7 +394,9 @@ func (b *Breaker) recordProbe(r *record, o Outcome, err error) {
 	case Success:
 		// Exactly one probe sees the count reach the target, so exactly
 		// one tries to close.
-		if uint32(r.probes.Add(1)) == b.r.probes {
+		// ≥, not ==: a Reconfigure may have lowered the number of probes
+		// below the successes already counted. Only one CAS from r wins.
+		if uint32(r.probes.Add(1)) >= b.rules().probes {
 			b.transition(r, b.closedRecord(&record{reason: ProbesSucceeded, kind: -1}), b.now(), nil)
 		}
 	case Failure:
@@ -377,13 +412,15 @@ func (b *Breaker) open(from *record, reason Reason, kind int16, attempts uint32,
 	next := &record{state: Open, reason: reason, kind: kind, attempts: attempts}
 	// Both terms are bounded (ResetTimeout ≤ 100 years, jitter ≤ ×2), so
 	// the sum cannot overflow a clock that starts at 0.
-	next.until = now + b.r.period(attempts, rand.Float64)
+	next.until = now + b.rules().period(attempts, rand.Float64)
 	return b.transition(from, next, now, cause)
 }
 
 // closedRecord equips a Closed (or Disabled) record with its counters.
 func (b *Breaker) closedRecord(r *record) *record {
-	if o := b.r.opt; o.counting() {
+	rs := b.rules()
+	r.timed = rs.timed
+	if o := rs.opt; o.counting() {
 		r.extra = &closedCounter{kinds: make([]atomic.Int64, len(o.kinds)), win: newWindow(o)}
 	}
 	return r
@@ -405,17 +442,17 @@ func (b *Breaker) transition(from, next *record, now int64, cause error) bool {
 	}
 	h := b.history()
 	h.transitions[next.reason].Add(1)
-	if b.r.listener != nil {
+	if l := b.rules().listener; l != nil {
 		e := b.event(from, next)
 		e.Err = cause
-		h.publish(b.r.listener, e)
+		h.publish(l, e)
 	}
 	return true
 }
 
 func (b *Breaker) event(from, to *record) Event {
 	e := Event{
-		Name:       b.r.name,
+		Name:       b.rules().name,
 		From:       from.state,
 		To:         to.state,
 		Reason:     to.reason,
@@ -434,7 +471,10 @@ func (b *Breaker) kindName(k int16) string {
 	if k < 0 {
 		return ""
 	}
-	return b.r.opt.kinds[k].Name
+	if o := b.rules().opt; o != nil && int(k) < len(o.kinds) {
+		return o.kinds[k].Name
+	}
+	return "" // a kind of the rules before a Reconfigure
 }
 
 // history is what only a breaker that has changed state needs: the count

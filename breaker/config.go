@@ -108,11 +108,15 @@ type Config struct {
 	// one that caused a later one). It may call the breaker's methods. Keep
 	// it fast: a caller waits for it. In an executor that goroutine is the
 	// submitter's (a saturation trip), the call's own (its outcome), or the
-	// executor's deadline timer (a timeout), and the call whose outcome
-	// caused the transition resolves its future only after the listener
-	// returns: a blocking listener delays that call's result. A listener
+	// one the executor starts to record a call's timeout, and the call
+	// whose outcome caused the transition resolves its future only after
+	// the listener returns: a blocking listener delays that call's result,
+	// and no other call's. A listener
 	// that panics is recovered and logged with log/slog; it changes no
-	// call's result. nil means no events.
+	// call's result. One that ends its goroutine with runtime.Goexit (as
+	// t.FailNow does) is logged too, and later events are still delivered;
+	// the goroutine it ran on ends (an executor resolves the call that was
+	// running there with a *PanicError). nil means no events.
 	OnTransition func(Event)
 }
 

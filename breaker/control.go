@@ -130,7 +130,7 @@ type Stats struct {
 func (b *Breaker) Stats() Stats {
 	r := b.cur.Load()
 	s := Stats{
-		Name:       b.r.name,
+		Name:       b.rules().name,
 		State:      r.state,
 		Reason:     r.reason,
 		Kind:       b.kindName(r.kind),

@@ -34,15 +34,37 @@ func (d *delivery) publish(listener func(Event), e Event) {
 		return
 	}
 	d.busy = true
+	d.drain(listener)
+}
+
+// drain delivers every event whose generation is next, then clears busy.
+// It is called with mu held and busy set, and returns with mu released.
+//
+// A listener that ends its goroutine instead of returning (runtime.Goexit,
+// as t.FailNow does in a test's listener) would leave busy set, and no
+// event would ever be delivered again. The goroutine still runs its
+// deferred calls before it ends: the deferred call here logs it and goes on
+// delivering from there, as after a listener that panicked.
+func (d *delivery) drain(listener func(Event)) {
+	returned := false
+	var cur Event
+	defer func() {
+		if !returned {
+			slog.Error("fusebox: breaker transition listener called runtime.Goexit", "event", cur.String())
+			d.mu.Lock()
+			d.drain(listener)
+		}
+	}()
 	for d.head < len(d.pending) && d.pending[d.head].Generation == d.next {
-		e := d.pop()
+		cur = d.pop()
 		d.next++
 		d.mu.Unlock()
-		deliver(listener, e)
+		deliver(listener, cur)
 		d.mu.Lock()
 	}
 	d.busy = false
 	d.mu.Unlock()
+	returned = true
 }
 
 // insert puts e in generation order. Events nearly always arrive in order,

@@ -3,6 +3,7 @@ package breaker_test
 import (
 	"bytes"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,5 +152,37 @@ func TestEvents(t *testing.T) {
 		assert.Contains(t, logged.String(), "closed → open")
 		b.Reset()
 		assert.Equal(t, 2, calls)
+	})
+
+	t.Run("a listener that calls runtime.Goexit is logged, and deliveries go on", func(t *testing.T) {
+		var logged bytes.Buffer
+		prev := slog.Default()
+		slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+		defer slog.SetDefault(prev)
+		rec := &recorder{}
+		var b *breaker.Breaker
+		b = newBreaker(t, breaker.Config{ConsecutiveFailures: 1, OnTransition: func(e breaker.Event) {
+			rec.listen(e)
+			if e.To == breaker.Open && e.Reason == breaker.ConsecutiveFailures {
+				b.Reset()        // queued behind this event
+				runtime.Goexit() // t.FailNow in a test's listener
+			}
+		}})
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
+			fail(b)
+		}()
+		<-exited
+		assert.Contains(t, logged.String(), "runtime.Goexit")
+		assert.Equal(t, breaker.Closed, b.State())
+		b.Trip(breaker.Manual)
+		b.Reset()
+		assert.Equal(t, []string{
+			"closed>open:consecutive-failures",
+			"open>closed:manual-reset",
+			"closed>open:manual",
+			"open>closed:manual-reset",
+		}, rec.transitions(), "the event queued during the Goexit, and the later ones, are delivered")
 	})
 }

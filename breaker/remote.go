@@ -90,7 +90,7 @@ func (b *Breaker) HoldOpen(gen uint64, until time.Time) bool {
 		if cur.state != Open || cur.gen != gen || cur.until == never {
 			return false
 		}
-		u = max(u, cur.at+b.r.reset)
+		u = max(u, cur.at+b.rules().reset)
 		if u == cur.until || b.moveUntil(cur, u) {
 			return true
 		}

@@ -38,7 +38,9 @@ type Config struct {
 }
 
 // Stats is a consistent snapshot of a [Bulkhead]: InUse and Queued come from
-// one atomic load, so InUse+Free == Slots always holds.
+// one atomic load, so InUse+Free == Slots holds, except after a
+// [Bulkhead.Resize] below the slots in use: then Free is 0 and InUse exceeds
+// Slots until enough calls have ended.
 type Stats struct {
 	InUse    int // slots held
 	Free     int // slots not held: Slots - InUse
@@ -62,8 +64,11 @@ type Bulkhead struct {
 	// waiters (high 32 bits), so both change together in one CAS. The
 	// invariant every transition keeps:
 	//
-	//	queued > 0  implies  inUse == slots
+	//	queued > 0  implies  inUse ≥ slots
 	//
+	// (inUse == slots but after a Resize that shrank the bulkhead below
+	// the slots in use: then a release frees its slot instead of handing
+	// it over, until inUse is down to slots).
 	// A waiter never sits in the queue while a slot is free. Transitions:
 	// acquire (inUse+1, only if inUse < slots and queued == 0, lock-free);
 	// release without waiters (inUse-1, only if queued == 0, lock-free);
@@ -75,9 +80,13 @@ type Bulkhead struct {
 	// word changed and changed back (ABA) is still a correct transition.
 	state atomic.Uint64
 
-	slots    uint32
-	queueCap uint32
-	lowWater uint32
+	// The sizes, changed only by Resize, under mu. The paths that run
+	// without mu load them once per attempt: a size that changes between
+	// that load and the CAS is the same as a size that changed just after
+	// the CAS.
+	slots    atomic.Uint32
+	queueCap atomic.Uint32
+	lowWater atomic.Uint32
 
 	mu   sync.Mutex // guards head, tail and the links of queued Waiters
 	head *Waiter    // oldest waiter, the next to be handed a slot
@@ -100,31 +109,43 @@ func unpack(s uint64) (inUse, queued uint32) {
 // New returns a Bulkhead sized by cfg, or an error naming the first invalid
 // field.
 func New(cfg Config) (*Bulkhead, error) {
+	low, err := check(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bulkhead{}
+	b.setSize(cfg, low)
+	return b, nil
+}
+
+func (b *Bulkhead) setSize(cfg Config, low int) {
+	b.slots.Store(uint32(cfg.Slots))
+	b.queueCap.Store(uint32(cfg.Queue))
+	b.lowWater.Store(uint32(low))
+}
+
+// check validates cfg and returns its effective low-water mark.
+func check(cfg Config) (int, error) {
 	switch {
 	case cfg.Slots < 1:
-		return nil, fmt.Errorf("bulkhead: Slots must be ≥ 1, got %d", cfg.Slots)
+		return 0, fmt.Errorf("bulkhead: Slots must be ≥ 1, got %d", cfg.Slots)
 	case cfg.Slots > maxSize:
-		return nil, fmt.Errorf("bulkhead: Slots must be ≤ %d, got %d", maxSize, cfg.Slots)
+		return 0, fmt.Errorf("bulkhead: Slots must be ≤ %d, got %d", maxSize, cfg.Slots)
 	case cfg.Queue < 0:
-		return nil, fmt.Errorf("bulkhead: Queue must be ≥ 0, got %d", cfg.Queue)
+		return 0, fmt.Errorf("bulkhead: Queue must be ≥ 0, got %d", cfg.Queue)
 	case cfg.Queue > maxSize:
-		return nil, fmt.Errorf("bulkhead: Queue must be ≤ %d, got %d", maxSize, cfg.Queue)
+		return 0, fmt.Errorf("bulkhead: Queue must be ≤ %d, got %d", maxSize, cfg.Queue)
 	case cfg.LowWater < 0:
-		return nil, fmt.Errorf("bulkhead: LowWater must be ≥ 0, got %d", cfg.LowWater)
+		return 0, fmt.Errorf("bulkhead: LowWater must be ≥ 0, got %d", cfg.LowWater)
 	case cfg.Queue == 0 && cfg.LowWater != 0:
-		return nil, fmt.Errorf("bulkhead: LowWater must be 0 when Queue is 0, got %d", cfg.LowWater)
+		return 0, fmt.Errorf("bulkhead: LowWater must be 0 when Queue is 0, got %d", cfg.LowWater)
 	case cfg.Queue > 0 && cfg.LowWater >= cfg.Queue:
-		return nil, fmt.Errorf("bulkhead: LowWater must be < Queue (%d), got %d", cfg.Queue, cfg.LowWater)
+		return 0, fmt.Errorf("bulkhead: LowWater must be < Queue (%d), got %d", cfg.Queue, cfg.LowWater)
 	}
-	low := cfg.LowWater
-	if low == 0 {
-		low = cfg.Queue / 2
+	if cfg.LowWater == 0 {
+		return cfg.Queue / 2, nil
 	}
-	return &Bulkhead{
-		slots:    uint32(cfg.Slots),
-		queueCap: uint32(cfg.Queue),
-		lowWater: uint32(low),
-	}, nil
+	return cfg.LowWater, nil
 }
 
 // TryAcquire takes a slot if one is free and nobody is queued, and reports
@@ -156,7 +177,7 @@ func (b *Bulkhead) Admit(w *Waiter) Admission {
 	for {
 		s := b.state.Load()
 		inUse, queued := unpack(s)
-		if inUse < b.slots && queued == 0 {
+		if inUse < b.slots.Load() && queued == 0 {
 			// Lock-free: a CAS that lost to any other change (a release,
 			// an acquire, an enqueue) just looks again.
 			if b.state.CompareAndSwap(s, s+1) {
@@ -166,7 +187,7 @@ func (b *Bulkhead) Admit(w *Waiter) Admission {
 		}
 		// No slot. Refusing here, without the lock, is exact: the word
 		// just loaded said slots and queue were both full.
-		if w == nil || queued >= b.queueCap {
+		if w == nil || queued >= b.queueCap.Load() {
 			return Full
 		}
 		return b.enqueue(w)
@@ -185,7 +206,7 @@ func (b *Bulkhead) enqueue(w *Waiter) Admission {
 		s := b.state.Load()
 		inUse, queued := unpack(s)
 		switch {
-		case inUse < b.slots:
+		case inUse < b.slots.Load():
 			// A lock-free Release freed a slot after Admit looked (it
 			// could, since queued was 0). Take the slot rather than
 			// queueing: a waiter must never wait beside a free slot.
@@ -193,7 +214,7 @@ func (b *Bulkhead) enqueue(w *Waiter) Admission {
 			if b.state.CompareAndSwap(s, s+1) {
 				return Acquired
 			}
-		case queued >= b.queueCap:
+		case queued >= b.queueCap.Load():
 			return Full
 		default:
 			// All slots are busy. This CAS publishes the place and, in the
@@ -236,7 +257,11 @@ func (b *Bulkhead) Release() *Waiter {
 			}
 			continue
 		}
-		if w := b.handOver(); w != nil {
+		w, freed := b.handOver()
+		if freed {
+			return nil
+		}
+		if w != nil {
 			if c, ok := w.Value.(wakeup); ok {
 				close(c) // a blocked Acquire: it owns the slot now
 				return nil
@@ -249,15 +274,22 @@ func (b *Bulkhead) Release() *Waiter {
 }
 
 // handOver pops the oldest waiter and gives it the caller's slot, or returns
-// nil if the queue is empty.
-func (b *Bulkhead) handOver() *Waiter {
+// nil if the queue is empty. While more slots are in use than the bulkhead
+// has (it was shrunk), it frees the caller's slot instead and reports freed:
+// the waiters wait until the calls in use are down to the new size.
+func (b *Bulkhead) handOver() (w *Waiter, freed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	// Under mu the list holds exactly queued entries (both change together
 	// only under mu), so an empty list means queued == 0.
-	w := b.head
+	w = b.head
 	if w == nil {
-		return nil
+		return nil, false
+	}
+	// queued > 0: nobody else can change the word (see state).
+	if inUse, _ := unpack(b.state.Load()); inUse > b.slots.Load() {
+		b.state.Add(^uint64(0)) // inUse-1; still ≥ slots, so waiters may stay
+		return nil, true
 	}
 	b.unlink(w)
 	// queued-1 and inUse unchanged: the slot moves from the releaser to w
@@ -265,7 +297,7 @@ func (b *Bulkhead) handOver() *Waiter {
 	// A plain Add is enough: while queued > 0 nobody else can change the
 	// word (see state), and we hold mu.
 	b.state.Add(queuedDec)
-	return w
+	return w, false
 }
 
 // Cancel removes w from the queue. It returns true if w was queued: w's
@@ -292,13 +324,14 @@ func (b *Bulkhead) Cancel(w *Waiter) bool {
 // Stats returns a consistent snapshot of the counts.
 func (b *Bulkhead) Stats() Stats {
 	inUse, queued := unpack(b.state.Load())
+	slots := b.slots.Load()
 	return Stats{
 		InUse:    int(inUse),
-		Free:     int(b.slots - inUse),
+		Free:     int(slots - min(inUse, slots)),
 		Queued:   int(queued),
-		Slots:    int(b.slots),
-		QueueCap: int(b.queueCap),
-		LowWater: int(b.lowWater),
+		Slots:    int(slots),
+		QueueCap: int(b.queueCap.Load()),
+		LowWater: int(b.lowWater.Load()),
 	}
 }
 
@@ -308,5 +341,5 @@ func (b *Bulkhead) Stats() Stats {
 // can never fill). A full queue is never drained, since LowWater < Queue.
 func (b *Bulkhead) Drained() bool {
 	_, queued := unpack(b.state.Load())
-	return queued <= b.lowWater
+	return queued <= b.lowWater.Load()
 }

@@ -17,7 +17,9 @@ type Task interface {
 // Go must not block waiting for a goroutine and must not run t on the
 // caller's goroutine. An error means t will not run; the executor then ends
 // the call with that error, as ignored by its breaker (the supplier was
-// never asked). Go must be safe for concurrent use.
+// never asked). A panic in Go counts as a refusal, the executor ends the
+// call with a *PanicError; so Go must not panic after starting t. Go must
+// be safe for concurrent use.
 type Runner interface {
 	Go(t Task) error
 }

@@ -85,6 +85,13 @@ func TestParseFields(t *testing.T) {
 		}, cfg)
 	})
 
+	t.Run("a dependency's stuck settings replace the default's one by one", func(t *testing.T) {
+		cfg, err := config.Parse([]byte(`{"default": {"invocationTimeout": "10s", "breaker": {"resetTimeout": "15s"}, "stuck": {"multiple": 6, "maxAge": "4s"}},
+			"dependencies": {"a": {"stuck": {"minAge": "1s"}}}}`))
+		require.NoError(t, err)
+		assert.Equal(t, executor.StuckConfig{Multiple: 6, MinAge: time.Second, MaxAge: 4 * time.Second}, cfg.Dependencies["a"].Stuck)
+	})
+
 	t.Run("a count window and strict", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"breaker": {"failureRate": 0.5, "windowSize": 40}},
 			"dependencies": {"a": {}}, "strict": true}`))

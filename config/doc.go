@@ -13,8 +13,8 @@
 //
 // Load and Parse read JSON and return the executor.GroupConfig it
 // describes, validated with the errors of executor.NewGroup; what a file
-// cannot hold (OnTransition, Runner, a breaker's Classify and ErrorKinds)
-// is set on the result in code:
+// cannot hold (OnTransition, Runner, OnBusy, a breaker's Classify and
+// ErrorKinds) is set on the result in code:
 //
 //	cfg, err := config.Load("fusebox.json")
 //	if err != nil {
@@ -26,9 +26,10 @@
 // A dependency writes only what differs from "default": each field it
 // sets replaces the default's, an explicit zero included ("queue": 0 is no
 // queue), and each field it leaves out is the default's. The keys are
-// those of the types Group, Executor and Breaker, which mirror
-// executor.GroupConfig, executor.Config and breaker.Config field by field:
-// see those for what each field means and what leaving it out means.
+// those of the types Group, Executor, Breaker and Stuck, which mirror
+// executor.GroupConfig, executor.Config, breaker.Config and
+// executor.StuckConfig field by field: see those for what each field means
+// and what leaving it out means.
 //
 // JSON is read strictly: keys are matched exactly, and unknown keys,
 // duplicate keys, values of the wrong type and malformed durations are

@@ -137,6 +137,38 @@ func TestSeriesAreRatesOfCounterDeltas(t *testing.T) {
 	})
 }
 
+// A Group evicts an idle executor and makes a fresh one for the same name,
+// whose counters start again at 0: its history starts again too, instead of
+// a rate computed from a counter that went backwards.
+func TestAnExecutorMadeAgainUnderItsNameStartsANewHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g, err := executor.NewGroup(executor.GroupConfig{IdleTimeout: time.Second})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
+		h := newHandler(t, dashboard.Options{Interval: time.Second})
+		h.AddGroup(g)
+		old, err := g.Executor("a")
+		require.NoError(t, err)
+		snapshot(t, h) // the baseline
+		call(t, old, 100, nil)
+		time.Sleep(1100 * time.Millisecond)
+		_, _ = g.Executor("b") // the sweep marks a unused
+		assert.Equal(t, []float64{90.91}, tile(t, snapshot(t, h), "a").Series.Calls["success"])
+		time.Sleep(1100 * time.Millisecond)
+		fresh, err := g.Executor("a") // the sweep evicts a; a fresh one serves
+		require.NoError(t, err)
+		require.NotSame(t, old, fresh)
+		call(t, fresh, 1, nil)
+
+		a := tile(t, snapshot(t, h), "a")
+		assert.Equal(t, uint64(1), a.Totals.Successes)
+		assert.Empty(t, a.Series.T, "the new executor's first sample is its baseline")
+		call(t, fresh, 3, nil)
+		time.Sleep(time.Second)
+		assert.Equal(t, []float64{3}, tile(t, snapshot(t, h), "a").Series.Calls["success"])
+	})
+}
+
 func TestHistoryIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ex := newExecutor(t, "payments")

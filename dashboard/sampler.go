@@ -25,10 +25,11 @@ type frame struct {
 
 // track is what the sampler remembers of one supplier between samples.
 type track struct {
-	last []uint64 // cumulative counters at the previous sample
-	ring *ring    // nil while the supplier is idle: idle suppliers cost no history
-	idle int      // consecutive all-zero points in ring
-	seen uint64   // seq of the sample that last found the supplier
+	ex   *executor.Executor // whose counters last holds
+	last []uint64           // cumulative counters at the previous sample
+	ring *ring              // nil while the supplier is idle: idle suppliers cost no history
+	idle int                // consecutive all-zero points in ring
+	seen uint64             // seq of the sample that last found the supplier
 }
 
 // ring holds the newest n points of every series, at most cap of them.
@@ -139,9 +140,12 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 		counts[r.st.Breaker.State.String()]++
 		c := counters(&r.st)
 		tr := h.tracks[id]
-		if tr == nil || tr.seen != seq-1 || len(tr.last) != len(c) {
-			// New, or back after an absence: this sample is its baseline.
-			tr = &track{last: c, seen: seq}
+		if tr == nil || tr.seen != seq-1 || tr.ex != ex || wentBack(c, tr.last) {
+			// New, back after an absence, or a new executor under the same
+			// name (a Group evicted the old one and made a fresh one, whose
+			// counters start again at 0): this sample is its baseline, and
+			// its history starts again.
+			tr = &track{ex: ex, last: c, seen: seq}
 			h.tracks[id] = tr
 			r.tr = tr
 			rows = append(rows, r)
@@ -151,7 +155,7 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 			rates := make([]float64, numSeries)
 			busy := false
 			for i := range c {
-				d := c[i] - tr.last[i] // counters only grow
+				d := c[i] - tr.last[i] // one executor's counters only grow (wentBack)
 				rates[i] = float64(d) / dt.Seconds()
 				busy = busy || d != 0
 			}
@@ -208,6 +212,20 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 	f := &frame{seq: seq, at: now, snap: full, full: mustJSON(full), delta: mustJSON(delta)}
 	h.latest = f
 	return f
+}
+
+// wentBack reports whether any counter is below its previous value (or
+// the counters changed in number): they are not the same executor's.
+func wentBack(c, last []uint64) bool {
+	if len(c) != len(last) {
+		return true
+	}
+	for i := range c {
+		if c[i] < last[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // mustJSON encodes v, which holds only strings, numbers, times and maps

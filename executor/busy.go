@@ -25,7 +25,7 @@ type Busy struct {
 func (ex *Executor) busy() error {
 	ex.leave()
 	err := ex.reject(RejectedBusy)
-	if ex.counts().onBusy != nil {
+	if ex.counts().stuckNow().onBusy != nil {
 		b := ex.bh.Stats()
 		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: b.Slots, Queued: b.Queued,
 			StuckAfter: time.Duration(ex.stuckAfter())})
@@ -37,7 +37,7 @@ func (ex *Executor) busy() error {
 // not the caller's.
 func (ex *Executor) tellBusy(b Busy) {
 	defer func() { _ = recover() }()
-	ex.counts().onBusy(b)
+	ex.counts().stuckNow().onBusy(b)
 }
 
 // LogBusy returns a Config.OnBusy listener that logs busy refusals with l

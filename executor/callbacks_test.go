@@ -3,6 +3,8 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/future"
 )
 
 // apiError is what a classifier with a bug looks for with errors.As.
@@ -237,4 +240,139 @@ func TestABlockingListenerDelaysItsOwnCallsFuture(t *testing.T) {
 		_, err = f.Await(context.Background())
 		assert.ErrorIs(t, err, errBoom)
 	})
+}
+
+// A classifier or listener that blocks while one call times out delays
+// that call's future only: the other calls timed out at the same instant
+// resolve at their deadline.
+func TestABlockingCallbackOnATimeoutDelaysNoOtherCall(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  func(block chan struct{}) breaker.Config
+	}{
+		{"a classifier that blocks on the first timeout", func(block chan struct{}) breaker.Config {
+			var first atomic.Bool
+			return breaker.Config{ResetTimeout: time.Minute, Classify: func(error) breaker.Outcome {
+				if first.CompareAndSwap(false, true) {
+					<-block
+				}
+				return breaker.Failure
+			}}
+		}},
+		{"a listener that blocks on the trip a timeout causes", func(block chan struct{}) breaker.Config {
+			return breaker.Config{ResetTimeout: time.Minute, ConsecutiveFailures: 1, OnTransition: func(e breaker.Event) {
+				if e.To == breaker.Open {
+					<-block
+				}
+			}}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				block, release := make(chan struct{}), make(chan struct{})
+				ex, err := executor.New("payments", executor.Config{InvocationTimeout: time.Second, Breaker: tt.cfg(block)})
+				require.NoError(t, err)
+				var fs []*future.Future[int]
+				for range 3 {
+					f, err := executor.Submit(context.Background(), ex, func(context.Context) (int, error) { <-release; return 0, nil })
+					require.NoError(t, err)
+					fs = append(fs, f)
+				}
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				resolved := 0
+				for _, f := range fs {
+					if _, err := f.TryAwait(); errors.Is(err, executor.ErrTimeout) {
+						resolved++
+					}
+				}
+				assert.Equal(t, 2, resolved, "calls resolved with ErrTimeout while one callback blocks")
+
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				start := time.Now()
+				err = ex.Close(ctx)
+				assert.Equal(t, 100*time.Millisecond, time.Since(start), "Close returned at its deadline")
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Contains(t, err.Error(), "still running for a timed-out call")
+
+				close(block)
+				close(release)
+				require.NoError(t, ex.Close(context.Background()), "a later Close finds everything ended")
+				for _, f := range fs {
+					_, err := f.Await(context.Background())
+					assert.ErrorIs(t, err, executor.ErrTimeout)
+				}
+			})
+		})
+	}
+}
+
+// A callback that ends its goroutine with runtime.Goexit (t.FailNow or a
+// failed require in a test's classifier or listener) instead of returning
+// is treated as one that panicked: the call resolves, the executor closes
+// cleanly, and later events are still delivered.
+func TestACallbackCallingGoexitIsTreatedAsAPanic(t *testing.T) {
+	goexit := func(error) breaker.Outcome { runtime.Goexit(); return breaker.Failure }
+	tests := []struct {
+		name    string
+		cfg     func(events *atomic.Int64) executor.Config
+		fn      func(release chan struct{}) func(context.Context) (int, error)
+		failure uint64 // failures the breaker counts
+	}{
+		{"a classifier on the call's goroutine", func(*atomic.Int64) executor.Config {
+			return executor.Config{Breaker: breaker.Config{Classify: goexit}}
+		}, func(chan struct{}) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) { return 0, errBoom }
+		}, 1},
+		{"a classifier on a timeout", func(*atomic.Int64) executor.Config {
+			return executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute, Classify: goexit}}
+		}, func(release chan struct{}) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) { <-release; return 1, nil }
+		}, 1},
+		{"a transition listener on the call's goroutine", func(events *atomic.Int64) executor.Config {
+			return executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 1, OnTransition: func(breaker.Event) {
+				if events.Add(1) == 1 {
+					runtime.Goexit()
+				}
+			}}}
+		}, func(chan struct{}) func(context.Context) (int, error) {
+			return func(context.Context) (int, error) { return 0, errBoom }
+		}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var events atomic.Int64
+				ex, err := executor.New("payments", tt.cfg(&events))
+				require.NoError(t, err)
+				release := make(chan struct{})
+				f, err := executor.Submit(context.Background(), ex, tt.fn(release))
+				require.NoError(t, err)
+				time.Sleep(2 * time.Second)
+				synctest.Wait()
+				_, err = f.TryAwait()
+				var pe *executor.PanicError
+				require.ErrorAs(t, err, &pe, "the future resolved with a *PanicError")
+				assert.Contains(t, pe.Error(), "runtime.Goexit")
+				close(release)
+				synctest.Wait()
+				s := ex.Stats()
+				assert.Equal(t, uint64(1), s.Panics)
+				assert.Equal(t, tt.failure, s.Failures)
+				assert.Zero(t, s.Busy, "slots held")
+
+				if events.Load() > 0 { // later events are still delivered
+					ex.Breaker().Reset()
+					ex.Breaker().Trip(breaker.Manual)
+					ex.Breaker().Reset()
+					assert.Equal(t, int64(4), events.Load(), "events delivered: the one that exited and 3 more")
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				defer cancel()
+				require.NoError(t, ex.Close(ctx), "no call is left running")
+			})
+		})
+	}
 }

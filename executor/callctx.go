@@ -52,7 +52,7 @@ type callCtx struct {
 	err      error
 	w        atomic.Pointer[watch] // made (under mu) when Done or AfterFunc is first used
 	byParent bool                  // err came from the caller's context
-	cut      uint32                // µs the caller's deadline took off the invocation timeout (see call.startedAt)
+	span     uint32                // from the call's start to its deadline, encoded by spanOf (see call.startedAt)
 }
 
 // watch is the rarely needed part of a callCtx, guarded by its mu.

@@ -159,6 +159,11 @@ func (c Config) Validate(name string) error {
 // returns the parts of an executor. The error names every invalid field at
 // once, the executor's and the breaker's.
 func (c Config) build(name string) (parts, error) {
+	if name == "" {
+		// The name is how metrics, logs, events and a Group tell suppliers
+		// apart; an empty one would read "executor: : ..." everywhere.
+		return parts{}, errors.New("executor: the supplier name must not be empty")
+	}
 	if !utf8.ValidString(name) {
 		// The name labels metrics, logs and events; exporters such as
 		// Prometheus refuse label values that are not UTF-8.

@@ -96,3 +96,17 @@ func TestNamesMustBeValidUTF8(t *testing.T) {
 	g.Range(func(*executor.Executor) bool { n++; return true })
 	assert.Zero(t, n, "the group holds no executor for the bad name")
 }
+
+func TestNamesMustNotBeEmpty(t *testing.T) {
+	_, err := executor.New("", executor.Config{})
+	require.ErrorContains(t, err, "the supplier name must not be empty")
+
+	_, err = executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"": {Workers: 2}}})
+	require.ErrorContains(t, err, "the supplier name must not be empty")
+
+	g := newGroup(t, executor.GroupConfig{})
+	ex, err := g.Executor("")
+	require.ErrorContains(t, err, "the supplier name must not be empty")
+	assert.Nil(t, ex)
+	assert.Empty(t, g.Names(), "the group holds no executor for the empty name")
+}

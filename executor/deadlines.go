@@ -67,7 +67,7 @@ type timeline struct {
 	sweepAt  int // n at which add sweeps out the done entries
 	timer    *time.Timer
 	fireAt   int64         // when the armed timer fires
-	armedN   int           // 1 while the timer is armed or its func runs
+	armedN   int           // the armed timer or its running func, and expiry goroutines
 	gone     chan struct{} // made by close if armedN > 0; closed when it reaches 0
 	isArmed  bool
 	closed   bool
@@ -263,16 +263,50 @@ func (t *timeline) fire() {
 	// futures and cancel contexts, whose callbacks may call back into the
 	// executor) and may list grace entries here. While they run the
 	// timeline must stay published, so that Close finds it and knows
-	// about this goroutine.
-	t.expiring++
+	// about their goroutines.
+	//
+	// A call's expiry runs user code (its classifier, transition
+	// listeners), which may block or end its goroutine: each runs on a
+	// goroutine of its own, so that one call's callbacks never delay
+	// another call's future. Expiries are rare (a healthy supplier's calls
+	// end before their deadlines). Each such goroutine counts in armedN,
+	// as the timer's does, so that Close waits for it, as long as its ctx
+	// allows. The end of a grace period only resolves a future: it runs
+	// here.
+	own := 0
+	for _, d := range due {
+		if d.kind != graceDeadline {
+			own++
+		}
+	}
+	t.expiring += 1 + own
+	t.armedN += own
 	t.mu.Unlock()
 	for _, d := range due {
-		d.owner.onDeadline(d.kind)
+		if d.kind == graceDeadline {
+			d.owner.onDeadline(d.kind)
+		} else {
+			go t.expire(d)
+		}
 	}
 	t.mu.Lock()
 	t.expiring--
 	t.retireIfIdle()
 	t.mu.Unlock()
+}
+
+// expire tells d's owner that d passed, on a goroutine of its own.
+func (t *timeline) expire(d *deadline) {
+	// Deferred, so that a callback that ends the goroutine
+	// (runtime.Goexit) still leaves the accounting right.
+	defer func() {
+		t.mu.Lock()
+		t.expiring--
+		t.retireIfIdle()
+		t.disarmedLocked()
+		t.mu.Unlock()
+	}()
+	d.owner.onDeadline(d.kind)
 }
 
 // retireIfIdle unpublishes an empty timeline with no timer armed and no

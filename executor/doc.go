@@ -68,17 +68,36 @@
 // call's wait counts as an age like a running call's. A bulkhead whose
 // RejectedBusy count grows steadily is too small for its traffic.
 //
+// # Changing a running executor
+//
+// Group.Reconfigure (and Executor.Reconfigure) put a new configuration in
+// force on running executors, validated whole first: sizes, queues,
+// timeouts, the stuck criterion and breaker rules change without dropping a
+// call in flight or losing a breaker's state. A smaller bulkhead lets its
+// running calls finish; new calls see the new size at once.
+//
+// # Call durations
+//
+// Executor.CallDurations returns cumulative histograms of the durations of
+// the calls that ran, by outcome, in the fixed buckets of DurationBuckets;
+// the metrics and fuseotel modules export them.
+//
 // Nothing runs at import and nothing runs in the background of an idle
 // executor. Goroutines exist only while calls are in flight (each call's
-// own, and one deadline timer per executor), so executors also work inside
-// testing/synctest bubbles.
+// own, one deadline timer per executor, and, for each call that times
+// out, a short-lived goroutine that records its timeout), so executors
+// also work inside testing/synctest bubbles.
 //
 // User code runs on these goroutines: fn on the call's goroutine;
 // breaker.Config.Classify and the ErrorKinds' Match functions there when fn
-// returns, or on the deadline timer when the call times out; transition
-// listeners on whichever of the submitter, the call or the timer caused the
-// transition. A panic in any of them is recovered: fn's or a classifier's
-// resolves the call's future with a *PanicError naming it (a failure on the
-// breaker), a listener's is logged. Close returns by its context's
-// deadline whatever that code is doing.
+// returns, or, when the call times out, on the goroutine that records that
+// call's timeout (one per timed-out call, so a classifier that blocks
+// delays only its own call's future); transition listeners on whichever of
+// the submitter, the call or its timeout caused the transition. A panic in
+// any of them is recovered: fn's or a classifier's resolves the call's
+// future with a *PanicError naming it (a failure on the breaker), a
+// listener's is logged. A callback that ends its goroutine with
+// runtime.Goexit (t.FailNow in a test's classifier or listener) instead of
+// returning is treated as one that panicked. Close returns by its
+// context's deadline whatever that code is doing.
 package executor

@@ -110,6 +110,19 @@ func newPanicError(v any) *PanicError {
 	return &PanicError{Callback: "fn", Value: v, Stack: debug.Stack()}
 }
 
+// errCallbackGoexit is the Value of the *PanicError of a call whose
+// breaker callback ended its goroutine with runtime.Goexit (as t.FailNow
+// does in a test's classifier or listener) instead of returning.
+var errCallbackGoexit = errors.New("runtime.Goexit called")
+
+// breakerCallbacks names the callbacks a call's outcome runs, for a
+// *PanicError that cannot tell which of them ended the goroutine.
+const breakerCallbacks = "Breaker.Classify, ErrorKinds[i].Match or OnTransition"
+
+func goexitError() *PanicError {
+	return &PanicError{Callback: breakerCallbacks, Value: errCallbackGoexit}
+}
+
 // fromBreaker turns a panic the breaker recovered from one of its
 // callbacks into the executor's PanicError.
 func fromBreaker(err error) *PanicError {
@@ -123,6 +136,9 @@ func fromBreaker(err error) *PanicError {
 // Error names the callback that panicked, unless it was the call's own
 // function, and includes the panic value; the stack is in Stack.
 func (e *PanicError) Error() string {
+	if e.Value == errCallbackGoexit {
+		return fmt.Sprintf("executor: %s called runtime.Goexit instead of returning", e.Callback)
+	}
 	if e.Callback == "" || e.Callback == "fn" {
 		return fmt.Sprintf("executor: call panicked: %v", e.Value)
 	}

@@ -3,6 +3,7 @@ package executor
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,18 +18,26 @@ import (
 // nothing: its one timer is armed only while calls are in flight.
 // It is safe for concurrent use.
 type Executor struct {
-	env     *env // the clock and the runner (the Group's, shared)
-	name    string
-	timeout time.Duration // invocation timeout
-	queueTO time.Duration // queue wait bound; 0 without a queue
+	env  *env // the clock and the runner (the Group's, shared)
+	name string
+	// The timeouts, in ns, changed by Reconfigure: a call reads each once,
+	// when it enters the queue (queueTO) or starts (timeout). Two words
+	// inline rather than a pointer to a settings record, so that an idle
+	// executor stays within its footprint.
+	timeout atomic.Int64 // invocation timeout
+	queueTO atomic.Int64 // queue wait bound; 0 without a queue
 	br      *breaker.Breaker
 	bh      *bulkhead.Bulkhead
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
 
-	run    lazyTimeline  // invocation deadlines of running calls
-	queued *lazyTimeline // queue-wait deadlines; nil without a queue
+	run lazyTimeline // invocation deadlines of running calls
+	// queued holds the queue-wait deadlines; nil until the executor has a
+	// queue (from New, or from the first Reconfigure that gives it one),
+	// and kept after a Reconfigure removes the queue, for the calls still
+	// waiting in it.
+	queued atomic.Pointer[lazyTimeline]
 
 	// active counts calls from admission until their function has
 	// returned (or they left the queue), and holds closedBit once the
@@ -80,6 +89,23 @@ func (ex *Executor) inFlight() int64 { return ex.active.Load() &^ closedBit }
 type closeState struct {
 	once    sync.Once
 	drained chan struct{}
+
+	mu     sync.Mutex
+	timers []<-chan struct{} // each closes once a timer goroutine is gone
+}
+
+// keep adds the timer channels one Close found (nil ones are none) to
+// those of earlier Closes, and returns them all: a timeline is closed
+// once, but every Close waits for its goroutine.
+func (cs *closeState) keep(found ...<-chan struct{}) []<-chan struct{} {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for _, g := range found {
+		if g != nil {
+			cs.timers = append(cs.timers, g)
+		}
+	}
+	return slices.Clone(cs.timers)
 }
 
 func (cs *closeState) signal() { cs.once.Do(func() { close(cs.drained) }) }
@@ -100,7 +126,8 @@ type rareCounts struct {
 	unserved, unservedAtTrip atomic.Uint64
 	rejected                 [numRejections]atomic.Uint64
 	errs                     [numRejections]RejectedError
-	stuckState               // the stuck criterion and the latency history
+	stuckState                                         // the stuck criterion and the latency history
+	dur                      atomic.Pointer[durations] // made when the first call ends
 }
 
 func (ex *Executor) counts() *rareCounts {
@@ -113,7 +140,8 @@ func (ex *Executor) counts() *rareCounts {
 // makeCounts makes the executor's rareCounts, unless another goroutine
 // just has.
 func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
-	r := &rareCounts{stuckState: stuckState{stuck: p, onBusy: onBusy}}
+	r := &rareCounts{}
+	r.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
 	for i := range r.errs {
 		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i)}
 	}
@@ -138,6 +166,9 @@ func New(name string, cfg Config) (*Executor, error) {
 type env struct {
 	epoch  time.Time       // the clock: deadlines are ns since epoch
 	runner bulkhead.Runner // nil: a go statement per call
+	// group is the Group of the executors sharing this env; nil for New's.
+	// Executor.Reconfigure gives a group's executor the group's listeners.
+	group *Group
 }
 
 func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
@@ -145,12 +176,14 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := &Executor{env: e, name: name, timeout: p.timeout, queueTO: p.queueTimeout, br: p.br, bh: p.bh}
+	ex := &Executor{env: e, name: name, br: p.br, bh: p.bh}
+	ex.timeout.Store(int64(p.timeout))
+	ex.queueTO.Store(int64(p.queueTimeout))
 	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil {
 		ex.makeCounts(p.stuck, cfg.OnBusy) // else made with the default criterion when first needed
 	}
 	if p.queue > 0 {
-		ex.queued = &lazyTimeline{}
+		ex.queued.Store(&lazyTimeline{})
 	}
 	return ex, nil
 }
@@ -184,18 +217,18 @@ func (ex *Executor) leave() {
 // timer. If ctx ends first,
 // the futures of the calls still running resolve with ErrClosed and Close
 // returns an error that matches ctx.Err() and says what it left behind
-// (calls whose functions still run, a transition listener still running on
-// the timer); those functions run on until they return, and a later Close
+// (calls whose functions still run, a classifier or transition listener
+// still running for a timed-out call); those functions run on until they return, and a later Close
 // waits for them again. Close returns by ctx's deadline whatever user code
 // is doing. Called from a transition listener, it must be given a deadline:
-// the listener may run on the timer goroutine that Close waits for. Close is
+// the listener may run on a goroutine of a timeout that Close waits for. Close is
 // idempotent.
 func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
 	var qgone <-chan struct{}
-	if ex.queued != nil {
+	if qt := ex.queued.Load(); qt != nil {
 		var left []*deadline
-		left, qgone = ex.queued.close()
+		left, qgone = qt.close()
 		for _, d := range left {
 			d.owner.onClose(d.kind)
 		}
@@ -213,10 +246,7 @@ func (ex *Executor) Close(ctx context.Context) error {
 	// The timers' goroutines may be inside a user's transition listener:
 	// wait for them only as long as ctx allows.
 	timers := 0
-	for _, g := range []<-chan struct{}{qgone, gone} {
-		if g == nil {
-			continue
-		}
+	for _, g := range cs.keep(qgone, gone) {
 		select {
 		case <-g:
 		case <-ctx.Done():
@@ -237,7 +267,7 @@ type closeError struct {
 	supplier  string
 	running   int64 // calls whose functions had not returned
 	abandoned int   // of those, the ones whose futures Close resolved with ErrClosed
-	timers    int   // timer goroutines still busy (in a transition listener)
+	timers    int   // timelines whose goroutines are still busy (in a classifier or listener)
 	err       error
 }
 
@@ -245,7 +275,7 @@ func (e *closeError) Error() string {
 	msg := fmt.Sprintf("executor: %s: Close gave up with %d calls still running (%d futures resolved with ErrClosed)",
 		e.supplier, e.running, e.abandoned)
 	if e.timers > 0 {
-		msg += ", a transition listener still running on the timer"
+		msg += ", a classifier or transition listener still running for a timed-out call"
 	}
 	return msg + ": " + e.err.Error()
 }
@@ -313,7 +343,17 @@ func (ex *Executor) Stats() Stats {
 // records a failure, and count returns the panic (counted in Stats.Panics)
 // for the call's future.
 func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicError) {
+	classified := false
+	defer func() {
+		if !classified {
+			// Classify ended the goroutine (runtime.Goexit): record a
+			// failure, as for a panic, so a half-open probe never loses
+			// its place. The caller's deferred call resolves the call.
+			_ = p.Record(breaker.Failure, nil)
+		}
+	}()
 	o, cerr := ex.br.Classify(err)
+	classified = true
 	if merr := p.Record(o, err); cerr == nil {
 		cerr = merr
 	}

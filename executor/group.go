@@ -42,7 +42,8 @@ type GroupConfig struct {
 	// recommended setting, starts each call with a go statement of its
 	// own. Set it to run the calls on a goroutine pool that the program
 	// already runs, under that pool's process-wide cap (see the antspool
-	// module); a Runner that refuses a call ends it with its error.
+	// module); a Runner that refuses a call ends it with its error, one
+	// that panics with a *PanicError.
 	Runner bulkhead.Runner
 	// Strict refuses names that Dependencies does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error
@@ -64,7 +65,9 @@ var ErrUnknownDependency = errors.New("executor: unknown dependency")
 // first use (unless the group is Strict). Idle executors cost memory only,
 // no goroutine. It is safe for concurrent use.
 type Group struct {
-	cfg GroupConfig
+	// cfg is the configuration in force; Reconfigure replaces it (under
+	// mu) and lookups load it once.
+	cfg atomic.Pointer[GroupConfig]
 	env env // the clock every executor of the group reads, and the runner
 
 	m         sync.Map // name → *Executor
@@ -74,9 +77,13 @@ type Group struct {
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 	subs      subscribers  // Subscribe's listeners, after each executor's own
-	// listener is GroupConfig.OnTransition followed by the subscribers.
-	listener func(breaker.Event)
+	// listener is the OnTransition in force followed by the subscribers.
+	listener     func(breaker.Event)
+	onTransition atomic.Pointer[func(breaker.Event)]
 }
+
+// conf returns the configuration in force.
+func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 
 // NewGroup validates the default and every per-dependency configuration
 // (with the same errors as New) and returns a group holding an idle
@@ -86,8 +93,17 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Group{cfg: cfg, env: env{epoch: time.Now(), runner: cfg.Runner}}
-	g.listener = breaker.Listeners(cfg.OnTransition, g.subs.dispatch)
+	g := &Group{env: env{epoch: time.Now(), runner: cfg.Runner}}
+	g.env.group = g
+	g.cfg.Store(&cfg)
+	g.onTransition.Store(&cfg.OnTransition)
+	// One closure for the whole group; the OnTransition in force is read
+	// per event, so that Reconfigure can replace it (transition path only).
+	g.listener = breaker.Listeners(func(e breaker.Event) {
+		if f := *g.onTransition.Load(); f != nil {
+			f(e)
+		}
+	}, g.subs.dispatch)
 	for name := range cfg.Dependencies {
 		ex, err := newExecutor(name, g.config(name), &g.env)
 		if err != nil {
@@ -125,7 +141,7 @@ func (cfg GroupConfig) Validate() error {
 // the configuration does not list (ErrUnknownDependency). To look a name up
 // without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
-	if g.cfg.IdleTimeout > 0 {
+	if g.conf().IdleTimeout > 0 {
 		g.maybeSweep() // first: never hand out what this sweep evicts
 	}
 	if v, ok := g.m.Load(name); ok {
@@ -142,7 +158,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 	if v, ok := g.m.Load(name); ok {
 		return v.(*Executor), nil
 	}
-	if g.cfg.Strict {
+	if g.conf().Strict {
 		// Listed dependencies were all made by NewGroup and are never
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
@@ -156,10 +172,17 @@ func (g *Group) Executor(name string) (*Executor, error) {
 }
 
 func (g *Group) config(name string) Config {
-	c := g.cfg.Default
-	if o, ok := g.cfg.Dependencies[name]; ok {
+	cfg := g.conf()
+	c := cfg.Default
+	if o, ok := cfg.Dependencies[name]; ok {
 		c = o
 	}
+	return g.withListeners(c)
+}
+
+// withListeners makes c's breaker report to the group's listeners (the
+// OnTransition in force and the subscribers) after its own, if any.
+func (g *Group) withListeners(c Config) Config {
 	if c.Breaker.OnTransition == nil {
 		// One listener shared by every executor without one of its own:
 		// an idle executor must not pay for a closure.
@@ -181,26 +204,27 @@ func (g *Group) maybeSweep() {
 	last := g.lastSweep.Load()
 	// One clock read and one atomic load on the lookup path; only the
 	// caller that wins the CAS sweeps.
-	if now-last < int64(g.cfg.IdleTimeout) || !g.lastSweep.CompareAndSwap(last, now) {
+	if now-last < int64(g.conf().IdleTimeout) || !g.lastSweep.CompareAndSwap(last, now) {
 		return
 	}
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.closed {
+		g.mu.Unlock()
 		return
 	}
 	// Executors evicted earlier whose last calls have ended are closed
-	// for good (an idle Close returns at once).
+	// for good, below, outside the lock.
+	var ended []*Executor
 	g.retired = slices.DeleteFunc(g.retired, func(ex *Executor) bool {
 		if ex.inFlight() != 0 {
 			return false
 		}
-		ex.Close(context.Background())
+		ended = append(ended, ex)
 		return true
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if _, listed := g.cfg.Dependencies[k.(string)]; listed {
+		if _, listed := g.conf().Dependencies[k.(string)]; listed {
 			return true // configured dependencies stay, with their series
 		}
 		// Closing it and finding it idle are one step (a CAS on its
@@ -212,11 +236,39 @@ func (g *Group) maybeSweep() {
 		}
 		return true
 	})
+	g.mu.Unlock()
+	if len(ended) > 0 {
+		g.closeRetired(ended)
+	}
+}
+
+// closeRetired closes evicted executors whose calls have all ended,
+// without waiting: a timer goroutine of theirs may still be inside a
+// user's classifier or transition listener, for as long as that takes. One
+// that is keeps its place among the retired, so that Group.Close waits for
+// it, as long as its ctx allows.
+func (g *Group) closeRetired(ended []*Executor) {
+	now, cancel := context.WithCancel(context.Background())
+	cancel()
+	var busy []*Executor
+	for _, ex := range ended {
+		if ex.Close(now) != nil {
+			busy = append(busy, ex)
+		}
+	}
+	if len(busy) == 0 {
+		return
+	}
+	g.mu.Lock()
+	if !g.closed {
+		g.retired = append(g.retired, busy...)
+	}
+	g.mu.Unlock()
 }
 
 // unknown is the error of a Strict group's lookup of name.
 func (g *Group) unknown(name string) error {
-	names := slices.Sorted(maps.Keys(g.cfg.Dependencies))
+	names := slices.Sorted(maps.Keys(g.conf().Dependencies))
 	const shown = 10
 	list := strings.Join(names[:min(len(names), shown)], ", ")
 	if len(names) > shown {

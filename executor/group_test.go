@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -183,5 +185,119 @@ func TestGroupIdleFootprint(t *testing.T) {
 		t.Logf("heap per dependency idle again after one call: %d B", (heap()-before)/n)
 		require.NoError(t, g.Close(context.Background()))
 		runtime.KeepAlive(names)
+	})
+}
+
+// An evicted executor whose timed-out call has returned while its timer
+// goroutine is still inside a blocking classifier: later sweeps, lookups
+// of new names and Group.Close must not wait for that classifier.
+func TestASweepNeverWaitsForARetiredExecutorsClassifier(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const u = 50 * time.Millisecond
+		unblock := make(chan struct{})
+		g, err := executor.NewGroup(executor.GroupConfig{IdleTimeout: u, Default: executor.Config{
+			InvocationTimeout: u, Breaker: breaker.Config{ResetTimeout: time.Minute,
+				Classify: func(error) breaker.Outcome {
+					<-unblock // a classifier waiting on a lock or a log sink
+					return breaker.Failure
+				}}}})
+		require.NoError(t, err)
+		_, err = executor.SubmitIn(context.Background(), g, "a", func(context.Context) (int, error) {
+			time.Sleep(3 * u / 2) // ignores its context for a while
+			return 1, nil
+		})
+		require.NoError(t, err)
+		time.Sleep(2 * u) // the timer is in Classify since u; fn returned at 1.5u
+		_, _ = g.Executor("b")
+		time.Sleep(3 * u / 2)
+		_, _ = g.Executor("b") // a is evicted: retired
+		time.Sleep(3 * u / 2)
+		swept := make(chan struct{})
+		go func() {
+			_, _ = g.Executor("c") // this sweep closes the retired a
+			close(swept)
+		}()
+		synctest.Wait()
+		select {
+		case <-swept:
+		default:
+			close(unblock)
+			<-swept
+			t.Fatal("a lookup of a new name waits for a retired executor's classifier")
+		}
+
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err = g.Close(ctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "Close says what it left behind")
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "Group.Close returns by its deadline")
+		close(unblock)
+		<-swept
+		synctest.Wait()
+	})
+}
+
+// panickyRunner runs the tasks it is given on goroutines of their own,
+// except the one numbered panicAt (from 1), for which it panics.
+type panickyRunner struct {
+	n       atomic.Int64
+	panicAt int64
+}
+
+func (r *panickyRunner) Go(t bulkhead.Task) error {
+	if r.n.Add(1) == r.panicAt {
+		panic("runner bug")
+	}
+	go t.Run()
+	return nil
+}
+
+func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
+	requireRunnerPanic := func(t *testing.T, err error) {
+		t.Helper()
+		var pe *executor.PanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "GroupConfig.Runner.Go", pe.Callback)
+		assert.Equal(t, "runner bug", pe.Value)
+	}
+	t.Run("on Submit, the slot is given back", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{Runner: &panickyRunner{panicAt: 1}, Default: executor.Config{Workers: 1}})
+			f, err := executor.SubmitIn(context.Background(), g, "a", func(context.Context) (int, error) { return 1, nil })
+			require.NoError(t, err)
+			_, err = f.Await(context.Background())
+			requireRunnerPanic(t, err)
+			ex, _ := g.Executor("a")
+			s := ex.Stats()
+			assert.Equal(t, 0, s.Busy, "slots held")
+			assert.Equal(t, uint64(1), s.Panics)
+			assert.Equal(t, uint64(1), s.Ignored, "the supplier was never asked")
+			v, err := executor.DoIn(context.Background(), g, "a", func(context.Context) (int, error) { return 2, nil })
+			require.NoError(t, err, "the next call gets the slot")
+			assert.Equal(t, 2, v)
+		})
+	})
+	t.Run("on promoting a queued call, inside the previous call's settle", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{Runner: &panickyRunner{panicAt: 2}, Default: executor.Config{Workers: 1, Queue: 1}})
+			gate := make(chan struct{})
+			f1, err := executor.SubmitIn(context.Background(), g, "a", func(context.Context) (int, error) { <-gate; return 1, nil })
+			require.NoError(t, err)
+			f2, err := executor.SubmitIn(context.Background(), g, "a", func(context.Context) (int, error) { return 2, nil })
+			require.NoError(t, err, "queued")
+			close(gate)
+			v, err := f1.Await(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, 1, v)
+			_, err = f2.Await(context.Background())
+			requireRunnerPanic(t, err)
+			ex, _ := g.Executor("a")
+			s := ex.Stats()
+			assert.Equal(t, 0, s.Busy, "slots held")
+			assert.Equal(t, 0, s.Queued)
+			assert.Equal(t, uint64(1), s.Successes)
+			assert.Equal(t, uint64(1), s.Panics)
+		})
 	})
 }

@@ -106,10 +106,10 @@ func (l *latencies) quantile(q float64) time.Duration {
 	return latUpper(latBuckets - 1)
 }
 
-// observe is a call that started at started (executor clock) ending with a
-// success: sample its duration if its turn has come.
-func (ex *Executor) observe(started int64) {
-	if n := ex.successes.Load(); (n > latWarm && n%latEvery != 0) || started == math.MaxInt64 {
+// observe is a successful call that took d ns (-1: not known): sample its
+// duration if its turn has come.
+func (ex *Executor) observe(d int64) {
+	if n := ex.successes.Load(); (n > latWarm && n%latEvery != 0) || d < 0 {
 		return
 	}
 	rc := ex.counts()
@@ -120,7 +120,7 @@ func (ex *Executor) observe(started int64) {
 		rc.lat.CompareAndSwap(nil, &latencies{})
 		l = rc.lat.Load()
 	}
-	l.record(ex.now() - started)
+	l.record(d)
 }
 
 // latencyStats returns the median and the 99th percentile of recent

@@ -128,25 +128,45 @@ func (c StuckConfig) resolve(timeout time.Duration, workers, queue int, bad func
 // 10,000 of a large Group) pays nothing for it; a non-default criterion,
 // or an OnBusy listener, makes it at New.
 type stuckState struct {
-	stuck  stuckPolicy
-	onBusy func(Busy)
-	lat    atomic.Pointer[latencies] // made at the first success
+	// set holds the criterion and the OnBusy listener in force, replaced
+	// whole by Reconfigure.
+	set atomic.Pointer[stuckSet]
+	lat atomic.Pointer[latencies] // made at the first success
 	// busyUntil: no call in the bulkhead can be stuck before this time
 	// (executor clock), as found by the last busy refusal (see isStuck).
 	busyUntil atomic.Int64
 }
 
+// stuckSet is what Config sets for the stuck criterion.
+type stuckSet struct {
+	stuck  stuckPolicy
+	onBusy func(Busy)
+}
+
+// stuckNow returns the criterion and the OnBusy listener in force.
+func (s *stuckState) stuckNow() *stuckSet { return s.set.Load() }
+
+// setStuck puts a criterion in force. The cached threshold and the time
+// before which no call can be stuck were computed with the old one.
+func (s *stuckState) setStuck(p stuckPolicy, onBusy func(Busy)) {
+	s.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
+	if l := s.lat.Load(); l != nil {
+		l.threshold.Store(0)
+	}
+	s.busyUntil.Store(0)
+}
+
 // defaultStuck is the policy of StuckConfig's zero value for ex.
 func (ex *Executor) defaultStuck() stuckPolicy {
 	b := ex.bh.Stats()
-	return StuckConfig{}.resolve(ex.timeout, b.Slots, b.QueueCap, func(string, ...any) {})
+	return StuckConfig{}.resolve(time.Duration(ex.timeout.Load()), b.Slots, b.QueueCap, func(string, ...any) {})
 }
 
 // stuckAfter returns the age (ns) from which a call makes a full bulkhead
 // stuck.
 func (ex *Executor) stuckAfter() int64 {
 	rc := ex.counts()
-	p := &rc.stuck
+	p := &rc.stuckNow().stuck
 	l := rc.lat.Load()
 	if l == nil {
 		return p.maxAge
@@ -186,11 +206,12 @@ func (ex *Executor) stuckAfter() int64 {
 // faster p99) is applied once that time has come.
 func (ex *Executor) isStuck() bool {
 	rc := ex.counts()
-	if rc.stuck.always {
+	p := &rc.stuckNow().stuck
+	if p.always {
 		return true
 	}
 	overdue := int(rc.overdue.Load())
-	needRunning, needQueued := int(rc.stuck.needRunning), int(rc.stuck.needQueued)
+	needRunning, needQueued := int(p.needRunning), int(p.needQueued)
 	if overdue >= needRunning {
 		return true
 	}
@@ -200,13 +221,13 @@ func (ex *Executor) isStuck() bool {
 	}
 	after := ex.stuckAfter()
 	cutoff := now - after
-	old, next := ex.run.countOld(cutoff, int64(ex.timeout)+ex.grace(), needRunning-overdue)
+	old, next := ex.run.countOld(cutoff, ex.timeout.Load()+ex.grace(), needRunning-overdue)
 	stuck := overdue+old >= needRunning
-	if !stuck && ex.queued != nil {
+	if qt := ex.queued.Load(); !stuck && qt != nil {
 		// A queued call waits at most queueTO, so its deadline is its
 		// enqueueing plus exactly that.
 		var qnext int64
-		old, qnext = ex.queued.countOld(cutoff, int64(ex.queueTO), needQueued)
+		old, qnext = qt.countOld(cutoff, ex.queueTO.Load(), needQueued)
 		stuck = old >= needQueued
 		next = min(next, qnext)
 	}
@@ -220,22 +241,37 @@ func (ex *Executor) isStuck() bool {
 type aged interface{ startedAt() int64 }
 
 // startedAt is when the call got its slot, on the executor's clock, to
-// the microsecond; math.MaxInt64 (never old) if its caller's deadline cut
-// its invocation timeout by more than about 71 minutes. It is derived
-// from the call's deadline rather than kept: the call record must stay in
-// its 256-byte size class.
+// the microsecond (the millisecond for a span of over half an hour);
+// math.MaxInt64 (never old) for a span of over 24 days. It is derived from
+// the call's deadline and its span rather than kept: the call record must
+// stay in its 256-byte size class. The span is the call's own, not the
+// executor's timeout, which a Reconfigure may change while it runs.
 func (c *call[T]) startedAt() int64 {
-	if c.ctx.cut == math.MaxUint32 {
+	if c.ctx.span == math.MaxUint32 {
 		return math.MaxInt64
 	}
-	return c.ctx.deadline - int64(c.ctx.ex.timeout) + int64(c.ctx.cut)*int64(time.Microsecond)
+	return c.ctx.deadline - spanNs(c.ctx.span)
 }
 
-// cutBy is what a caller's deadline at takes off a call whose invocation
-// deadline is full, in µs, rounded down (the start it gives is at most a
-// microsecond early), saturated at math.MaxUint32.
-func cutBy(full, at int64) uint32 {
-	return uint32(min((full-at)/int64(time.Microsecond), math.MaxUint32))
+// spanOf encodes d ≥ 0 ns, the time from a call's start to its deadline, in
+// 32 bits: µs, rounded down, below 2³¹ µs (about 36 minutes); above, ms
+// with the top bit set, up to about 24 days; beyond, math.MaxUint32.
+func spanOf(d int64) uint32 {
+	if us := d / int64(time.Microsecond); us < 1<<31 {
+		return uint32(us)
+	}
+	if ms := d / int64(time.Millisecond); ms < 1<<31-1 {
+		return 1<<31 | uint32(ms)
+	}
+	return math.MaxUint32
+}
+
+// spanNs decodes a span of spanOf (not math.MaxUint32) into ns.
+func spanNs(s uint32) int64 {
+	if s&(1<<31) == 0 {
+		return int64(s) * int64(time.Microsecond)
+	}
+	return int64(s&^(1<<31)) * int64(time.Millisecond)
 }
 
 // countOld counts the live deadlines on the list whose calls started at or

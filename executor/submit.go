@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,7 +72,8 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 		c.start()
 		return c.promise.Future(), nil
 	}
-	if b := ex.bh.Stats(); ex.queued == nil || b.Queued >= b.QueueCap {
+	qt := ex.queued.Load()
+	if b := ex.bh.Stats(); qt == nil || b.Queued >= b.QueueCap {
 		return nil, ex.saturated(permit)
 	}
 	c := newCall(ctx, ex, fn, permit)
@@ -86,8 +88,8 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	switch ex.bh.Admit(&q.waiter) {
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
-		q.node.at = addSat(ex.now(), ex.queueTO)
-		listed := ex.queued.add(&q.node, &ex.env.epoch)
+		q.node.at = addSat(ex.now(), time.Duration(ex.queueTO.Load()))
+		listed := qt.add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
 		}
@@ -141,7 +143,7 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 		return ex.busy() // young calls: refuse this one, leave the breaker alone
 	}
 	r, br := RejectedSaturated, breaker.Saturation
-	if ex.queued != nil {
+	if ex.bh.Stats().QueueCap > 0 {
 		r, br = RejectedQueueFull, breaker.QueueFull
 		rc := ex.counts()
 		rc.unservedAtTrip.Store(rc.unserved.Load())
@@ -223,13 +225,13 @@ func (c *call[T]) start() {
 	ex := c.ctx.ex
 	c.state.Store(stRunning)
 	now := ex.now()
-	at := addSat(now, ex.timeout)
+	at := addSat(now, time.Duration(ex.timeout.Load()))
 	if d, ok := c.ctx.parent.Deadline(); ok {
 		if pd := int64(d.Sub(ex.env.epoch)); pd < at {
-			c.ctx.cut = cutBy(at, pd) // for startedAt
-			at = pd                   // the caller's deadline comes first: time the call out then
+			at = pd // the caller's deadline comes first: time the call out then
 		}
 	}
+	c.ctx.span = spanOf(at - now) // for startedAt
 	c.ctx.deadline, c.ctx.node.at = at, at
 	if perr := c.ctx.parent.Err(); perr != nil || at <= now {
 		// The caller has given up already: don't make the call, and don't
@@ -252,12 +254,32 @@ func (c *call[T]) start() {
 		go c.Run()
 		return
 	}
-	if err := ex.env.runner.Go(c); err != nil {
-		// The user's Runner refused it: the call will not run. settle gives
-		// the slot back, also if the deadline has already fired in between.
+	if err := runOn(ex.env.runner, c); err != nil {
+		// The user's Runner refused it (or panicked): the call will not
+		// run. settle gives the slot back, also if the deadline has
+		// already fired in between.
+		var perr *PanicError
+		if errors.As(err, &perr) {
+			ex.counts().panics.Add(1)
+		} else {
+			err = fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err)
+		}
 		var zero T
-		c.settle(zero, fmt.Errorf("executor: %s: the Runner refused the call: %w", ex.name, err), skipped)
+		c.settle(zero, err, skipped)
 	}
+}
+
+// runOn hands t to the user's Runner. A Runner that panics refuses the
+// call with a *PanicError naming it: the panic may happen inside another
+// call's settle (a queued call promoted to the slot it freed), on a
+// goroutine of the executor's, where nothing else would recover it.
+func runOn(r bulkhead.Runner, t bulkhead.Task) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Callback: "GroupConfig.Runner.Go", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return r.Go(t)
 }
 
 // Run is the worker's side: call fn, then settle. A function that ends
@@ -334,6 +356,20 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		ex.leave()
 		return
 	}
+	// The outcome runs user code (Classify, Match, transition listeners).
+	// One that ends the goroutine (runtime.Goexit) instead of returning
+	// must not leave the call unresolved: this deferred call resolves it,
+	// as if the callback had panicked.
+	finished := false
+	defer func() {
+		if !finished {
+			c.callbackExited()
+		}
+	}()
+	var now int64 // when fn returned, for the duration of a call that ran
+	if end != skipped {
+		now = ex.now()
+	}
 	switch {
 	case end == skipped:
 		c.permit.Ignore()
@@ -346,38 +382,67 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 		// or not the caller had given up.
 		ex.counts().panics.Add(1)
 		_ = c.permit.Record(breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
+		c.ranFor(breaker.Failure, now)
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
-	case err != nil && ex.now() >= c.ctx.deadline:
+		c.ranFor(breaker.Ignored, now)
+	case err != nil && now >= c.ctx.deadline:
 		// The function noticed its deadline (or its caller's) and returned
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
 		var zero T
 		v, err = zero, ErrTimeout
-		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+		o, perr := ex.count(c.permit, ErrTimeout)
+		if perr != nil {
 			err = perr
 		}
+		c.ranFor(o, now)
 	default:
 		o, perr := ex.count(c.permit, err)
 		if perr != nil {
 			var zero T
 			v, err = zero, perr
 		}
-		if o == breaker.Success {
-			ex.observe(c.startedAt())
+		if d := c.ranFor(o, now); o == breaker.Success {
+			ex.observe(d)
 		}
 		// Queue hysteresis: a breaker opened on a full queue closes, with no
 		// probe, once successful calls have drained the queue to its
 		// low-water mark. Calls that timed out (in the queue or running)
 		// never count as draining, so a dead or far too slow supplier keeps
 		// it open until its reset timeout and a probe.
-		if o == breaker.Success && ex.queued != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
+		if o == breaker.Success && ex.queued.Load() != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
 			ex.br.Drained()
 		}
 	}
+	finished = true
 	c.promise.Complete(v, err)
 	ex.leave()
+}
+
+// callbackExited resolves a call whose breaker callback ended the
+// goroutine settling it (runtime.Goexit), with a *PanicError; the call
+// counts as a panic.
+func (c *call[T]) callbackExited() {
+	ex := c.ctx.ex
+	ex.counts().panics.Add(1)
+	var zero T
+	c.promise.Complete(zero, goexitError())
+	ex.leave()
+}
+
+// ranFor counts a call that ran, with outcome o, in the duration
+// histograms, as having ended at now, and returns its duration; -1 when its
+// start is not known (see startedAt).
+func (c *call[T]) ranFor(o breaker.Outcome, now int64) int64 {
+	started := c.startedAt()
+	if started == math.MaxInt64 {
+		return -1
+	}
+	d := now - started
+	c.ctx.ex.recordDuration(o, d)
+	return d
 }
 
 func (ex *Executor) callerCancelled(p breaker.Permit) {
@@ -395,7 +460,7 @@ func (ex *Executor) callerCancelled(p breaker.Permit) {
 // keeps its slot (honest accounting) and its caller waits only this long.
 const timeoutGrace = 5 * time.Millisecond
 
-func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), int64(ex.timeout)/10) }
+func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), ex.timeout.Load()/10) }
 
 // expire is the invocation deadline passing while fn still runs. The
 // timeout is recorded on the breaker before the future resolves, so a
@@ -418,9 +483,23 @@ func (c *call[T]) expire() {
 		ex.counts().overdue.Add(-1)
 		return
 	}
+	// A callback below (Classify, Match, a transition listener) that ends
+	// this goroutine (runtime.Goexit) instead of returning: the deferred
+	// call ends the call as if it had panicked.
+	recorded := false
+	defer func() {
+		if !recorded {
+			ex.counts().panics.Add(1)
+			c.terr = goexitError()
+			c.expired()
+		}
+	}()
 	switch {
 	case c.terr != ErrTimeout:
 		ex.callerCancelled(c.permit)
+		if called {
+			c.ranFor(breaker.Ignored, ex.now())
+		}
 	case !called:
 		// No worker got to the call before its deadline: the supplier was
 		// never asked, so the breaker learns nothing from it.
@@ -428,13 +507,23 @@ func (c *call[T]) expire() {
 		c.permit.Ignore()
 	default:
 		ex.counts().timeouts.Add(1)
-		if _, perr := ex.count(c.permit, ErrTimeout); perr != nil {
+		o, perr := ex.count(c.permit, ErrTimeout)
+		c.ranFor(o, ex.now())
+		if perr != nil {
 			// A classifier that panicked on the timer goroutine: the call
 			// resolves with the panic instead of the timeout. settle reads
 			// terr only after meet says this side is done.
 			c.terr = perr
 		}
 	}
+	recorded = true
+	c.expired()
+}
+
+// expired ends the context of a call whose deadline came first, its
+// outcome recorded, and resolves its future or lists its grace period.
+func (c *call[T]) expired() {
+	ex := c.ctx.ex
 	c.ctx.cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
 	// (here) and the function has returned (settle), or when the grace
@@ -530,6 +619,14 @@ func (c *call[T]) dequeue(err error) {
 		unwatch()
 	}
 	ex.counts().unserved.Add(1)
+	// A transition listener that ends this goroutine (runtime.Goexit)
+	// while the permit is given back: resolve the call all the same.
+	finished := false
+	defer func() {
+		if !finished {
+			c.callbackExited()
+		}
+	}()
 	switch {
 	case errors.Is(err, context.Canceled):
 		ex.callerCancelled(c.permit)
@@ -541,6 +638,7 @@ func (c *call[T]) dequeue(err error) {
 	default: // ErrClosed
 		c.permit.Ignore()
 	}
+	finished = true
 	var zero T
 	c.promise.Complete(zero, err)
 	ex.leave()

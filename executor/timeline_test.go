@@ -23,7 +23,7 @@ func TestIdleExecutorHoldsNoTimeline(t *testing.T) {
 		f2, _ := Submit(t.Context(), ex, func(context.Context) (int, error) { <-hold; return 1, nil })
 		f3, _ := Submit(t.Context(), ex, func(context.Context) (int, error) { return 1, nil }) // queued
 		assert.NotNil(t, ex.run.p.Load(), "a timeline while calls run")
-		assert.NotNil(t, ex.queued.p.Load(), "and one for the queue")
+		assert.NotNil(t, ex.queued.Load().p.Load(), "and one for the queue")
 		close(hold)
 		for _, f := range []interface {
 			Await(context.Context) (int, error)
@@ -33,7 +33,7 @@ func TestIdleExecutorHoldsNoTimeline(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second) // the timers fire once more, find nothing, retire
 		assert.Nil(t, ex.run.p.Load(), "an idle executor keeps no timeline and no timer")
-		assert.Nil(t, ex.queued.p.Load())
+		assert.Nil(t, ex.queued.Load().p.Load())
 
 		// And a new call makes a new one.
 		_, err = Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })

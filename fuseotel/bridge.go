@@ -49,6 +49,9 @@ type Opts struct {
 //	fusebox.call.timeouts, fusebox.call.panics, fusebox.calls.cancelled, fusebox.queue.timeouts (counters)
 //	fusebox.rejections{reason}                calls refused: open, saturated, queue_full, closed (counter)
 //
+// The call-duration histogram (fusebox.call.duration, seconds) comes from
+// NewDurationProducer instead: the metrics API has no observable histogram.
+//
 // Label values are snake_case ("half_open", "queue_full"). Every value of
 // every attribute is observed from the start, at 0 when nothing has
 // happened yet, so that rates and alerts see the first increment: a fixed
@@ -120,7 +123,8 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 
 // SeriesPerSupplier is the number of data points the bridge observes per
 // supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
-// outcomes, and 12 instruments without a second attribute.
+// outcomes, and 12 instruments without a second attribute. The duration
+// producer adds DurationPointsPerSupplier histogram points.
 const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.Stats{}.Rejected) + 3 + 12
 
 // states are the values of the state attribute, in breaker.State order.

@@ -8,6 +8,12 @@
 //	...
 //	defer reg.Unregister()
 //
+// The call-duration histogram, which the metrics API cannot observe, comes
+// through a Producer given to the reader:
+//
+//	reader := sdkmetric.NewPeriodicReader(exporter,
+//		sdkmetric.WithProducer(fuseotel.NewDurationProducer(g, fuseotel.Opts{})))
+//
 // Nothing runs between collections and nothing is stored: the bridge is as
 // cheap as the exporter's collection interval makes it. Suppliers appear
 // with their executor (at NewGroup for every dependency the configuration

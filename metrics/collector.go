@@ -33,17 +33,29 @@ type Collector struct {
 
 	calls, timeouts, panics, cancelled, queueTimeouts *prometheus.Desc
 	rejections, transitions                           *prometheus.Desc
+	durations                                         *prometheus.Desc
 }
+
+// outcomes are the label values of the outcome label, in breaker.Outcome
+// order.
+var outcomes = [...]breaker.Outcome{breaker.Success, breaker.Failure, breaker.Ignored}
+
+// seriesPerHistogram is what one histogram costs: a series per bucket, the
+// +Inf bucket, _sum and _count.
+const seriesPerHistogram = executor.NumDurationBuckets + 3
 
 // states are the label values of the state gauge, in breaker.State order.
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
 
 // SeriesPerSupplier is the number of series the collector reports for
-// each supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
-// outcomes, and 12 metrics without a second label. The number of series is
-// this times the number of suppliers: with one executor per upstream host,
-// bound the hosts with GroupConfig.IdleTimeout or GroupConfig.Strict.
-const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.Stats{}.Rejected) + 3 + 12
+// each supplier: 5 states, 16 transition reasons, 5 rejection reasons, 3
+// outcomes, 12 metrics without a second label, and the call-duration
+// histogram: 3 outcomes of 14 series each (11 buckets, +Inf, _sum and
+// _count). The number of series is this times the number of suppliers: with
+// one executor per upstream host, bound the hosts with
+// GroupConfig.IdleTimeout or GroupConfig.Strict.
+const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.Stats{}.Rejected) + 3 + 12 +
+	len(outcomes)*seriesPerHistogram
 
 // NewCollector returns a collector for g. Register it once per group:
 //
@@ -66,6 +78,7 @@ const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.St
 //	fusebox_calls_cancelled_total             calls their caller cancelled (counted as ignored too)
 //	fusebox_queue_timeouts_total              calls that never got a slot in time (ignored too)
 //	fusebox_rejections_total{reason}          calls refused: open, saturated, queue_full, closed, busy
+//	fusebox_call_duration_seconds{outcome}    histogram of the durations of the calls that ran, by outcome
 //
 // Label values are snake_case: state="half_open", reason="queue_full".
 // The rates are 0 while the window is empty and for a breaker without a
@@ -73,8 +86,14 @@ const SeriesPerSupplier = len(states) + breaker.NumReasons - 1 + len(executor.St
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every dependency the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (41) series per
+// NewGroup on, before its first call: SeriesPerSupplier (83) series per
 // supplier.
+//
+// The call-duration histogram has the fixed buckets of
+// executor.DurationBuckets (5 ms to 10 s, Prometheus's defaults). A call
+// counts from the moment it got its slot until its function returned, or
+// until its deadline if it timed out (a timeout is a failure at about the
+// invocation timeout); calls that never ran are not in it.
 func NewCollector(g *executor.Group, opts Opts) *Collector {
 	ns := opts.Namespace
 	if ns == "" {
@@ -115,6 +134,8 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 			"Calls whose caller cancelled them (also counted as ignored)."),
 		queueTimeouts: desc("queue_timeouts_total",
 			"Calls that waited in the queue for the queue timeout without getting a slot, and never ran (also counted as ignored)."),
+		durations: desc("call_duration_seconds",
+			"Durations of the calls that ran, from getting a slot to the function's return (or the deadline of a call that timed out), by outcome: success, failure or ignored.", "outcome"),
 		rejections: desc("rejections_total",
 			"Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
 	}
@@ -124,7 +145,7 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
-		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections,
+		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections, c.durations,
 	} {
 		ch <- d
 	}
@@ -134,6 +155,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.g.Range(func(ex *executor.Executor) bool {
 		c.collect(ch, ex.Stats())
+		c.collectDurations(ch, ex.Name(), ex.CallDurations())
 		return true
 	})
 }
@@ -185,6 +207,26 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	counter(c.queueTimeouts, st.QueueTimeouts)
 	for r, n := range st.Rejected {
 		counter(c.rejections, n, snake(executor.Rejection(r).String()))
+	}
+}
+
+// bounds are the histogram's bucket bounds in seconds.
+var bounds = func() (b [executor.NumDurationBuckets]float64) {
+	for i, d := range executor.DurationBuckets {
+		b[i] = d.Seconds()
+	}
+	return b
+}()
+
+func (c *Collector) collectDurations(ch chan<- prometheus.Metric, supplier string, d [3]executor.Histogram) {
+	s := strings.ToValidUTF8(supplier, "\uFFFD")
+	for _, o := range outcomes {
+		h := &d[o]
+		buckets := make(map[float64]uint64, len(bounds))
+		for i, b := range bounds {
+			buckets[b] = h.Buckets[i]
+		}
+		ch <- prometheus.MustNewConstHistogram(c.durations, h.Count, h.Sum.Seconds(), buckets, s, o.String())
 	}
 }
 

@@ -3,8 +3,8 @@
 // It is a module of its own, so that the core library does not depend on
 // client_golang. One Collector reports, per supplier (label "supplier"),
 // the breaker's state and its transitions by reason, the bulkhead's busy
-// and free slots, the queue, the overdue calls, the calls by outcome and the
-// rejections by reason:
+// and free slots, the queue, the overdue calls, the calls by outcome, the
+// rejections by reason and a histogram of call durations by outcome:
 //
 //	g, err := executor.NewGroup(cfg)
 //	...
@@ -18,9 +18,10 @@
 // has its series from startup; label values are snake_case; each supplier
 // has SeriesPerSupplier series.
 //
-// No call-duration histogram yet: the executor does not record per-call
-// durations. The fuseotel module reports the same instruments through
-// OpenTelemetry.
+// The call-duration histogram (fusebox_call_duration_seconds{outcome}) is
+// the executor's own (Executor.CallDurations): fixed buckets from 5 ms to
+// 10 s, cumulative since the executor was made. The fuseotel module reports
+// the same instruments through OpenTelemetry.
 //
 // Useful queries:
 //
@@ -28,6 +29,8 @@
 //	increase(fusebox_breaker_transitions_total{reason="saturation"}[5m]) > 0
 //	                                                            a bulkhead ran full
 //	sum by (supplier) (rate(fusebox_rejections_total[1m]))      calls refused per second
+//	histogram_quantile(0.99, sum by (supplier, le) (rate(fusebox_call_duration_seconds_bucket{outcome="success"}[5m])))
+//	                                                            p99 of successful calls
 //	fusebox_slots_busy / (fusebox_slots_busy + fusebox_slots_free)
 //	                                                            bulkhead utilisation
 //	fusebox_breaker_failure_rate > 0.2 and fusebox_breaker_window_calls >= 10

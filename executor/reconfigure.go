@@ -1,0 +1,184 @@
+package executor
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/fusebox-go/fusebox/bulkhead"
+)
+
+// Reconfigure puts cfg in force on a running executor, without dropping a
+// call and without losing its breaker's state. cfg is validated whole first,
+// with the same errors as New; an invalid cfg changes nothing. Then:
+//
+//   - Workers: more slots start queued calls at once; fewer let the calls
+//     in flight finish, while new calls see the new size, so the calls in
+//     flight never exceed the larger of the two sizes and come down to the
+//     new one as calls end.
+//   - Queue, LowWater: calls already queued keep their places; a smaller
+//     queue refuses new calls until it is below its new size. QueueTimeout
+//     applies to calls that enter the queue from now on.
+//   - InvocationTimeout applies to calls that start from now on; a call
+//     that is running keeps the deadline it started with.
+//   - Stuck and OnBusy are in force for the next call that finds the
+//     bulkhead full (the stuck criterion also follows the new Workers,
+//     Queue and InvocationTimeout). Calls that started before a change of
+//     QueueTimeout or InvocationTimeout are measured from their own start,
+//     for the latency history and the criterion alike.
+//   - Breaker: see breaker.Breaker.Reconfigure. The state, the end of an
+//     open period and the generation are kept; the sliding window and the
+//     per-kind counts restart when the breaker has such rules.
+//
+// Counters and Stats carry on. For an executor of a Group, the group's
+// listeners keep receiving its events as they would with cfg in the
+// group's configuration (the group's OnTransition unless
+// cfg.Breaker.OnTransition is set, the Subscribe listeners always); a later
+// Group.Reconfigure applies the group's configuration again. Reconfigure after Close returns ErrClosed.
+// It is safe for concurrent use with calls; concurrent Reconfigures of one
+// executor should be avoided (each one's parts apply in some order, but two
+// can interleave).
+func (ex *Executor) Reconfigure(cfg Config) error {
+	if g := ex.env.group; g != nil {
+		cfg = g.withListeners(cfg)
+	}
+	r, err := cfg.check(ex.name)
+	if err != nil {
+		return err
+	}
+	if ex.isClosed() {
+		return fmt.Errorf("executor: %s: Reconfigure: %w", ex.name, ErrClosed)
+	}
+	ex.apply(r, cfg.OnBusy)
+	return nil
+}
+
+// check validates cfg whole, as build does, and returns it resolved.
+func (c Config) check(name string) (resolved, error) {
+	if _, err := c.build(name); err != nil {
+		return resolved{}, err
+	}
+	return c.resolve(name)
+}
+
+// apply puts a validated configuration in force.
+func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
+	// The rules first: a half-open probe must never see the new, smaller
+	// bulkhead with the old probe count, and the reset timeout never falls
+	// under the new timeouts.
+	if err := ex.br.Reconfigure(r.breaker); err != nil {
+		panic("executor: a validated breaker configuration failed: " + err.Error()) // not reached
+	}
+	ex.timeout.Store(int64(r.timeout))
+	ex.queueTO.Store(int64(r.queueTimeout))
+	// A queue-wait timeline before the queue: a call that Admit queues
+	// must find it.
+	if r.queue > 0 && ex.queued.Load() == nil {
+		ex.queued.CompareAndSwap(nil, &lazyTimeline{})
+	}
+	handed, err := ex.bh.Resize(bulkhead.Config{Slots: r.workers, Queue: r.queue, LowWater: r.lowWater})
+	if err != nil {
+		panic("executor: a validated bulkhead size failed: " + err.Error()) // not reached
+	}
+	// The new slots went to the oldest queued calls: start them, as a
+	// Release that hands a slot over does.
+	for _, w := range handed {
+		w.Value.(promoter).promote()
+	}
+	ex.applyStuck(r.stuck, onBusy)
+}
+
+// applyStuck puts the stuck criterion in force. An executor whose counters
+// are not made yet makes them, when they are needed, from its settings of
+// that moment (the default criterion); a non-default one or a listener
+// makes them now, as New does.
+func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
+	rc := ex.rare.Load()
+	if rc == nil {
+		if p == ex.defaultStuck() && onBusy == nil {
+			return
+		}
+		rc = ex.makeCounts(p, onBusy)
+	}
+	rc.setStuck(p, onBusy)
+}
+
+// Reconfigure puts cfg in force on the running group, validated whole first
+// with the same errors as NewGroup: an invalid cfg changes nothing. Every
+// executor the group holds is reconfigured in place (see
+// Executor.Reconfigure): calls in flight and breaker states are kept.
+//
+//   - A dependency cfg.Dependencies adds gets its executor now, as at
+//     NewGroup.
+//   - A dependency cfg.Dependencies no longer lists stops being
+//     pre-registered. In a group that is not Strict, its executor stays,
+//     with cfg.Default's settings, its breaker state and its counters, and
+//     becomes an ordinary one (evicted when idle if IdleTimeout is set). In
+//     a Strict group the name is refused from now on: its executor leaves
+//     the group and closes (calls in flight finish; Close waits for them).
+//   - Default, IdleTimeout and Strict apply to every later lookup.
+//   - OnTransition: nil keeps the group's listener; a listener replaces it.
+//   - Runner cannot change (calls in flight run on it): nil, or the
+//     group's own Runner; anything else is an error.
+//
+// After Close, Reconfigure returns ErrClosed. Reconfigures of one group are
+// serialized.
+func (g *Group) Reconfigure(cfg GroupConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return fmt.Errorf("executor: Group.Reconfigure: %w", ErrClosed)
+	}
+	old := g.conf()
+	if cfg.Runner == nil {
+		cfg.Runner = old.Runner
+	} else if !sameRunner(cfg.Runner, old.Runner) {
+		return errors.New("executor: GroupConfig.Runner cannot change in Reconfigure: calls in flight run on the group's Runner; leave it nil to keep it")
+	}
+	if cfg.OnTransition == nil {
+		cfg.OnTransition = old.OnTransition
+	}
+	g.onTransition.Store(&cfg.OnTransition)
+	g.cfg.Store(&cfg)
+	g.m.Range(func(k, v any) bool {
+		name, ex := k.(string), v.(*Executor)
+		if _, listed := cfg.Dependencies[name]; !listed && cfg.Strict {
+			g.m.Delete(name)
+			ex.evicted.Store(true) // SubmitIn looks again, and meets the refusal
+			ex.markClosed()
+			g.retired = append(g.retired, ex)
+			return true
+		}
+		c := g.config(name)
+		if r, err := c.resolve(name); err == nil && !ex.isClosed() {
+			ex.apply(r, c.OnBusy)
+		}
+		return true
+	})
+	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
+		if _, ok := g.m.Load(name); ok {
+			continue
+		}
+		ex, err := newExecutor(name, g.config(name), &g.env)
+		if err != nil {
+			return err // validated above; only a bug gets here
+		}
+		g.m.Store(name, ex)
+	}
+	return nil
+}
+
+// sameRunner reports whether a and b are the same Runner, without the panic
+// that == raises on runners of an uncomparable type.
+func sameRunner(a, b bulkhead.Runner) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
+}

@@ -1,0 +1,84 @@
+package fuseotel_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseotel"
+)
+
+func TestDurationProducer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g, err := executor.NewGroup(executor.GroupConfig{
+			Default:      executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Minute}},
+			Dependencies: map[string]executor.Config{"search": {}},
+		})
+		require.NoError(t, err)
+		defer g.Close(context.Background())
+		reader := sdkmetric.NewManualReader(sdkmetric.WithProducer(fuseotel.NewDurationProducer(g,
+			fuseotel.Opts{Attributes: []attribute.KeyValue{attribute.String("group", "shop")}})))
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+		defer mp.Shutdown(context.Background())
+
+		call := func(d time.Duration, err error) {
+			executor.DoIn(t.Context(), g, "payments", func(context.Context) (int, error) {
+				time.Sleep(d)
+				return 1, err
+			})
+		}
+		call(20*time.Millisecond, nil)
+		call(300*time.Millisecond, nil)
+		call(2*time.Second, nil) // times out at 1 s: a failure
+		call(40*time.Millisecond, errBoom)
+		time.Sleep(2 * time.Second)
+
+		var rm metricdata.ResourceMetrics
+		require.NoError(t, reader.Collect(context.Background(), &rm))
+		var hist *metricdata.Histogram[float64]
+		for _, sm := range rm.ScopeMetrics {
+			for _, m := range sm.Metrics {
+				if m.Name == "fusebox.call.duration" {
+					assert.Equal(t, "s", m.Unit)
+					h := m.Data.(metricdata.Histogram[float64])
+					hist = &h
+				}
+			}
+		}
+		require.NotNil(t, hist)
+		assert.Equal(t, metricdata.CumulativeTemporality, hist.Temporality)
+		assert.Len(t, hist.DataPoints, 2*fuseotel.DurationPointsPerSupplier, "payments and the configured search")
+		byKey := map[string]metricdata.HistogramDataPoint[float64]{}
+		for _, dp := range hist.DataPoints {
+			s, _ := dp.Attributes.Value("supplier")
+			o, _ := dp.Attributes.Value("outcome")
+			grp, _ := dp.Attributes.Value("group")
+			assert.Equal(t, "shop", grp.AsString())
+			byKey[s.AsString()+"/"+o.AsString()] = dp
+		}
+		//                        5ms 10 25 50 100 250 500 1s 2.5 5 10 +Inf
+		want := map[string][]uint64{
+			"payments/success": {0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+			"payments/failure": {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0},
+			"payments/ignored": make([]uint64, 12),
+			"search/success":   make([]uint64, 12),
+		}
+		for k, counts := range want {
+			require.Contains(t, byKey, k)
+			assert.Equal(t, counts, byKey[k].BucketCounts, k)
+			assert.Len(t, byKey[k].Bounds, executor.NumDurationBuckets)
+		}
+		assert.Equal(t, uint64(2), byKey["payments/failure"].Count)
+		assert.InDelta(t, 1.04, byKey["payments/failure"].Sum, 1e-9)
+		assert.InDelta(t, 0.32, byKey["payments/success"].Sum, 1e-9)
+	})
+}
