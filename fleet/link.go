@@ -15,9 +15,10 @@ import (
 )
 
 // Link connects a Group to the other replicas of its service through
-// Redis. It owns three goroutines (the subscription, the publisher and the
-// probe-lease scheduler), started by New and stopped by Close; none of them
-// is ever on a call's path. It is safe for concurrent use.
+// Redis. It owns four goroutines (the subscription, the applier of the
+// fleet's messages, the publisher and the probe-lease scheduler), started
+// by New and stopped by Close; none of them is ever on a call's path. It
+// is safe for concurrent use.
 type Link struct {
 	cfg  Config
 	gcfg executor.GroupConfig
