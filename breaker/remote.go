@@ -16,7 +16,10 @@ import "time"
 //     than the breaker's current state (since, the time the remote evidence
 //     arose, is after the moment the breaker entered its state). A replica
 //     that opened, probed or closed on its own calls after the remote event
-//     keeps its own verdict.
+//     keeps its own verdict. A breaker that has never changed state has no
+//     evidence of its own (being made is none: a replica makes a
+//     supplier's breaker on first use, or starts during an outage), so any
+//     remote event is newer.
 //  3. An open period is never shortened by remote word: a remote trip of an
 //     Open breaker moves its probe time to the later of the two.
 
@@ -32,7 +35,7 @@ func (b *Breaker) OpenRemote(since, until time.Time) bool {
 	s, u := b.clock(since), b.clock(until)
 	for {
 		cur := b.cur.Load()
-		if cur.at > s {
+		if cur.newerThan(s) {
 			return false // newer local evidence (rule 2)
 		}
 		now := b.now()
@@ -64,7 +67,7 @@ func (b *Breaker) CloseRemote(since time.Time) bool {
 	s := b.clock(since)
 	for {
 		cur := b.cur.Load()
-		if cur.at > s || (cur.state != Open && cur.state != HalfOpen) || cur.until == never {
+		if cur.newerThan(s) || (cur.state != Open && cur.state != HalfOpen) || cur.until == never {
 			return false
 		}
 		if b.transition(cur, b.closedRecord(&record{reason: Remote, kind: -1}), b.now(), nil) {
@@ -92,6 +95,13 @@ func (b *Breaker) HoldOpen(gen uint64, until time.Time) bool {
 			return true
 		}
 	}
+}
+
+// newerThan reports whether the breaker entered its current state after s
+// (rule 2). Generation 0 is the state the breaker was made in, which says
+// nothing about the supplier.
+func (r *record) newerThan(s int64) bool {
+	return r.gen > 0 && r.at > s
 }
 
 // moveUntil replaces the Open record cur by a copy that ends at until. It

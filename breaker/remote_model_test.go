@@ -11,7 +11,7 @@ import (
 
 // remoteModel extends the reference model with the fleet rules of
 // remote.go, written from their documentation: operator overrides win,
-// newer evidence wins, remote word never shortens an open period, and a
+// newer evidence wins (a breaker that never changed state has none), remote word never shortens an open period, and a
 // hold never brings the probe before ResetTimeout after the opening.
 type remoteModel struct {
 	*model
@@ -31,7 +31,7 @@ func (m *remoteModel) track() {
 func (m *remoteModel) OpenRemote(since, until time.Duration) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.began > since {
+	if m.gen > 0 && m.began > since {
 		return false
 	}
 	switch m.state {
@@ -54,7 +54,7 @@ func (m *remoteModel) OpenRemote(since, until time.Duration) bool {
 func (m *remoteModel) CloseRemote(since time.Duration) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.began > since || (m.state != breaker.Open && m.state != breaker.HalfOpen) {
+	if m.gen > 0 && m.began > since || (m.state != breaker.Open && m.state != breaker.HalfOpen) {
 		return false
 	}
 	m.moveTo(breaker.Closed, breaker.Remote, "")

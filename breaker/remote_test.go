@@ -53,6 +53,23 @@ func TestOpenRemote(t *testing.T) {
 			assert.Equal(t, breaker.Closed, b.State())
 		})
 	})
+	t.Run("a breaker that never changed state applies a trip older than itself", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// A replica makes a supplier's breaker after the fleet tripped
+			// it: on first use, or when it starts during the outage. Its
+			// creation is no evidence about the supplier.
+			remoteTrip := time.Now()
+			time.Sleep(time.Second)
+			b := newBreaker(t, breaker.Config{ResetTimeout: 10 * time.Second})
+			succeed(b) // calls that succeed are no state change either
+			b.Reset()  // nor is a Reset of a closed breaker
+			require.True(t, b.OpenRemote(remoteTrip, remoteTrip.Add(10*time.Second)))
+			s := b.Stats()
+			assert.Equal(t, breaker.Open, s.State)
+			assert.Equal(t, breaker.Remote, s.Reason)
+			assert.Equal(t, remoteTrip.Add(10*time.Second), s.OpenUntil)
+		})
+	})
 	t.Run("an open breaker only moves its probe time later, without an event", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			rec := &recorder{}

@@ -45,10 +45,13 @@ type Config struct {
 	// Replica names this replica in messages and leases. "" means a random
 	// 16-hex-digit name. At most 64 bytes.
 	Replica string
-	// Buffer bounds the local transitions waiting to be published, and
-	// the suppliers waiting for the lease scheduler. A transition that
-	// finds the buffer full is dropped and counted (Stats.Dropped): the
-	// caller whose call caused it never waits for the link. 0 means 256.
+	// Buffer bounds the local transitions waiting to be published, the
+	// suppliers waiting for the lease scheduler, the received messages
+	// waiting to be applied, and the suppliers without an executor whose
+	// remote trip the link remembers. A transition that finds the buffer
+	// full is dropped and counted (Stats.Dropped): the caller whose call
+	// caused it never waits for the link; so is a received message
+	// (Stats.Overflow). 0 means 256.
 	Buffer int
 	// OpTimeout bounds each Redis command of the link. 0 means 500ms.
 	OpTimeout time.Duration
@@ -141,10 +144,7 @@ func checkGroup(g executor.GroupConfig) error {
 // call (the invocation timeout, plus the queue wait with a queue) and the
 // margin on each side.
 func leaseTTL(g executor.GroupConfig, name string, margin time.Duration) time.Duration {
-	c := g.Default
-	if o, ok := g.Suppliers[name]; ok {
-		c = o // a supplier's entry is its whole configuration
-	}
+	c := supplierConfig(g, name)
 	ttl := c.InvocationTimeout
 	if ttl == 0 {
 		ttl = time.Second // executor.Config's documented default

@@ -51,9 +51,16 @@
 //     successful probe started) is newer than the moment the receiving
 //     breaker entered its state. A replica that opened, probed or closed on
 //     its own calls after the remote event keeps its own verdict, and
-//     publishes it.
+//     publishes it. A breaker that has never changed state has no evidence
+//     of its own: one made after the trip (on first use, or by a replica
+//     that starts during the outage) applies it.
 //  3. Remote word never shortens an open period: a trip that reaches an
-//     Open breaker moves its probe time to the later of the two.
+//     Open breaker moves its probe time to the later of the two. It never
+//     lengthens one past this replica's own bound either: a remote probe
+//     time further ahead than the supplier's local MaxResetTimeout (or
+//     ResetTimeout without back-off), with the largest jitter, plus a
+//     probe lease and Config.Margin, is cut to that bound and counted in
+//     Stats.Clipped.
 //  4. Messages from the link about the link's own doing (reason Remote) are
 //     not published again, so nothing echoes.
 //
@@ -76,7 +83,11 @@
 // replica probes on its own), and the subscription
 // reconnects with exponential backoff and jitter. On reconnecting the
 // replica writes its own open breakers again (Redis may have restarted
-// empty) and reads the fleet's. Stats reports the link state, when it
+// empty) and reads the fleet's. Messages are applied on a goroutine of the
+// link's own, where the group's listeners hear the Remote transitions: a
+// listener that blocks holds that goroutine only (the subscription keeps
+// receiving; messages beyond Config.Buffer waiting are dropped and counted),
+// and Link.Close returns when its context ends, naming what it abandoned. Stats reports the link state, when it
 // changed and why, and every count (NewCollector reports them to
 // Prometheus); the logger hears the state changes.
 //
@@ -87,8 +98,9 @@
 // malformed one is dropped and counted in Stats.Malformed, never trusted.
 // Every replica sharing a prefix can open every other's breakers: give each
 // fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
-// options). A message naming a supplier this replica has not used yet
-// creates its executor (memory only, no goroutine), so that the first call
-// already meets the open breaker; a Strict group sets it aside, which also
-// bounds what a misbehaving peer could make a replica hold in memory.
+// options). The wire never makes an executor: a trip of a supplier this
+// replica has no executor for is remembered (the newest per supplier, at
+// most Config.Buffer suppliers, each until its key would have expired) and
+// applied within 10 ms of the group making the executor on first use; a
+// Strict group sets it aside.
 package fleet

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -454,4 +455,49 @@ func TestPrefixesSeparateFleets(t *testing.T) {
 	shop.payments(t).Breaker().Trip(breaker.Manual) // a round trip on shop's own channel
 	eventually(t, time.Second, "shop hears itself", func() bool { return shop.link.Stats().Own == 1 })
 	assert.Zero(t, shop.link.Stats().Received, "another fleet's trip never reaches this one")
+}
+
+// A replica that starts during an outage learns it from the open key alone,
+// with nobody publishing again meanwhile: whether its group lists the
+// supplier (the executor exists before the key is read) or makes the
+// executor on first use (after).
+func TestALateReplicaLearnsFromTheKeyAlone(t *testing.T) {
+	srv := startRedis(t)
+	long := func() executor.GroupConfig {
+		g := groupConfig()
+		g.Default.Breaker.ResetTimeout = 5 * time.Second // the key outlives the test
+		return g
+	}
+	link := func(name string, g executor.GroupConfig) *fleet.Link {
+		l, err := fleet.New(linkConfig(srv, t, name), g)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = l.Close(context.Background()) })
+		eventually(t, 3*time.Second, name+" link up", func() bool { return l.Stats().Up })
+		return l
+	}
+	first := link("first", long())
+	ex, err := first.Group().Executor("payments")
+	require.NoError(t, err)
+	ex.Breaker().Trip(breaker.Manual)
+	eventually(t, time.Second, "published", func() bool { return first.Stats().Published == 1 })
+
+	listed := long()
+	listed.Suppliers = map[string]executor.Config{"payments": listed.Default}
+	for _, tc := range []struct {
+		name string
+		g    executor.GroupConfig
+	}{
+		{"a group that lists the supplier", listed},
+		{"a group that makes the executor on first use", long()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := link("late-"+strings.ReplaceAll(tc.name, " ", "-"), tc.g)
+			ex, err := l.Group().Executor("payments")
+			require.NoError(t, err)
+			eventually(t, time.Second, "open", func() bool { return ex.Breaker().State() == breaker.Open })
+			assert.Equal(t, breaker.Remote, ex.Breaker().Stats().Reason)
+			assert.Equal(t, uint64(1), l.Stats().Applied)
+		})
+	}
+	assert.Equal(t, uint64(1), first.Stats().Published, "nobody published again")
 }

@@ -35,6 +35,7 @@ type round struct {
 // schedule runs the lease scheduler until Close.
 func (l *Link) schedule() {
 	defer l.wg.Done()
+	defer l.alive[goScheduler].Store(false)
 	rounds := map[string]*round{}
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
@@ -56,6 +57,9 @@ func (l *Link) schedule() {
 		}
 		now := time.Now()
 		var next time.Time
+		if l.pendingDue() {
+			next = now.Add(pendingPoll)
+		}
 		for name, r := range rounds {
 			if !r.due.After(now) {
 				l.review(rounds, name)

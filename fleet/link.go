@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,9 +15,10 @@ import (
 )
 
 // Link connects a Group to the other replicas of its service through
-// Redis. It owns three goroutines (the subscription, the publisher and the
-// probe-lease scheduler), started by New and stopped by Close; none of them
-// is ever on a call's path. It is safe for concurrent use.
+// Redis. It owns four goroutines (the subscription, the applier of the
+// fleet's messages, the publisher and the probe-lease scheduler), started
+// by New and stopped by Close; none of them is ever on a call's path. It
+// is safe for concurrent use.
 type Link struct {
 	cfg  Config
 	gcfg executor.GroupConfig
@@ -28,8 +31,19 @@ type Link struct {
 	// was full, and when the link comes up or goes down.
 	rescan atomic.Bool
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	in chan word // received messages for the applier
+
+	// pending remembers remote trips of suppliers without an executor
+	// here (inbox.go); at most Buffer names.
+	pmu     sync.Mutex
+	pending map[string]pendingOpen
+
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	alive [numGoroutines]atomic.Bool // for Close's report
+	// applying names the supplier the applier is transitioning (and so
+	// running listeners for), for Close's report.
+	applying atomic.Pointer[string]
 
 	mu      sync.Mutex
 	feed    feed // the current subscription, closed by Close
@@ -43,6 +57,7 @@ type Link struct {
 type counters struct {
 	published, publishFailed, dropped, unsent    atomic.Uint64
 	received, applied, stale, malformed, own     atomic.Uint64
+	deferred, overflow, clipped                  atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
 	firstMalformed, warnedNever                  atomic.Bool
@@ -70,10 +85,20 @@ type Stats struct {
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
 	// evidence, an operator override, a probe time no later than the
-	// breaker's own, a supplier a Strict group does not list); Malformed
-	// those refused as invalid; Own this replica's own messages coming
-	// back.
-	Received, Applied, Stale, Malformed, Own uint64
+	// breaker's own, a supplier a Strict group does not list, a close of
+	// a supplier without an executor); Deferred the trips of suppliers
+	// without an executor here, remembered until the group makes one
+	// (then counted again as Applied or Stale) or their probe time and a
+	// lease have passed; Overflow those dropped because Buffer messages
+	// were already waiting to be applied (a transition listener blocking);
+	// Malformed those refused as invalid; Own this replica's own messages
+	// coming back.
+	Received, Applied, Stale, Deferred, Overflow, Malformed, Own uint64
+	// Clipped counts trips whose probe time lay further ahead than this
+	// replica's own breaker would ever wait (its MaxResetTimeout, or
+	// ResetTimeout, with jitter) plus a lease and Margin: they were
+	// applied with the probe time cut to that bound.
+	Clipped uint64
 	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
 	// contentions that failed (the replica then probes on its own);
 	// Renewals: leases a holder extended while its probe was pending.
@@ -98,9 +123,11 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	l := &Link{
 		cfg: cfg, gcfg: gcfg, be: be,
-		out:  make(chan breaker.Event, cfg.Buffer),
-		wake: make(chan string, cfg.Buffer),
-		stop: make(chan struct{}),
+		out:     make(chan breaker.Event, cfg.Buffer),
+		wake:    make(chan string, cfg.Buffer),
+		in:      make(chan word, cfg.Buffer),
+		pending: map[string]pendingOpen{},
+		stop:    make(chan struct{}),
 	}
 	wired := gcfg
 	wired.OnTransition = l.observer(gcfg.OnTransition)
@@ -117,10 +144,14 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	if l.g, err = executor.NewGroup(wired); err != nil {
 		return nil, err
 	}
-	l.wg.Add(3)
+	l.wg.Add(numGoroutines)
+	for i := range l.alive {
+		l.alive[i].Store(true)
+	}
 	go l.subscribe()
 	go l.publish()
 	go l.schedule()
+	go l.applyLoop()
 	return l, nil
 }
 
@@ -132,7 +163,10 @@ func (l *Link) Replica() string { return l.cfg.Replica }
 
 // Close stops the link (its goroutines end; it sends nothing more) and
 // then closes the Group with ctx (see Group.Close). Keys this replica
-// wrote expire on their own.
+// wrote expire on their own. If ctx ends first (a transition listener
+// blocks the goroutine that applies the fleet's messages), Close closes
+// the Group with ctx and returns an error naming the goroutines it
+// stopped waiting for; they end when the listener returns.
 func (l *Link) Close(ctx context.Context) error {
 	select {
 	case <-l.stop:
@@ -144,8 +178,38 @@ func (l *Link) Close(ctx context.Context) error {
 		}
 		l.mu.Unlock()
 	}
-	l.wg.Wait()
-	return l.g.Close(ctx)
+	stopped := make(chan struct{})
+	go func() {
+		l.wg.Wait()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+		return l.g.Close(ctx)
+	case <-ctx.Done():
+		select {
+		case <-stopped: // both at once: nothing was abandoned
+			return l.g.Close(ctx)
+		default:
+		}
+		return errors.Join(l.abandoned(ctx.Err()), l.g.Close(ctx))
+	}
+}
+
+// abandoned describes the goroutines Close stopped waiting for.
+func (l *Link) abandoned(cause error) error {
+	var names []string
+	for i := range l.alive {
+		if l.alive[i].Load() {
+			names = append(names, goroutineNames[i])
+		}
+	}
+	where := ""
+	if name := l.applying.Load(); name != nil {
+		where = fmt.Sprintf(" (the applier is in a transition listener of %q)", *name)
+	}
+	return fmt.Errorf("fleet: Close gave up waiting for the link's %s goroutine(s)%s: %w; they end when it returns",
+		strings.Join(names, ", "), where, cause)
 }
 
 // Stats returns a snapshot of the link.
@@ -157,6 +221,7 @@ func (l *Link) Stats() Stats {
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
+	s.Deferred, s.Overflow, s.Clipped = n.deferred.Load(), n.overflow.Load(), n.clipped.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
 	return s
 }
@@ -218,6 +283,7 @@ func (l *Link) poke(name string) {
 // publish sends local transitions until Close.
 func (l *Link) publish() {
 	defer l.wg.Done()
+	defer l.alive[goPublisher].Store(false)
 	for {
 		select {
 		case <-l.stop:

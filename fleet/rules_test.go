@@ -224,3 +224,210 @@ func TestVirtualLinkDownGivesHoldsBack(t *testing.T) {
 		}
 	})
 }
+
+// virtualGroup is the group of startVirtualFleet, without executors made
+// in advance; listen, if not nil, hears every transition.
+func virtualGroup(listen func(breaker.Event)) executor.GroupConfig {
+	return executor.GroupConfig{
+		Default:      executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second, ConsecutiveFailures: 1}},
+		OnTransition: listen,
+	}
+}
+
+func TestVirtualATripReachesAReplicaThatMakesTheExecutorLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := startVirtualFleet(t, newHub(hubLatency), 2)
+		defer closeAll(t, rs)
+		inv, err := rs[0].link.Group().Executor("inventory")
+		require.NoError(t, err)
+		inv.Breaker().Trip(breaker.Saturation)
+		probeAt := inv.Breaker().Stats().OpenUntil
+		time.Sleep(time.Second)
+		_, ok := rs[1].link.Group().Lookup("inventory")
+		require.False(t, ok, "the wire makes no executor")
+		st := rs[1].link.Stats()
+		assert.Equal(t, uint64(1), st.Deferred)
+		assert.Zero(t, st.Stale)
+
+		// The first call for inventory makes the executor after the trip.
+		ex, err := rs[1].link.Group().Executor("inventory")
+		require.NoError(t, err)
+		time.Sleep(pendingPoll + time.Millisecond) // the next poll, whatever its phase
+		s := ex.Breaker().Stats()
+		require.Equal(t, breaker.Open, s.State, "the trip remembered is applied")
+		assert.Equal(t, breaker.Remote, s.Reason)
+		e := rs[1].events()[0]
+		assert.Equal(t, "inventory", e.Name)
+		assert.Equal(t, probeAt.Add(hubLatency), e.OpenUntil, "the fleet's probe time")
+		assert.Equal(t, uint64(1), rs[1].link.Stats().Applied)
+	})
+}
+
+func TestVirtualLateReplicaLearnsFromTheOpenKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		deps bool
+	}{
+		{"a group that lists the supplier", true},
+		{"a group that makes the executor on first use", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHub(hubLatency)
+				rs := startVirtualFleet(t, h, 1)
+				defer closeAll(t, rs)
+				rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+				time.Sleep(time.Second)
+
+				g := virtualGroup(nil)
+				if tc.deps {
+					g.Suppliers = map[string]executor.Config{"payments": g.Default}
+				}
+				late, err := newLink(virtualConfig("late"), g, h)
+				require.NoError(t, err)
+				defer func() { require.NoError(t, late.Close(context.Background())) }()
+				time.Sleep(100 * time.Millisecond)
+				require.True(t, late.Stats().Up)
+				ex, err := late.Group().Executor("payments")
+				require.NoError(t, err)
+				time.Sleep(pendingPoll + time.Millisecond) // the next poll, whatever its phase
+				s := ex.Breaker().Stats()
+				assert.Equal(t, breaker.Open, s.State, "learnt from the key alone")
+				assert.Equal(t, breaker.Remote, s.Reason)
+				assert.Equal(t, uint64(1), late.Stats().Applied)
+				assert.Equal(t, uint64(1), rs[0].link.Stats().Published, "nobody published again meanwhile")
+			})
+		})
+	}
+}
+
+func TestVirtualTheWireNeverMakesExecutors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		defer closeAll(t, rs)
+		const n = 2000
+		for i := range n {
+			h.publish(encode(message{V: wireVersion, Replica: "x", Supplier: fmt.Sprintf("junk-%d", i), Kind: kindOpen,
+				Reason: "manual", ProbeIn: int64(time.Second)}))
+		}
+		time.Sleep(time.Second)
+		l := rs[0].link
+		assert.Equal(t, []string{"payments"}, l.Group().Names())
+		st := l.Stats()
+		assert.Equal(t, uint64(n), st.Received)
+		assert.Equal(t, uint64(n), st.Deferred+st.Stale+st.Overflow)
+		l.pmu.Lock()
+		remembered := len(l.pending)
+		l.pmu.Unlock()
+		assert.LessOrEqual(t, remembered, DefaultBuffer, "a bounded table")
+		assert.Positive(t, remembered)
+		// Remembered trips are forgotten once their probe time and a
+		// lease have passed.
+		time.Sleep(5 * time.Second)
+		l.pmu.Lock()
+		assert.Zero(t, len(l.pending))
+		l.pmu.Unlock()
+	})
+}
+
+func TestVirtualARemoteProbeTimeIsBoundedByTheLocalConfiguration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		defer closeAll(t, rs)
+		g := virtualGroup(nil)
+		// 3 s reset, no back-off: 3 s, a 1.2 s lease and a 100 ms margin.
+		limit := maxProbeIn(g, "payments", DefaultMargin)
+		require.Equal(t, 4300*time.Millisecond, limit)
+		sent := time.Now()
+		h.publish(encode(message{V: wireVersion, Replica: "x", Supplier: "payments", Kind: kindOpen,
+			Reason: "manual", ProbeIn: int64(maxDurationOnWire)}))
+		time.Sleep(time.Second)
+		st := rs[0].link.Stats()
+		assert.Equal(t, uint64(1), st.Applied)
+		assert.Equal(t, uint64(1), st.Clipped)
+		e := rs[0].events()[0]
+		assert.Equal(t, breaker.Remote, e.Reason)
+		assert.Equal(t, sent.Add(hubLatency+limit), e.OpenUntil, "cut to the bound")
+
+		// The bound grows with the local back-off and jitter.
+		g.Default.Breaker.MaxResetTimeout = 10 * time.Second
+		g.Default.Breaker.ResetJitter = 0.5
+		assert.Equal(t, 15*time.Second+1300*time.Millisecond, maxProbeIn(g, "payments", DefaultMargin))
+	})
+}
+
+func TestVirtualABlockingListenerNeitherStopsReceivingNorHoldsClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		unblock := make(chan struct{})
+		slow, err := newLink(virtualConfig("slow"), virtualGroup(func(e breaker.Event) {
+			if e.Reason == breaker.Remote {
+				<-unblock
+			}
+		}), h)
+		require.NoError(t, err)
+		_, err = slow.Group().Executor("payments")
+		require.NoError(t, err)
+		time.Sleep(100 * time.Millisecond)
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation) // the slow listener blocks on this one
+		time.Sleep(time.Second)
+		inv, err := rs[0].link.Group().Executor("inventory")
+		require.NoError(t, err)
+		inv.Breaker().Trip(breaker.Saturation)
+		// Several health-check periods: the subscription still receives
+		// and answers.
+		time.Sleep(5 * DefaultHealthCheck)
+		st := slow.Stats()
+		assert.True(t, st.Up, "the link stays up")
+		assert.Equal(t, uint64(2), st.Received, "the second trip is received while the listener blocks")
+		assert.Zero(t, st.Downs)
+
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err = slow.Close(ctx)
+		assert.Equal(t, 200*time.Millisecond, time.Since(start), "Close returns by its context")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Contains(t, err.Error(), `applier`)
+		assert.Contains(t, err.Error(), `"payments"`)
+		close(unblock) // the abandoned goroutine ends once the listener returns
+		closeAll(t, rs)
+		synctest.Wait()
+	})
+}
+
+func TestVirtualALateReplicaLearnsMoreOpenKeysThanItsBuffer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 1)
+		defer closeAll(t, rs)
+		g := virtualGroup(nil)
+		g.Suppliers = map[string]executor.Config{}
+		const n = 10
+		for i := range n {
+			name := fmt.Sprintf("s%d", i)
+			g.Suppliers[name] = g.Default
+			ex, err := rs[0].link.Group().Executor(name)
+			require.NoError(t, err)
+			ex.Breaker().Trip(breaker.Saturation)
+		}
+		time.Sleep(time.Second)
+		cfg := virtualConfig("late")
+		cfg.Buffer = 2
+		late, err := newLink(cfg, g, h)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, late.Close(context.Background())) }()
+		time.Sleep(100 * time.Millisecond)
+		st := late.Stats()
+		assert.Equal(t, uint64(n), st.Applied, "every key, though the buffer holds 2")
+		assert.Zero(t, st.Overflow)
+		for name := range g.Suppliers {
+			ex, ok := late.Group().Lookup(name)
+			require.True(t, ok)
+			assert.Equal(t, breaker.Open, ex.Breaker().State(), name)
+		}
+	})
+}

@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"math/rand/v2"
 	"time"
 
@@ -21,6 +20,7 @@ var errSilent = errors.New("fleet: no answer from Redis")
 // BackoffMax, with jitter.
 func (l *Link) subscribe() {
 	defer l.wg.Done()
+	defer l.alive[goSubscription].Store(false)
 	wait := l.cfg.BackoffMin
 	for {
 		start := time.Now()
@@ -110,7 +110,7 @@ func (l *Link) session() error {
 		}
 		heard, pinged = time.Now(), false
 		if p != nil {
-			l.receive(p, time.Now(), 0)
+			l.receive(p, time.Now(), 0, nil)
 		}
 	}
 }
@@ -182,15 +182,22 @@ func (l *Link) catchUp() error {
 		return err
 	}
 	read := time.Now()
+	// The fleet's open keys may outnumber Buffer: wait for the applier
+	// (nothing else is received meanwhile), but no longer than OpTimeout
+	// in all, in case a listener blocks it.
+	wctx, wcancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+	defer wcancel()
 	for _, k := range keys {
-		l.receive(k.payload, read, k.left)
+		l.receive(k.payload, read, k.left, wctx.Done())
 	}
 	return nil
 }
 
-// receive validates one message and applies it. left is the remaining
-// expiry of the key it was read from (0 for a message from the channel).
-func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
+// receive validates one message and hands it to the applier. left is the
+// remaining expiry of the key it was read from (0 for a message from the
+// channel). With the applier's buffer full, it waits until wait is closed
+// (nil: it does not wait) and then drops the message.
+func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan struct{}) {
 	m, err := decode(p)
 	if err != nil {
 		l.n.malformed.Add(1)
@@ -212,39 +219,21 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration) {
 		m = m.aged(time.Duration(m.TTL) - left)
 	}
 	l.n.received.Add(1)
-	if l.apply(m, at) {
-		l.n.applied.Add(1)
-	} else {
-		l.n.stale.Add(1)
+	w, clipped := l.translate(m, at)
+	if clipped {
+		l.n.clipped.Add(1)
 	}
-}
-
-// apply hands a valid message to the supplier's breaker (see the rules in
-// the package documentation).
-func (l *Link) apply(m message, at time.Time) bool {
-	ex, err := l.g.Executor(m.Supplier)
-	if err != nil {
-		return false // the group is closing
+	if l.enqueue(w) {
+		return
 	}
-	b := ex.Breaker()
-	since := at.Add(-time.Duration(m.Age))
-	var changed bool
-	if m.Kind == kindOpen {
-		until := at.Add(time.Duration(m.ProbeIn))
-		if time.Duration(m.ProbeIn) < l.cfg.Margin {
-			// The fleet's probe round is already on: wait for its verdict,
-			// or for its lease to expire, before contending.
-			until = at.Add(leaseTTL(l.gcfg, m.Supplier, l.cfg.Margin) + l.cfg.Margin)
-		}
-		changed = b.OpenRemote(since, until)
-	} else {
-		changed = b.CloseRemote(since)
+	if wait == nil {
+		l.n.overflow.Add(1)
+		return
 	}
-	l.poke(m.Supplier)
-	if l.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
-		s := b.Stats()
-		l.cfg.Logger.Debug("fusebox: fleet message", "replica", l.cfg.Replica, "from", m.Replica, "kind", m.Kind,
-			"reason", m.Reason, "supplier", m.Supplier, "changed", changed, "state", s.State, "probe_at", s.OpenUntil)
+	select {
+	case l.in <- w:
+	case <-wait:
+		l.n.overflow.Add(1)
+	case <-l.stop:
 	}
-	return changed
 }
