@@ -11,19 +11,19 @@ import (
 // Group is an executor.GroupConfig as a file writes it. Every field is
 // optional: a field left out (or null) is not set.
 type Group struct {
-	// Default configures every supplier that Suppliers does not list.
+	// Default configures every supplier that Dependencies does not list.
 	// The fields it leaves out have the defaults of executor.Config.
 	Default Executor `json:"default" yaml:"default"`
-	// Suppliers configure the suppliers they name. An entry writes
+	// Dependencies configure the suppliers they name. An entry writes
 	// only what differs from Default: each field it sets replaces
 	// Default's, an explicit zero included ("queue": 0 means no queue even
 	// when Default has one), and each field it leaves out is Default's.
-	Suppliers map[string]Executor `json:"suppliers,omitempty" yaml:"suppliers,omitempty"`
+	Dependencies map[string]Executor `json:"dependencies,omitempty" yaml:"dependencies,omitempty"`
 	// IdleTimeout is executor.GroupConfig.IdleTimeout: evict an executor
 	// that saw no call for this long. Left out: never.
 	IdleTimeout *Duration `json:"idleTimeout,omitempty" yaml:"idleTimeout,omitempty"`
 	// Strict is executor.GroupConfig.Strict: refuse names that
-	// Suppliers does not list. Left out: false.
+	// Dependencies does not list. Left out: false.
 	Strict *bool `json:"strict,omitempty" yaml:"strict,omitempty"`
 }
 
@@ -31,8 +31,8 @@ type Group struct {
 // executor.Config field of the same name; what a field left out means
 // depends on where the Executor is (see Group).
 type Executor struct {
-	// Slots is executor.Config.Slots: calls that may run at once.
-	Slots *int `json:"slots,omitempty" yaml:"slots,omitempty"`
+	// Workers is executor.Config.Workers: calls that may run at once.
+	Workers *int `json:"workers,omitempty" yaml:"workers,omitempty"`
 	// Queue is executor.Config.Queue: calls that may wait for a slot.
 	Queue *int `json:"queue,omitempty" yaml:"queue,omitempty"`
 	// QueueTimeout is executor.Config.QueueTimeout.
@@ -120,12 +120,12 @@ func (d *Duration) UnmarshalText(text []byte) error {
 // the result before executor.NewGroup.
 func (g Group) GroupConfig() (executor.GroupConfig, error) {
 	cfg := executor.GroupConfig{Default: g.Default.Config()}
-	if g.Suppliers != nil {
-		cfg.Suppliers = make(map[string]executor.Config, len(g.Suppliers))
-		for name, d := range g.Suppliers {
+	if g.Dependencies != nil {
+		cfg.Dependencies = make(map[string]executor.Config, len(g.Dependencies))
+		for name, d := range g.Dependencies {
 			c := cfg.Default
 			d.applyTo(&c)
-			cfg.Suppliers[name] = c
+			cfg.Dependencies[name] = c
 		}
 	}
 	if g.IdleTimeout != nil {

@@ -44,7 +44,7 @@ func Load(path string) (executor.GroupConfig, error) {
 // larger document decoded with encoding/json: keys are matched exactly,
 // and unknown keys, duplicate keys, values of the wrong type and malformed
 // durations are errors that name the key by its path in the document, such
-// as suppliers.payments.invocationTimeout, all of them at once. Keys
+// as dependencies.payments.invocationTimeout, all of them at once. Keys
 // that start with "//" are comments, anywhere; null is the same as a key
 // left out.
 func (g *Group) UnmarshalJSON(data []byte) error {
@@ -242,8 +242,8 @@ func unknown(t reflect.Type, key string) string {
 	return "unknown field (known: " + strings.Join(names, ", ") + ")"
 }
 
-// join extends a path: suppliers.payments, or
-// suppliers["api.example.com:443"] for a map key that would not read as
+// join extends a path: dependencies.payments, or
+// dependencies["api.example.com:443"] for a map key that would not read as
 // one name.
 func join(path, key string, isMapKey bool) string {
 	switch {

@@ -17,7 +17,7 @@ import (
 // snapshot as a script would.
 func Example() {
 	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{
-		Slots: 10, InvocationTimeout: time.Second,
+		Workers: 10, InvocationTimeout: time.Second,
 		Breaker: breaker.Config{ResetTimeout: 2 * time.Second},
 	}})
 	if err != nil {

@@ -148,7 +148,7 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 		Rank: rank(s, sat), Saturated: sat,
 		Since: s.Breaker.Since, InStateMS: now.Sub(s.Breaker.Since).Milliseconds(),
 		Reason: s.Breaker.Reason.String(), Kind: s.Breaker.Kind,
-		Slots: s.Slots, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
+		Slots: s.Workers, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
 		LatencyP50MS: ms(p50), LatencyP99MS: ms(p99),
 		Totals: Totals{
 			Successes: s.Successes, Failures: s.Failures, Ignored: s.Ignored,

@@ -14,7 +14,7 @@ import (
 type Busy struct {
 	Supplier   string
 	Time       time.Time
-	Slots      int           // the bulkhead's slots, all held
+	Workers    int           // the bulkhead's slots, all held
 	Queued     int           // calls waiting in the (full) queue
 	StuckAfter time.Duration // the age that would have made the bulkhead stuck
 }
@@ -28,7 +28,7 @@ func (ex *Executor) busy() error {
 	if ex.counts().stuckNow().onBusy != nil {
 		_, queued := ex.bh.Counts()
 		size, _, _ := ex.bh.Size()
-		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Slots: size, Queued: queued,
+		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: size, Queued: queued,
 			StuckAfter: time.Duration(ex.stuckAfter())})
 	}
 	return err
@@ -75,7 +75,7 @@ func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
 		s.last, s.pending = b.Time, 0
 		mu.Unlock()
 		l.LogAttrs(context.Background(), slog.LevelInfo, "fusebox: bulkhead busy, calls refused",
-			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("slots", b.Slots),
+			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("slots", b.Workers),
 			slog.Int("queued", b.Queued), slog.Duration("stuck_after", b.StuckAfter))
 	}
 }

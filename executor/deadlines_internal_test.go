@@ -18,7 +18,7 @@ import (
 // head of the list does not keep every later call alive.
 func TestDoneDeadlinesAreDroppedWhileAStubbornCallHoldsTheHead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex, err := New("payments", Config{Slots: 4, InvocationTimeout: time.Hour, Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
+		ex, err := New("payments", Config{Workers: 4, InvocationTimeout: time.Hour, Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
 		require.NoError(t, err)
 		release := make(chan struct{})
 		_, err = Submit(context.Background(), ex, func(context.Context) (int, error) { <-release; return 0, nil })

@@ -14,7 +14,7 @@
 // again.
 //
 //	ex, err := executor.New("payments", executor.Config{
-//		Slots:             10,
+//		Workers:             10,
 //		InvocationTimeout: 30 * time.Second,
 //		Breaker:           breaker.Config{ResetTimeout: 45 * time.Second},
 //	})

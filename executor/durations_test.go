@@ -61,7 +61,7 @@ func TestCallDurations(t *testing.T) {
 	})
 	t.Run("calls that never ran are not in it; an idle executor has empty histograms", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Slots: 1, Breaker: breaker.Config{ConsecutiveFailures: 1}})
+			ex := newExecutor(t, executor.Config{Workers: 1, Breaker: breaker.Config{ConsecutiveFailures: 1}})
 			assert.Equal(t, [3]executor.Histogram{}, ex.CallDurations())
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()

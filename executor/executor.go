@@ -284,14 +284,14 @@ func (e *closeError) Error() string {
 func (e *closeError) Unwrap() error { return e.err }
 
 // Stats is a snapshot of one supplier. Slot and queue counts come from one
-// atomic word, so Busy+Free == Slots (but while a Reconfigure that shrank
+// atomic word, so Busy+Free == Workers (but while a Reconfigure that shrank
 // the bulkhead waits for its extra calls to end); the breaker fields from one
 // load of its state; the counters are read just after and only grow.
 type Stats struct {
 	Supplier string
 	Breaker  breaker.Stats // State, Reason, OpenUntil, Late, ...
 
-	Slots    int // bulkhead slots
+	Workers  int // bulkhead slots
 	Busy     int // slots held, overdue calls included
 	Free     int
 	Queued   int
@@ -324,7 +324,7 @@ func (ex *Executor) Stats() Stats {
 	s := Stats{
 		Supplier: ex.name,
 		Breaker:  ex.br.Stats(),
-		Slots:    size, Busy: inUse, Free: size - min(inUse, size), Queued: queued, QueueCap: queue,
+		Workers:  size, Busy: inUse, Free: size - min(inUse, size), Queued: queued, QueueCap: queue,
 		Successes: ex.successes.Load(),
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored

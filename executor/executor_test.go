@@ -57,7 +57,7 @@ func TestSaturationTrips(t *testing.T) {
 			s := newSupplier()
 			s.hang()
 			defer s.unhang()
-			ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
+			ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
 				Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}})
 			for range n {
 				_, err := executor.Submit(t.Context(), ex, s.cooperative)
@@ -91,7 +91,7 @@ func TestSaturationTrips(t *testing.T) {
 				s := newSupplier()
 				s.hang()
 				defer s.unhang()
-				ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
+				ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
 					Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}})
 				var admitted, saturated, open atomic.Int32
 				var wg sync.WaitGroup
@@ -125,7 +125,7 @@ func TestProbeAlwaysFindsASlot(t *testing.T) {
 		const n, T, R = 4, 30 * time.Second, 31 * time.Second
 		ev := &events{}
 		s := newSupplier()
-		ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: T,
 			Breaker: breaker.Config{ResetTimeout: R, OnTransition: ev.listen}})
 		for cycle := range 100 {
 			dead := cycle%2 == 0
@@ -180,7 +180,7 @@ func TestNonCooperativeCalls(t *testing.T) {
 		s := newSupplier()
 		s.hang()
 		defer s.unhang()
-		ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: T,
 			Breaker: breaker.Config{ResetTimeout: R, OnTransition: ev.listen}})
 		var fs []*future.Future[string]
 		for range n {
@@ -241,7 +241,7 @@ func TestLateResultsDoNotDecide(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const T, R = 10 * time.Second, 15 * time.Second
 				slow := make(chan error)
-				ex := newExecutor(t, executor.Config{Slots: 2, InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: R}})
+				ex := newExecutor(t, executor.Config{Workers: 2, InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: R}})
 				// One call that will finish late, on its own schedule (it
 				// ignores its context, so it outlives its timeout).
 				_, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 0, <-slow })
@@ -276,7 +276,7 @@ func TestLateResultsDoNotDecide(t *testing.T) {
 func TestTimeoutCompletionRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const T = time.Second
-		ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: T,
 			Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: 2 * T}})
 		var results [2]int
 		for i := range 10_000 {
@@ -330,7 +330,7 @@ func TestAllTimeouts(t *testing.T) {
 func TestResubmitAfterTimeoutIsNeverRefused(t *testing.T) {
 	t.Run("fake time", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: 20 * time.Millisecond,
+			ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: 20 * time.Millisecond,
 				Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Second}})
 			for i := range 200 {
 				_, err := executor.Do(t.Context(), ex, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
@@ -341,7 +341,7 @@ func TestResubmitAfterTimeoutIsNeverRefused(t *testing.T) {
 		})
 	})
 	t.Run("real time", func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: 10 * time.Millisecond,
+		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: 10 * time.Millisecond,
 			Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Second}})
 		ctx := context.Background()
 		for i := range 30 {
@@ -356,7 +356,7 @@ func TestResubmitAfterTimeoutIsNeverRefused(t *testing.T) {
 }
 
 func TestImmediateResubmitIsNeverRefused(t *testing.T) {
-	ex := newExecutor(t, executor.Config{Slots: 1})
+	ex := newExecutor(t, executor.Config{Workers: 1})
 	ctx := context.Background()
 	for i := range 100_000 {
 		_, err := executor.Do(ctx, ex, func(context.Context) (int, error) { return i, nil })
@@ -367,7 +367,7 @@ func TestImmediateResubmitIsNeverRefused(t *testing.T) {
 
 func TestPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Slots: 1, Breaker: breaker.Config{ConsecutiveFailures: 2}})
+		ex := newExecutor(t, executor.Config{Workers: 1, Breaker: breaker.Config{ConsecutiveFailures: 2}})
 		_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { panic("oops") })
 		var pe *executor.PanicError
 		require.ErrorAs(t, err, &pe)

@@ -89,7 +89,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ex := newExecutor(t, executor.Config{Slots: 1, Queue: 1, InvocationTimeout: time.Second,
+				ex := newExecutor(t, executor.Config{Workers: 1, Queue: 1, InvocationTimeout: time.Second,
 					Breaker: breaker.Config{ResetTimeout: 3 * time.Second}})
 				err := tt.run(t, ex)
 				switch want := tt.want.(type) {
@@ -117,7 +117,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 
 	t.Run("Close", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex, err := executor.New("payments", executor.Config{Slots: 1, Queue: 1})
+			ex, err := executor.New("payments", executor.Config{Workers: 1, Queue: 1})
 			require.NoError(t, err)
 			hold := make(chan struct{})
 			running, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { <-hold; return 7, nil })
@@ -149,7 +149,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 
 	t.Run("Close that gives up", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex, err := executor.New("payments", executor.Config{Slots: 1, InvocationTimeout: time.Hour,
+			ex, err := executor.New("payments", executor.Config{Workers: 1, InvocationTimeout: time.Hour,
 				Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
 			require.NoError(t, err)
 			hold := make(chan struct{})

@@ -18,19 +18,19 @@ import (
 
 // GroupConfig configures a Group: one executor per named supplier.
 type GroupConfig struct {
-	// Default configures every supplier without an entry in Suppliers.
+	// Default configures every supplier without an entry in Dependencies.
 	Default Config
-	// Suppliers configure the suppliers they name, each with its
+	// Dependencies configure the suppliers they name, each with its
 	// whole configuration: Default does not apply to them, and a zero
 	// field means what it means in Config. To derive one from Default,
-	// copy it and change fields (payments := def; payments.Slots = 4).
+	// copy it and change fields (payments := def; payments.Workers = 4).
 	// A configuration file writes only the differences instead (package
 	// config does the merge).
-	Suppliers map[string]Config
+	Dependencies map[string]Config
 	// IdleTimeout evicts an executor that saw no call for this long (it is
 	// checked lazily, on lookups; an executor goes between IdleTimeout and
 	// twice that after its last call; never while its breaker is not
-	// closed, and never for a supplier Suppliers lists). The evicted executor is closed: a caller still holding it
+	// closed, and never for a supplier Dependencies lists). The evicted executor is closed: a caller still holding it
 	// gets ErrClosed (SubmitIn and DoIn look the name up again), and the
 	// next lookup makes a fresh one. 0 means never: the right choice unless
 	// the names are unbounded, such as one per host.
@@ -45,22 +45,22 @@ type GroupConfig struct {
 	// module); a Runner that refuses a call ends it with its error, one
 	// that panics with a *PanicError.
 	Runner bulkhead.Runner
-	// Strict refuses names that Suppliers does not list: Executor (and
+	// Strict refuses names that Dependencies does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error
-	// matching ErrUnknownSupplier, naming the supplier, instead of
+	// matching ErrUnknownDependency, naming the supplier, instead of
 	// making an executor with Default's settings. Use it when names come
 	// from outside (an admin endpoint, a header, a URL), so that a typo
 	// cannot become a phantom supplier in the metrics. false means any
-	// name gets an executor. It needs Suppliers.
+	// name gets an executor. It needs Dependencies.
 	Strict bool
 }
 
-// ErrUnknownSupplier is the error of a lookup, in a Strict group, of a
+// ErrUnknownDependency is the error of a lookup, in a Strict group, of a
 // name the configuration does not list.
-var ErrUnknownSupplier = errors.New("executor: unknown supplier")
+var ErrUnknownDependency = errors.New("executor: unknown supplier")
 
 // Group holds one executor per named supplier. Every supplier that
-// GroupConfig.Suppliers lists gets its executor at NewGroup, so that
+// GroupConfig.Dependencies lists gets its executor at NewGroup, so that
 // metrics and dashboards show it from startup; any other name gets one on
 // first use (unless the group is Strict). Idle executors cost memory only,
 // no goroutine. It is safe for concurrent use.
@@ -87,7 +87,7 @@ func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 
 // NewGroup validates the default and every per-supplier configuration
 // (with the same errors as New) and returns a group holding an idle
-// executor for each supplier Suppliers lists; nothing runs until the
+// executor for each supplier Dependencies lists; nothing runs until the
 // first call.
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.Validate(); err != nil {
@@ -104,7 +104,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 			f(e)
 		}
 	}, g.subs.dispatch)
-	for name := range cfg.Suppliers {
+	for name := range cfg.Dependencies {
 		ex, err := newExecutor(name, g.config(name), &g.env)
 		if err != nil {
 			return nil, err // validated above; only a bug gets here
@@ -122,14 +122,14 @@ func (cfg GroupConfig) Validate() error {
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
 	}
-	if cfg.Strict && len(cfg.Suppliers) == 0 {
-		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Suppliers: it refuses every name they do not list"))
+	if cfg.Strict && len(cfg.Dependencies) == 0 {
+		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
 	}
 	if err := cfg.Default.Validate("default"); err != nil {
 		errs = append(errs, err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(cfg.Suppliers)) {
-		if err := cfg.Suppliers[name].Validate(name); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
+		if err := cfg.Dependencies[name].Validate(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -138,7 +138,7 @@ func (cfg GroupConfig) Validate() error {
 
 // Executor returns the executor of the supplier name, creating it on first
 // use. It fails after Close (ErrClosed), and in a Strict group for a name
-// the configuration does not list (ErrUnknownSupplier). To look a name up
+// the configuration does not list (ErrUnknownDependency). To look a name up
 // without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
 	if g.conf().IdleTimeout > 0 {
@@ -174,7 +174,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 func (g *Group) config(name string) Config {
 	cfg := g.conf()
 	c := cfg.Default
-	if o, ok := cfg.Suppliers[name]; ok {
+	if o, ok := cfg.Dependencies[name]; ok {
 		c = o
 	}
 	return g.withListeners(c)
@@ -224,7 +224,7 @@ func (g *Group) maybeSweep() {
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if _, listed := g.conf().Suppliers[k.(string)]; listed {
+		if _, listed := g.conf().Dependencies[k.(string)]; listed {
 			return true // configured suppliers stay, with their series
 		}
 		// Closing it and finding it idle are one step (a CAS on its
@@ -268,13 +268,13 @@ func (g *Group) closeRetired(ended []*Executor) {
 
 // unknown is the error of a Strict group's lookup of name.
 func (g *Group) unknown(name string) error {
-	names := slices.Sorted(maps.Keys(g.conf().Suppliers))
+	names := slices.Sorted(maps.Keys(g.conf().Dependencies))
 	const shown = 10
 	list := strings.Join(names[:min(len(names), shown)], ", ")
 	if len(names) > shown {
 		list += fmt.Sprintf(", and %d more", len(names)-shown)
 	}
-	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownSupplier, name, list)
+	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, name, list)
 }
 
 // Lookup returns the executor of the supplier name if the group holds

@@ -16,7 +16,7 @@ import (
 
 func TestLeaseHoldsASlotUntilDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Slots: 1})
+		ex := newExecutor(t, executor.Config{Workers: 1})
 		l, err := ex.Lease(t.Context())
 		require.NoError(t, err)
 		assert.Equal(t, 1, ex.Stats().Busy, "the lease holds the only slot")
@@ -49,7 +49,7 @@ func TestLeaseOutcomesReachTheBreaker(t *testing.T) {
 
 func TestLeaseDeadlineRecordsTheTimeoutAndKeepsTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: time.Second})
+		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: time.Second})
 		l, err := ex.Lease(t.Context())
 		require.NoError(t, err)
 		deadline, ok := l.Context().Deadline()
@@ -106,7 +106,7 @@ func TestLeaseWaitsInTheQueue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ex := newExecutor(t, executor.Config{Slots: 1, Queue: 1, QueueTimeout: 500 * time.Millisecond,
+				ex := newExecutor(t, executor.Config{Workers: 1, Queue: 1, QueueTimeout: 500 * time.Millisecond,
 					InvocationTimeout: time.Second})
 				first, err := ex.Lease(t.Context())
 				require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 // call and without losing its breaker's state. cfg is validated whole first,
 // with the same errors as New; an invalid cfg changes nothing. Then:
 //
-//   - Slots: more slots start queued calls at once; fewer let the calls
+//   - Workers: more slots start queued calls at once; fewer let the calls
 //     in flight finish, while new calls see the new size, so the calls in
 //     flight never exceed the larger of the two sizes and come down to the
 //     new one as calls end.
@@ -24,7 +24,7 @@ import (
 //   - InvocationTimeout applies to calls that start from now on; a call
 //     that is running keeps the deadline it started with.
 //   - Stuck and OnBusy are in force for the next call that finds the
-//     bulkhead full (the stuck criterion also follows the new Slots,
+//     bulkhead full (the stuck criterion also follows the new Workers,
 //     Queue and InvocationTimeout). Calls that started before a change of
 //     QueueTimeout or InvocationTimeout are measured from their own start,
 //     for the latency history and the criterion alike.
@@ -107,9 +107,9 @@ func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
 // executor the group holds is reconfigured in place (see
 // Executor.Reconfigure): calls in flight and breaker states are kept.
 //
-//   - A supplier cfg.Suppliers adds gets its executor now, as at
+//   - A supplier cfg.Dependencies adds gets its executor now, as at
 //     NewGroup.
-//   - A supplier cfg.Suppliers no longer lists stops being
+//   - A supplier cfg.Dependencies no longer lists stops being
 //     pre-registered. In a group that is not Strict, its executor stays,
 //     with cfg.Default's settings, its breaker state and its counters, and
 //     becomes an ordinary one (evicted when idle if IdleTimeout is set). In
@@ -144,7 +144,7 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 	g.cfg.Store(&cfg)
 	g.m.Range(func(k, v any) bool {
 		name, ex := k.(string), v.(*Executor)
-		if _, listed := cfg.Suppliers[name]; !listed && cfg.Strict {
+		if _, listed := cfg.Dependencies[name]; !listed && cfg.Strict {
 			g.m.Delete(name)
 			ex.evicted.Store(true) // SubmitIn looks again, and meets the refusal
 			ex.markClosed()
@@ -157,7 +157,7 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 		}
 		return true
 	})
-	for _, name := range slices.Sorted(maps.Keys(cfg.Suppliers)) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
 		if _, ok := g.m.Load(name); ok {
 			continue
 		}

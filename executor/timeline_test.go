@@ -13,7 +13,7 @@ import (
 // White-box: the deadline machinery exists only while calls are in flight.
 func TestIdleExecutorHoldsNoTimeline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex, err := New("payments", Config{Slots: 2, Queue: 2, InvocationTimeout: time.Second})
+		ex, err := New("payments", Config{Workers: 2, Queue: 2, InvocationTimeout: time.Second})
 		require.NoError(t, err)
 		defer ex.Close(context.Background())
 		assert.Nil(t, ex.run.p.Load(), "nothing before the first call")

@@ -30,10 +30,10 @@ func TestConfigErrors(t *testing.T) {
 		{"a backoff range upside down is refused", fleet.Config{Client: client, Prefix: "p", BackoffMin: 2e9, BackoffMax: 1e9},
 			executor.GroupConfig{}, []string{"BackoffMax (1s) must be ≥ BackoffMin (2s)"}},
 		{"a breaker name other than the supplier's is refused", fleet.Config{Client: client, Prefix: "p"},
-			executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Breaker: breaker.Config{Name: "pay"}}}},
+			executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Breaker: breaker.Config{Name: "pay"}}}},
 			[]string{`Suppliers["payments"].Breaker.Name`}},
 		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
-			executor.GroupConfig{Default: executor.Config{Slots: -1}}, []string{"Slots"}},
+			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Slots"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := fleet.New(tc.cfg, tc.g)

@@ -33,7 +33,7 @@ var testLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func groupConfig() executor.GroupConfig {
 	return executor.GroupConfig{Default: executor.Config{
-		Slots: 2, InvocationTimeout: invocation,
+		Workers: 2, InvocationTimeout: invocation,
 		Breaker: breaker.Config{ResetTimeout: reset, ConsecutiveFailures: 1},
 	}}
 }
@@ -482,7 +482,7 @@ func TestALateReplicaLearnsFromTheKeyAlone(t *testing.T) {
 	eventually(t, time.Second, "published", func() bool { return first.Stats().Published == 1 })
 
 	listed := long()
-	listed.Suppliers = map[string]executor.Config{"payments": listed.Default}
+	listed.Dependencies = map[string]executor.Config{"payments": listed.Default}
 	for _, tc := range []struct {
 		name string
 		g    executor.GroupConfig

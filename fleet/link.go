@@ -131,12 +131,12 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	}
 	wired := gcfg
 	wired.OnTransition = l.observer(gcfg.OnTransition)
-	if gcfg.Suppliers != nil {
-		wired.Suppliers = maps.Clone(gcfg.Suppliers)
-		for name, c := range wired.Suppliers {
+	if gcfg.Dependencies != nil {
+		wired.Dependencies = maps.Clone(gcfg.Dependencies)
+		for name, c := range wired.Dependencies {
 			if c.Breaker.OnTransition != nil {
 				c.Breaker.OnTransition = l.observer(c.Breaker.OnTransition)
-				wired.Suppliers[name] = c
+				wired.Dependencies[name] = c
 			}
 		}
 	}

@@ -62,7 +62,7 @@ func runScenario(t *testing.T, srv *server, linked bool) scenarioResult {
 	// latency history and their default stuck criterion would wait for
 	// half the invocation timeout; the literal rule keeps the scenario
 	// about the link (see docs/fleet.md).
-	g := executor.GroupConfig{Default: executor.Config{Slots: 10, InvocationTimeout: scInvocation,
+	g := executor.GroupConfig{Default: executor.Config{Workers: 10, InvocationTimeout: scInvocation,
 		Breaker: breaker.Config{ResetTimeout: scReset}, Stuck: executor.StuckConfig{TripOnAnySaturation: true}}}
 	groups := make([]*executor.Group, scShops)
 	for i := range groups {

@@ -27,7 +27,7 @@ func ExampleInterceptor() {
 	// Calls to the connection's target go through the executor the group
 	// keeps under the name "inventory".
 	g, _ := executor.NewGroup(executor.GroupConfig{
-		Suppliers: map[string]executor.Config{"inventory": {Slots: 4}},
+		Dependencies: map[string]executor.Config{"inventory": {Workers: 4}},
 	})
 	defer g.Close(context.Background())
 	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{lis.Addr().String(): "inventory"}}

@@ -24,7 +24,7 @@ func TestOpenStreamsCostNoGoroutine(t *testing.T) {
 	const n = 50
 	addr, _ := startServer(t)
 	cfg := defaults()
-	cfg.Slots = n
+	cfg.Workers = n
 	g := newGroup(t, executor.GroupConfig{Default: cfg})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 

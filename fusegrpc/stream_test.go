@@ -162,7 +162,7 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 func TestARefusedStreamIsNeverOpened(t *testing.T) {
 	addr, svc := startServer(t)
 	cfg := defaults()
-	cfg.Slots = 2
+	cfg.Workers = 2
 	g := newGroup(t, executor.GroupConfig{Default: cfg})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
@@ -195,7 +195,7 @@ func TestARefusedStreamIsNeverOpened(t *testing.T) {
 func TestManyStreamsEndingEveryWayLeaveNoSlotHeld(t *testing.T) {
 	addr, _ := startServer(t)
 	cfg := defaults()
-	cfg.Slots = 64
+	cfg.Workers = 64
 	cfg.Breaker.ConsecutiveFailures = 1000 // a third of the streams fail on purpose
 	g := newGroup(t, executor.GroupConfig{Default: cfg})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
@@ -242,7 +242,7 @@ func TestManyStreamsEndingEveryWayLeaveNoSlotHeld(t *testing.T) {
 func TestAQueuedStreamOpensWhenASlotFrees(t *testing.T) {
 	addr, _ := startServer(t)
 	cfg := defaults()
-	cfg.Slots, cfg.Queue = 1, 1
+	cfg.Workers, cfg.Queue = 1, 1
 	cfg.Breaker.ResetTimeout = 3 * time.Minute // above InvocationTimeout + QueueTimeout
 	g := newGroup(t, executor.GroupConfig{Default: cfg})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
@@ -277,7 +277,7 @@ func TestAQueuedStreamOpensWhenASlotFrees(t *testing.T) {
 func TestACallerLeavingTheQueueLeavesNothingBehind(t *testing.T) {
 	addr, svc := startServer(t)
 	cfg := defaults()
-	cfg.Slots, cfg.Queue = 1, 1
+	cfg.Workers, cfg.Queue = 1, 1
 	cfg.Breaker.ResetTimeout = 3 * time.Minute
 	g := newGroup(t, executor.GroupConfig{Default: cfg})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})

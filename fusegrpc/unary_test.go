@@ -123,7 +123,7 @@ func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
 func TestASaturatedSupplierRefusesWithUnavailable(t *testing.T) {
 	addr, svc := startServer(t)
 	cfg := defaults()
-	cfg.Slots = 1
+	cfg.Workers = 1
 	g := newGroup(t, executor.GroupConfig{Default: cfg})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
@@ -251,7 +251,7 @@ func TestKeys(t *testing.T) {
 func TestNamesMapTargetsToSuppliers(t *testing.T) {
 	payments, _ := startServer(t)
 	unknown, _ := startServer(t)
-	g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"payments": defaults()}})
+	g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": defaults()}})
 	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{payments: "payments"}}
 	_, err := dial(t, payments, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
 	require.NoError(t, err)
@@ -259,6 +259,6 @@ func TestNamesMapTargetsToSuppliers(t *testing.T) {
 
 	_, err = dial(t, unknown, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
 	require.Equal(t, codes.Internal, code(err), "a configuration error, not worth a retry: got %v", err)
-	require.ErrorIs(t, err, executor.ErrUnknownSupplier)
+	require.ErrorIs(t, err, executor.ErrUnknownDependency)
 	assert.Equal(t, []string{"payments"}, g.Names())
 }

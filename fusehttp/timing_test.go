@@ -50,7 +50,7 @@ func fakeTransport(t *testing.T, cfg executor.Config, base fakeBase) (*fusehttp.
 }
 
 func oneSlot() executor.Config {
-	return executor.Config{Slots: 1, InvocationTimeout: time.Second}
+	return executor.Config{Workers: 1, InvocationTimeout: time.Second}
 }
 
 func newRequest(t *testing.T, ctx context.Context, body io.Reader) *http.Request {

@@ -24,7 +24,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 	g := newGroup(t, executor.GroupConfig{
 		Default: quick(2),
 		// The healthy host gets room to spare on a loaded machine.
-		Suppliers: map[string]executor.Config{fine.key(t): {
+		Dependencies: map[string]executor.Config{fine.key(t): {
 			InvocationTimeout: 10 * time.Second,
 			Breaker:           breaker.Config{ResetTimeout: 20 * time.Second},
 		}},
@@ -258,12 +258,12 @@ func TestKeys(t *testing.T) {
 
 	t.Run("a custom key picks the supplier's configuration", func(t *testing.T) {
 		up := newUpstream(t)
-		g := newGroup(t, executor.GroupConfig{Suppliers: map[string]executor.Config{"inventory": {Slots: 3}}})
+		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"inventory": {Workers: 3}}})
 		client := newClient(t, &fusehttp.Transport{Group: g, Key: func(*http.Request) string { return "inventory" }})
 		_, _, err := get(t, client, up.URL)
 		require.NoError(t, err)
 		st := stats(t, g, "inventory")
-		assert.Equal(t, 3, st.Slots)
+		assert.Equal(t, 3, st.Workers)
 		assert.Equal(t, uint64(1), st.Successes)
 	})
 

@@ -21,7 +21,7 @@ func TestDurationProducer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g, err := executor.NewGroup(executor.GroupConfig{
 			Default:   executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Minute}},
-			Suppliers: map[string]executor.Config{"search": {}},
+			Dependencies: map[string]executor.Config{"search": {}},
 		})
 		require.NoError(t, err)
 		defer g.Close(context.Background())

@@ -103,7 +103,7 @@ func (c BurstConfig) Validate() error {
 // time by clk: the default stuck criterion, or the literal rule.
 func (c BurstConfig) executorConfig(clk clock, literal bool, onTransition func(breaker.Event)) executor.Config {
 	return executor.Config{
-		Slots:             c.Workers,
+		Workers:             c.Workers,
 		InvocationTimeout: clk.wall(c.InvocationTimeout),
 		Breaker: breaker.Config{ConsecutiveFailures: c.Threshold, ResetTimeout: clk.wall(c.ResetTimeout),
 			OnTransition: onTransition},
@@ -280,7 +280,7 @@ func runBurst(ctx context.Context, cfg BurstConfig, literal bool) (BurstRun, err
 	})
 	line := func(time.Duration) string {
 		st := ex.Stats()
-		return fmt.Sprintf("busy %2d/%d  p99 %v  breaker %s  busy refusals %d", st.Busy, st.Slots,
+		return fmt.Sprintf("busy %2d/%d  p99 %v  breaker %s  busy refusals %d", st.Busy, st.Workers,
 			st.LatencyP99.Round(time.Millisecond), st.Breaker.State, st.Rejected.Busy)
 	}
 	err = drive(runCtx, clk, cfg.Duration, name, cfg.ProgressEvery, cfg.Progress, func(time.Duration) {}, line)
