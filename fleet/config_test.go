@@ -33,7 +33,7 @@ func TestConfigErrors(t *testing.T) {
 			executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Breaker: breaker.Config{Name: "pay"}}}},
 			[]string{`Suppliers["payments"].Breaker.Name`}},
 		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
-			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Slots"}},
+			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Workers"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := fleet.New(tc.cfg, tc.g)
