@@ -148,7 +148,7 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 // means to.
 func defaults() executor.Config {
 	return executor.Config{
-		Workers:             4,
+		Workers:           4,
 		InvocationTimeout: time.Minute,
 		Breaker:           breaker.Config{ConsecutiveFailures: 2, ResetTimeout: 2 * time.Minute},
 	}

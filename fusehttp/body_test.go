@@ -19,7 +19,7 @@ import (
 // not wait for them.
 func roomy(workers int) executor.Config {
 	return executor.Config{
-		Workers:             workers,
+		Workers:           workers,
 		InvocationTimeout: 10 * time.Second,
 		Breaker:           breaker.Config{ResetTimeout: 20 * time.Second},
 	}

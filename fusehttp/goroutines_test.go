@@ -37,7 +37,7 @@ func TestOpenBodiesCostNoGoroutine(t *testing.T) {
 	defer close(release)
 
 	g := newGroup(t, executor.GroupConfig{Default: executor.Config{
-		Workers:             n,
+		Workers:           n,
 		InvocationTimeout: time.Minute,
 		Breaker:           breaker.Config{ResetTimeout: 2 * time.Minute},
 	}})

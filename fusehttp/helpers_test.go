@@ -116,7 +116,7 @@ func newClient(t *testing.T, tr *fusehttp.Transport) *http.Client {
 // lets hang.
 func quick(workers int) executor.Config {
 	return executor.Config{
-		Workers:             workers,
+		Workers:           workers,
 		InvocationTimeout: 300 * time.Millisecond,
 		Breaker:           breaker.Config{ResetTimeout: 600 * time.Millisecond},
 	}

@@ -20,7 +20,7 @@ import (
 func TestDurationProducer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g, err := executor.NewGroup(executor.GroupConfig{
-			Default:   executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Minute}},
+			Default:      executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Minute}},
 			Dependencies: map[string]executor.Config{"search": {}},
 		})
 		require.NoError(t, err)

@@ -103,7 +103,7 @@ func (c BurstConfig) Validate() error {
 // time by clk: the default stuck criterion, or the literal rule.
 func (c BurstConfig) executorConfig(clk clock, literal bool, onTransition func(breaker.Event)) executor.Config {
 	return executor.Config{
-		Workers:             c.Workers,
+		Workers:           c.Workers,
 		InvocationTimeout: clk.wall(c.InvocationTimeout),
 		Breaker: breaker.Config{ConsecutiveFailures: c.Threshold, ResetTimeout: clk.wall(c.ResetTimeout),
 			OnTransition: onTransition},

@@ -87,7 +87,7 @@ func (c QueueConfig) Validate() error {
 // durations converted to wall time by clk.
 func (c QueueConfig) executorConfig(clk clock, lw int, onTransition func(breaker.Event)) executor.Config {
 	return executor.Config{
-		Workers:             c.SupplierWorkers,
+		Workers:           c.SupplierWorkers,
 		Queue:             c.Queue,
 		QueueTimeout:      clk.wall(c.QueueTimeout),
 		LowWater:          lw,

@@ -120,7 +120,7 @@ func startService(t *testing.T) *service {
 	s.client = s.upstream.Client()
 
 	base := executor.Config{
-		Workers:             8,
+		Workers:           8,
 		InvocationTimeout: time.Second,
 		Breaker:           breaker.Config{ConsecutiveFailures: 5, ResetTimeout: 2 * time.Second},
 	}
