@@ -31,7 +31,7 @@
 // waiting; a stream that has not sent the previous snapshot gets the newest
 // one instead, so a slow browser costs one pointer and a blocked one is
 // dropped after Options.WriteTimeout. Options.MaxClients bounds the
-// streams, Options.Interval (≥ 100 ms) their event rate, Options.History
+// streams (Options.MaxClientsPerAddress those of one client address), Options.Interval (≥ 100 ms) their event rate, Options.History
 // and Options.MaxSuppliers the size of an event; api/snapshot reads the
 // stats at most once per interval however often it is asked.
 //

@@ -36,6 +36,12 @@ type Options struct {
 	// more gets 503 Service Unavailable and its page retries a few seconds
 	// later. 0 means 8.
 	MaxClients int
+	// MaxClientsPerAddress bounds the live pages of one client address
+	// (the host of the request's RemoteAddr), so that one browser or
+	// script cannot take every place of MaxClients. 0 means half of
+	// MaxClients, at least 1. Behind a reverse proxy every page comes from
+	// the proxy's address: set it to MaxClients there.
+	MaxClientsPerAddress int
 	// MaxSuppliers bounds the tiles of one snapshot, trouble first; the
 	// rest are counted in Snapshot.Total. 0 means 200.
 	MaxSuppliers int
@@ -83,12 +89,7 @@ func (o *Options) validate() error {
 	if o.History < 1 || o.History > maxHistory {
 		bad("Options.History must be between 1 and %d, got %d", maxHistory, o.History)
 	}
-	if o.MaxClients == 0 {
-		o.MaxClients = 8
-	}
-	if o.MaxClients < 1 {
-		bad("Options.MaxClients must be ≥ 1 (0: 8), got %d", o.MaxClients)
-	}
+	o.validateClients(bad)
 	if o.MaxSuppliers == 0 {
 		o.MaxSuppliers = 200
 	}
@@ -105,6 +106,22 @@ func (o *Options) validate() error {
 		o.Logger = slog.Default()
 	}
 	return errors.Join(errs...)
+}
+
+// validateClients fills in and checks the limits on live pages.
+func (o *Options) validateClients(bad func(format string, args ...any)) {
+	if o.MaxClients == 0 {
+		o.MaxClients = 8
+	}
+	if o.MaxClients < 1 {
+		bad("Options.MaxClients must be ≥ 1 (0: 8), got %d", o.MaxClients)
+	}
+	if o.MaxClientsPerAddress == 0 {
+		o.MaxClientsPerAddress = max(1, o.MaxClients/2)
+	}
+	if o.MaxClientsPerAddress < 1 || o.MaxClientsPerAddress > o.MaxClients {
+		bad("Options.MaxClientsPerAddress must lie between 1 and MaxClients (%d) (0: half of it), got %d", o.MaxClients, o.MaxClientsPerAddress)
+	}
 }
 
 // Handler serves the dashboard of the executors and groups added to it:
@@ -132,6 +149,7 @@ type Handler struct {
 	mu      sync.Mutex
 	sources []source
 	streams map[*stream]struct{}
+	perAddr map[string]int // live streams by client address
 	closed  bool
 	quit    chan struct{} // closed by Close: every stream ends
 	sampler *run          // nil while no stream is open
@@ -170,6 +188,7 @@ func New(opts Options) (*Handler, error) {
 		opts:    opts,
 		files:   http.FileServerFS(sub),
 		streams: map[*stream]struct{}{},
+		perAddr: map[string]int{},
 		quit:    make(chan struct{}),
 		drained: make(chan struct{}),
 		tracks:  map[string]*track{},

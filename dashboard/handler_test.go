@@ -30,6 +30,8 @@ func TestNewNamesTheInvalidField(t *testing.T) {
 		{"a negative history", dashboard.Options{History: -1}, "Options.History"},
 		{"a history above 3600", dashboard.Options{History: 3601}, "Options.History"},
 		{"negative max clients", dashboard.Options{MaxClients: -1}, "Options.MaxClients"},
+		{"more clients per address than in all", dashboard.Options{MaxClients: 2, MaxClientsPerAddress: 3}, "Options.MaxClientsPerAddress"},
+		{"negative clients per address", dashboard.Options{MaxClientsPerAddress: -1}, "Options.MaxClientsPerAddress"},
 		{"negative max suppliers", dashboard.Options{MaxSuppliers: -2}, "Options.MaxSuppliers"},
 		{"a negative write timeout", dashboard.Options{WriteTimeout: -time.Second}, "Options.WriteTimeout"},
 	} {

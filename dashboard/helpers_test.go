@@ -184,8 +184,17 @@ func (*deadlineError) Error() string { return "write deadline passed" }
 // stream opens api/events on h with w and returns a function that ends the
 // request and waits until the handler has returned.
 func stream(h http.Handler, w http.ResponseWriter) (done <-chan struct{}, cancel func()) {
+	return streamFrom(h, w, "")
+}
+
+// streamFrom is stream from the client address addr ("" for httptest's
+// default).
+func streamFrom(h http.Handler, w http.ResponseWriter, addr string) (done <-chan struct{}, cancel func()) {
 	ctx, cancelCtx := context.WithCancel(context.Background())
 	r := httptest.NewRequest(http.MethodGet, "/api/events", nil).WithContext(ctx)
+	if addr != "" {
+		r.RemoteAddr = addr
+	}
 	d := make(chan struct{})
 	go func() {
 		defer close(d)

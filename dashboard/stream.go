@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,6 +14,7 @@ import (
 // the newer one, so a slow browser costs one pointer, never a queue.
 type stream struct {
 	frames chan *frame
+	addr   string // the client's address, for Options.MaxClientsPerAddress
 }
 
 // run is one life of the sampler goroutine.
@@ -33,7 +35,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return // a stream has no end to measure
 	}
 	rc := http.NewResponseController(w)
-	s, err := h.join()
+	s, err := h.join(clientAddress(r))
 	if err != nil {
 		setAPIHeaders(w)
 		w.Header().Set("Retry-After", strconv.Itoa(retryMS/1000))
@@ -107,11 +109,24 @@ func (h *Handler) send(w http.ResponseWriter, rc *http.ResponseController, prefi
 // errTooManyStreams answers a stream beyond Options.MaxClients.
 var errTooManyStreams = errors.New("dashboard: too many live pages open (Options.MaxClients); retrying shortly")
 
+// errTooManyFromAddress answers a stream beyond
+// Options.MaxClientsPerAddress.
+var errTooManyFromAddress = errors.New("dashboard: too many live pages open from this address (Options.MaxClientsPerAddress); retrying shortly")
+
+// clientAddress is the host of r's RemoteAddr (the whole of it when it has
+// no port).
+func clientAddress(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
 // errClosed answers a stream after Close.
 var errClosed = errors.New("dashboard: closed")
 
 // join registers a new stream, starting the sampler for the first one.
-func (h *Handler) join() (*stream, error) {
+func (h *Handler) join(addr string) (*stream, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -120,8 +135,12 @@ func (h *Handler) join() (*stream, error) {
 	if len(h.streams) >= h.opts.MaxClients {
 		return nil, errTooManyStreams
 	}
-	s := &stream{frames: make(chan *frame, 1)}
+	if h.perAddr[addr] >= h.opts.MaxClientsPerAddress {
+		return nil, errTooManyFromAddress
+	}
+	s := &stream{frames: make(chan *frame, 1), addr: addr}
 	h.streams[s] = struct{}{}
+	h.perAddr[addr]++
 	h.live++
 	if h.sampler == nil {
 		h.sampler = &run{stop: make(chan struct{}), done: make(chan struct{})}
@@ -135,6 +154,9 @@ func (h *Handler) join() (*stream, error) {
 func (h *Handler) leave(s *stream) {
 	h.mu.Lock()
 	delete(h.streams, s)
+	if h.perAddr[s.addr]--; h.perAddr[s.addr] == 0 {
+		delete(h.perAddr, s.addr)
+	}
 	var stopped *run
 	if len(h.streams) == 0 && h.sampler != nil {
 		stopped, h.sampler = h.sampler, nil

@@ -81,7 +81,7 @@ func TestStreamFramesAFullSnapshotThenUpdates(t *testing.T) {
 
 func TestStreamsAreBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := newHandler(t, dashboard.Options{MaxClients: 2})
+		h := newHandler(t, dashboard.Options{MaxClients: 2, MaxClientsPerAddress: 2})
 		var cancels []func()
 		for range 2 {
 			w := newSSEWriter()
@@ -103,6 +103,41 @@ func TestStreamsAreBounded(t *testing.T) {
 	})
 }
 
+func TestOneAddressCannotTakeEveryStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHandler(t, dashboard.Options{MaxClients: 4}) // 2 per address
+		from := func(addr string) (*sseWriter, func()) {
+			w := newSSEWriter()
+			_, cancel := streamFrom(h, w, addr)
+			return w, cancel
+		}
+		var cancels []func()
+		for range 2 {
+			w, cancel := from("192.0.2.1:4000")
+			require.Equal(t, http.StatusOK, <-w.code)
+			cancels = append(cancels, cancel)
+		}
+		r := httptest.NewRequest(http.MethodGet, "/api/events", nil)
+		r.RemoteAddr = "192.0.2.1:4001"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		assert.Equal(t, http.StatusServiceUnavailable, w.Code, "a third page from one address")
+		assert.Contains(t, w.Body.String(), "MaxClientsPerAddress")
+
+		w2, cancel := from("192.0.2.2:4000")
+		assert.Equal(t, http.StatusOK, <-w2.code, "another address still gets a place")
+		cancels = append(cancels, cancel)
+
+		cancels[0]()
+		w3, cancel := from("192.0.2.1:4002")
+		assert.Equal(t, http.StatusOK, <-w3.code, "a place an address gave back can be taken again")
+		cancels = append(cancels, cancel)
+		for _, c := range cancels {
+			c()
+		}
+	})
+}
+
 func TestEventRateIsBoundedByTheInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHandler(t, dashboard.Options{Interval: 500 * time.Millisecond})
@@ -119,7 +154,7 @@ func TestEventRateIsBoundedByTheInterval(t *testing.T) {
 func TestSlowStreamBlocksNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ex := newExecutor(t, "payments")
-		h := newHandler(t, dashboard.Options{WriteTimeout: 5 * time.Second, MaxClients: 2})
+		h := newHandler(t, dashboard.Options{WriteTimeout: 5 * time.Second, MaxClients: 2, MaxClientsPerAddress: 2})
 		h.Add(ex)
 
 		// A browser that stops reading: its writes block until their
