@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
 // The defaults of the zero values of Config, and the bounds of its fields.
@@ -223,13 +222,10 @@ func (c Config) build(name string) (parts, error) {
 	if err := errors.Join(rerr, berr); err != nil {
 		return parts{}, err
 	}
-	bh := new(slots.Slots)
-	bh.Init(r.slots, r.queue, r.lowWater) // resolve checked every size
-	return parts{r, br, bh}, nil
+	return parts{r, br}, nil
 }
 
 type parts struct {
 	resolved
 	br *breaker.Breaker
-	bh *slots.Slots
 }

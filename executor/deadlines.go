@@ -27,44 +27,68 @@ type timed interface {
 // deadline is an entry of a timeline, embedded in the call it times, so
 // timing a call allocates nothing.
 type deadline struct {
-	next  *deadline
-	at    int64 // ns since the timeline's epoch
+	next  *deadline // in the inbox, then in the sorted list
+	at    int64     // ns since the timeline's epoch
 	owner timed
 	kind  deadlineKind
+	// taken is set under the timeline's lock when the entry leaves the
+	// inbox for the sorted list (or for Close), so that an adder that
+	// finds the timeline closed knows whether Close has its entry.
+	taken bool
 	// done is set, without the timeline's lock, once the call no longer
 	// needs this deadline (its function returned, it left the queue). The
 	// entry stays listed until the timeline drops it: a finished call
-	// costs one atomic store instead of a second trip through the mutex.
+	// costs one atomic store instead of a trip through the mutex.
 	done atomic.Bool
 }
 
 // finish marks the entry as no longer needed; the timeline drops it lazily.
 func (d *deadline) finish() { d.done.Store(true) }
 
-// timeline is the executor's deadline machinery: one singly linked list of
-// deadlines sorted by time and ONE timer, armed for the earliest of them,
-// instead of a timer and a context.WithDeadline per call (~800 ns and 4
-// allocations, more than a whole Submit). The timer runs only while calls
-// are in flight and stops by itself when it finds the list empty.
+// timeline is the executor's deadline machinery: deadlines sorted by time
+// and ONE timer, armed for the earliest of them, instead of a timer and a
+// context.WithDeadline per call (~800 ns and 4 allocations, more than a
+// whole Submit). The timer runs only while calls are in flight and stops
+// by itself when it finds nothing left to time.
 //
-// A call takes the mutex once, to list its deadline; when it ends it only
-// marks the entry done. Done entries are dropped where the list is walked
-// anyway: from the head when a deadline is listed and when the timer
-// fires, and, should a call that ignores its context hold the head for a
-// while, by a sweep of the whole list each time it has doubled, so that
-// finished calls are kept alive at most a bounded while (amortized O(1)).
+// Adding a deadline takes no lock in the common case. The entry is pushed
+// on the inbox, a lock-free stack, and if the armed timer fires at or
+// before the entry's time, that is all: every firing moves the inbox into
+// the sorted list before it looks for due entries, so the entry is looked
+// at in time. One executor's calls all have the same timeout, so a new
+// deadline is nearly always later than the armed one. Only an entry that
+// no armed timer covers (the first one, or one earlier than the timer,
+// from a caller with a shorter deadline) takes the lock, and so does every
+// drainEvery-th push, which moves the inbox into the list and drops the
+// finished entries there: a call that ends only marks its entry done, and
+// the entries of finished calls are kept alive a bounded while.
 //
-// Entries are appended at the tail, O(1) when deadlines arrive in order
-// (one executor's calls all have the same timeout); a call whose caller has
-// an earlier deadline is inserted by a walk from the head.
+// The sorted list is a singly linked list. Entries are appended at the
+// tail, O(1) when deadlines arrive in order; an earlier one is inserted by
+// a walk. Done entries are dropped where the list is walked anyway: from
+// the head when the inbox is moved in and when the timer fires, and,
+// should a call that ignores its context hold the head for a while, by a
+// sweep of the whole list each time it has doubled, so that finished calls
+// are kept alive at most a bounded while (amortized O(1)).
 type timeline struct {
+	// The inbox and the state an adder reads, on a cache line of their own.
+	inbox  atomic.Pointer[deadline] // pushed lock-free, moved to the list under mu
+	pushes atomic.Uint32            // pushes so far, for drainEvery
+	// armedAt is when the armed timer fires, or noTimer. It is lowered
+	// only when the timer is reset to an earlier time; a firing sets it
+	// to noTimer before it moves the inbox, so an adder that sees it at
+	// or before its entry's time after pushing knows a firing will find
+	// the entry in time.
+	armedAt atomic.Int64
+	_       [cacheLine - 24]byte
+
 	epoch    *time.Time                // the executor's; times are ns since it (monotonic)
 	slot     *atomic.Pointer[timeline] // where it is published; emptied when it retires
 	mu       sync.Mutex
 	head     *deadline
 	tail     *deadline
-	n        int // entries listed, done ones included
-	sweepAt  int // n at which add sweeps out the done entries
+	n        int // entries in the sorted list, done ones included
+	sweepAt  int // n at which the list is swept of its done entries
 	timer    *time.Timer
 	fireAt   int64         // when the armed timer fires
 	armedN   int           // the armed timer or its running func, and expiry goroutines
@@ -75,8 +99,16 @@ type timeline struct {
 	expiring int  // firings running their expiries right now
 }
 
-// minSweep is the list length below which add never sweeps.
-const minSweep = 64
+const (
+	cacheLine = 64
+	// noTimer in armedAt: no timer is armed, every adder takes the lock.
+	noTimer = -1 << 63
+	// drainEvery is how many pushes the inbox takes between two moves
+	// into the list; it bounds how many finished calls it keeps alive.
+	drainEvery = 64
+	// minSweep is the list length below which the list is never swept.
+	minSweep = 64
+)
 
 // lazyTimeline is where an executor keeps a timeline: made when a deadline
 // is added, dropped (timer and all) when its timer finds it empty, so an
@@ -88,7 +120,13 @@ type lazyTimeline struct {
 
 // closedTimeline refuses every deadline; a closed executor's lazyTimeline
 // holds it.
-var closedTimeline = &timeline{closed: true}
+var closedTimeline = newTimeline(nil, nil, true)
+
+func newTimeline(epoch *time.Time, slot *atomic.Pointer[timeline], closed bool) *timeline {
+	t := &timeline{epoch: epoch, slot: slot, sweepAt: minSweep, closed: closed}
+	t.armedAt.Store(noTimer)
+	return t
+}
 
 // add lists d on the current timeline, making one if needed. It returns
 // false once the executor is closing: d's call must end now.
@@ -96,7 +134,7 @@ func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
 	for {
 		t := l.p.Load()
 		if t == nil {
-			n := &timeline{epoch: epoch, slot: &l.p, sweepAt: minSweep}
+			n := newTimeline(epoch, &l.p, false)
 			if !l.p.CompareAndSwap(nil, n) {
 				continue
 			}
@@ -137,15 +175,65 @@ func (t *timeline) now() int64 { return int64(time.Since(*t.epoch)) }
 
 // add lists d (d.at set by the caller).
 func (t *timeline) add(d *deadline) listing {
+	d.taken = false
+	for {
+		old := t.inbox.Load()
+		d.next = old
+		if t.inbox.CompareAndSwap(old, d) {
+			break
+		}
+	}
+	if a := t.armedAt.Load(); a != noTimer && a <= d.at && t.pushes.Add(1)%drainEvery != 0 {
+		return listedOK // the armed timer, or a later firing, finds it in time
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch {
 	case t.closed:
+		if d.taken {
+			return listedOK // Close took it and ends its call
+		}
 		return listClosed
 	case t.retired:
-		return listRetired
+		return listRetired // d stays in an inbox nobody reads
+	}
+	t.moveInbox()
+	if t.n >= t.sweepAt {
+		t.sweep()
+	}
+	if t.head != nil && (!t.isArmed || t.head.at < t.fireAt) {
+		t.arm(t.head.at)
+	}
+	return listedOK
+}
+
+// moveInbox moves the inbox into the sorted list, dropping the entries
+// that are done, and the done entries at the head of the list. Called with
+// mu held.
+func (t *timeline) moveInbox() {
+	var in *deadline // the inbox reversed: in the order it was pushed
+	for d := t.inbox.Swap(nil); d != nil; {
+		next := d.next
+		d.taken = true
+		if !d.done.Load() {
+			d.next, in = in, d
+		} else {
+			d.next = nil
+		}
+		d = next
 	}
 	t.dropDoneHead()
+	var last *deadline // the entry inserted last: the next one is usually just after it
+	for d := in; d != nil; {
+		next := d.next
+		t.insert(d, last)
+		last, d = d, next
+	}
+}
+
+// insert lists d, walking from after (when it is listed and not later
+// than d) or from the head. Called with mu held.
+func (t *timeline) insert(d, after *deadline) {
 	d.next = nil
 	switch {
 	case t.tail == nil:
@@ -156,19 +244,15 @@ func (t *timeline) add(d *deadline) listing {
 		d.next, t.head = t.head, d
 	default:
 		p := t.head // p.at <= d.at < tail.at: p stops before the tail
+		if after != nil && after.at <= d.at {
+			p = after
+		}
 		for p.next.at <= d.at {
 			p = p.next
 		}
 		d.next, p.next = p.next, d
 	}
 	t.n++
-	if t.n >= t.sweepAt {
-		t.sweep()
-	}
-	if !t.isArmed || t.head.at < t.fireAt {
-		t.arm(t.head.at)
-	}
-	return listedOK
 }
 
 // dropDoneHead unlists the done entries at the head. Called with mu held.
@@ -232,19 +316,25 @@ func (t *timeline) arm(at int64) {
 	} else {
 		t.timer.Reset(d)
 	}
+	t.armedAt.Store(at)
 }
 
-// fire expires every due live deadline, drops the done ones it meets, then
-// re-arms for the next entry or lets the timer rest if the list is empty.
+// fire moves the inbox into the list, expires every due live deadline,
+// drops the done ones it meets, then re-arms for the next entry or lets the
+// timer rest if the list is empty.
 func (t *timeline) fire() {
 	defer t.disarmed()
 	now := t.now()
 	t.mu.Lock()
 	t.isArmed = false
+	// Before the inbox is moved: an entry pushed after the move finds no
+	// timer and takes the lock (see add).
+	t.armedAt.Store(noTimer)
 	if t.closed {
 		t.mu.Unlock()
 		return
 	}
+	t.moveInbox()
 	var due []*deadline
 	for t.head != nil && (t.head.at <= now || t.head.done.Load()) {
 		if d := t.pop(); !d.done.Load() {
@@ -338,6 +428,7 @@ func (t *timeline) rearm(at, now int64) {
 	t.isArmed = true
 	t.fireAt = at
 	t.timer.Reset(time.Duration(at - now))
+	t.armedAt.Store(at)
 }
 
 // close stops the timer and returns the live entries still listed,
@@ -349,10 +440,12 @@ func (t *timeline) close() ([]*deadline, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
+	t.armedAt.Store(noTimer)
 	if t.isArmed && t.timer.Stop() {
 		t.isArmed = false
 		t.disarmedLocked()
 	}
+	t.moveInbox() // marks them taken: their adders leave them to Close
 	var left []*deadline
 	for t.head != nil {
 		if d := t.pop(); !d.done.Load() {

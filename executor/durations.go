@@ -57,30 +57,33 @@ func (ex *Executor) CallDurations() (d [3]Histogram) {
 	}
 	for o := range d {
 		var cum uint64
-		for i := range h.counts[o] {
-			cum += h.counts[o][i].Load()
+		for i := range h[o].counts {
+			cum += h[o].counts[i].Load()
 			if i < NumDurationBuckets {
 				d[o].Buckets[i] = cum
 			}
 		}
 		d[o].Count = cum
-		d[o].Sum = time.Duration(h.sum[o].Load())
+		d[o].Sum = time.Duration(h[o].sum.Load())
 	}
 	return d
 }
 
 // durations are the counters behind CallDurations: per outcome, calls per
 // bucket (not cumulative, so that a call adds to one counter) and the sum
-// of their durations. Made at the first call that ends.
-type durations struct {
-	counts [numOutcomes][NumDurationBuckets + 1]atomic.Uint64
-	sum    [numOutcomes]atomic.Int64 // ns
+// of their durations. Made at the first call that ends. The sum comes
+// first, on the cache line of the first buckets, where most calls end.
+type durations [numOutcomes]struct {
+	sum    atomic.Int64 // ns
+	counts [NumDurationBuckets + 1]atomic.Uint64
 }
 
-// recordDuration counts a call of outcome o that took d ns.
-func (ex *Executor) recordDuration(o breaker.Outcome, d int64) {
+// recordDuration counts a call of outcome o that took d ns, and returns
+// how many calls its bucket has counted, this one included (0 for an
+// outcome it does not know).
+func (ex *Executor) recordDuration(o breaker.Outcome, d int64) uint64 {
 	if int(o) >= numOutcomes {
-		return
+		return 0
 	}
 	rc := ex.counts()
 	h := rc.dur.Load()
@@ -94,6 +97,18 @@ func (ex *Executor) recordDuration(o breaker.Outcome, d int64) {
 	for i < NumDurationBuckets && d > int64(DurationBuckets[i]) {
 		i++
 	}
-	h.counts[o][i].Add(1)
-	h.sum[o].Add(d)
+	h[o].sum.Add(d)
+	return h[o].counts[i].Add(1)
+}
+
+// successes is the number of calls recorded as successes: those in the
+// success histogram and the untimed ones.
+func (rc *rareCounts) successes() uint64 {
+	n := rc.untimed.Load()
+	if h := rc.dur.Load(); h != nil {
+		for i := range h[breaker.Success].counts {
+			n += h[breaker.Success].counts[i].Load()
+		}
+	}
+	return n
 }

@@ -28,7 +28,6 @@ type Executor struct {
 	timeout atomic.Int64 // invocation timeout
 	queueTO atomic.Int64 // queue wait bound; 0 without a queue
 	br      *breaker.Breaker
-	bh      *slots.Slots
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
@@ -48,11 +47,14 @@ type Executor struct {
 	// whether the executor is closed with the same atomic add, and a
 	// Group's sweep evicts an idle executor with one CAS from 0, so no call
 	// can slip in between the decision and the close.
-	active  atomic.Int64
+	active atomic.Int64
+	// bh is the bulkhead. Every call writes its state word and active,
+	// which sit next to each other so that a call moves one cache line
+	// between cores, not two.
+	bh      slots.Slots
 	closing atomic.Pointer[closeState] // set by Close: the executor is closed
 
-	successes atomic.Uint64
-	rare      atomic.Pointer[rareCounts] // made at the first rare event
+	rare atomic.Pointer[rareCounts] // made at the first rare event
 }
 
 // closedBit is set in active once the executor is closed.
@@ -125,10 +127,13 @@ type rareCounts struct {
 	// (timed out, cancelled), and that count when the breaker last opened
 	// on a full queue. The queue has drained only if it did so by service.
 	unserved, unservedAtTrip atomic.Uint64
-	rejected                 [numRejections]atomic.Uint64
-	errs                     [numRejections]RejectedError
-	stuckState                                         // the stuck criterion and the latency history
-	dur                      atomic.Pointer[durations] // made when the first call ends
+	// untimed counts the successes not in the duration histogram: calls
+	// whose start is not known (see call.startedAt).
+	untimed    atomic.Uint64
+	rejected   [numRejections]atomic.Uint64
+	errs       [numRejections]RejectedError
+	stuckState                           // the stuck criterion and the latency history
+	dur        atomic.Pointer[durations] // made when the first call ends
 }
 
 func (ex *Executor) counts() *rareCounts {
@@ -177,7 +182,8 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	ex := &Executor{env: e, name: name, br: p.br, bh: p.bh}
+	ex := &Executor{env: e, name: name, br: p.br}
+	ex.bh.Init(p.slots, p.queue, p.lowWater) // resolve checked every size
 	ex.timeout.Store(int64(p.timeout))
 	ex.queueTO.Store(int64(p.queueTimeout))
 	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil {
@@ -325,13 +331,13 @@ func (ex *Executor) Stats() Stats {
 		Supplier: ex.name,
 		Breaker:  ex.br.Stats(),
 		Workers:  size, Busy: inUse, Free: size - min(inUse, size), Queued: queued, QueueCap: queue,
-		Successes: ex.successes.Load(),
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
 	var rejected [numRejections]uint64
 	rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker
 	s.LatencyP50, s.LatencyP99 = ex.latencyStats()
 	if rc := ex.rare.Load(); rc != nil {
+		s.Successes = rc.successes()
 		s.Overdue = int(rc.overdue.Load())
 		s.Timeouts, s.Panics, s.Cancelled = rc.timeouts.Load(), rc.panics.Load(), rc.cancelled.Load()
 		s.QueueTimeouts = rc.queueTimeouts.Load()
@@ -375,7 +381,8 @@ func (r Rejections) Of(reason Rejection) uint64 {
 }
 
 // count records an outcome on the breaker (which counts failures and
-// ignored outcomes) and counts successes. Classify and the ErrorKinds'
+// ignored outcomes; successes are counted in the duration histogram, see
+// ranFor). Classify and the ErrorKinds'
 // Match functions are user code: if one panics, the breaker recovers it and
 // records a failure, and count returns the panic (counted in Stats.Panics)
 // for the call's future.
@@ -396,9 +403,6 @@ func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicE
 	classified = true
 	if merr := record(p, o, err); cerr == nil {
 		cerr = merr
-	}
-	if o == breaker.Success {
-		ex.successes.Add(1)
 	}
 	if cerr != nil {
 		ex.counts().panics.Add(1)

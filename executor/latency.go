@@ -106,10 +106,10 @@ func (l *latencies) quantile(q float64) time.Duration {
 	return latUpper(latBuckets - 1)
 }
 
-// observe is a successful call that took d ns (-1: not known): sample its
-// duration if its turn has come.
-func (ex *Executor) observe(d int64) {
-	if n := ex.successes.Load(); (n > latWarm && n%latEvery != 0) || d < 0 {
+// observe is a successful call that took d ns (-1: not known), the n-th
+// of its histogram bucket: sample its duration if its turn has come.
+func (ex *Executor) observe(d int64, n uint64) {
+	if (n > latWarm && n%latEvery != 0) || d < 0 {
 		return
 	}
 	rc := ex.counts()

@@ -290,6 +290,9 @@ func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !t.closed && !t.retired {
+		t.moveInbox()
+	}
 	d := t.head
 	for ; d != nil && d.at-span <= cutoff; d = d.next {
 		if d.kind == graceDeadline || d.done.Load() {

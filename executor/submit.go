@@ -457,8 +457,8 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		if perr != nil {
 			v, err = zero, perr
 		}
-		if d := c.ranFor(o, now); o == breaker.Success {
-			ex.observe(d)
+		if d, n := c.ranFor(o, now); o == breaker.Success {
+			ex.observe(d, n)
 			ex.closeIfDrained()
 		}
 	}
@@ -488,16 +488,20 @@ func (c *call[T]) callbackExited() {
 }
 
 // ranFor counts a call that ran, with outcome o, in the duration
-// histograms, as having ended at now, and returns its duration; -1 when its
-// start is not known (see startedAt).
-func (c *call[T]) ranFor(o breaker.Outcome, now int64) int64 {
+// histograms, as having ended at now, and returns its duration and how
+// many calls its bucket has counted; -1 and 0 when its start is not known
+// (see startedAt).
+func (c *call[T]) ranFor(o breaker.Outcome, now int64) (d int64, n uint64) {
+	ex := c.ctx.ex
 	started := c.startedAt()
 	if started == math.MaxInt64 {
-		return -1
+		if o == breaker.Success {
+			ex.counts().untimed.Add(1)
+		}
+		return -1, 0
 	}
-	d := now - started
-	c.ctx.ex.recordDuration(o, d)
-	return d
+	d = now - started
+	return d, ex.recordDuration(o, d)
 }
 
 func (ex *Executor) callerCancelled(p breaker.Permit) {
