@@ -33,61 +33,76 @@ import (
 // that reads no value, or a caller whose context cannot end
 // (context.Background), costs nothing of that.
 //
-// What it saves is paid for lazily: the done channel is made only if
-// somebody asks for it, and the caller's context is watched (one
+// What it saves is paid for lazily: everything beyond the caller's context
+// and the deadline lives in a ctxState made only when somebody needs it
+// (Done, AfterFunc, a Value that must answer for the cause, the end of the
+// context while somebody can see it, a timeout). The done channel is made
+// only if somebody asks for it, and the caller's context is watched (one
 // context.AfterFunc) only then, since a function that never looks at Done
 // learns about cancellation from Err, which checks the caller's context
-// itself. A call whose function never asked for Done takes no lock at all.
+// itself. A call that ends before its deadline, whose function never asked
+// for Done, takes no lock and makes no ctxState at all.
 type callCtx struct {
-	parent   context.Context
-	ex       *Executor // the call's; its epoch is the clock of deadline
-	deadline int64     // ns since the executor's epoch
-	// node is the call's entry in its executor's timeline. node.done is
-	// set when fn has returned: the context is over, as if the deferred
-	// cancel of context.WithDeadline had run.
+	parent context.Context
+	ex     *Executor // the call's; its epoch is the clock of node.at
+	// node is the call's entry in its executor's timeline; node.at, the
+	// deadline in ns since the executor's epoch, is set before fn runs
+	// and never changes. node.done is set when fn has returned: the
+	// context is over, as if the deferred cancel of context.WithDeadline
+	// had run.
 	node deadline
+	x    atomic.Pointer[ctxState] // made (once) by state
+}
 
+// ctxState is the rarely needed part of a callCtx.
+type ctxState struct {
 	mu       sync.Mutex
 	done     chan struct{}
 	err      error
-	w        atomic.Pointer[watch] // made (under mu) when Done or AfterFunc is first used
-	byParent bool                  // err came from the caller's context
-	span     uint32                // from the call's start to its deadline, encoded by spanOf (see call.startedAt)
-}
-
-// watch is the rarely needed part of a callCtx, guarded by its mu.
-type watch struct {
-	unwatch func() bool // stops watching parent; nil while not watching
-	afters  map[*afterFunc]struct{}
+	byParent bool        // err came from the caller's context
+	unwatch  func() bool // stops watching parent; nil while not watching
+	afters   map[*afterFunc]struct{}
 	// inner is a child of the caller's context that carries this
 	// context's cause for context.Cause (see Value); nil until then.
 	inner       context.Context
 	cancelInner context.CancelCauseFunc
+
+	// A call whose deadline (or Close) came before its function returned:
+	// terr is the error its future resolves with; meet reaches 2 once the
+	// outcome is recorded and the function has returned; grace is listed
+	// for the while the future waits for the function (timeoutGrace).
+	terr  error
+	meet  atomic.Int32
+	grace deadline
 }
 
-// watchState returns the watch, making and publishing it. Called with mu
-// held. Publishing w before looking at node.done, while finish sets
-// node.done before looking at w, means that with sequentially consistent
-// atomics at least one side sees the other: either the new watcher sees the
-// call is over, or finish sees the watcher and ends the context for it.
-func (c *callCtx) watchState() *watch {
-	w := c.w.Load()
-	if w == nil {
-		w = &watch{}
-		c.w.Store(w)
+// state returns the ctxState, making and publishing it. Publishing it
+// before looking at node.done, while finish sets node.done before looking
+// for it, means that with sequentially consistent atomics at least one side
+// sees the other: either whoever made it sees the call is over, or finish
+// sees it and ends the context for its watchers.
+func (c *callCtx) state() *ctxState {
+	if x := c.x.Load(); x != nil {
+		return x
 	}
-	return w
+	c.x.CompareAndSwap(nil, &ctxState{})
+	return c.x.Load()
 }
 
 type afterFunc struct{ f func() }
 
 func (c *callCtx) Deadline() (time.Time, bool) {
-	return c.ex.env.epoch.Add(time.Duration(c.deadline)), true
+	return c.ex.env.epoch.Add(time.Duration(c.node.at)), true
 }
 
 func (c *callCtx) Value(key any) any {
-	if w := c.w.Load(); w != nil && w.inner != nil {
-		return w.inner.Value(key)
+	if x := c.x.Load(); x != nil {
+		x.mu.Lock()
+		inner := x.inner
+		x.mu.Unlock()
+		if inner != nil {
+			return inner.Value(key)
+		}
 	}
 	if c.parent.Done() == nil {
 		// The caller's context cannot end: nothing in it can answer for
@@ -100,56 +115,56 @@ func (c *callCtx) Value(key any) any {
 // innerCtx returns the child of the caller's context that answers for this
 // one's values and cause, making it the first time.
 func (c *callCtx) innerCtx() context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	w := c.watchState()
-	if w.inner == nil {
+	x := c.state()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.inner == nil {
 		parent := c.parent
-		if c.err != nil && !c.byParent {
+		if x.err != nil && !x.byParent {
 			// Ended for a reason of its own: a caller's cancellation
 			// since then must not become its cause.
 			parent = context.WithoutCancel(parent)
 		}
-		w.inner, w.cancelInner = context.WithCancelCause(parent)
+		x.inner, x.cancelInner = context.WithCancelCause(parent)
 		switch {
-		case c.err != nil:
-			w.cancelInner(c.err) // a no-op if the caller's context ended it
+		case x.err != nil:
+			x.cancelInner(x.err) // a no-op if the caller's context ended it
 		case c.node.done.Load():
-			c.endLocked(context.Canceled) // fn has returned
+			c.endLocked(x, context.Canceled) // fn has returned
 		}
 	}
-	return w.inner
+	return x.inner
 }
 
 func (c *callCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		if c.err != nil {
+	x := c.state()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.done == nil {
+		x.done = make(chan struct{})
+		switch {
+		case x.err != nil:
 			// Ended before anyone asked: a closed channel of its own (a
 			// rare path; the future package keeps the library's shared
 			// closed channel for its hot one).
-			c.done = make(chan struct{})
-			close(c.done)
-			return c.done
+			close(x.done)
+		case c.node.done.Load():
+			c.endLocked(x, context.Canceled)
+		default:
+			c.watchParentLocked(x)
 		}
-		c.done = make(chan struct{})
-		c.watchState()
-		if c.node.done.Load() {
-			c.endLocked(context.Canceled)
-			return c.done
-		}
-		c.watchParentLocked()
 	}
-	return c.done
+	return x.done
 }
 
 func (c *callCtx) Err() error {
-	c.mu.Lock()
-	err := c.err
-	c.mu.Unlock()
-	if err != nil {
-		return err
+	if x := c.x.Load(); x != nil {
+		x.mu.Lock()
+		err := x.err
+		x.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	// Nobody is watching the parent (nobody asked for Done): look now, and
 	// end this context with it so that Done and Err agree from here on.
@@ -167,83 +182,82 @@ func (c *callCtx) Err() error {
 // AfterFunc makes context.AfterFunc and context.WithCancel on a call's
 // context cheap: without it they would start a goroutine to watch Done.
 func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
+	x := c.state()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err != nil {
 		go f()
 		return func() bool { return false }
 	}
-	w := c.watchState()
-	if w.afters == nil {
-		w.afters = make(map[*afterFunc]struct{})
+	if x.afters == nil {
+		x.afters = make(map[*afterFunc]struct{})
 	}
 	a := &afterFunc{f}
-	w.afters[a] = struct{}{}
+	x.afters[a] = struct{}{}
 	if c.node.done.Load() {
-		c.endLocked(context.Canceled)
+		c.endLocked(x, context.Canceled)
 	} else {
-		c.watchParentLocked()
+		c.watchParentLocked(x)
 	}
 	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		_, ok := w.afters[a]
-		delete(w.afters, a)
+		x.mu.Lock()
+		defer x.mu.Unlock()
+		_, ok := x.afters[a]
+		delete(x.afters, a)
 		return ok
 	}
 }
 
 // watchParentLocked starts following the parent's cancellation, once.
-func (c *callCtx) watchParentLocked() {
-	w := c.w.Load()
-	if c.parent.Done() == nil || w.unwatch != nil {
+func (c *callCtx) watchParentLocked(x *ctxState) {
+	if c.parent.Done() == nil || x.unwatch != nil {
 		return
 	}
 	parent := c.parent
-	w.unwatch = context.AfterFunc(parent, func() { c.cancelByParent(parent.Err()) })
+	x.unwatch = context.AfterFunc(parent, func() { c.cancelByParent(parent.Err()) })
 }
 
 // cancel ends the context with err: DeadlineExceeded at the invocation
 // deadline, the parent's error when it ends, Canceled once fn has returned.
 // The first cause wins.
 func (c *callCtx) cancel(err error) {
-	c.mu.Lock()
-	c.endLocked(err)
-	c.mu.Unlock()
+	x := c.state()
+	x.mu.Lock()
+	c.endLocked(x, err)
+	x.mu.Unlock()
 }
 
 // cancelByParent ends the context because the caller's ended.
 func (c *callCtx) cancelByParent(err error) {
-	c.mu.Lock()
-	if c.err == nil {
-		c.byParent = true
+	x := c.state()
+	x.mu.Lock()
+	if x.err == nil {
+		x.byParent = true
 	}
-	c.endLocked(err)
-	c.mu.Unlock()
+	c.endLocked(x, err)
+	x.mu.Unlock()
 }
 
-func (c *callCtx) endLocked(err error) {
-	if c.err != nil {
+func (c *callCtx) endLocked(x *ctxState, err error) {
+	if x.err != nil {
 		return
 	}
-	c.err = err
-	if c.done != nil {
-		close(c.done)
+	x.err = err
+	if x.done != nil {
+		close(x.done)
 	}
-	if w := c.w.Load(); w != nil {
-		for a := range w.afters {
-			go a.f()
-		}
-		w.afters = nil
-		if w.cancelInner != nil {
-			// A no-op if the caller's context ended it first, with its
-			// own cause; otherwise it also leaves the caller's context.
-			w.cancelInner(err)
-		}
-		if w.unwatch != nil {
-			w.unwatch() // does not wait for the watcher: safe under mu
-			w.unwatch = nil
-		}
+	for a := range x.afters {
+		go a.f()
+	}
+	x.afters = nil
+	if x.cancelInner != nil {
+		// A no-op if the caller's context ended it first, with its own
+		// cause; otherwise it also leaves the caller's context.
+		x.cancelInner(err)
+	}
+	if x.unwatch != nil {
+		x.unwatch() // does not wait for the watcher: safe under mu
+		x.unwatch = nil
 	}
 }
 
@@ -252,7 +266,7 @@ func (c *callCtx) endLocked(err error) {
 // end lazily, when next asked (Err, Done), with no lock taken now.
 func (c *callCtx) finish() {
 	c.node.finish() // the timeline drops the entry lazily
-	if c.w.Load() != nil {
+	if c.x.Load() != nil {
 		c.cancel(context.Canceled)
 	}
 }

@@ -39,10 +39,10 @@ func TestDoneDeadlinesAreDroppedWhileAStubbornCallHoldsTheHead(t *testing.T) {
 }
 
 // The call record is most of what a call costs: with an int result it
-// must fit the 256-byte size class.
+// must fit the 192-byte size class.
 func TestCallRecordFitsItsSizeClass(t *testing.T) {
 	var c call[int]
-	assert.LessOrEqual(t, unsafe.Sizeof(c), uintptr(256), "got a %d-byte call record, want at most 256", unsafe.Sizeof(c))
+	assert.LessOrEqual(t, unsafe.Sizeof(c), uintptr(192), "got a %d-byte call record, want at most 192", unsafe.Sizeof(c))
 }
 
 // inboxLen counts the entries in the inbox. Called with mu held, while no

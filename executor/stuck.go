@@ -244,13 +244,13 @@ type aged interface{ startedAt() int64 }
 // the microsecond (the millisecond for a span of over half an hour);
 // math.MaxInt64 (never old) for a span of over 24 days. It is derived from
 // the call's deadline and its span rather than kept: the call record must
-// stay in its 256-byte size class. The span is the call's own, not the
+// stay in its 192-byte size class. The span is the call's own, not the
 // executor's timeout, which a Reconfigure may change while it runs.
 func (c *call[T]) startedAt() int64 {
-	if c.ctx.span == math.MaxUint32 {
+	if c.span == math.MaxUint32 {
 		return math.MaxInt64
 	}
-	return c.ctx.deadline - spanNs(c.ctx.span)
+	return c.ctx.node.at - spanNs(c.span)
 }
 
 // spanOf encodes d ≥ 0 ns, the time from a call's start to its deadline, in

@@ -220,17 +220,18 @@ const (
 )
 
 // call is one protected call: future, deadline and context in one
-// allocation (its size is most of what a call costs: keep it within 256
-// bytes for an int result, a size class; its executor is c.ctx.ex).
+// allocation. Its size is most of what a call costs: keep it within 192
+// bytes for an int result, a size class. What only a call that times out
+// or whose context is watched needs lives in its context's ctxState. Its
+// executor is c.ctx.ex.
 type call[T any] struct {
 	promise future.Promise[T]
 	fn      func(context.Context) (T, error)
 	permit  breaker.Permit
 	state   atomic.Uint32
-	meet    atomic.Int32 // timed out: 2 once recorded and returned
-	terr    error        // the error a timed-out call resolves with
-	ctx     callCtx      // with the call's entry in ex.run, ctx.node
-	q       *queueState  // only for a call that had to queue
+	span    uint32      // from the call's start to its deadline, encoded by spanOf (see startedAt)
+	ctx     callCtx     // with the call's entry in ex.run, ctx.node
+	q       *queueState // only for a call that had to queue
 }
 
 // queueState is what a call needs while it waits in the queue.
@@ -261,8 +262,8 @@ func (c *call[T]) start() {
 			at = pd // the caller's deadline comes first: time the call out then
 		}
 	}
-	c.ctx.span = spanOf(at - now) // for startedAt
-	c.ctx.deadline, c.ctx.node.at = at, at
+	c.span = spanOf(at - now) // for startedAt
+	c.ctx.node.at = at
 	if perr := c.ctx.parent.Err(); perr != nil || at <= now {
 		// The caller has given up already: don't make the call, and don't
 		// let the timer count it as the supplier's timeout.
@@ -409,7 +410,10 @@ func (c *call[T]) settleLate(end callEnd) {
 	if end == panicked {
 		ex.counts().panics.Add(1) // the timeout was its failure already
 	}
-	if c.meet.Add(1) == 2 {
+	// Made before the CAS that settle lost: see expire.
+	x := c.ctx.x.Load()
+	x.grace.finish() // the function has returned: no need to wait for it
+	if x.meet.Add(1) == 2 {
 		c.resolveTimedOut()
 	}
 	ex.leave()
@@ -441,7 +445,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
 		c.ranFor(breaker.Ignored, now)
-	case err != nil && now >= c.ctx.deadline:
+	case err != nil && now >= c.ctx.node.at:
 		// The function noticed its deadline (or its caller's) and returned
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
@@ -528,14 +532,16 @@ func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), ex.timeout.L
 // function returns or after the grace period, whichever is first.
 func (c *call[T]) expire() {
 	ex := c.ctx.ex
+	x := c.ctx.state()
 	perr := c.ctx.parent.Err()
-	c.terr = ErrTimeout
+	x.terr = ErrTimeout
 	if errors.Is(perr, context.Canceled) {
-		c.terr = perr
+		x.terr = perr
 	}
-	// terr is written before the CAS and read by settle only after its own
-	// CAS failed, that is after observing this one. overdue is counted
-	// before the CAS too, so that settle's decrement can never run first.
+	// The state and terr are made and written before the CAS, and read by
+	// settle only after its own CAS failed, that is after observing this
+	// one. overdue is counted before the CAS too, so that settle's
+	// decrement can never run first.
 	ex.counts().overdue.Add(1)
 	called := c.state.CompareAndSwap(stInvoking, stExpired)
 	if !called && !c.state.CompareAndSwap(stRunning, stExpired) {
@@ -549,12 +555,12 @@ func (c *call[T]) expire() {
 	defer func() {
 		if !recorded {
 			ex.counts().panics.Add(1)
-			c.terr = goexitError()
+			x.terr = goexitError()
 			c.expired()
 		}
 	}()
 	switch {
-	case c.terr != ErrTimeout:
+	case x.terr != ErrTimeout:
 		ex.callerCancelled(c.permit)
 		if called {
 			c.ranFor(breaker.Ignored, ex.now())
@@ -572,7 +578,7 @@ func (c *call[T]) expire() {
 			// A classifier that panicked on the timer goroutine: the call
 			// resolves with the panic instead of the timeout. settle reads
 			// terr only after meet says this side is done.
-			c.terr = perr
+			x.terr = perr
 		}
 	}
 	recorded = true
@@ -582,20 +588,18 @@ func (c *call[T]) expire() {
 // expired ends the context of a call whose deadline came first, its
 // outcome recorded, and resolves its future or lists its grace period.
 func (c *call[T]) expired() {
-	ex := c.ctx.ex
+	ex, x := c.ctx.ex, c.ctx.x.Load()
 	c.ctx.cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
 	// (here) and the function has returned (settle), or when the grace
 	// period is over.
-	if c.meet.Add(1) == 2 {
+	if x.meet.Add(1) == 2 {
 		c.resolveTimedOut()
 		return
 	}
-	// The same entry, listed again for the grace period: the timer has
-	// unlisted it before calling expire.
-	c.ctx.node.kind = graceDeadline
-	c.ctx.node.at = ex.now() + ex.grace()
-	if !ex.run.add(&c.ctx.node, &ex.env.epoch) {
+	x.grace.owner, x.grace.kind = c, graceDeadline
+	x.grace.at = ex.now() + ex.grace()
+	if !ex.run.add(&x.grace, &ex.env.epoch) {
 		c.resolveTimedOut()
 	}
 }
@@ -604,7 +608,7 @@ func (c *call[T]) expired() {
 // once its function has returned or its grace period is over.
 func (c *call[T]) resolveTimedOut() {
 	var zero T
-	c.promise.Complete(zero, c.terr)
+	c.promise.Complete(zero, c.ctx.x.Load().terr)
 }
 
 // onDeadline is the timer telling the call that one of its deadlines
@@ -635,7 +639,8 @@ func (c *call[T]) onClose(k deadlineKind) {
 // abandon is Close giving up on a running call: its future resolves with
 // ErrClosed; fn runs on until it returns and then gives its slot back.
 func (c *call[T]) abandon() {
-	c.terr = ErrClosed
+	x := c.ctx.state()
+	x.terr = ErrClosed
 	c.ctx.ex.counts().overdue.Add(1)
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
 		c.ctx.ex.counts().overdue.Add(-1)
@@ -643,7 +648,7 @@ func (c *call[T]) abandon() {
 	}
 	c.permit.Ignore()
 	c.ctx.cancel(context.Canceled)
-	c.meet.Add(1)
+	x.meet.Add(1)
 	c.resolveTimedOut()
 }
 
