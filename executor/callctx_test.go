@@ -301,3 +301,25 @@ func TestCauseAfterTheCallsOwnDeadline(t *testing.T) {
 		assert.ErrorIs(t, err, executor.ErrTimeout)
 	})
 }
+
+// The call's context is safe for concurrent use, as every context is:
+// goroutines of fn read its values and ask for Done while the first Value
+// makes the child of a cancellable caller context.
+func TestCallContextIsSafeForConcurrentUse(t *testing.T) {
+	ex := newExecutor(t, executor.Config{Workers: 4})
+	parent, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "v"))
+	defer cancel()
+	for range 200 {
+		_, err := executor.Do(parent, ex, func(ctx context.Context) (int, error) {
+			done := make(chan string, 3)
+			for range 2 {
+				go func() { done <- ctx.Value(ctxKey{}).(string) }()
+			}
+			go func() { <-ctx.Done(); done <- "done" }()
+			got := []string{<-done, <-done}
+			assert.Equal(t, []string{"v", "v"}, got)
+			return 0, nil
+		})
+		require.NoError(t, err)
+	}
+}
