@@ -112,6 +112,15 @@ bench: ## Benchmarks of the library, $(BENCH_COUNT) counts each, medians via ben
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) ./... | tee $(OUT)/bench.txt
 	@$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da $(OUT)/bench.txt 2>/dev/null || true
 
+.PHONY: bench-call
+bench-call: ## Submit+Await beside its baselines, BENCH_COUNT interleaved rounds, per-round ratios.
+	@mkdir -p $(OUT)
+	$(GO) test -c -o $(OUT)/executor.test ./executor
+	for i in $$(seq $(BENCH_COUNT)); do \
+		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCall|BenchmarkReject|BenchmarkBaseline' -test.benchmem -test.benchtime 200ms -test.count 1; \
+	done | tee $(OUT)/bench-call.txt
+	$(GO) run ./internal/benchratio < $(OUT)/bench-call.txt
+
 COMPARE_FLAGS ?=
 
 .PHONY: compare
