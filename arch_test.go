@@ -30,6 +30,8 @@ var allowed = map[string][]string{
 	"fusehttp":       {module + "executor"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
+	// A command for make bench-call: reads benchmark output, std only.
+	"internal/benchratio": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).
 	"internal/importcheck": {strings.TrimSuffix(module, "/"), module},
 }
