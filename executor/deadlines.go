@@ -133,6 +133,9 @@ func newTimeline(epoch *time.Time, slot *atomic.Pointer[timeline], closed bool) 
 func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
 	for {
 		t := l.p.Load()
+		if t == closedTimeline {
+			return false // before t.add, which would push d into the shared inbox
+		}
 		if t == nil {
 			n := newTimeline(epoch, &l.p, false)
 			if !l.p.CompareAndSwap(nil, n) {
@@ -324,8 +327,8 @@ func (t *timeline) arm(at int64) {
 // timer rest if the list is empty.
 func (t *timeline) fire() {
 	defer t.disarmed()
-	now := t.now()
 	t.mu.Lock()
+	now := t.now() // after the lock: a clock read before it would be late by the wait
 	t.isArmed = false
 	// Before the inbox is moved: an entry pushed after the move finds no
 	// timer and takes the lock (see add).

@@ -54,3 +54,18 @@ func (t *timeline) inboxLen() int {
 	}
 	return n
 }
+
+// closedTimeline is shared by every closed executor: a deadline added
+// after Close must be refused before it is pushed, or it would stay in that
+// shared inbox for good, keeping its call alive and racing with other
+// executors' late adds.
+func TestDeadlineAddedAfterCloseIsNotKeptByClosedTimeline(t *testing.T) {
+	var l lazyTimeline
+	epoch := time.Now()
+	l.close()
+	for range 3 {
+		var d deadline
+		assert.False(t, l.add(&d, &epoch), "got a deadline listed after close")
+	}
+	assert.Nil(t, closedTimeline.inbox.Load(), "got deadlines kept in the shared closed timeline's inbox")
+}

@@ -12,7 +12,7 @@ import (
 // shown in Stats as LatencyP50 and LatencyP99.
 //
 // The cost sits where a call ends, on successes only, and mostly not even
-// there: after the first latWarm successes only one in latEvery is timed
+// there: once latWarm successes are sampled, only one in latEvery is timed
 // (a clock read and two atomic adds), the others pay one atomic load and a
 // branch. A percentile is read only when a call finds the bulkhead full
 // (and then at most once per latRefresh samples) or when Stats is called.
@@ -71,8 +71,8 @@ func latUpper(i int) time.Duration {
 	return time.Duration((latSubCount+sub+1)<<(e-latSubBits) - 1)
 }
 
-// record adds one sample.
-func (l *latencies) record(d int64) {
+// record adds one sample and returns how many it has had.
+func (l *latencies) record(d int64) uint64 {
 	n := l.samples.Add(1) - 1
 	shift := 16 * ((n / latWindow) & 1) // this generation's half of each word
 	if n%latWindow == 0 && n > 0 {
@@ -81,6 +81,7 @@ func (l *latencies) record(d int64) {
 		}
 	}
 	l.buckets[latBucket(d)].Add(1 << shift)
+	return n + 1
 }
 
 // quantile returns the q-quantile (0 < q < 1) of the recorded samples, or
@@ -107,12 +108,18 @@ func (l *latencies) quantile(q float64) time.Duration {
 }
 
 // observe is a successful call that took d ns (-1: not known), the n-th
-// of its histogram bucket: sample its duration if its turn has come.
+// of its histogram bucket: sample its duration if its turn has come. The
+// warm-up counts the whole history; after it, taking every latEvery-th
+// call of each bucket thins every duration alike, so the percentiles keep
+// their shape.
 func (ex *Executor) observe(d int64, n uint64) {
-	if (n > latWarm && n%latEvery != 0) || d < 0 {
+	if d < 0 {
 		return
 	}
 	rc := ex.counts()
+	if n%latEvery != 0 && rc.warm.Load() {
+		return
+	}
 	l := rc.lat.Load()
 	if l == nil {
 		// Made at the first success: an executor that never had one (an
@@ -120,7 +127,9 @@ func (ex *Executor) observe(d int64, n uint64) {
 		rc.lat.CompareAndSwap(nil, &latencies{})
 		l = rc.lat.Load()
 	}
-	l.record(d)
+	if l.record(d) >= latWarm && !rc.warm.Load() {
+		rc.warm.Store(true)
+	}
 }
 
 // latencyStats returns the median and the 99th percentile of recent

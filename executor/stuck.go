@@ -132,6 +132,10 @@ type stuckState struct {
 	// whole by Reconfigure.
 	set atomic.Pointer[stuckSet]
 	lat atomic.Pointer[latencies] // made at the first success
+	// warm is set once the history holds latWarm samples: from then on
+	// one success in latEvery is sampled. A flag of its own, written once,
+	// rather than the history's sample count, which every sample writes.
+	warm atomic.Bool
 	// busyUntil: no call in the bulkhead can be stuck before this time
 	// (executor clock), as found by the last busy refusal (see isStuck).
 	busyUntil atomic.Int64

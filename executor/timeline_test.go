@@ -2,12 +2,17 @@ package executor
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/future"
 )
 
 // White-box: the deadline machinery exists only while calls are in flight.
@@ -56,4 +61,69 @@ func TestTimeoutAfterRetirement(t *testing.T) {
 			assert.Nil(t, ex.run.p.Load())
 		}
 	})
+}
+
+// Many calls timing out, finishing, and being added while the timeline
+// retires and while the executor closes: every admitted call's future
+// resolves, with its value, a timeout or the close, and nothing is left
+// running (goleak in TestMain). Real time, so that the race detector sees
+// the goroutines truly interleave; bounded in count and time.
+func TestDeadlinesUnderConcurrentAddsRetirementsAndClose(t *testing.T) {
+	for round := range 20 {
+		ex, err := New("payments", Config{Workers: 64, Queue: 8, InvocationTimeout: time.Millisecond, Breaker: breaker.Config{ResetTimeout: time.Second, ConsecutiveFailures: 1 << 20}})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		futures := make(chan *future.Future[int], 4*50)
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 50 {
+					d := time.Duration((g+i+round)%3) * time.Millisecond // 0, 1 or 2 ms: some time out
+					f, err := Submit(context.Background(), ex, func(ctx context.Context) (int, error) {
+						select {
+						case <-time.After(d):
+							return 1, nil
+						case <-ctx.Done():
+							return 0, ctx.Err()
+						}
+					})
+					if err != nil {
+						var rej *RejectedError
+						require.ErrorAs(t, err, &rej)
+						continue
+					}
+					futures <- f
+					if i%10 == 9 {
+						time.Sleep(3 * time.Millisecond) // long enough for the timeline to retire
+					} else {
+						time.Sleep(100 * time.Microsecond)
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(5+round) * time.Millisecond) // the close lands mid-run
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		require.NoError(t, ex.Close(ctx))
+		cancel()
+		wg.Wait()
+		close(futures)
+		var ok, timeouts, closed int
+		for f := range futures {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			v, err := f.Await(ctx)
+			require.NoError(t, ctx.Err(), "round %d: a future never resolved", round)
+			cancel()
+			switch {
+			case err == nil:
+				assert.Equal(t, 1, v)
+				ok++
+			case errors.Is(err, ErrTimeout):
+				timeouts++
+			case errors.Is(err, ErrClosed):
+				closed++
+			default:
+				t.Errorf("round %d: got %v", round, err)
+			}
+		}
+		t.Logf("round %d: %d ok, %d timed out, %d ended by the close", round, ok, timeouts, closed)
+	}
 }
