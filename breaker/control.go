@@ -21,11 +21,11 @@ func (b *Breaker) Trip(r Reason) {
 // Reset closes the breaker with fresh counters, whatever its state, and ends
 // ForcedOpen and Disabled. Resetting a Closed breaker clears its counts
 // without an event (no transition happened); calls admitted before a Reset
-// count as late.
+// count as late. The transition's reason is Manual.
 func (b *Breaker) Reset() {
 	for {
 		cur := b.cur.Load()
-		next := b.closedRecord(&record{reason: ManualReset, kind: -1})
+		next := b.closedRecord(&record{reason: Manual, kind: -1})
 		if cur.state == Closed {
 			// No transition: keep the generation and the history.
 			next.gen, next.from, next.reason, next.kind, next.at = cur.gen, cur.from, cur.reason, cur.kind, cur.at
@@ -40,24 +40,25 @@ func (b *Breaker) Reset() {
 	}
 }
 
-// ForceOpen rejects every call until Reset, with no probes.
+// ForceOpen rejects every call until Reset, with no probes. The
+// transition's reason is Manual.
 func (b *Breaker) ForceOpen() {
-	b.override(ForcedOpen, ManualForceOpen)
+	b.override(ForcedOpen)
 }
 
 // Disable admits every call until Reset. Outcomes are still counted in
-// Stats, but nothing trips the breaker.
+// Stats, but nothing trips the breaker. The transition's reason is Manual.
 func (b *Breaker) Disable() {
-	b.override(Disabled, ManualDisable)
+	b.override(Disabled)
 }
 
-func (b *Breaker) override(s State, r Reason) {
+func (b *Breaker) override(s State) {
 	for {
 		cur := b.cur.Load()
 		if cur.state == s {
 			return
 		}
-		next := &record{state: s, reason: r, kind: -1}
+		next := &record{state: s, reason: Manual, kind: -1}
 		if s == ForcedOpen {
 			next.until = never
 		}

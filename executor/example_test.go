@@ -111,5 +111,5 @@ func ExampleLogTransitions() {
 	ex.Breaker().Reset()
 	// Output:
 	// level=WARN msg="fusebox: breaker open" supplier=payments from=closed to=open reason=saturation
-	// level=INFO msg="fusebox: breaker closed" supplier=payments from=open to=closed reason=manual-reset
+	// level=INFO msg="fusebox: breaker closed" supplier=payments from=open to=closed reason=manual
 }

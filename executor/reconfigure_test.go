@@ -466,7 +466,7 @@ func TestExecutorReconfigureInAGroupKeepsItsListeners(t *testing.T) {
 	// GroupConfig), the subscribers still follow.
 	require.NoError(t, ex.Reconfigure(executor.Config{Workers: 3, Breaker: breaker.Config{OnTransition: own.listen}}))
 	ex.Breaker().Reset()
-	assert.Equal(t, []string{"open>closed:manual-reset"}, own.list())
+	assert.Equal(t, []string{"open>closed:manual"}, own.list())
 	assert.Len(t, group.list(), 1)
-	assert.Equal(t, []string{"closed>open:manual", "open>closed:manual-reset"}, sub.list())
+	assert.Equal(t, []string{"closed>open:manual", "open>closed:manual"}, sub.list())
 }

@@ -48,18 +48,19 @@ const seriesPerHistogram = executor.NumDurationBuckets + 3
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
 
 // reasons are the label values of the transition counter: every
-// breaker.Reason but NoReason (TestReasonsAreComplete checks the list).
+// breaker.Reason but the "none" of a breaker that never changed state
+// (TestReasonsAreComplete checks the list).
 var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind, breaker.FailureRate,
 	breaker.SlowCallRate, breaker.Saturation, breaker.QueueFull, breaker.Manual, breaker.ResetTimeout,
 	breaker.ProbesSucceeded, breaker.ProbeFailed, breaker.ProbeDeferred, breaker.QueueDrained,
-	breaker.ManualReset, breaker.ManualForceOpen, breaker.ManualDisable, breaker.Remote}
+	breaker.Remote}
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
 	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
 
 // SeriesPerSupplier is the number of series the collector reports for
-// each supplier: 5 states, 16 transition reasons, 5 rejection reasons, 3
+// each supplier: 5 states, 13 transition reasons, 5 rejection reasons, 3
 // outcomes, 12 metrics without a second label, and the call-duration
 // histogram: 3 outcomes of 14 series each (11 buckets, +Inf, _sum and
 // _count). The number of series is this times the number of suppliers: with
@@ -97,7 +98,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12 
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every supplier the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (83) series per
+// NewGroup on, before its first call: SeriesPerSupplier (80) series per
 // supplier.
 //
 // The call-duration histogram has the fixed buckets of
@@ -190,8 +191,6 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 		}
 		gauge(c.state, v, snake(state.String()))
 	}
-	// NoReason is the reason of a breaker that never changed state, not a
-	// transition.
 	for _, r := range reasons {
 		counter(c.transitions, st.Breaker.Transitions(r), snake(r.String()))
 	}
