@@ -121,17 +121,10 @@ type Stats struct {
 	Rejected uint64 // Allow calls refused with ErrOpen
 	Late     uint64 // results of permits from an older generation
 
-	transitions [numReasons]uint64 // see Transitions
-}
-
-// Transitions returns how many transitions the breaker had made, at the
-// time of the snapshot, for reason r: Transitions(Saturation) is how often
-// it opened because its bulkhead was full.
-func (s Stats) Transitions(r Reason) uint64 {
-	if int(r) < len(s.transitions) {
-		return s.transitions[r]
-	}
-	return 0
+	// Transitions counts the transitions made so far, indexed by their
+	// Reason: Transitions[Saturation] is how often the breaker opened
+	// because its bulkhead was full.
+	Transitions [numReasons]uint64
 }
 
 // Stats returns a snapshot of the breaker.
@@ -151,8 +144,8 @@ func (b *Breaker) Stats() Stats {
 		Late:       b.late.Load(),
 	}
 	if h := b.hist.Load(); h != nil {
-		for i := range s.transitions {
-			s.transitions[i] = h.transitions[i].Load()
+		for i := range s.Transitions {
+			s.Transitions[i] = h.transitions[i].Load()
 		}
 	}
 	switch r.state {

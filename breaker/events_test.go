@@ -52,10 +52,10 @@ func TestEvents(t *testing.T) {
 			}
 			assert.Equal(t, "payments: closed → open (consecutive-failures)", first.String())
 			st := b.Stats()
-			assert.Equal(t, uint64(2), st.Transitions(breaker.ResetTimeout))
-			assert.Equal(t, uint64(1), st.Transitions(breaker.ProbeFailed))
-			assert.Equal(t, uint64(1), st.Transitions(breaker.Manual), "the trip: the reset of a closed breaker was no transition")
-			assert.Zero(t, st.Transitions(breaker.Reason(200)), "no such reason")
+			assert.Equal(t, uint64(2), st.Transitions[breaker.ResetTimeout])
+			assert.Equal(t, uint64(1), st.Transitions[breaker.ProbeFailed])
+			assert.Equal(t, uint64(1), st.Transitions[breaker.Manual], "the trip: the reset of a closed breaker was no transition")
+			assert.Zero(t, st.Transitions[breaker.NoReason], "no transition has no reason")
 		})
 	})
 

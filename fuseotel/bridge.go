@@ -180,7 +180,7 @@ func (b *bridge) observeOne(o metric.Observer, st executor.Stats) {
 		o.ObserveInt64(b.state, v, attrs(attribute.String("state", snake(s.String()))))
 	}
 	for _, r := range reasons {
-		counter(b.transitions, st.Breaker.Transitions(r), attribute.String("reason", snake(r.String())))
+		counter(b.transitions, st.Breaker.Transitions[r], attribute.String("reason", snake(r.String())))
 	}
 	failureRate, slowRate := 0.0, 0.0
 	if n := st.Breaker.WindowCalls; n > 0 {

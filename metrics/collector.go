@@ -192,7 +192,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 		gauge(c.state, v, snake(state.String()))
 	}
 	for _, r := range reasons {
-		counter(c.transitions, st.Breaker.Transitions(r), snake(r.String()))
+		counter(c.transitions, st.Breaker.Transitions[r], snake(r.String()))
 	}
 	failureRate, slowRate := 0.0, 0.0
 	if n := st.Breaker.WindowCalls; n > 0 {
