@@ -48,9 +48,9 @@
 //
 // Group.Reconfigure (and Executor.Reconfigure) put a new configuration in
 // force on running executors, validated whole first, without dropping a
-// call in flight or losing a breaker's state. Executor.CallDurations
-// returns histograms of call durations by outcome, which the metrics and
-// fuseotel modules export.
+// call in flight or losing a breaker's state. Stats.Durations holds
+// histograms of call durations by outcome, which the metrics and fuseotel
+// modules export.
 //
 // Nothing runs at import, and an idle executor holds no goroutine: a
 // call's goroutine lives while the call runs, a call that times out has a

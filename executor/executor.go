@@ -321,6 +321,20 @@ type Stats struct {
 	// sampled: every one of the first 256 successes, then one in 8), to
 	// within 25 %. 0 without history (fewer than 20 samples).
 	LatencyP50, LatencyP99 time.Duration
+
+	// Durations are the histograms of the durations of the calls whose
+	// function ran, by the outcome the breaker recorded, indexed by
+	// breaker.Outcome: Durations[breaker.Success], [breaker.Failure],
+	// [breaker.Ignored]. A call's duration runs from the moment it got its
+	// slot (the queue wait is not part of it) until its function returned,
+	// or until its deadline for a call that timed out, so a timeout is in
+	// the histogram of its outcome (usually Failure) at about the
+	// invocation timeout. Calls that never ran (refused, left the queue,
+	// their caller gave up before they started) are not in it. The counts
+	// only grow; each bucket is read atomically, so a snapshot taken while
+	// calls end may be a call or so apart from one bucket to the next
+	// (Count is the sum of the buckets read, so it is never below them).
+	Durations [numOutcomes]Histogram
 }
 
 // Stats returns a snapshot of the supplier's state and counters.
@@ -336,6 +350,7 @@ func (ex *Executor) Stats() Stats {
 	var rejected [numRejections]uint64
 	rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker
 	s.LatencyP50, s.LatencyP99 = ex.latencyStats()
+	s.Durations = ex.callDurations()
 	if rc := ex.rare.Load(); rc != nil {
 		s.Successes = rc.successes()
 		s.Overdue = int(rc.overdue.Load())

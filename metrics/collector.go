@@ -42,7 +42,7 @@ var outcomes = [...]breaker.Outcome{breaker.Success, breaker.Failure, breaker.Ig
 
 // seriesPerHistogram is what one histogram costs: a series per bucket, the
 // +Inf bucket, _sum and _count.
-const seriesPerHistogram = executor.NumDurationBuckets + 3
+const seriesPerHistogram = len(executor.DurationBuckets) + 3
 
 // states are the label values of the state gauge, in breaker.State order.
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
@@ -167,7 +167,6 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	c.g.Range(func(ex *executor.Executor) bool {
 		c.collect(ch, ex.Stats())
-		c.collectDurations(ch, ex.Name(), ex.CallDurations())
 		return true
 	})
 }
@@ -218,20 +217,8 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	for _, r := range rejections {
 		counter(c.rejections, st.Rejected.Of(r), snake(r.String()))
 	}
-}
-
-// bounds are the histogram's bucket bounds in seconds.
-var bounds = func() (b [executor.NumDurationBuckets]float64) {
-	for i, d := range executor.DurationBuckets {
-		b[i] = d.Seconds()
-	}
-	return b
-}()
-
-func (c *Collector) collectDurations(ch chan<- prometheus.Metric, supplier string, d [3]executor.Histogram) {
-	s := strings.ToValidUTF8(supplier, "\uFFFD")
 	for _, o := range outcomes {
-		h := &d[o]
+		h := &st.Durations[o]
 		buckets := make(map[float64]uint64, len(bounds))
 		for i, b := range bounds {
 			buckets[b] = h.Buckets[i]
@@ -239,6 +226,14 @@ func (c *Collector) collectDurations(ch chan<- prometheus.Metric, supplier strin
 		ch <- prometheus.MustNewConstHistogram(c.durations, h.Count, h.Sum.Seconds(), buckets, s, o.String())
 	}
 }
+
+// bounds are the histogram's bucket bounds in seconds.
+var bounds = func() (b [len(executor.DurationBuckets)]float64) {
+	for i, d := range executor.DurationBuckets {
+		b[i] = d.Seconds()
+	}
+	return b
+}()
 
 // snake turns the library's kebab-case names ("half-open") into the
 // snake_case label values Prometheus users expect ("half_open").
