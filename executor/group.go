@@ -291,7 +291,8 @@ func (g *Group) Lookup(name string) (*Executor, bool) {
 
 // Names returns the names of the executors the group holds, sorted: every
 // supplier the configuration lists, and the others used so far and not
-// evicted.
+// evicted. To visit every executor, Lookup each name (one evicted
+// meanwhile is not found).
 func (g *Group) Names() []string {
 	var names []string
 	g.m.Range(func(k, _ any) bool {
@@ -300,11 +301,6 @@ func (g *Group) Names() []string {
 	})
 	slices.Sort(names)
 	return names
-}
-
-// Range calls f for each executor of the group until f returns false.
-func (g *Group) Range(f func(ex *Executor) bool) {
-	g.m.Range(func(_, v any) bool { return f(v.(*Executor)) })
 }
 
 // Close closes every executor (see Executor.Close). Executor returns
@@ -318,8 +314,8 @@ func (g *Group) Close(ctx context.Context) error {
 	g.retired = nil
 	g.mu.Unlock()
 	var errs []error
-	g.Range(func(ex *Executor) bool {
-		if err := ex.Close(ctx); err != nil {
+	g.m.Range(func(_, v any) bool {
+		if err := v.(*Executor).Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		return true

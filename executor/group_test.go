@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -104,12 +103,7 @@ func TestGroup(t *testing.T) {
 			failing, _ := g.Executor("host-c")
 			failing.Breaker().Trip(breaker.Manual) // an open breaker remembers a failing supplier
 
-			names := func() []string {
-				var out []string
-				g.Range(func(ex *executor.Executor) bool { out = append(out, ex.Name()); return true })
-				slices.Sort(out)
-				return out
-			}
+			names := g.Names
 			for range 3 {
 				time.Sleep(time.Minute)
 				executor.Do(t.Context(), busy, func(context.Context) (int, error) { return 0, nil })

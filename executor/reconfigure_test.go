@@ -380,12 +380,12 @@ func TestReconfigureConcurrentWithSubmit(t *testing.T) {
 		})
 		wg.Wait()
 		time.Sleep(time.Second)
-		g.Range(func(ex *executor.Executor) bool {
+		for _, name := range g.Names() {
+			ex, _ := g.Lookup(name)
 			s := ex.Stats()
-			assert.Zero(t, s.Busy, ex.Name())
-			assert.Zero(t, s.Queued, ex.Name())
-			return true
-		})
+			assert.Zero(t, s.Busy, name)
+			assert.Zero(t, s.Queued, name)
+		}
 		require.NoError(t, g.Close(t.Context()))
 	})
 }

@@ -152,10 +152,11 @@ type bridge struct {
 }
 
 func (b *bridge) observe(_ context.Context, o metric.Observer) error {
-	b.g.Range(func(ex *executor.Executor) bool {
-		b.observeOne(o, ex.Stats())
-		return true
-	})
+	for _, name := range b.g.Names() {
+		if ex, ok := b.g.Lookup(name); ok {
+			b.observeOne(o, ex.Stats())
+		}
+	}
 	return nil
 }
 

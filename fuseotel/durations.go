@@ -71,7 +71,11 @@ func (p *durationProducer) Produce(context.Context) ([]metricdata.ScopeMetrics, 
 	}
 	now := time.Now()
 	var dps []metricdata.HistogramDataPoint[float64]
-	p.g.Range(func(ex *executor.Executor) bool {
+	for _, name := range p.g.Names() {
+		ex, ok := p.g.Lookup(name)
+		if !ok {
+			continue // evicted meanwhile
+		}
 		st := ex.Stats()
 		for _, o := range outcomes {
 			h := &st.Durations[o]
@@ -90,8 +94,7 @@ func (p *durationProducer) Produce(context.Context) ([]metricdata.ScopeMetrics, 
 				Count: h.Count, Bounds: bounds, BucketCounts: counts, Sum: h.Sum.Seconds(),
 			})
 		}
-		return true
-	})
+	}
 	return []metricdata.ScopeMetrics{{
 		Scope: instrumentation.Scope{Name: ScopeName},
 		Metrics: []metricdata.Metrics{{

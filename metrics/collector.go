@@ -165,10 +165,11 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the current metrics of every executor of the group.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.g.Range(func(ex *executor.Executor) bool {
-		c.collect(ch, ex.Stats())
-		return true
-	})
+	for _, name := range c.g.Names() {
+		if ex, ok := c.g.Lookup(name); ok {
+			c.collect(ch, ex.Stats())
+		}
+	}
 }
 
 func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
