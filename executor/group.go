@@ -90,7 +90,7 @@ func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 // executor for each supplier Dependencies lists; nothing runs until the
 // first call.
 func NewGroup(cfg GroupConfig) (*Group, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	g := &Group{env: env{epoch: time.Now(), runner: cfg.Runner}}
@@ -114,10 +114,9 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	return g, nil
 }
 
-// Validate reports every problem NewGroup would report, without making a
-// group: the default configuration, each supplier's, and the
-// group's own settings.
-func (cfg GroupConfig) Validate() error {
+// validate reports every problem of cfg: the default configuration, each
+// supplier's, and the group's own settings.
+func (cfg GroupConfig) validate() error {
 	var errs []error
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
@@ -125,11 +124,11 @@ func (cfg GroupConfig) Validate() error {
 	if cfg.Strict && len(cfg.Dependencies) == 0 {
 		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
 	}
-	if err := cfg.Default.Validate("default"); err != nil {
+	if _, err := cfg.Default.build("default"); err != nil {
 		errs = append(errs, err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
-		if err := cfg.Dependencies[name].Validate(name); err != nil {
+		if _, err := cfg.Dependencies[name].build(name); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -123,7 +123,7 @@ func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
 // After Close, Reconfigure returns ErrClosed. Reconfigures of one group are
 // serialized.
 func (g *Group) Reconfigure(cfg GroupConfig) error {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return err
 	}
 	g.mu.Lock()
