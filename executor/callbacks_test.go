@@ -188,7 +188,7 @@ func TestAPanicIsAlwaysACountedFailure(t *testing.T) {
 				})
 				require.NoError(t, err)
 				synctest.Wait()
-				_, err = f.TryAwait()
+				_, err = resultNow(f)
 				var pe *executor.PanicError
 				require.ErrorAs(t, err, &pe)
 				assert.Equal(t, "fn", pe.Callback)
@@ -283,7 +283,7 @@ func TestABlockingCallbackOnATimeoutDelaysNoOtherCall(t *testing.T) {
 				synctest.Wait()
 				resolved := 0
 				for _, f := range fs {
-					if _, err := f.TryAwait(); errors.Is(err, executor.ErrTimeout) {
+					if _, err := resultNow(f); errors.Is(err, executor.ErrTimeout) {
 						resolved++
 					}
 				}
@@ -352,7 +352,7 @@ func TestACallbackCallingGoexitIsTreatedAsAPanic(t *testing.T) {
 				require.NoError(t, err)
 				time.Sleep(2 * time.Second)
 				synctest.Wait()
-				_, err = f.TryAwait()
+				_, err = resultNow(f)
 				var pe *executor.PanicError
 				require.ErrorAs(t, err, &pe, "the future resolved with a *PanicError")
 				assert.Contains(t, pe.Error(), "runtime.Goexit")

@@ -144,7 +144,7 @@ func TestProbeAlwaysFindsASlot(t *testing.T) {
 			_, err = executor.Submit(t.Context(), ex, s.cooperative)
 			require.ErrorIs(t, err, executor.ErrOpen, "cycle %d: before R", cycle)
 			for _, f := range pending {
-				_, err := f.TryAwait()
+				_, err := resultNow(f)
 				require.ErrorIs(t, err, executor.ErrTimeout, "cycle %d: every pre-trip call timed out", cycle)
 			}
 			time.Sleep(time.Nanosecond)
@@ -202,7 +202,7 @@ func TestNonCooperativeCalls(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		synctest.Wait()
 		for _, f := range fs {
-			_, err := f.TryAwait()
+			_, err := resultNow(f)
 			require.ErrorIs(t, err, executor.ErrTimeout, "the caller is not held hostage")
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 		}
