@@ -72,7 +72,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		t.Cleanup(srv.Close)
 		g := newGroup(t, executor.GroupConfig{Default: quick(1)})
 		client := newClient(t, &fusehttp.Transport{Group: g})
-		key := fusehttp.HostPort(httptest.NewRequest(http.MethodGet, srv.URL, nil))
+		key := hostPort(t, srv.URL)
 
 		start := time.Now()
 		resp, err := client.Get(srv.URL)
@@ -110,7 +110,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		t.Cleanup(srv.Close)
 		g := newGroup(t, executor.GroupConfig{Default: roomy(1)})
 		client := newClient(t, &fusehttp.Transport{Group: g})
-		key := fusehttp.HostPort(httptest.NewRequest(http.MethodGet, srv.URL, nil))
+		key := hostPort(t, srv.URL)
 
 		resp, err := client.Get(srv.URL)
 		require.NoError(t, err)

@@ -48,12 +48,17 @@ type Transport struct {
 	// host as there are slots (MaxIdleConnsPerHost; the default keeps 2).
 	Base http.RoundTripper
 
-	// Key names the executor of a request. nil means HostPort: one bulkhead
-	// and breaker per host and port. Host groups the ports of a host
-	// together; a func of your own can group by anything (a service name in
-	// a header, a path prefix). It must not return "". It runs on the
-	// caller's goroutine; if it panics, RoundTrip returns an
-	// *executor.PanicError naming it and sends nothing.
+	// Key names the executor of a request. nil, or a Key that returns ""
+	// for a request, means the request's host and port: one bulkhead and
+	// breaker per host and port, the URL's host name lower-cased and its
+	// port, with the scheme's default when the URL has none (so
+	// "https://Example.com/" and "https://example.com:443/" share an
+	// executor). A func of your own can group by anything: the host alone
+	// (strings.ToLower(r.URL.Hostname()) groups the ports of a host), a
+	// service name in a header, a path prefix; it returns "" for the
+	// requests it leaves to host and port. It runs on the caller's
+	// goroutine; if it panics, RoundTrip returns an *executor.PanicError
+	// naming it and sends nothing.
 	Key func(*http.Request) string
 
 	// Names maps supplier addresses to supplier names, so that
@@ -85,10 +90,8 @@ type Transport struct {
 	base     http.RoundTripper
 }
 
-// HostPort is the default key: the request URL's host name, lower-cased,
-// and its port, with the scheme's default port when the URL has none, so
-// "https://Example.com/" and "https://example.com:443/" share an executor.
-func HostPort(r *http.Request) string {
+// hostPort is the default key: see Transport.Key.
+func hostPort(r *http.Request) string {
 	port := r.URL.Port()
 	if port == "" {
 		switch strings.ToLower(r.URL.Scheme) {
@@ -99,12 +102,6 @@ func HostPort(r *http.Request) string {
 		}
 	}
 	return net.JoinHostPort(strings.ToLower(r.URL.Hostname()), port)
-}
-
-// Host keys requests by the URL's host name alone, lower-cased: every port
-// of a host shares one bulkhead and breaker.
-func Host(r *http.Request) string {
-	return strings.ToLower(r.URL.Hostname())
 }
 
 // StatusError is the error DefaultClassify records on the breaker for a
@@ -160,16 +157,18 @@ func (t *Transport) key(req *http.Request) (string, error) {
 	if t.Group == nil {
 		return "", errors.New("fusehttp: Transport.Group is nil")
 	}
-	keyOf := t.Key
-	if keyOf == nil {
-		keyOf = HostPort
+	var key string
+	if t.Key != nil {
+		var err error
+		if key, err = safeKey(t.Key, req); err != nil {
+			return "", err
+		}
 	}
-	key, err := safeKey(keyOf, req)
-	if err != nil {
-		return "", err
+	if key == "" {
+		key = hostPort(req)
 	}
 	if key = t.name(key, req); key == "" {
-		return "", fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
+		return "", fmt.Errorf("fusehttp: Transport.Names maps the request to %q to an empty name", req.URL.Redacted())
 	}
 	return key, nil
 }
