@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/slots"},
 	"internal/slots": {module + "internal/ilist"},
-	"executor":       {module + "breaker", module + "future", module + "bulkhead", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
+	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
 	"fusehttp":       {module + "executor"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
@@ -170,8 +169,8 @@ func New(name string, cfg Config) (*Executor, error) {
 // env is what the executors of a Group share: one allocation, so that an
 // idle executor stays small.
 type env struct {
-	epoch  time.Time       // the clock: deadlines are ns since epoch
-	runner bulkhead.Runner // nil: a go statement per call
+	epoch  time.Time // the clock: deadlines are ns since epoch
+	runner Runner    // nil: a go statement per call
 	// group is the Group of the executors sharing this env; nil for New's.
 	// Executor.Reconfigure gives a group's executor the group's listeners.
 	group *Group

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/future"
 )
 
@@ -44,7 +43,7 @@ type GroupConfig struct {
 	// already runs, under that pool's process-wide cap (see the antspool
 	// module); a Runner that refuses a call ends it with its error, one
 	// that panics with a *PanicError.
-	Runner bulkhead.Runner
+	Runner Runner
 	// Strict refuses names that Dependencies does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error
 	// matching ErrUnknownDependency, naming the supplier, instead of
@@ -53,6 +52,24 @@ type GroupConfig struct {
 	// cannot become a phantom supplier in the metrics. false means any
 	// name gets an executor. It needs Dependencies.
 	Strict bool
+}
+
+// A Runner starts calls on goroutines it manages. By default fusebox starts
+// each admitted call with a go statement of its own: the runtime already
+// caches goroutines and sizes their stacks, and the bulkheads bound the
+// concurrency of every supplier, so no pool is needed. A Runner is for a
+// program that already runs a goroutine pool (an ants pool, say: see the
+// antspool module) and wants fusebox's calls under that pool's
+// process-wide cap.
+//
+// Go must run fn on a goroutine other than its caller's, and must not block
+// waiting for one. An error means fn will not run; the executor then ends
+// the call with that error, as ignored by its breaker (the supplier was
+// never asked). A panic in Go counts as a refusal: the executor ends the
+// call with a *PanicError; so Go must not panic after starting fn. fn
+// recovers the call's own panics. Go must be safe for concurrent use.
+type Runner interface {
+	Go(fn func()) error
 }
 
 // ErrUnknownDependency is the error of a lookup, in a Strict group, of a

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -239,11 +238,11 @@ type panickyRunner struct {
 	panicAt int64
 }
 
-func (r *panickyRunner) Go(t bulkhead.Task) error {
+func (r *panickyRunner) Go(fn func()) error {
 	if r.n.Add(1) == r.panicAt {
 		panic("runner bug")
 	}
-	go t.Run()
+	go fn()
 	return nil
 }
 

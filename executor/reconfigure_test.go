@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -242,7 +241,7 @@ func TestReconfigureValidatesWhole(t *testing.T) {
 
 type nopRunner struct{ _ int } // not zero-sized: two of them are two runners
 
-func (*nopRunner) Go(t bulkhead.Task) error { go t.Run(); return nil }
+func (*nopRunner) Go(fn func()) error { go fn(); return nil }
 
 func TestGroupReconfigureSuppliers(t *testing.T) {
 	base := func() executor.GroupConfig {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/future"
 	"github.com/fusebox-go/fusebox/internal/slots"
 )
@@ -290,7 +289,7 @@ func (c *call[T]) start() {
 		return
 	}
 	if ex.env.runner == nil {
-		go c.Run()
+		go c.run()
 		return
 	}
 	if err := runOn(ex.env.runner, c); err != nil {
@@ -308,22 +307,22 @@ func (c *call[T]) start() {
 	}
 }
 
-// runOn hands t to the user's Runner. A Runner that panics refuses the
+// runOn hands c to the user's Runner. A Runner that panics refuses the
 // call with a *PanicError naming it: the panic may happen inside another
 // call's settle (a queued call promoted to the slot it freed), on a
 // goroutine of the executor's, where nothing else would recover it.
-func runOn(r bulkhead.Runner, t bulkhead.Task) (err error) {
+func runOn[T any](r Runner, c *call[T]) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Callback: "GroupConfig.Runner.Go", Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return r.Go(t)
+	return r.Go(c.run)
 }
 
-// Run is the worker's side: call fn, then settle. A function that ends
+// run is the worker's side: call fn, then settle. A function that ends
 // its goroutine with runtime.Goexit is settled too, with an error.
-func (c *call[T]) Run() {
+func (c *call[T]) run() {
 	returned := false
 	defer func() {
 		if !returned {
