@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"bulkhead":       {module + "internal/slots"},
 	"internal/slots": {module + "internal/ilist"},
 	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
-	"fusehttp":       {module + "executor"},
+	"fusehttp":       {module + "executor", module + "breaker"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
 	// A command for make bench-call: reads benchmark output, std only.

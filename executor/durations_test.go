@@ -72,7 +72,7 @@ func TestStatsDurations(t *testing.T) {
 			_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 0, errBoom })
 			require.ErrorIs(t, err, errBoom)
 			_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
-			require.ErrorIs(t, err, executor.ErrOpen)
+			require.ErrorIs(t, err, breaker.ErrOpen)
 			d := ex.Stats().Durations
 			assert.Zero(t, d[breaker.Success].Count)
 			assert.Zero(t, d[breaker.Ignored].Count, "the cancelled call never ran")

@@ -400,7 +400,7 @@ func (r Rejections) Of(reason Rejection) uint64 {
 // Match functions are user code: if one panics, the breaker recovers it and
 // records a failure, and count returns the panic (counted in Stats.Panics)
 // for the call's future.
-func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicError) {
+func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breaker.PanicError) {
 	classified := false
 	defer func() {
 		if !classified {

@@ -37,7 +37,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 		{"panic", func(t *testing.T, ex *executor.Executor) error {
 			_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { panic("x") })
 			return err
-		}, &executor.PanicError{}},
+		}, &breaker.PanicError{}},
 		{"runtime.Goexit", func(t *testing.T, ex *executor.Executor) error {
 			_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil })
 			return err
@@ -99,7 +99,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 					} else {
 						require.ErrorContains(t, err, "Goexit")
 					}
-				case *executor.PanicError:
+				case *breaker.PanicError:
 					require.ErrorAs(t, err, &want)
 				default:
 					require.ErrorIs(t, err, want)

@@ -42,7 +42,7 @@ type GroupConfig struct {
 	// own. Set it to run the calls on a goroutine pool that the program
 	// already runs, under that pool's process-wide cap (see the antspool
 	// module); a Runner that refuses a call ends it with its error, one
-	// that panics with a *PanicError.
+	// that panics with a *breaker.PanicError.
 	Runner Runner
 	// Strict refuses names that Dependencies does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error
@@ -66,7 +66,7 @@ type GroupConfig struct {
 // waiting for one. An error means fn will not run; the executor then ends
 // the call with that error, as ignored by its breaker (the supplier was
 // never asked). A panic in Go counts as a refusal: the executor ends the
-// call with a *PanicError; so Go must not panic after starting fn. fn
+// call with a *breaker.PanicError; so Go must not panic after starting fn. fn
 // recovers the call's own panics. Go must be safe for concurrent use.
 type Runner interface {
 	Go(fn func()) error

@@ -249,7 +249,7 @@ func (r *panickyRunner) Go(fn func()) error {
 func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
 	requireRunnerPanic := func(t *testing.T, err error) {
 		t.Helper()
-		var pe *executor.PanicError
+		var pe *breaker.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "GroupConfig.Runner.Go", pe.Callback)
 		assert.Equal(t, "runner bug", pe.Value)

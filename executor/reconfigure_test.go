@@ -194,7 +194,7 @@ func TestReconfigureKeepsAnOpenBreaker(t *testing.T) {
 
 		time.Sleep(5 * time.Second) // past the new reset timeout, before the old probe time
 		_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
-		assert.ErrorIs(t, err, executor.ErrOpen)
+		assert.ErrorIs(t, err, breaker.ErrOpen)
 		time.Sleep(5 * time.Second)
 		_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
 		require.NoError(t, err, "the probe at the old probe time")

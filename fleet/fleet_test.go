@@ -202,7 +202,7 @@ func TestTripReachesTheFleet(t *testing.T) {
 		assert.WithinDuration(t, opened.OpenUntil, e.OpenUntil, 20*time.Millisecond, "the same probe time")
 		assert.False(t, s.OpenUntil.Before(e.OpenUntil))
 		_, err := executor.Submit(context.Background(), r.payments(t), func(context.Context) (int, error) { return 0, nil })
-		assert.ErrorIs(t, err, executor.ErrOpen, "%s refuses before its own slots fill", r.name)
+		assert.ErrorIs(t, err, breaker.ErrOpen, "%s refuses before its own slots fill", r.name)
 	}
 	assert.Equal(t, uint64(1), rs[0].link.Stats().Published)
 	assert.Equal(t, uint64(1), rs[1].link.Stats().Applied)
@@ -411,7 +411,7 @@ func TestAuth(t *testing.T) {
 		require.NoError(t, err)
 		ex.Breaker().Trip(breaker.Manual)
 		_, err = executor.Submit(context.Background(), ex, func(context.Context) (int, error) { return 0, nil })
-		assert.ErrorIs(t, err, executor.ErrOpen)
+		assert.ErrorIs(t, err, breaker.ErrOpen)
 	})
 }
 

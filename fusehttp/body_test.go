@@ -164,7 +164,7 @@ func TestRejectionSendsNothing(t *testing.T) {
 		ex.Breaker().Trip(breaker.Manual)
 
 		body, err := post(t, tr, up.URL)
-		require.ErrorIs(t, err, executor.ErrOpen)
+		require.ErrorIs(t, err, breaker.ErrOpen)
 		var rej *executor.RejectedError
 		require.ErrorAs(t, err, &rej)
 		assert.Equal(t, executor.RejectedOpen, rej.Reason)

@@ -7,7 +7,7 @@
 // Payments hangs. Each payment request holds one of the payments host's
 // slots; the request that finds them all busy is refused with
 // executor.ErrSaturated and trips that host's breaker, so payment requests
-// fail fast with executor.ErrOpen from then on, without touching the
+// fail fast with breaker.ErrOpen from then on, without touching the
 // network, while catalog requests go on through their own slots:
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
@@ -22,7 +22,7 @@
 //	client := &http.Client{Transport: &fusehttp.Transport{Group: g}}
 //	resp, err := client.Get("https://payments.internal/v1/charges")
 //	switch {
-//	case errors.Is(err, executor.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
 //		// refused at once, nothing sent: degrade
 //	case errors.Is(err, executor.ErrTimeout):
 //		// no response within the invocation timeout

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -43,7 +44,7 @@ type Transport struct {
 	// cancelling it, and a Base that ignores it holds its caller until it
 	// returns (the response is then too late: RoundTrip closes it and
 	// returns executor.ErrTimeout). If Base panics, RoundTrip returns an
-	// *executor.PanicError naming it, counted as a failure. An
+	// *breaker.PanicError naming it, counted as a failure. An
 	// *http.Transport of your own can keep as many idle connections per
 	// host as there are slots (MaxIdleConnsPerHost; the default keeps 2).
 	Base http.RoundTripper
@@ -57,7 +58,7 @@ type Transport struct {
 	// (strings.ToLower(r.URL.Hostname()) groups the ports of a host), a
 	// service name in a header, a path prefix; it returns "" for the
 	// requests it leaves to host and port. It runs on the caller's
-	// goroutine; if it panics, RoundTrip returns an *executor.PanicError
+	// goroutine; if it panics, RoundTrip returns a *breaker.PanicError
 	// naming it and sends nothing.
 	Key func(*http.Request) string
 
@@ -75,15 +76,15 @@ type Transport struct {
 	Names map[string]string
 
 	// Classify turns the outcome of one exchange into the error the
-	// supplier's breaker records: nil for a success, any error for a failure
-	// (as the breaker's own Config.Classify sees it; by default every
-	// error but context.Canceled is a failure). It never changes what the
-	// caller receives: a response classified as a failure still reaches the
-	// caller as a normal *http.Response with a nil error. It must not read
-	// or close the response body. nil means DefaultClassify. It runs on the
-	// caller's goroutine, in RoundTrip; if it panics, the breaker records the call as a
-	// failure with an *executor.PanicError naming it, and the caller still
-	// gets the response.
+	// supplier's breaker records: nil for a success, any error for a
+	// failure (as the breaker's own Config.Classify sees it; by default
+	// every error but context.Canceled is a failure). It never changes what
+	// the caller receives: a response classified as a failure still reaches
+	// the caller as a normal *http.Response with a nil error. It must not
+	// read or close the response body. nil means DefaultClassify. It runs
+	// on the caller's goroutine, in RoundTrip; if it panics, the breaker
+	// records the call as a failure with a *breaker.PanicError naming it,
+	// and the caller still gets the response.
 	Classify func(*http.Response, error) error
 
 	baseOnce sync.Once
@@ -188,12 +189,12 @@ func (t *Transport) name(key string, req *http.Request) string {
 }
 
 // safeKey runs the Key function on the caller's goroutine; a panic there
-// becomes an error of this request (an *executor.PanicError) rather than a
+// becomes an error of this request (a *breaker.PanicError) rather than a
 // panic inside http.Client.
 func safeKey(keyOf func(*http.Request) string, req *http.Request) (key string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &executor.PanicError{Callback: "fusehttp.Transport.Key", Value: v, Stack: debug.Stack()}
+			err = &breaker.PanicError{Callback: "fusehttp.Transport.Key", Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return keyOf(req), nil

@@ -67,7 +67,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 
 	// From now on the slow host fails fast, without a round trip...
 	_, _, err = get(t, client, slow.URL)
-	require.ErrorIs(t, err, executor.ErrOpen)
+	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Equal(t, int64(2), slow.hits.Load(), "rejected requests never reach the host")
 
 	// ...while the other host answers, one request after the other (each
@@ -160,7 +160,7 @@ func TestFailingHostOpensAndRecovers(t *testing.T) {
 		assert.Equal(t, "Bad Gateway", body, "the caller reads the body of a failure")
 	}
 	_, _, err := get(t, client, up.URL)
-	require.ErrorIs(t, err, executor.ErrOpen)
+	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Equal(t, int64(3), up.hits.Load())
 
 	up.set(http.StatusOK, false)
@@ -180,7 +180,7 @@ func TestTransportErrorsAreFailures(t *testing.T) {
 
 	_, _, err := get(t, client, up.URL)
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, executor.ErrOpen)
+	assert.NotErrorIs(t, err, breaker.ErrOpen)
 	st := stats(t, g, up.key(t))
 	assert.Equal(t, uint64(1), st.Failures)
 	assert.Equal(t, 0, st.Busy)

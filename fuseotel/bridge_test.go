@@ -102,7 +102,7 @@ func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 		require.ErrorIs(t, err, errBoom)
 	}
 	_, err := executor.DoIn(ctx, g, "payments", ok)
-	require.ErrorIs(t, err, executor.ErrOpen)
+	require.ErrorIs(t, err, breaker.ErrOpen)
 
 	p := collect(t, reader)
 	cat, pay := supplier("catalog"), supplier("payments")

@@ -94,7 +94,7 @@ func (r *burstRecorder) outcome(err error, cut bool) {
 		r.s.Busy++
 	case errors.As(err, &rej) && rej.Reason == executor.RejectedSaturated:
 		r.s.Stuck++
-	case errors.Is(err, executor.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		r.s.Open++
 	case errors.Is(err, executor.ErrTimeout):
 		r.s.TimedOut++

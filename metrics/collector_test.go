@@ -108,7 +108,7 @@ func TestCollectorReportsWhatHappened(t *testing.T) {
 		_, err = executor.Do(t.Context(), pay, func(context.Context) (int, error) { return 0, errBoom })
 		require.ErrorIs(t, err, errBoom)
 		_, err = executor.Do(t.Context(), pay, ok)
-		require.ErrorIs(t, err, executor.ErrOpen)
+		require.ErrorIs(t, err, breaker.ErrOpen)
 
 		// search: one slot and a queue of 2. A call that ignores its
 		// context holds the slot past its deadline (overdue); the call

@@ -78,7 +78,7 @@ func outcome(err error) string {
 		return "refused: busy (young calls; the breaker stays closed)"
 	case errors.Is(err, executor.ErrSaturated):
 		return "refused: stuck calls (the breaker trips)"
-	case errors.Is(err, executor.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		return "refused: breaker open"
 	}
 	return err.Error()
