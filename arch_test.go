@@ -26,8 +26,8 @@ var allowed = map[string][]string{
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/slots"},
 	"internal/slots": {module + "internal/ilist"},
-	"executor":       {module + "breaker", module + "future", module + "bulkhead", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
-	"fusehttp":       {module + "executor"},
+	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
+	"fusehttp":       {module + "executor", module + "breaker"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
 	// A command for make bench-call: reads benchmark output, std only.

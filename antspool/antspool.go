@@ -17,7 +17,7 @@ import (
 
 	"github.com/panjf2000/ants/v2"
 
-	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/executor"
 )
 
 // Runner starts fusebox's calls on an ants pool. It is safe for concurrent
@@ -34,12 +34,12 @@ type Runner struct {
 // release, after the Group is closed.
 func New(pool *ants.Pool) *Runner { return &Runner{pool: pool} }
 
-// Go submits t to the pool.
-func (r *Runner) Go(t bulkhead.Task) error {
-	if err := r.pool.Submit(t.Run); err != nil {
+// Go submits fn to the pool.
+func (r *Runner) Go(fn func()) error {
+	if err := r.pool.Submit(fn); err != nil {
 		return fmt.Errorf("antspool: %w", err)
 	}
 	return nil
 }
 
-var _ bulkhead.Runner = (*Runner)(nil)
+var _ executor.Runner = (*Runner)(nil)

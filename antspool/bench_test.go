@@ -7,7 +7,6 @@ import (
 	"github.com/panjf2000/ants/v2"
 
 	"github.com/fusebox-go/fusebox/antspool"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -24,7 +23,7 @@ func BenchmarkRunner(b *testing.B) {
 	defer pool.Release()
 	for _, r := range []struct {
 		name   string
-		runner bulkhead.Runner
+		runner executor.Runner
 	}{{"go", nil}, {"ants", antspool.New(pool)}} {
 		g, err := executor.NewGroup(executor.GroupConfig{Runner: r.runner, Default: executor.Config{Workers: 1 << 20}})
 		if err != nil {

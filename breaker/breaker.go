@@ -319,7 +319,7 @@ func (b *Breaker) closedSuccess(r *record, now int64, slow bool) {
 		// call that brings the window up to MinimumCalls: the rate rules
 		// are evaluated after every recorded call.
 		x.win.add(now, false, slow)
-		if reason := b.rateReason(x.win, now); reason != NoReason {
+		if reason := b.rateReason(x.win, now); reason != noReason {
 			b.open(r, reason, -1, 1, now, nil)
 		}
 	}
@@ -329,7 +329,7 @@ func (b *Breaker) closedSuccess(r *record, now int64, slow bool) {
 // consecutive rule) and in the window, and trips the breaker on the first
 // rule that fires. The error is a *PanicError from a Match function.
 func (b *Breaker) closedFailure(r *record, now int64, slow bool, err error) (perr error) {
-	reason, kind := NoReason, -1
+	reason, kind := noReason, -1
 	x := r.extra
 	rs := b.rules()
 	if x != nil {
@@ -351,11 +351,11 @@ func (b *Breaker) closedFailure(r *record, now int64, slow bool, err error) (per
 	windowed := x != nil && x.win != nil
 	if windowed {
 		x.win.add(now, true, slow)
-		if reason == NoReason {
+		if reason == noReason {
 			reason = b.rateReason(x.win, now)
 		}
 	}
-	if reason != NoReason {
+	if reason != noReason {
 		if !windowed {
 			now = b.now() // the consecutive rules read the clock only to trip
 		}
@@ -393,12 +393,12 @@ func matchKind(rs *rules, err error) (kind int, perr error) {
 func (b *Breaker) rateReason(w window, now int64) Reason {
 	o := b.rules().opt
 	if o == nil {
-		return NoReason // the rate rules were removed by a Reconfigure
+		return noReason // the rate rules were removed by a Reconfigure
 	}
 	calls, failures, slow := w.counts(now)
 	switch {
 	case calls < o.minCalls:
-		return NoReason
+		return noReason
 	// The division rounds the share to the nearest float64, as writing the
 	// rate as a fraction (2.0/3) rounds it, and rounding is monotonic: a
 	// share equal to the rate compares equal, one below it below.
@@ -407,7 +407,7 @@ func (b *Breaker) rateReason(w window, now int64) Reason {
 	case o.slowRate > 0 && float64(slow)/float64(calls) >= o.slowRate:
 		return SlowCallRate
 	}
-	return NoReason
+	return noReason
 }
 
 func (b *Breaker) recordProbe(r *record, o Outcome, err error) {

@@ -355,7 +355,18 @@ func TestOperatorControls(t *testing.T) {
 		b.Trip(breaker.Manual)
 		b.Reset()
 		assert.Equal(t, breaker.Closed, b.State())
-		assert.Equal(t, []string{"closed>open:manual", "open>closed:manual-reset"}, rec.transitions())
+		assert.Equal(t, []string{"closed>open:manual", "open>closed:manual"}, rec.transitions())
+	})
+	t.Run("every operator action has reason Manual; the new state says which", func(t *testing.T) {
+		rec := &recorder{}
+		b := newBreaker(t, breaker.Config{OnTransition: rec.listen})
+		b.ForceOpen()
+		b.Reset()
+		b.Disable()
+		b.Reset()
+		assert.Equal(t, []string{"closed>forced-open:manual", "forced-open>closed:manual",
+			"closed>disabled:manual", "disabled>closed:manual"}, rec.transitions())
+		assert.Equal(t, breaker.Manual, b.Stats().Reason)
 	})
 	t.Run("Reset of a closed breaker clears its counts without an event", func(t *testing.T) {
 		rec := &recorder{}

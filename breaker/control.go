@@ -21,11 +21,11 @@ func (b *Breaker) Trip(r Reason) {
 // Reset closes the breaker with fresh counters, whatever its state, and ends
 // ForcedOpen and Disabled. Resetting a Closed breaker clears its counts
 // without an event (no transition happened); calls admitted before a Reset
-// count as late.
+// count as late. The transition's reason is Manual.
 func (b *Breaker) Reset() {
 	for {
 		cur := b.cur.Load()
-		next := b.closedRecord(&record{reason: ManualReset, kind: -1})
+		next := b.closedRecord(&record{reason: Manual, kind: -1})
 		if cur.state == Closed {
 			// No transition: keep the generation and the history.
 			next.gen, next.from, next.reason, next.kind, next.at = cur.gen, cur.from, cur.reason, cur.kind, cur.at
@@ -40,24 +40,25 @@ func (b *Breaker) Reset() {
 	}
 }
 
-// ForceOpen rejects every call until Reset, with no probes.
+// ForceOpen rejects every call until Reset, with no probes. The
+// transition's reason is Manual.
 func (b *Breaker) ForceOpen() {
-	b.override(ForcedOpen, ManualForceOpen)
+	b.override(ForcedOpen)
 }
 
 // Disable admits every call until Reset. Outcomes are still counted in
-// Stats, but nothing trips the breaker.
+// Stats, but nothing trips the breaker. The transition's reason is Manual.
 func (b *Breaker) Disable() {
-	b.override(Disabled, ManualDisable)
+	b.override(Disabled)
 }
 
-func (b *Breaker) override(s State, r Reason) {
+func (b *Breaker) override(s State) {
 	for {
 		cur := b.cur.Load()
 		if cur.state == s {
 			return
 		}
-		next := &record{state: s, reason: r, kind: -1}
+		next := &record{state: s, reason: Manual, kind: -1}
 		if s == ForcedOpen {
 			next.until = never
 		}
@@ -120,17 +121,10 @@ type Stats struct {
 	Rejected uint64 // Allow calls refused with ErrOpen
 	Late     uint64 // results of permits from an older generation
 
-	transitions [numReasons]uint64 // see Transitions
-}
-
-// Transitions returns how many transitions the breaker had made, at the
-// time of the snapshot, for reason r: Transitions(Saturation) is how often
-// it opened because its bulkhead was full.
-func (s Stats) Transitions(r Reason) uint64 {
-	if int(r) < len(s.transitions) {
-		return s.transitions[r]
-	}
-	return 0
+	// Transitions counts the transitions made so far, indexed by their
+	// Reason: Transitions[Saturation] is how often the breaker opened
+	// because its bulkhead was full.
+	Transitions [numReasons]uint64
 }
 
 // Stats returns a snapshot of the breaker.
@@ -150,8 +144,8 @@ func (b *Breaker) Stats() Stats {
 		Late:       b.late.Load(),
 	}
 	if h := b.hist.Load(); h != nil {
-		for i := range s.transitions {
-			s.transitions[i] = h.transitions[i].Load()
+		for i := range s.Transitions {
+			s.Transitions[i] = h.transitions[i].Load()
 		}
 	}
 	switch r.state {

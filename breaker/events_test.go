@@ -52,11 +52,10 @@ func TestEvents(t *testing.T) {
 			}
 			assert.Equal(t, "payments: closed → open (consecutive-failures)", first.String())
 			st := b.Stats()
-			assert.Equal(t, uint64(2), st.Transitions(breaker.ResetTimeout))
-			assert.Equal(t, uint64(1), st.Transitions(breaker.ProbeFailed))
-			assert.Equal(t, uint64(1), st.Transitions(breaker.Manual))
-			assert.Zero(t, st.Transitions(breaker.ManualReset), "the reset of a closed breaker was no transition")
-			assert.Zero(t, st.Transitions(breaker.Reason(200)), "no such reason")
+			assert.Equal(t, uint64(2), st.Transitions[breaker.ResetTimeout])
+			assert.Equal(t, uint64(1), st.Transitions[breaker.ProbeFailed])
+			assert.Equal(t, uint64(1), st.Transitions[breaker.Manual], "the trip: the reset of a closed breaker was no transition")
+			assert.Zero(t, st.Transitions[breaker.NoReason], "no transition has no reason")
 		})
 	})
 
@@ -181,9 +180,9 @@ func TestEvents(t *testing.T) {
 		b.Reset()
 		assert.Equal(t, []string{
 			"closed>open:consecutive-failures",
-			"open>closed:manual-reset",
+			"open>closed:manual",
 			"closed>open:manual",
-			"open>closed:manual-reset",
+			"open>closed:manual",
 		}, rec.transitions(), "the event queued during the Goexit, and the later ones, are delivered")
 	})
 }

@@ -10,3 +10,6 @@ func (b *Breaker) Classify(err error) (Outcome, error) {
 	return b.classify(err)
 }
 func (b *Breaker) Drained() bool { return b.drained() }
+
+// NoReason is the reason of a breaker that has never changed state.
+const NoReason = noReason

@@ -125,10 +125,10 @@ func runDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 				m.Reset()
 			case 2:
 				b.ForceOpen()
-				m.override(breaker.ForcedOpen, breaker.ManualForceOpen)
+				m.override(breaker.ForcedOpen)
 			case 3:
 				b.Disable()
-				m.override(breaker.Disabled, breaker.ManualDisable)
+				m.override(breaker.Disabled)
 			case 4:
 				b.Trip(breaker.QueueFull)
 				m.Trip(breaker.QueueFull)

@@ -274,14 +274,14 @@ func (m *model) Reset() {
 		m.resetCounts()
 		return
 	}
-	m.moveTo(breaker.Closed, breaker.ManualReset, "")
+	m.moveTo(breaker.Closed, breaker.Manual, "")
 }
 
-func (m *model) override(s breaker.State, r breaker.Reason) {
+func (m *model) override(s breaker.State) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.state != s {
-		m.moveTo(s, r, "")
+		m.moveTo(s, breaker.Manual, "")
 		if s == breaker.ForcedOpen {
 			m.until = 1<<63 - 1
 		}

@@ -6,9 +6,9 @@ import (
 )
 
 // PanicError is a panic recovered from user code that fusebox runs, the
-// one type for all of them (executor.PanicError is this type). The breaker
-// recovers its callbacks: Config.Classify (or an error's own Unwrap or Is
-// method reached by DefaultClassify) and a KindRule's Match; it stays
+// one type for all of them, the executor's and the adapters' included. The
+// breaker recovers its callbacks: Config.Classify (or an error's own Unwrap
+// or Is method reached by DefaultClassify) and a KindRule's Match; it stays
 // consistent, and the call counts as a failure (matching no ErrorKinds
 // rule when Match panicked). The executor recovers a call's function and
 // reports the breaker's callbacks as its own.

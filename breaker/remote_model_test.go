@@ -156,10 +156,10 @@ func runRemoteDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 				m.Reset()
 			case 2:
 				b.ForceOpen()
-				m.override(breaker.ForcedOpen, breaker.ManualForceOpen)
+				m.override(breaker.ForcedOpen)
 			case 3:
 				b.Disable()
-				m.override(breaker.Disabled, breaker.ManualDisable)
+				m.override(breaker.Disabled)
 			}
 		case 5: // a remote trip: since up to 1.5 s ago, until from 2 s ago to 13 s ahead
 			since, until := now-step100(a%16), now+step100(10*(a>>4)-20)

@@ -39,8 +39,9 @@ type Reason uint8
 
 // The reasons.
 const (
-	// NoReason is the reason of a breaker that has never changed state.
-	NoReason Reason = iota
+	// noReason is the reason of a breaker that has never changed state
+	// ("none").
+	noReason Reason = iota
 	// ConsecutiveFailures: Config.ConsecutiveFailures failures in a row.
 	ConsecutiveFailures
 	// ErrorKind: one of Config.ErrorKinds reached its own consecutive
@@ -59,7 +60,9 @@ const (
 	// The executor closes the breaker again, without a probe, once the
 	// queue has drained to its low-water mark (QueueDrained).
 	QueueFull
-	// Manual: an operator called [Breaker.Trip].
+	// Manual: an operator's action. Event.To says which: Open for
+	// [Breaker.Trip] (called with Manual), Closed for [Breaker.Reset],
+	// ForcedOpen for [Breaker.ForceOpen], Disabled for [Breaker.Disable].
 	Manual
 	// ResetTimeout: the open period ended and the first probe was admitted.
 	ResetTimeout
@@ -74,12 +77,6 @@ const (
 	// QueueDrained: a breaker opened for QueueFull closed because the queue
 	// drained below its low-water mark.
 	QueueDrained
-	// ManualReset: an operator called [Breaker.Reset].
-	ManualReset
-	// ManualForceOpen: an operator called [Breaker.ForceOpen].
-	ManualForceOpen
-	// ManualDisable: an operator called [Breaker.Disable].
-	ManualDisable
 	// Remote: another replica of the service said so (see remote.go):
 	// [Breaker.OpenRemote] or [Breaker.CloseRemote].
 	Remote
@@ -89,8 +86,7 @@ const (
 var reasonNames = [...]string{
 	"none", "consecutive-failures", "error-kind", "failure-rate", "slow-call-rate",
 	"saturation", "queue-full", "manual", "reset-timeout", "probes-succeeded",
-	"probe-failed", "probe-deferred", "queue-drained", "manual-reset",
-	"manual-force-open", "manual-disable", "remote",
+	"probe-failed", "probe-deferred", "queue-drained", "remote",
 }
 
 // String returns the kebab-case name of the reason, e.g. "saturation".

@@ -16,9 +16,6 @@
 //	defer b.Release()
 //	return pay(ctx)
 //
-// A [Runner] lets a program that already runs a goroutine pool start the
-// executor's calls on it.
-//
 // An idle Bulkhead is about 50 bytes and no goroutine; TryAcquire, Release
 // and refusals are single compare-and-swap loops while nobody waits. All
 // methods are safe for concurrent use. docs/design.md in the repository

@@ -120,7 +120,7 @@ func (f fuseboxSubject) Call(ctx context.Context, fn Fn) (int, error) {
 
 func (fuseboxSubject) Classify(err error) Outcome {
 	switch {
-	case errors.Is(err, executor.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		return Open
 	case errors.Is(err, executor.ErrSaturated):
 		return Full

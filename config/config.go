@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"time"
@@ -134,10 +135,20 @@ func (g Group) GroupConfig() (executor.GroupConfig, error) {
 	if g.Strict != nil {
 		cfg.Strict = *g.Strict
 	}
-	if err := cfg.Validate(); err != nil {
+	if err := check(cfg); err != nil {
 		return executor.GroupConfig{}, fmt.Errorf("config: %w", err)
 	}
 	return cfg, nil
+}
+
+// check validates cfg the one way there is, by making the group; an idle
+// group starts nothing, and closing it is immediate.
+func check(cfg executor.GroupConfig) error {
+	g, err := executor.NewGroup(cfg)
+	if err != nil {
+		return err
+	}
+	return g.Close(context.Background())
 }
 
 // Config returns the executor.Config with the fields e sets; the others

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/dashboard"
-	"github.com/fusebox-go/fusebox/executor"
 )
 
 // controlHeaders are what the page sends with an action.
@@ -94,10 +93,10 @@ func TestNoGetChangesAnything(t *testing.T) {
 	h.AddGroup(g)
 	gens := func() map[string]uint64 {
 		m := map[string]uint64{}
-		g.Range(func(ex *executor.Executor) bool {
-			m[ex.Name()] = ex.Breaker().Stats().Generation
-			return true
-		})
+		for _, name := range g.Names() {
+			ex, _ := g.Lookup(name)
+			m[name] = ex.Breaker().Stats().Generation
+		}
 		return m
 	}
 	before := gens()

@@ -243,10 +243,11 @@ func (h *Handler) each(f func(id string, ex *executor.Executor)) {
 			visit(s.ex)
 			continue
 		}
-		s.g.Range(func(ex *executor.Executor) bool {
-			visit(ex)
-			return true
-		})
+		for _, name := range s.g.Names() {
+			if ex, ok := s.g.Lookup(name); ok {
+				visit(ex)
+			}
+		}
 	}
 }
 

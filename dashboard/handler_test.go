@@ -127,7 +127,7 @@ func TestSeriesAreRatesOfCounterDeltas(t *testing.T) {
 		ex.Breaker().ForceOpen()
 		for range 4 {
 			_, err := executor.Do(context.Background(), ex, func(context.Context) (int, error) { return 0, nil })
-			require.ErrorIs(t, err, executor.ErrOpen)
+			require.ErrorIs(t, err, breaker.ErrOpen)
 		}
 		time.Sleep(time.Second)
 		p = tile(t, snapshot(t, h), "payments").Series

@@ -43,7 +43,7 @@ func (panickyUnwrap) Unwrap() error { panic("Unwrap of a broken error") }
 // requireCallbackPanic asserts that err is a *PanicError naming callback.
 func requireCallbackPanic(t *testing.T, err error, callback string) {
 	t.Helper()
-	var pe *executor.PanicError
+	var pe *breaker.PanicError
 	require.ErrorAs(t, err, &pe, "got %v, want a *PanicError", err)
 	assert.Equal(t, callback, pe.Callback, "got callback %q, want %q", pe.Callback, callback)
 	assert.Contains(t, err.Error(), callback)
@@ -188,8 +188,8 @@ func TestAPanicIsAlwaysACountedFailure(t *testing.T) {
 				})
 				require.NoError(t, err)
 				synctest.Wait()
-				_, err = f.TryAwait()
-				var pe *executor.PanicError
+				_, err = resultNow(f)
+				var pe *breaker.PanicError
 				require.ErrorAs(t, err, &pe)
 				assert.Equal(t, "fn", pe.Callback)
 				s := ex.Stats()
@@ -283,7 +283,7 @@ func TestABlockingCallbackOnATimeoutDelaysNoOtherCall(t *testing.T) {
 				synctest.Wait()
 				resolved := 0
 				for _, f := range fs {
-					if _, err := f.TryAwait(); errors.Is(err, executor.ErrTimeout) {
+					if _, err := resultNow(f); errors.Is(err, executor.ErrTimeout) {
 						resolved++
 					}
 				}
@@ -352,8 +352,8 @@ func TestACallbackCallingGoexitIsTreatedAsAPanic(t *testing.T) {
 				require.NoError(t, err)
 				time.Sleep(2 * time.Second)
 				synctest.Wait()
-				_, err = f.TryAwait()
-				var pe *executor.PanicError
+				_, err = resultNow(f)
+				var pe *breaker.PanicError
 				require.ErrorAs(t, err, &pe, "the future resolved with a *PanicError")
 				assert.Contains(t, pe.Error(), "runtime.Goexit")
 				close(release)

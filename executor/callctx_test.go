@@ -230,7 +230,7 @@ func TestErrorValues(t *testing.T) {
 	var to interface{ Timeout() bool }
 	require.True(t, errors.As(executor.ErrTimeout, &to))
 	assert.True(t, to.Timeout())
-	assert.Same(t, breaker.ErrOpen, executor.ErrOpen)
+	assert.ErrorIs(t, &executor.RejectedError{Supplier: "payments", Reason: executor.RejectedOpen}, breaker.ErrOpen)
 	r := &executor.RejectedError{Supplier: "payments", Reason: executor.RejectedQueueFull}
 	assert.Equal(t, "fusebox: payments: rejected: queue-full", r.Error())
 	assert.ErrorIs(t, r, executor.ErrSaturated)

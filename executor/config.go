@@ -193,13 +193,6 @@ func (ck *checker) resetTimeout(reset time.Duration, r resolved) {
 	}
 }
 
-// Validate reports every problem New would report for an executor named
-// name with this configuration, without making one.
-func (c Config) Validate(name string) error {
-	_, err := c.build(name)
-	return err
-}
-
 // build validates c completely, the breaker's settings included, and
 // returns the parts of an executor. The error names every invalid field at
 // once, the executor's and the breaker's.

@@ -1,17 +1,16 @@
 // Package executor protects calls to one supplier: it composes a circuit
 // breaker, a bulkhead of worker slots, an invocation timeout and futures.
 //
-// The story: payments hang. Every payment call holds one of the
-// executor's slots; once the slots are held by calls far older than
-// payments normally take (stuck, see StuckConfig), the call that finds
-// them all taken is refused with ErrSaturated and, in that same call,
-// trips the breaker. From then on
-// payment calls fail fast with ErrOpen, touching nothing, while the rest of
-// the service keeps its workers. After the reset timeout, which New insists
-// is longer than the invocation timeout, every call admitted before the
-// trip has timed out and given its slot back, so the one probe the breaker
-// lets through finds a free slot; its outcome closes the breaker or opens it
-// again.
+// The story: payments hang. Every payment call holds one of the executor's
+// slots; once the slots are held by calls far older than payments normally
+// take (stuck, see StuckConfig), the call that finds them all taken is
+// refused with ErrSaturated and, in that same call, trips the breaker. From
+// then on payment calls fail fast with breaker.ErrOpen, touching nothing,
+// while the rest of the service keeps its workers. After the reset timeout,
+// which New insists is longer than the invocation timeout, every call
+// admitted before the trip has timed out and given its slot back, so the
+// one probe the breaker lets through finds a free slot; its outcome closes
+// the breaker or opens it again.
 //
 //	ex, err := executor.New("payments", executor.Config{
 //		Workers:             10,
@@ -23,7 +22,7 @@
 //		return payments.Charge(ctx, order)
 //	})
 //	switch {
-//	case errors.Is(err, executor.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
 //		// refused without calling payments: degrade
 //	case errors.Is(err, executor.ErrTimeout):
 //		// payments did not answer in 30 s
@@ -48,9 +47,9 @@
 //
 // Group.Reconfigure (and Executor.Reconfigure) put a new configuration in
 // force on running executors, validated whole first, without dropping a
-// call in flight or losing a breaker's state. Executor.CallDurations
-// returns histograms of call durations by outcome, which the metrics and
-// fuseotel modules export.
+// call in flight or losing a breaker's state. Stats.Durations holds
+// histograms of call durations by outcome, which the metrics and fuseotel
+// modules export.
 //
 // Nothing runs at import, and an idle executor holds no goroutine: a
 // call's goroutine lives while the call runs, a call that times out has a
@@ -65,7 +64,7 @@
 // delays only its own call's future); transition listeners on whichever of
 // the submitter, the call or its timeout caused the transition. A panic in
 // any of them is recovered: fn's or a classifier's resolves the call's
-// future with a *PanicError naming it (a failure on the breaker), a
+// future with a *breaker.PanicError naming it (a failure on the breaker), a
 // listener's is logged. A callback that ends its goroutine with
 // runtime.Goexit (t.FailNow in a test's classifier or listener) instead of
 // returning is treated as one that panicked. Close returns by its

@@ -13,7 +13,7 @@ import (
 	"github.com/fusebox-go/fusebox/executor"
 )
 
-func TestCallDurations(t *testing.T) {
+func TestStatsDurations(t *testing.T) {
 	t.Run("calls are counted by outcome in cumulative buckets, timeouts at the timeout", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ex := newExecutor(t, executor.Config{InvocationTimeout: 200 * time.Millisecond,
@@ -42,19 +42,21 @@ func TestCallDurations(t *testing.T) {
 			require.ErrorIs(t, err, context.Canceled)
 			time.Sleep(time.Second) // every call has ended
 
-			d := ex.CallDurations()
+			st := ex.Stats()
+			d := st.Durations
+			assert.Equal(t, st.Successes, d[breaker.Success].Count, "every success was timed")
 			ms := time.Millisecond
 			assert.Equal(t, executor.Histogram{
 				//         5ms 10 25 50 100 250 500 1s 2.5 5 10
-				Buckets: [executor.NumDurationBuckets]uint64{2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3},
+				Buckets: [...]uint64{2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3},
 				Count:   3, Sum: 78 * ms,
 			}, d[breaker.Success])
 			assert.Equal(t, executor.Histogram{
-				Buckets: [executor.NumDurationBuckets]uint64{0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 2},
+				Buckets: [...]uint64{0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 2},
 				Count:   2, Sum: 230 * ms,
 			}, d[breaker.Failure], "30 ms, and the timeout at 200 ms")
 			assert.Equal(t, executor.Histogram{
-				Buckets: [executor.NumDurationBuckets]uint64{0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1},
+				Buckets: [...]uint64{0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1},
 				Count:   1, Sum: 60 * ms,
 			}, d[breaker.Ignored], "the call its caller cancelled")
 		})
@@ -62,7 +64,7 @@ func TestCallDurations(t *testing.T) {
 	t.Run("calls that never ran are not in it; an idle executor has empty histograms", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ex := newExecutor(t, executor.Config{Workers: 1, Breaker: breaker.Config{ConsecutiveFailures: 1}})
-			assert.Equal(t, [3]executor.Histogram{}, ex.CallDurations())
+			assert.Equal(t, [3]executor.Histogram{}, ex.Stats().Durations)
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
 			_, err := executor.Do(ctx, ex, func(context.Context) (int, error) { return 1, nil })
@@ -70,8 +72,8 @@ func TestCallDurations(t *testing.T) {
 			_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 0, errBoom })
 			require.ErrorIs(t, err, errBoom)
 			_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
-			require.ErrorIs(t, err, executor.ErrOpen)
-			d := ex.CallDurations()
+			require.ErrorIs(t, err, breaker.ErrOpen)
+			d := ex.Stats().Durations
 			assert.Zero(t, d[breaker.Success].Count)
 			assert.Zero(t, d[breaker.Ignored].Count, "the cancelled call never ran")
 			assert.Equal(t, uint64(1), d[breaker.Failure].Count)

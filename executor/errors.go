@@ -9,10 +9,9 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
+// A refused call's error matches breaker.ErrOpen (the supplier's breaker
+// is open; nothing was called), ErrSaturated or ErrClosed.
 var (
-	// ErrOpen: the supplier's breaker is open; nothing was called. It is
-	// breaker.ErrOpen, so either name matches.
-	ErrOpen = breaker.ErrOpen
 	// ErrSaturated: every slot was busy (and the queue, if any, full). If
 	// the bulkhead was stuck the breaker tripped in the same call
 	// (RejectedSaturated, RejectedQueueFull); if it was merely busy only
@@ -67,7 +66,7 @@ func (r Rejection) String() string {
 func (r Rejection) sentinel() error {
 	switch r {
 	case RejectedOpen:
-		return ErrOpen
+		return breaker.ErrOpen
 	case RejectedClosed:
 		return ErrClosed
 	}
@@ -75,10 +74,9 @@ func (r Rejection) sentinel() error {
 }
 
 // RejectedError is what Submit returns for a refused call: errors.Is
-// matches ErrOpen, ErrSaturated (for a full queue and a busy bulkhead too)
-// or ErrClosed. The
-// values are made once per executor, so a rejection allocates nothing;
-// treat them as read-only.
+// matches breaker.ErrOpen, ErrSaturated (for a full queue and a busy
+// bulkhead too) or ErrClosed. The values are made once per executor, so a
+// rejection allocates nothing; treat them as read-only.
 type RejectedError struct {
 	Supplier string
 	Reason   Rejection
@@ -90,39 +88,38 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("fusebox: %s: rejected: %s", e.Supplier, e.Reason)
 }
 
-// Unwrap returns ErrOpen, ErrSaturated or ErrClosed.
+// Unwrap returns breaker.ErrOpen, ErrSaturated or ErrClosed.
 func (e *RejectedError) Unwrap() error { return e.Reason.sentinel() }
 
-// PanicError is the error of a call whose function, or a user callback the
-// executor ran for it, panicked. The panic is recovered on the goroutine
-// where it happened, the call counts as a failure on the breaker, its
-// future resolves with this error, and the process carries on. It is
-// breaker.PanicError: one type for every panic fusebox recovers.
-type PanicError = breaker.PanicError
-
-func newPanicError(v any) *PanicError {
-	return &PanicError{Callback: "fn", Value: v, Stack: debug.Stack()}
+// newPanicError is the error of a call whose function panicked. The panic
+// is recovered on the goroutine where it happened, the call counts as a
+// failure on the breaker, its future resolves with this error, and the
+// process carries on. It is a *breaker.PanicError, the one type for every
+// panic fusebox recovers, as for a user callback the executor ran for the
+// call.
+func newPanicError(v any) *breaker.PanicError {
+	return &breaker.PanicError{Callback: "fn", Value: v, Stack: debug.Stack()}
 }
 
-// errCallbackGoexit is the Value of the *PanicError of a call whose
+// errCallbackGoexit is the Value of the *breaker.PanicError of a call whose
 // breaker callback ended its goroutine with runtime.Goexit (as t.FailNow
 // does in a test's classifier or listener) instead of returning.
 var errCallbackGoexit = errors.New("runtime.Goexit instead of a return")
 
 // breakerCallbacks names the callbacks a call's outcome runs, for a
-// *PanicError that cannot tell which of them ended the goroutine.
+// *breaker.PanicError that cannot tell which of them ended the goroutine.
 const breakerCallbacks = "Breaker.Classify, ErrorKinds[i].Match or OnTransition"
 
-func goexitError() *PanicError {
-	return &PanicError{Callback: breakerCallbacks, Value: errCallbackGoexit}
+func goexitError() *breaker.PanicError {
+	return &breaker.PanicError{Callback: breakerCallbacks, Value: errCallbackGoexit}
 }
 
 // fromBreaker turns a panic the breaker recovered from one of its
-// callbacks into the executor's PanicError.
-func fromBreaker(err error) *PanicError {
+// callbacks into the *breaker.PanicError the executor reports.
+func fromBreaker(err error) *breaker.PanicError {
 	bp, ok := err.(*breaker.PanicError)
 	if !ok {
-		return &PanicError{Callback: "Breaker", Value: err}
+		return &breaker.PanicError{Callback: "Breaker", Value: err}
 	}
-	return &PanicError{Callback: "Breaker." + bp.Callback, Value: bp.Value, Stack: bp.Stack}
+	return &breaker.PanicError{Callback: "Breaker." + bp.Callback, Value: bp.Value, Stack: bp.Stack}
 }

@@ -78,7 +78,7 @@ func ExampleDo_fallback() {
 
 	price := func() float64 {
 		p, err := executor.Do(ctx, ex, func(ctx context.Context) (float64, error) { return 43, nil })
-		if errors.Is(err, executor.ErrOpen) || errors.Is(err, executor.ErrSaturated) {
+		if errors.Is(err, breaker.ErrOpen) || errors.Is(err, executor.ErrSaturated) {
 			return cached // fail fast, keep serving
 		}
 		if err != nil {
@@ -111,5 +111,5 @@ func ExampleLogTransitions() {
 	ex.Breaker().Reset()
 	// Output:
 	// level=WARN msg="fusebox: breaker open" supplier=payments from=closed to=open reason=saturation
-	// level=INFO msg="fusebox: breaker closed" supplier=payments from=open to=closed reason=manual-reset
+	// level=INFO msg="fusebox: breaker closed" supplier=payments from=open to=closed reason=manual
 }

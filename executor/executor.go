@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
@@ -170,8 +169,8 @@ func New(name string, cfg Config) (*Executor, error) {
 // env is what the executors of a Group share: one allocation, so that an
 // idle executor stays small.
 type env struct {
-	epoch  time.Time       // the clock: deadlines are ns since epoch
-	runner bulkhead.Runner // nil: a go statement per call
+	epoch  time.Time // the clock: deadlines are ns since epoch
+	runner Runner    // nil: a go statement per call
 	// group is the Group of the executors sharing this env; nil for New's.
 	// Executor.Reconfigure gives a group's executor the group's listeners.
 	group *Group
@@ -321,6 +320,20 @@ type Stats struct {
 	// sampled: every one of the first 256 successes, then one in 8), to
 	// within 25 %. 0 without history (fewer than 20 samples).
 	LatencyP50, LatencyP99 time.Duration
+
+	// Durations are the histograms of the durations of the calls whose
+	// function ran, by the outcome the breaker recorded, indexed by
+	// breaker.Outcome: Durations[breaker.Success], [breaker.Failure],
+	// [breaker.Ignored]. A call's duration runs from the moment it got its
+	// slot (the queue wait is not part of it) until its function returned,
+	// or until its deadline for a call that timed out, so a timeout is in
+	// the histogram of its outcome (usually Failure) at about the
+	// invocation timeout. Calls that never ran (refused, left the queue,
+	// their caller gave up before they started) are not in it. The counts
+	// only grow; each bucket is read atomically, so a snapshot taken while
+	// calls end may be a call or so apart from one bucket to the next
+	// (Count is the sum of the buckets read, so it is never below them).
+	Durations [numOutcomes]Histogram
 }
 
 // Stats returns a snapshot of the supplier's state and counters.
@@ -336,6 +349,7 @@ func (ex *Executor) Stats() Stats {
 	var rejected [numRejections]uint64
 	rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker
 	s.LatencyP50, s.LatencyP99 = ex.latencyStats()
+	s.Durations = ex.callDurations()
 	if rc := ex.rare.Load(); rc != nil {
 		s.Successes = rc.successes()
 		s.Overdue = int(rc.overdue.Load())
@@ -386,7 +400,7 @@ func (r Rejections) Of(reason Rejection) uint64 {
 // Match functions are user code: if one panics, the breaker recovers it and
 // records a failure, and count returns the panic (counted in Stats.Panics)
 // for the call's future.
-func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *PanicError) {
+func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breaker.PanicError) {
 	classified := false
 	defer func() {
 		if !classified {

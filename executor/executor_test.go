@@ -75,7 +75,7 @@ func TestSaturationTrips(t *testing.T) {
 			assert.Equal(t, breaker.Open, ex.Breaker().State(), "open when the saturated Submit returns")
 
 			_, err = executor.Submit(t.Context(), ex, s.cooperative)
-			require.ErrorIs(t, err, executor.ErrOpen)
+			require.ErrorIs(t, err, breaker.ErrOpen)
 			st := ex.Stats()
 			assert.Equal(t, uint64(1), st.Rejected.Saturated, "the bulkhead was not asked again")
 			assert.Equal(t, uint64(1), st.Rejected.Open)
@@ -103,7 +103,7 @@ func TestSaturationTrips(t *testing.T) {
 							admitted.Add(1)
 						case errors.Is(err, executor.ErrSaturated):
 							saturated.Add(1)
-						case errors.Is(err, executor.ErrOpen):
+						case errors.Is(err, breaker.ErrOpen):
 							open.Add(1)
 						}
 					})
@@ -142,9 +142,9 @@ func TestProbeAlwaysFindsASlot(t *testing.T) {
 
 			time.Sleep(R - time.Nanosecond)
 			_, err = executor.Submit(t.Context(), ex, s.cooperative)
-			require.ErrorIs(t, err, executor.ErrOpen, "cycle %d: before R", cycle)
+			require.ErrorIs(t, err, breaker.ErrOpen, "cycle %d: before R", cycle)
 			for _, f := range pending {
-				_, err := f.TryAwait()
+				_, err := resultNow(f)
 				require.ErrorIs(t, err, executor.ErrTimeout, "cycle %d: every pre-trip call timed out", cycle)
 			}
 			time.Sleep(time.Nanosecond)
@@ -202,14 +202,14 @@ func TestNonCooperativeCalls(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 		synctest.Wait()
 		for _, f := range fs {
-			_, err := f.TryAwait()
+			_, err := resultNow(f)
 			require.ErrorIs(t, err, executor.ErrTimeout, "the caller is not held hostage")
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 		}
 
 		time.Sleep(R - T - 5*time.Millisecond)
 		_, err = executor.Submit(t.Context(), ex, s.stubborn)
-		require.ErrorIs(t, err, executor.ErrOpen, "the probe found no slot and was deferred")
+		require.ErrorIs(t, err, breaker.ErrOpen, "the probe found no slot and was deferred")
 		assert.Equal(t, 1, ev.count(breaker.Open, breaker.ProbeDeferred))
 		assert.Equal(t, breaker.Open, ex.Breaker().State())
 		assert.LessOrEqual(t, s.maxIn.Load(), int64(n), "in flight never above N")
@@ -316,7 +316,7 @@ func TestAllTimeouts(t *testing.T) {
 			if i < 5 {
 				require.ErrorIs(t, err, executor.ErrTimeout, "call %d", i+1)
 			} else {
-				require.ErrorIs(t, err, executor.ErrOpen, "the 6th call fails fast")
+				require.ErrorIs(t, err, breaker.ErrOpen, "the 6th call fails fast")
 			}
 		}
 		assert.Equal(t, int64(5), s.entered.Load(), "the supplier was entered exactly 5 times")
@@ -369,7 +369,7 @@ func TestPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ex := newExecutor(t, executor.Config{Workers: 1, Breaker: breaker.Config{ConsecutiveFailures: 2}})
 		_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { panic("oops") })
-		var pe *executor.PanicError
+		var pe *breaker.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "oops", pe.Value)
 		assert.Contains(t, string(pe.Stack), "executor_test.TestPanics")

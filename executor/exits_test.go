@@ -37,7 +37,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 		{"panic", func(t *testing.T, ex *executor.Executor) error {
 			_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { panic("x") })
 			return err
-		}, &executor.PanicError{}},
+		}, &breaker.PanicError{}},
 		{"runtime.Goexit", func(t *testing.T, ex *executor.Executor) error {
 			_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { runtime.Goexit(); return 0, nil })
 			return err
@@ -99,7 +99,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 					} else {
 						require.ErrorContains(t, err, "Goexit")
 					}
-				case *executor.PanicError:
+				case *breaker.PanicError:
 					require.ErrorAs(t, err, &want)
 				default:
 					require.ErrorIs(t, err, want)
@@ -128,7 +128,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 			closed := make(chan error)
 			go func() { closed <- ex.Close(context.Background()) }()
 			synctest.Wait()
-			_, err = queued.TryAwait()
+			_, err = resultNow(queued)
 			assert.ErrorIs(t, err, executor.ErrClosed, "queued calls are cancelled")
 			_, err = executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 0, nil })
 			assert.ErrorIs(t, err, executor.ErrClosed)
@@ -158,7 +158,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			require.ErrorIs(t, ex.Close(ctx), context.DeadlineExceeded)
-			_, err = f.TryAwait()
+			_, err = resultNow(f)
 			assert.ErrorIs(t, err, executor.ErrClosed, "the caller is not left waiting")
 			assert.Equal(t, 1, ex.Stats().Overdue)
 			close(hold)
@@ -192,7 +192,7 @@ func TestCloseWaitsForASlowListenerOnTheTimer(t *testing.T) {
 		require.True(t, inListener.Load(), "the timeout's transition is being delivered on the timer")
 		require.NoError(t, ex.Close(context.Background()))
 		assert.True(t, listenerDone.Load(), "Close waited for the timer goroutine")
-		_, err = f.TryAwait()
+		_, err = resultNow(f)
 		assert.ErrorIs(t, err, executor.ErrTimeout, "and the future is resolved")
 	})
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
 )
 
 // DoOr is Do with a fallback: when the call is refused or times out, that
-// is when its error matches ErrOpen, ErrSaturated (a full queue too) or
-// ErrTimeout (ErrQueueTimeout too), it returns fallback(ctx, err) instead:
-// a cached value, a default, a degraded answer. Every other error is
+// is when its error matches breaker.ErrOpen, ErrSaturated (a full queue
+// too) or ErrTimeout (ErrQueueTimeout too), it returns fallback(ctx, err)
+// instead: a cached value, a default, a degraded answer. Every other error is
 // returned as it is: fn's own (the supplier answered; a fallback would hide
 // its answer), ErrClosed (the service is shutting down) and the caller's
 // cancellation (nobody waits for a fallback). fallback runs on the
@@ -22,8 +24,8 @@ import (
 // slot for every attempt and multiplies the load on a supplier that is
 // already failing, which is the outage the bulkhead is there to contain.
 // Around the call:
-//   - never retry ErrOpen (the breaker has just said the supplier is down;
-//     a retry only burns a rejection) nor ErrClosed;
+//   - never retry breaker.ErrOpen (the breaker has just said the supplier
+//     is down; a retry only burns a rejection) nor ErrClosed;
 //   - retry ErrSaturated and ErrTimeout at most once or twice, with
 //     back-off and jitter, and only for idempotent calls;
 //   - keep a retry budget, e.g. retries at most 10% of calls, so that
@@ -58,7 +60,7 @@ func fallsBack(ctx context.Context, err error) bool {
 	switch {
 	case err == nil, errors.Is(err, ErrClosed):
 		return false
-	case errors.Is(err, ErrOpen), errors.Is(err, ErrSaturated):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, ErrSaturated):
 		return true
 	}
 	// The caller's own deadline also resolves the call with ErrTimeout:

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/future"
 )
 
@@ -43,8 +42,8 @@ type GroupConfig struct {
 	// own. Set it to run the calls on a goroutine pool that the program
 	// already runs, under that pool's process-wide cap (see the antspool
 	// module); a Runner that refuses a call ends it with its error, one
-	// that panics with a *PanicError.
-	Runner bulkhead.Runner
+	// that panics with a *breaker.PanicError.
+	Runner Runner
 	// Strict refuses names that Dependencies does not list: Executor (and
 	// SubmitIn, DoIn, and the transports built on them) return an error
 	// matching ErrUnknownDependency, naming the supplier, instead of
@@ -53,6 +52,24 @@ type GroupConfig struct {
 	// cannot become a phantom supplier in the metrics. false means any
 	// name gets an executor. It needs Dependencies.
 	Strict bool
+}
+
+// A Runner starts calls on goroutines it manages. By default fusebox starts
+// each admitted call with a go statement of its own: the runtime already
+// caches goroutines and sizes their stacks, and the bulkheads bound the
+// concurrency of every supplier, so no pool is needed. A Runner is for a
+// program that already runs a goroutine pool (an ants pool, say: see the
+// antspool module) and wants fusebox's calls under that pool's
+// process-wide cap.
+//
+// Go must run fn on a goroutine other than its caller's, and must not block
+// waiting for one. An error means fn will not run; the executor then ends
+// the call with that error, as ignored by its breaker (the supplier was
+// never asked). A panic in Go counts as a refusal: the executor ends the
+// call with a *breaker.PanicError; so Go must not panic after starting fn. fn
+// recovers the call's own panics. Go must be safe for concurrent use.
+type Runner interface {
+	Go(fn func()) error
 }
 
 // ErrUnknownDependency is the error of a lookup, in a Strict group, of a
@@ -90,7 +107,7 @@ func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 // executor for each supplier Dependencies lists; nothing runs until the
 // first call.
 func NewGroup(cfg GroupConfig) (*Group, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	g := &Group{env: env{epoch: time.Now(), runner: cfg.Runner}}
@@ -114,10 +131,9 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	return g, nil
 }
 
-// Validate reports every problem NewGroup would report, without making a
-// group: the default configuration, each supplier's, and the
-// group's own settings.
-func (cfg GroupConfig) Validate() error {
+// validate reports every problem of cfg: the default configuration, each
+// supplier's, and the group's own settings.
+func (cfg GroupConfig) validate() error {
 	var errs []error
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
@@ -125,11 +141,11 @@ func (cfg GroupConfig) Validate() error {
 	if cfg.Strict && len(cfg.Dependencies) == 0 {
 		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
 	}
-	if err := cfg.Default.Validate("default"); err != nil {
+	if _, err := cfg.Default.build("default"); err != nil {
 		errs = append(errs, err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
-		if err := cfg.Dependencies[name].Validate(name); err != nil {
+		if _, err := cfg.Dependencies[name].build(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -291,7 +307,8 @@ func (g *Group) Lookup(name string) (*Executor, bool) {
 
 // Names returns the names of the executors the group holds, sorted: every
 // supplier the configuration lists, and the others used so far and not
-// evicted.
+// evicted. To visit every executor, Lookup each name (one evicted
+// meanwhile is not found).
 func (g *Group) Names() []string {
 	var names []string
 	g.m.Range(func(k, _ any) bool {
@@ -300,11 +317,6 @@ func (g *Group) Names() []string {
 	})
 	slices.Sort(names)
 	return names
-}
-
-// Range calls f for each executor of the group until f returns false.
-func (g *Group) Range(f func(ex *Executor) bool) {
-	g.m.Range(func(_, v any) bool { return f(v.(*Executor)) })
 }
 
 // Close closes every executor (see Executor.Close). Executor returns
@@ -318,8 +330,8 @@ func (g *Group) Close(ctx context.Context) error {
 	g.retired = nil
 	g.mu.Unlock()
 	var errs []error
-	g.Range(func(ex *Executor) bool {
-		if err := ex.Close(ctx); err != nil {
+	g.m.Range(func(_, v any) bool {
+		if err := v.(*Executor).Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		return true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -104,12 +102,7 @@ func TestGroup(t *testing.T) {
 			failing, _ := g.Executor("host-c")
 			failing.Breaker().Trip(breaker.Manual) // an open breaker remembers a failing supplier
 
-			names := func() []string {
-				var out []string
-				g.Range(func(ex *executor.Executor) bool { out = append(out, ex.Name()); return true })
-				slices.Sort(out)
-				return out
-			}
+			names := g.Names
 			for range 3 {
 				time.Sleep(time.Minute)
 				executor.Do(t.Context(), busy, func(context.Context) (int, error) { return 0, nil })
@@ -245,18 +238,18 @@ type panickyRunner struct {
 	panicAt int64
 }
 
-func (r *panickyRunner) Go(t bulkhead.Task) error {
+func (r *panickyRunner) Go(fn func()) error {
 	if r.n.Add(1) == r.panicAt {
 		panic("runner bug")
 	}
-	go t.Run()
+	go fn()
 	return nil
 }
 
 func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
 	requireRunnerPanic := func(t *testing.T, err error) {
 		t.Helper()
-		var pe *executor.PanicError
+		var pe *breaker.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "GroupConfig.Runner.Go", pe.Callback)
 		assert.Equal(t, "runner bug", pe.Value)

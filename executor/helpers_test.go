@@ -12,9 +12,19 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/future"
 )
 
 var errBoom = errors.New("boom")
+
+// resultNow returns the result of f without waiting: Await with a context that
+// has ended returns a complete future's result, and that context's error
+// (context.Canceled) for a pending one.
+func resultNow[T any](f *future.Future[T]) (T, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return f.Await(ctx)
+}
 
 // newExecutor makes an executor that the test closes at its end (inside the
 // synctest bubble when called from one).

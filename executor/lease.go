@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+
+	"github.com/fusebox-go/fusebox/breaker"
 )
 
 // A Lease holds one slot of an executor for work its holder does on its own
@@ -23,9 +25,10 @@ type Lease struct {
 }
 
 // Lease takes a slot for work the caller does itself, or returns a
-// *RejectedError (ErrOpen, ErrSaturated, ErrClosed) without taking one. With
-// a queue it waits, like a submitted call, for a slot: until the queue
-// timeout (ErrQueueTimeout), ctx's end (ctx's error) or Close (ErrClosed).
+// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrClosed) without taking
+// one. With a queue it waits, like a submitted call, for a slot: until the
+// queue timeout (ErrQueueTimeout), ctx's end (ctx's error) or Close
+// (ErrClosed).
 func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	c, err := admit[struct{}](ctx, ex, nil)
 	if err != nil {
@@ -81,8 +84,8 @@ func (l *Lease) Context() context.Context { return &l.c.ctx }
 // Done gives the slot back and records the outcome on the breaker, as a
 // call that returned err would: nil is a success, other errors are
 // classified by the breaker's Classify, and an error after the caller
-// cancelled is ignored. A *PanicError (the holder recovered a panic of the
-// work) counts as a panic and a failure, like a panic of a submitted
+// cancelled is ignored. A *breaker.PanicError (the holder recovered a panic
+// of the work) counts as a panic and a failure, like a panic of a submitted
 // function. After the deadline the timeout has been recorded already, and
 // Done only gives the slot back. Only the first Done counts.
 func (l *Lease) Done(err error) {
@@ -90,7 +93,7 @@ func (l *Lease) Done(err error) {
 		return
 	}
 	end := ran
-	if _, ok := err.(*PanicError); ok {
+	if _, ok := err.(*breaker.PanicError); ok {
 		end = panicked
 	}
 	l.c.settle(struct{}{}, err, end)

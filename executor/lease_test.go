@@ -43,7 +43,7 @@ func TestLeaseOutcomesReachTheBreaker(t *testing.T) {
 		}
 		assert.Equal(t, breaker.Open, ex.Stats().Breaker.State, "two failed leases trip the breaker")
 		_, err := ex.Lease(t.Context())
-		require.ErrorIs(t, err, executor.ErrOpen)
+		require.ErrorIs(t, err, breaker.ErrOpen)
 	})
 }
 

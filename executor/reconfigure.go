@@ -6,8 +6,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-
-	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
 // Reconfigure puts cfg in force on a running executor, without dropping a
@@ -123,7 +121,7 @@ func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
 // After Close, Reconfigure returns ErrClosed. Reconfigures of one group are
 // serialized.
 func (g *Group) Reconfigure(cfg GroupConfig) error {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.validate(); err != nil {
 		return err
 	}
 	g.mu.Lock()
@@ -172,7 +170,7 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 
 // sameRunner reports whether a and b are the same Runner, without the panic
 // that == raises on runners of an uncomparable type.
-func sameRunner(a, b bulkhead.Runner) bool {
+func sameRunner(a, b Runner) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

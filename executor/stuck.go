@@ -8,11 +8,11 @@ import (
 
 // Defaults of StuckConfig's zero values.
 const (
-	// DefaultStuckMultiple: a call is stuck once it has run 8 × the p99 of
+	// defaultStuckMultiple: a call is stuck once it has run 8 × the p99 of
 	// the supplier's recent successful calls.
-	DefaultStuckMultiple = 8
-	// DefaultStuckMinAge: no call younger than 500 ms is stuck.
-	DefaultStuckMinAge = 500 * time.Millisecond
+	defaultStuckMultiple = 8
+	// defaultStuckMinAge: no call younger than 500 ms is stuck.
+	defaultStuckMinAge = 500 * time.Millisecond
 )
 
 // StuckConfig decides whether a full bulkhead trips the breaker.
@@ -61,13 +61,12 @@ const (
 // stuck.
 type StuckConfig struct {
 	// Multiple of the p99 of recent successful calls that a call must have
-	// run to be stuck. 0 means 8 (DefaultStuckMultiple); otherwise ≥ 1.
+	// run to be stuck. 0 means 8; otherwise ≥ 1.
 	Multiple float64
 	// MinAge is the floor of the threshold: no call younger than this is
 	// stuck, however fast the supplier usually answers (a garbage
 	// collection or a stall of the machine makes every call look slow for
-	// a moment). 0 means 500 ms (DefaultStuckMinAge), or MaxAge if that is
-	// less.
+	// a moment). 0 means 500 ms, or MaxAge if that is less.
 	MinAge time.Duration
 	// MaxAge is the ceiling of the threshold, and the threshold of a
 	// supplier without history: a call that has run this long is stuck,
@@ -99,9 +98,9 @@ func (c StuckConfig) resolve(timeout time.Duration, slots, queue int, bad func(f
 		needRunning: int32((slots + 1) / 2), needQueued: 1}
 	switch {
 	case math.IsNaN(c.Multiple) || math.IsInf(c.Multiple, 0) || (c.Multiple != 0 && c.Multiple < 1):
-		bad("Stuck.Multiple must be ≥ 1, or 0 for the default %d, got %v", DefaultStuckMultiple, c.Multiple)
+		bad("Stuck.Multiple must be ≥ 1, or 0 for the default %d, got %v", defaultStuckMultiple, c.Multiple)
 	case c.Multiple == 0:
-		p.multiple = DefaultStuckMultiple
+		p.multiple = defaultStuckMultiple
 	}
 	maxAge := c.MaxAge
 	switch {
@@ -115,7 +114,7 @@ func (c StuckConfig) resolve(timeout time.Duration, slots, queue int, bad func(f
 	case c.MinAge < 0:
 		bad("Stuck.MinAge must be ≥ 0, got %v", c.MinAge)
 	case c.MinAge == 0:
-		minAge = min(DefaultStuckMinAge, maxAge)
+		minAge = min(defaultStuckMinAge, maxAge)
 	case c.MinAge > maxAge:
 		bad("Stuck.MinAge (%v) must not exceed Stuck.MaxAge (%v)", c.MinAge, maxAge)
 	}

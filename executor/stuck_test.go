@@ -287,13 +287,15 @@ func TestStuckConfigValidation(t *testing.T) {
 		{"a floor above the ceiling", executor.StuckConfig{MinAge: 800 * time.Millisecond}, "Stuck.MinAge (800ms) must not exceed Stuck.MaxAge (500ms)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := executor.Config{Stuck: tc.stuck}.Validate("payments")
+			_, err := executor.New("payments", executor.Config{Stuck: tc.stuck})
 			require.Error(t, err)
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
 	t.Run("a floor above a short timeout's default ceiling is lowered to it", func(t *testing.T) {
-		require.NoError(t, executor.Config{InvocationTimeout: 200 * time.Millisecond}.Validate("payments"))
+		ex, err := executor.New("payments", executor.Config{InvocationTimeout: 200 * time.Millisecond})
+		require.NoError(t, err)
+		require.NoError(t, ex.Close(t.Context()))
 	})
 }
 

@@ -11,15 +11,14 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/future"
 	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
 // Submit runs fn on the executor's supplier and returns its future, or a
-// *RejectedError (ErrOpen, ErrSaturated, ErrClosed) without calling fn and
-// without allocating. It never blocks: a call that finds every slot busy
-// waits in the queue, if there is one, as a queue entry.
+// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrClosed) without calling
+// fn and without allocating. It never blocks: a call that finds every slot
+// busy waits in the queue, if there is one, as a queue entry.
 //
 // fn receives a context derived from ctx (its values and cancellation) with
 // the invocation deadline, counted from the moment fn starts; it ends when
@@ -29,22 +28,23 @@ import (
 // the deadline, ctx's error when ctx ends first, or Canceled once fn has
 // returned; context.Cause gives ctx's cause when ctx ended it and Err
 // otherwise; contexts derived from it, and context.AfterFunc, follow it
-// without a goroutine each. The future resolves with fn's result; with ErrTimeout at the
-// deadline even if fn ignores its context (the slot stays held until fn
-// really returns; the future waits at most 5 ms, or a tenth of the timeout,
-// for fn to return first, so that a caller who resubmits at once finds the
-// slot of a function that honours its context free again); with a
-// *PanicError if fn panics; with ErrQueueTimeout if it waited in the queue
-// too long. A caller that cancels ctx gets ctx's error, and the call counts
-// as Ignored on the breaker: the supplier did nothing wrong. A call whose
-// caller has given up before it starts is not made.
+// without a goroutine each. The future resolves with fn's result; with
+// ErrTimeout at the deadline even if fn ignores its context (the slot stays
+// held until fn really returns; the future waits at most 5 ms, or a tenth
+// of the timeout, for fn to return first, so that a caller who resubmits at
+// once finds the slot of a function that honours its context free again);
+// with a *breaker.PanicError if fn panics; with ErrQueueTimeout if it
+// waited in the queue too long. A caller that cancels ctx gets ctx's error,
+// and the call counts as Ignored on the breaker: the supplier did nothing
+// wrong. A call whose caller has given up before it starts is not made.
 //
-// The path of one call: the breaker admits it (open: ErrOpen, nothing
-// touched); the bulkhead gives it a slot (none: the breaker trips with
-// reason Saturation in this very call and Submit returns ErrSaturated); fn
-// runs on a goroutine of its own; when it returns the slot is released first, the
-// outcome recorded on the breaker second, and the future completed last, so
-// a caller that awaits and resubmits at once never meets its own slot.
+// The path of one call: the breaker admits it (open: breaker.ErrOpen,
+// nothing touched); the bulkhead gives it a slot (none: the breaker trips
+// with reason Saturation in this very call and Submit returns
+// ErrSaturated); fn runs on a goroutine of its own; when it returns the
+// slot is released first, the outcome recorded on the breaker second, and
+// the future completed last, so a caller that awaits and resubmits at once
+// never meets its own slot.
 func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
 	if fn == nil {
 		return nil, errBadCall(ctx, ex)
@@ -158,10 +158,11 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 }
 
 // saturated trips the breaker in the call that found the bulkhead full of
-// stuck calls, and refuses only this call if they are young (StuckConfig). A
-// half-open probe that found no slot (calls that ignore their context still
-// hold them) is deferred instead: the breaker re-opens for a fresh reset
-// timeout, and the caller sees ErrOpen, as everyone else does meanwhile.
+// stuck calls, and refuses only this call if they are young (StuckConfig).
+// A half-open probe that found no slot (calls that ignore their context
+// still hold them) is deferred instead: the breaker re-opens for a fresh
+// reset timeout, and the caller sees breaker.ErrOpen, as everyone else does
+// meanwhile.
 func (ex *Executor) saturated(p breaker.Permit) error {
 	if isProbe(p) {
 		reject(p, breaker.ProbeDeferred)
@@ -290,14 +291,14 @@ func (c *call[T]) start() {
 		return
 	}
 	if ex.env.runner == nil {
-		go c.Run()
+		go c.run()
 		return
 	}
 	if err := runOn(ex.env.runner, c); err != nil {
 		// The user's Runner refused it (or panicked): the call will not
 		// run. settle gives the slot back, also if the deadline has
 		// already fired in between.
-		var perr *PanicError
+		var perr *breaker.PanicError
 		if errors.As(err, &perr) {
 			ex.counts().panics.Add(1)
 		} else {
@@ -308,22 +309,22 @@ func (c *call[T]) start() {
 	}
 }
 
-// runOn hands t to the user's Runner. A Runner that panics refuses the
-// call with a *PanicError naming it: the panic may happen inside another
+// runOn hands c to the user's Runner. A Runner that panics refuses the call
+// with a *breaker.PanicError naming it: the panic may happen inside another
 // call's settle (a queued call promoted to the slot it freed), on a
 // goroutine of the executor's, where nothing else would recover it.
-func runOn(r bulkhead.Runner, t bulkhead.Task) (err error) {
+func runOn[T any](r Runner, c *call[T]) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &PanicError{Callback: "GroupConfig.Runner.Go", Value: v, Stack: debug.Stack()}
+			err = &breaker.PanicError{Callback: "GroupConfig.Runner.Go", Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return r.Go(t)
+	return r.Go(c.run)
 }
 
-// Run is the worker's side: call fn, then settle. A function that ends
+// run is the worker's side: call fn, then settle. A function that ends
 // its goroutine with runtime.Goexit is settled too, with an error.
-func (c *call[T]) Run() {
+func (c *call[T]) run() {
 	returned := false
 	defer func() {
 		if !returned {
@@ -355,7 +356,7 @@ type callEnd uint8
 const (
 	ran      callEnd = iota // fn returned
 	skipped                 // fn was never called
-	panicked                // fn panicked (err is the *PanicError)
+	panicked                // fn panicked (err is the *breaker.PanicError)
 )
 
 var errGoexit = errors.New("executor: the function called runtime.Goexit")
@@ -481,8 +482,8 @@ func (ex *Executor) closeIfDrained() {
 }
 
 // callbackExited resolves a call whose breaker callback ended the
-// goroutine settling it (runtime.Goexit), with a *PanicError; the call
-// counts as a panic.
+// goroutine settling it (runtime.Goexit), with a *breaker.PanicError; the
+// call counts as a panic.
 func (c *call[T]) callbackExited() {
 	ex := c.ctx.ex
 	ex.counts().panics.Add(1)

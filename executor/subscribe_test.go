@@ -55,7 +55,7 @@ func TestSubscribe(t *testing.T) {
 		stopA() // harmless
 		pay.Breaker().Reset()
 		assert.Equal(t, []string{"payments: closed → open (manual)", "search: closed → open (manual)"}, a.list())
-		assert.Equal(t, []string{"payments: closed → open (manual)", "search: closed → open (manual)", "payments: open → closed (manual-reset)"}, b.list())
+		assert.Equal(t, []string{"payments: closed → open (manual)", "search: closed → open (manual)", "payments: open → closed (manual)"}, b.list())
 	})
 	t.Run("a subscriber that panics does not keep the event from the others", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{})

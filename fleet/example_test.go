@@ -39,7 +39,7 @@ func ExampleNew() {
 	charge := func(ctx context.Context) (string, error) { return "receipt", nil }
 	receipt, err := executor.DoIn(context.Background(), link.Group(), "payments", charge)
 	if err != nil {
-		log.Print(err) // errors.Is(err, executor.ErrOpen): the fleet knows payments are down
+		log.Print(err) // errors.Is(err, breaker.ErrOpen): the fleet knows payments are down
 	}
 	_ = receipt
 	log.Printf("fleet link up: %v", link.Stats().Up)

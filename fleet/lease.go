@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/executor"
 )
 
 // The probe lease. One replica probes a supplier per reset period: shortly
@@ -50,10 +49,9 @@ func (l *Link) schedule() {
 		case <-t.C:
 		}
 		if l.rescan.Swap(false) {
-			l.g.Range(func(ex *executor.Executor) bool {
-				l.review(rounds, ex.Name())
-				return true
-			})
+			for _, name := range l.g.Names() {
+				l.review(rounds, name)
+			}
 		}
 		now := time.Now()
 		var next time.Time

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/executor"
 )
 
 // errSilent ends a session whose subscription stopped answering pings.
@@ -161,14 +160,17 @@ func errString(err error) string {
 // read and applied as messages.
 func (l *Link) catchUp() error {
 	var mine []breaker.Event
-	l.g.Range(func(ex *executor.Executor) bool {
+	for _, name := range l.g.Names() {
+		ex, ok := l.g.Lookup(name)
+		if !ok {
+			continue // evicted meanwhile
+		}
 		s := ex.Breaker().Stats()
 		if s.State == breaker.Open && s.Reason != breaker.Remote {
-			mine = append(mine, breaker.Event{Name: ex.Name(), From: breaker.Closed, To: breaker.Open,
+			mine = append(mine, breaker.Event{Name: name, From: breaker.Closed, To: breaker.Open,
 				Reason: s.Reason, Time: s.Since, OpenUntil: s.OpenUntil, Generation: s.Generation})
 		}
-		return true
-	})
+	}
 	for _, e := range mine {
 		if err := l.send(e); err != nil {
 			return err

@@ -15,7 +15,7 @@
 //	conn, err := grpc.NewClient("payments.internal:443", append(ic.DialOptions(), creds)...)
 //	...
 //	_, err = payments.Charge(ctx, req)
-//	if status.Code(err) == codes.Unavailable && errors.Is(err, executor.ErrOpen) {
+//	if status.Code(err) == codes.Unavailable && errors.Is(err, breaker.ErrOpen) {
 //		// refused at once, nothing sent: degrade
 //	}
 //
@@ -26,7 +26,7 @@
 // (breaker open, bulkhead saturated, group closed), so a client that
 // already treats Unavailable as "try elsewhere or later" does the right
 // thing. The error wraps the executor's *executor.RejectedError, so
-// errors.Is(err, executor.ErrOpen) tells a refusal from a server's own
+// errors.Is(err, breaker.ErrOpen) tells a refusal from a server's own
 // Unavailable. A call that outlives the executor's InvocationTimeout fails
 // with DeadlineExceeded (errors.Is executor.ErrTimeout).
 //

@@ -8,15 +8,16 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
 // Error is what a call gets when fusebox, not the server, ended it: a
 // refusal (breaker open, bulkhead saturated, group closed: Unavailable),
 // the executor's invocation timeout (DeadlineExceeded), a bad key or one a
-// Strict group does not list (Internal). It is a gRPC status error, so status.Code and
-// status.FromError see Code, and it wraps the executor's error, so
-// errors.Is(err, executor.ErrOpen) and errors.As into
+// Strict group does not list (Internal). It is a gRPC status error, so
+// status.Code and status.FromError see Code, and it wraps the executor's
+// error, so errors.Is(err, breaker.ErrOpen) and errors.As into
 // *executor.RejectedError work too.
 type Error struct {
 	Code codes.Code
@@ -59,7 +60,7 @@ func statusOf(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, executor.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrClosed):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrClosed):
 		return &Error{Code: codes.Unavailable, Err: err}
 	case errors.Is(err, executor.ErrQueueTimeout):
 		// Waited for a slot and never ran: like a refusal, nothing was sent.
@@ -73,7 +74,7 @@ func statusOf(ctx context.Context, err error) error {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return status.FromContextError(err).Err()
 	}
-	var pe *executor.PanicError
+	var pe *breaker.PanicError
 	if errors.As(err, &pe) {
 		return &Error{Code: codes.Internal, Err: err}
 	}

@@ -42,7 +42,7 @@ func ExampleInterceptor() {
 	ex, _ := g.Lookup("inventory")
 	ex.Breaker().Trip(breaker.Manual) // as if inventory had failed
 	_, err = client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-	fmt.Println("open breaker:", status.Code(err), errors.Is(err, executor.ErrOpen))
+	fmt.Println("open breaker:", status.Code(err), errors.Is(err, breaker.ErrOpen))
 	fmt.Println(status.Convert(err).Message())
 	// Output:
 	// first call: OK

@@ -167,17 +167,9 @@ func dial(t *testing.T, addr string, ic *fusegrpc.Interceptor) testpb.TestServic
 // group has none.
 func stats(t *testing.T, g *executor.Group, key string) executor.Stats {
 	t.Helper()
-	var st *executor.Stats
-	g.Range(func(ex *executor.Executor) bool {
-		if ex.Name() == key {
-			s := ex.Stats()
-			st = &s
-			return false
-		}
-		return true
-	})
-	require.NotNil(t, st, "no executor for %q", key)
-	return *st
+	ex, ok := g.Lookup(key)
+	require.True(t, ok, "no executor for %q", key)
+	return ex.Stats()
 }
 
 // busy returns a func for require.Eventually: true once key's executor has

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -33,7 +34,7 @@ type Interceptor struct {
 	// breaker per connection target. Service keys by target and service,
 	// Method by target and full method name; a func of your own can key by
 	// anything. It must not return "". A Key that panics fails the call
-	// with codes.Internal (wrapping an *executor.PanicError), without
+	// with codes.Internal (wrapping a *breaker.PanicError), without
 	// sending it.
 	Key func(ctx context.Context, method string, cc *grpc.ClientConn) string
 
@@ -149,7 +150,7 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 	defer func() {
 		if v := recover(); v != nil {
 			key, err = "", &Error{Code: codes.Internal,
-				Err: &executor.PanicError{Callback: "fusegrpc.Interceptor.Key", Value: v, Stack: debug.Stack()}}
+				Err: &breaker.PanicError{Callback: "fusegrpc.Interceptor.Key", Value: v, Stack: debug.Stack()}}
 		}
 	}()
 	key = keyOf(ctx, method, cc)
@@ -163,7 +164,7 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 }
 
 // classify applies Classify. A classifier that panics makes the call a
-// failure, recorded as an *executor.PanicError naming it (as the breaker
+// failure, recorded as a *breaker.PanicError naming it (as the breaker
 // does with its own Classify), and is logged with its stack.
 func (i *Interceptor) classify(err error) (verdict error) {
 	c := i.Classify
@@ -172,7 +173,7 @@ func (i *Interceptor) classify(err error) (verdict error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			pe := &executor.PanicError{Callback: "fusegrpc.Interceptor.Classify", Value: v, Stack: debug.Stack()}
+			pe := &breaker.PanicError{Callback: "fusegrpc.Interceptor.Classify", Value: v, Stack: debug.Stack()}
 			slog.Error("fusegrpc: Interceptor.Classify panicked; the call counts as a failure",
 				"error", err, "panic", v, "stack", string(pe.Stack))
 			verdict = pe

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -40,7 +41,7 @@ func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
 		lctx := l.Context()
 		cs, err := open(lctx, streamer, desc, cc, method, opts)
 		if err != nil {
-			if _, ok := err.(*executor.PanicError); ok {
+			if _, ok := err.(*breaker.PanicError); ok {
 				l.Done(err)
 				return nil, statusOf(ctx, err)
 			}
@@ -55,12 +56,12 @@ func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
 	}
 }
 
-// open runs the streamer; a panic there becomes an *executor.PanicError.
+// open runs the streamer; a panic there becomes a *breaker.PanicError.
 func open(ctx context.Context, streamer grpc.Streamer, desc *grpc.StreamDesc, cc *grpc.ClientConn,
 	method string, opts []grpc.CallOption) (cs grpc.ClientStream, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			cs, err = nil, &executor.PanicError{Callback: "grpc.Streamer", Value: v, Stack: debug.Stack()}
+			cs, err = nil, &breaker.PanicError{Callback: "grpc.Streamer", Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return streamer(ctx, desc, cc, method, opts...)

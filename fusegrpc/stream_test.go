@@ -187,7 +187,7 @@ func TestARefusedStreamIsNeverOpened(t *testing.T) {
 	ex.Breaker().Trip(breaker.Manual)
 	_, err = client.FullDuplexCall(context.Background())
 	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
-	require.ErrorIs(t, err, executor.ErrOpen)
+	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Zero(t, stats(t, g, addr).Busy)
 	require.Eventually(t, func() bool { return svc.inside.Load() == 0 }, wait, tick)
 }

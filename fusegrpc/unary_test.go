@@ -84,7 +84,7 @@ func TestAHangingTargetTripsItsOwnBreakerWhileAnotherServes(t *testing.T) {
 	before := hungSvc.inside.Load()
 	_, err := hungClient.EmptyCall(context.Background(), &testpb.Empty{})
 	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
-	require.ErrorIs(t, err, executor.ErrOpen)
+	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Contains(t, status.Convert(err).Message(), "circuit breaker is open")
 	assert.Contains(t, status.Convert(err).Message(), hung)
 	assert.LessOrEqual(t, hungSvc.inside.Load(), before, "a refused call reached the server")
@@ -171,7 +171,7 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
 		assert.Contains(t, err.Error(), "bad key")
-		var pe *executor.PanicError
+		var pe *breaker.PanicError
 		require.ErrorAs(t, err, &pe)
 		assert.Equal(t, "fusegrpc.Interceptor.Key", pe.Callback)
 		stream, err := client.FullDuplexCall(context.Background())

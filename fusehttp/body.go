@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -17,7 +18,7 @@ import (
 func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Response, error) {
 	ctx := l.Context()
 	resp, err := t.roundTrip(req.WithContext(ctx))
-	if _, ok := err.(*executor.PanicError); ok {
+	if _, ok := err.(*breaker.PanicError); ok {
 		l.Done(err)
 		return nil, err
 	}
@@ -49,24 +50,24 @@ func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Respon
 }
 
 // roundTrip runs the base transport; a panic there becomes an
-// *executor.PanicError, recorded as the exchange's failure, as a panic in a
+// *breaker.PanicError, recorded as the exchange's failure, as a panic in a
 // submitted function is.
 func (t *Transport) roundTrip(req *http.Request) (resp *http.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp, err = nil, &executor.PanicError{Callback: "fusehttp.Transport.Base", Value: p, Stack: debug.Stack()}
+			resp, err = nil, &breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: p, Stack: debug.Stack()}
 		}
 	}()
 	return t.baseTransport().RoundTrip(req)
 }
 
 // verdict runs the user's Classify. A panic there is the exchange's failure
-// (recorded with an *executor.PanicError naming it); the response still
+// (recorded with a *breaker.PanicError naming it); the response still
 // goes to the caller, and its body is still looked after.
 func (t *Transport) verdict(resp *http.Response, err error) (v error) {
 	defer func() {
 		if p := recover(); p != nil {
-			v = &executor.PanicError{Callback: "fusehttp.Transport.Classify", Value: p, Stack: debug.Stack()}
+			v = &breaker.PanicError{Callback: "fusehttp.Transport.Classify", Value: p, Stack: debug.Stack()}
 		}
 	}()
 	if t.Classify == nil {

@@ -72,7 +72,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		t.Cleanup(srv.Close)
 		g := newGroup(t, executor.GroupConfig{Default: quick(1)})
 		client := newClient(t, &fusehttp.Transport{Group: g})
-		key := fusehttp.HostPort(httptest.NewRequest(http.MethodGet, srv.URL, nil))
+		key := hostPort(t, srv.URL)
 
 		start := time.Now()
 		resp, err := client.Get(srv.URL)
@@ -110,7 +110,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		t.Cleanup(srv.Close)
 		g := newGroup(t, executor.GroupConfig{Default: roomy(1)})
 		client := newClient(t, &fusehttp.Transport{Group: g})
-		key := fusehttp.HostPort(httptest.NewRequest(http.MethodGet, srv.URL, nil))
+		key := hostPort(t, srv.URL)
 
 		resp, err := client.Get(srv.URL)
 		require.NoError(t, err)
@@ -164,7 +164,7 @@ func TestRejectionSendsNothing(t *testing.T) {
 		ex.Breaker().Trip(breaker.Manual)
 
 		body, err := post(t, tr, up.URL)
-		require.ErrorIs(t, err, executor.ErrOpen)
+		require.ErrorIs(t, err, breaker.ErrOpen)
 		var rej *executor.RejectedError
 		require.ErrorAs(t, err, &rej)
 		assert.Equal(t, executor.RejectedOpen, rej.Reason)

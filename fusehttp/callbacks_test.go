@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusehttp"
 )
@@ -35,7 +36,7 @@ func TestAPanickingKeyFailsTheRequestWithoutSendingIt(t *testing.T) {
 	client := newClient(t, &fusehttp.Transport{Group: g, Key: func(*http.Request) string { panic("key bug") }})
 
 	_, _, err := get(t, client, up.URL)
-	var pe *executor.PanicError
+	var pe *breaker.PanicError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "fusehttp.Transport.Key", pe.Callback)
 	assert.Zero(t, up.hits.Load(), "nothing was sent")

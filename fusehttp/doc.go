@@ -7,12 +7,12 @@
 // Payments hangs. Each payment request holds one of the payments host's
 // slots; the request that finds them all busy is refused with
 // executor.ErrSaturated and trips that host's breaker, so payment requests
-// fail fast with executor.ErrOpen from then on, without touching the
+// fail fast with breaker.ErrOpen from then on, without touching the
 // network, while catalog requests go on through their own slots:
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
 //		Default: executor.Config{
-//			Slots:             20,
+//			Workers:           20,
 //			InvocationTimeout: 10 * time.Second,
 //			Breaker:           breaker.Config{ResetTimeout: 15 * time.Second},
 //		},
@@ -22,7 +22,7 @@
 //	client := &http.Client{Transport: &fusehttp.Transport{Group: g}}
 //	resp, err := client.Get("https://payments.internal/v1/charges")
 //	switch {
-//	case errors.Is(err, executor.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
 //		// refused at once, nothing sent: degrade
 //	case errors.Is(err, executor.ErrTimeout):
 //		// no response within the invocation timeout
@@ -53,10 +53,10 @@
 // the caller as an ordinary response. A body that breaks while being read
 // counts as a failure; the caller's own cancellation is ignored.
 //
-// Requests are keyed by host and port (HostPort); Host merges the ports of
-// a host, and Transport.Key takes any func. Transport.Names maps addresses
-// to supplier names, so that the configuration and the metrics say
-// "payments" rather than an address; with GroupConfig.Strict, requests to
+// Requests are keyed by host and port; Transport.Key takes any func (one
+// that returns "" leaves a request to host and port). Transport.Names maps
+// addresses to supplier names, so that the configuration and the metrics
+// say "payments" rather than an address; with GroupConfig.Strict, requests to
 // other addresses are refused without being sent. With an unbounded set of
 // hosts, set GroupConfig.IdleTimeout so the executors of hosts no longer
 // called are evicted.

@@ -40,7 +40,7 @@ func Example() {
 	for range 3 {
 		resp, err := client.Get(srv.URL)
 		if err != nil {
-			fmt.Println("refused without a request:", errors.Is(err, executor.ErrOpen))
+			fmt.Println("refused without a request:", errors.Is(err, breaker.ErrOpen))
 			continue
 		}
 		resp.Body.Close() // ends the exchange: the outcome is recorded now

@@ -83,10 +83,17 @@ func (u *upstream) set(status int, hung bool) {
 	u.mu.Unlock()
 }
 
-// key is the executor name HostPort gives the server's requests.
+// key is the executor name the default key gives the server's requests.
 func (u *upstream) key(t *testing.T) string {
 	t.Helper()
-	parsed, err := url.Parse(u.URL)
+	return hostPort(t, u.URL)
+}
+
+// hostPort is the default key of requests to a test server's URL, which
+// has a numeric host and a port.
+func hostPort(t *testing.T, rawURL string) string {
+	t.Helper()
+	parsed, err := url.Parse(rawURL)
 	require.NoError(t, err)
 	return parsed.Host
 }

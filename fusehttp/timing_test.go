@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusehttp"
 )
@@ -217,7 +218,7 @@ func TestNothingToWaitForFreesTheSlotAtOnce(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			tr, g := fakeTransport(t, oneSlot(), func(*http.Request) (*http.Response, error) { panic("bad base") })
 			_, err := tr.RoundTrip(newRequest(t, t.Context(), nil))
-			var perr *executor.PanicError
+			var perr *breaker.PanicError
 			require.ErrorAs(t, err, &perr)
 			assert.Equal(t, "bad base", perr.Value)
 			st := stats(t, g, "api")

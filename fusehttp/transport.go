@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -43,17 +44,22 @@ type Transport struct {
 	// cancelling it, and a Base that ignores it holds its caller until it
 	// returns (the response is then too late: RoundTrip closes it and
 	// returns executor.ErrTimeout). If Base panics, RoundTrip returns an
-	// *executor.PanicError naming it, counted as a failure. An
+	// *breaker.PanicError naming it, counted as a failure. An
 	// *http.Transport of your own can keep as many idle connections per
 	// host as there are slots (MaxIdleConnsPerHost; the default keeps 2).
 	Base http.RoundTripper
 
-	// Key names the executor of a request. nil means HostPort: one bulkhead
-	// and breaker per host and port. Host groups the ports of a host
-	// together; a func of your own can group by anything (a service name in
-	// a header, a path prefix). It must not return "". It runs on the
-	// caller's goroutine; if it panics, RoundTrip returns an
-	// *executor.PanicError naming it and sends nothing.
+	// Key names the executor of a request. nil, or a Key that returns ""
+	// for a request, means the request's host and port: one bulkhead and
+	// breaker per host and port, the URL's host name lower-cased and its
+	// port, with the scheme's default when the URL has none (so
+	// "https://Example.com/" and "https://example.com:443/" share an
+	// executor). A func of your own can group by anything: the host alone
+	// (strings.ToLower(r.URL.Hostname()) groups the ports of a host), a
+	// service name in a header, a path prefix; it returns "" for the
+	// requests it leaves to host and port. It runs on the caller's
+	// goroutine; if it panics, RoundTrip returns a *breaker.PanicError
+	// naming it and sends nothing.
 	Key func(*http.Request) string
 
 	// Names maps supplier addresses to supplier names, so that
@@ -70,25 +76,23 @@ type Transport struct {
 	Names map[string]string
 
 	// Classify turns the outcome of one exchange into the error the
-	// supplier's breaker records: nil for a success, any error for a failure
-	// (as the breaker's own Config.Classify sees it; by default every
-	// error but context.Canceled is a failure). It never changes what the
-	// caller receives: a response classified as a failure still reaches the
-	// caller as a normal *http.Response with a nil error. It must not read
-	// or close the response body. nil means DefaultClassify. It runs on the
-	// caller's goroutine, in RoundTrip; if it panics, the breaker records the call as a
-	// failure with an *executor.PanicError naming it, and the caller still
-	// gets the response.
+	// supplier's breaker records: nil for a success, any error for a
+	// failure (as the breaker's own Config.Classify sees it; by default
+	// every error but context.Canceled is a failure). It never changes what
+	// the caller receives: a response classified as a failure still reaches
+	// the caller as a normal *http.Response with a nil error. It must not
+	// read or close the response body. nil means DefaultClassify. It runs
+	// on the caller's goroutine, in RoundTrip; if it panics, the breaker
+	// records the call as a failure with a *breaker.PanicError naming it,
+	// and the caller still gets the response.
 	Classify func(*http.Response, error) error
 
 	baseOnce sync.Once
 	base     http.RoundTripper
 }
 
-// HostPort is the default key: the request URL's host name, lower-cased,
-// and its port, with the scheme's default port when the URL has none, so
-// "https://Example.com/" and "https://example.com:443/" share an executor.
-func HostPort(r *http.Request) string {
+// hostPort is the default key: see Transport.Key.
+func hostPort(r *http.Request) string {
 	port := r.URL.Port()
 	if port == "" {
 		switch strings.ToLower(r.URL.Scheme) {
@@ -99,12 +103,6 @@ func HostPort(r *http.Request) string {
 		}
 	}
 	return net.JoinHostPort(strings.ToLower(r.URL.Hostname()), port)
-}
-
-// Host keys requests by the URL's host name alone, lower-cased: every port
-// of a host shares one bulkhead and breaker.
-func Host(r *http.Request) string {
-	return strings.ToLower(r.URL.Hostname())
 }
 
 // StatusError is the error DefaultClassify records on the breaker for a
@@ -160,16 +158,18 @@ func (t *Transport) key(req *http.Request) (string, error) {
 	if t.Group == nil {
 		return "", errors.New("fusehttp: Transport.Group is nil")
 	}
-	keyOf := t.Key
-	if keyOf == nil {
-		keyOf = HostPort
+	var key string
+	if t.Key != nil {
+		var err error
+		if key, err = safeKey(t.Key, req); err != nil {
+			return "", err
+		}
 	}
-	key, err := safeKey(keyOf, req)
-	if err != nil {
-		return "", err
+	if key == "" {
+		key = hostPort(req)
 	}
 	if key = t.name(key, req); key == "" {
-		return "", fmt.Errorf("fusehttp: no key for the request to %q", req.URL.Redacted())
+		return "", fmt.Errorf("fusehttp: Transport.Names maps the request to %q to an empty name", req.URL.Redacted())
 	}
 	return key, nil
 }
@@ -189,12 +189,12 @@ func (t *Transport) name(key string, req *http.Request) string {
 }
 
 // safeKey runs the Key function on the caller's goroutine; a panic there
-// becomes an error of this request (an *executor.PanicError) rather than a
+// becomes an error of this request (a *breaker.PanicError) rather than a
 // panic inside http.Client.
 func safeKey(keyOf func(*http.Request) string, req *http.Request) (key string, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			err = &executor.PanicError{Callback: "fusehttp.Transport.Key", Value: v, Stack: debug.Stack()}
+			err = &breaker.PanicError{Callback: "fusehttp.Transport.Key", Value: v, Stack: debug.Stack()}
 		}
 	}()
 	return keyOf(req), nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 
 	// From now on the slow host fails fast, without a round trip...
 	_, _, err = get(t, client, slow.URL)
-	require.ErrorIs(t, err, executor.ErrOpen)
+	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Equal(t, int64(2), slow.hits.Load(), "rejected requests never reach the host")
 
 	// ...while the other host answers, one request after the other (each
@@ -159,7 +160,7 @@ func TestFailingHostOpensAndRecovers(t *testing.T) {
 		assert.Equal(t, "Bad Gateway", body, "the caller reads the body of a failure")
 	}
 	_, _, err := get(t, client, up.URL)
-	require.ErrorIs(t, err, executor.ErrOpen)
+	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Equal(t, int64(3), up.hits.Load())
 
 	up.set(http.StatusOK, false)
@@ -179,7 +180,7 @@ func TestTransportErrorsAreFailures(t *testing.T) {
 
 	_, _, err := get(t, client, up.URL)
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, executor.ErrOpen)
+	assert.NotErrorIs(t, err, breaker.ErrOpen)
 	st := stats(t, g, up.key(t))
 	assert.Equal(t, uint64(1), st.Failures)
 	assert.Equal(t, 0, st.Busy)
@@ -238,23 +239,54 @@ func TestCallerCancellation(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
+	// suppliers sends a request to each URL through tr, over a base that
+	// answers without a network, and returns the executors tr's group holds.
+	suppliers := func(t *testing.T, tr *fusehttp.Transport, urls ...string) []string {
+		t.Helper()
+		tr.Base = fakeBase(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody, Request: r}, nil
+		})
+		for _, u := range urls {
+			req, err := http.NewRequest(http.MethodGet, u, nil)
+			require.NoError(t, err)
+			resp, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+		}
+		return tr.Group.Names()
+	}
 	tests := []struct {
-		url, hostPort, host string
+		url, hostPort string
 	}{
-		{"http://example.com/a", "example.com:80", "example.com"},
-		{"https://Example.COM/a", "example.com:443", "example.com"},
-		{"https://example.com:443/b", "example.com:443", "example.com"},
-		{"http://127.0.0.1:8080/", "127.0.0.1:8080", "127.0.0.1"},
-		{"http://[::1]:9090/", "[::1]:9090", "::1"},
+		{"http://example.com/a", "example.com:80"},
+		{"https://Example.COM/a", "example.com:443"},
+		{"https://example.com:443/b", "example.com:443"},
+		{"http://127.0.0.1:8080/", "127.0.0.1:8080"},
+		{"http://[::1]:9090/", "[::1]:9090"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.url+" is keyed "+tt.hostPort, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodGet, tt.url, nil)
-			require.NoError(t, err)
-			assert.Equal(t, tt.hostPort, fusehttp.HostPort(req))
-			assert.Equal(t, tt.host, fusehttp.Host(req))
+			tr := &fusehttp.Transport{Group: newGroup(t, executor.GroupConfig{})}
+			assert.Equal(t, []string{tt.hostPort}, suppliers(t, tr, tt.url))
 		})
 	}
+
+	t.Run("a Key that returns \"\" leaves the request to host and port", func(t *testing.T) {
+		tr := &fusehttp.Transport{Group: newGroup(t, executor.GroupConfig{}), Key: func(r *http.Request) string {
+			if strings.HasPrefix(r.URL.Path, "/inventory/") {
+				return "inventory"
+			}
+			return ""
+		}}
+		assert.Equal(t, []string{"api.test:443", "inventory"},
+			suppliers(t, tr, "https://api.test/inventory/42", "https://api.test/orders"))
+	})
+
+	t.Run("a Key of the host name alone groups the ports of a host", func(t *testing.T) {
+		tr := &fusehttp.Transport{Group: newGroup(t, executor.GroupConfig{}),
+			Key: func(r *http.Request) string { return strings.ToLower(r.URL.Hostname()) }}
+		assert.Equal(t, []string{"example.com"}, suppliers(t, tr, "http://Example.com:8080/", "https://example.com/"))
+	})
 
 	t.Run("a custom key picks the supplier's configuration", func(t *testing.T) {
 		up := newUpstream(t)
@@ -267,12 +299,12 @@ func TestKeys(t *testing.T) {
 		assert.Equal(t, uint64(1), st.Successes)
 	})
 
-	t.Run("an empty key is an error before anything is sent", func(t *testing.T) {
+	t.Run("a name mapped to \"\" is an error before anything is sent", func(t *testing.T) {
 		up := newUpstream(t)
 		g := newGroup(t, executor.GroupConfig{})
-		client := newClient(t, &fusehttp.Transport{Group: g, Key: func(*http.Request) string { return "" }})
+		client := newClient(t, &fusehttp.Transport{Group: g, Names: map[string]string{up.key(t): ""}})
 		_, _, err := get(t, client, up.URL)
-		require.ErrorContains(t, err, "fusehttp: no key")
+		require.ErrorContains(t, err, "an empty name")
 		assert.Zero(t, up.hits.Load())
 	})
 }

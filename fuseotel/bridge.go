@@ -122,7 +122,7 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 }
 
 // SeriesPerSupplier is the number of data points the bridge observes per
-// supplier: 5 states, 16 transition reasons, 4 rejection reasons, 3
+// supplier: 5 states, 13 transition reasons, 5 rejection reasons, 3
 // outcomes, and 12 instruments without a second attribute. The duration
 // producer adds DurationPointsPerSupplier histogram points.
 const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12
@@ -131,11 +131,12 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
 
 // reasons are the label values of the transition counter: every
-// breaker.Reason but NoReason (TestReasonsAreComplete checks the list).
+// breaker.Reason but the "none" of a breaker that never changed state
+// (TestReasonsAreComplete checks the list).
 var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind, breaker.FailureRate,
 	breaker.SlowCallRate, breaker.Saturation, breaker.QueueFull, breaker.Manual, breaker.ResetTimeout,
 	breaker.ProbesSucceeded, breaker.ProbeFailed, breaker.ProbeDeferred, breaker.QueueDrained,
-	breaker.ManualReset, breaker.ManualForceOpen, breaker.ManualDisable, breaker.Remote}
+	breaker.Remote}
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
@@ -151,10 +152,11 @@ type bridge struct {
 }
 
 func (b *bridge) observe(_ context.Context, o metric.Observer) error {
-	b.g.Range(func(ex *executor.Executor) bool {
-		b.observeOne(o, ex.Stats())
-		return true
-	})
+	for _, name := range b.g.Names() {
+		if ex, ok := b.g.Lookup(name); ok {
+			b.observeOne(o, ex.Stats())
+		}
+	}
 	return nil
 }
 
@@ -179,7 +181,7 @@ func (b *bridge) observeOne(o metric.Observer, st executor.Stats) {
 		o.ObserveInt64(b.state, v, attrs(attribute.String("state", snake(s.String()))))
 	}
 	for _, r := range reasons {
-		counter(b.transitions, st.Breaker.Transitions(r), attribute.String("reason", snake(r.String())))
+		counter(b.transitions, st.Breaker.Transitions[r], attribute.String("reason", snake(r.String())))
 	}
 	failureRate, slowRate := 0.0, 0.0
 	if n := st.Breaker.WindowCalls; n > 0 {

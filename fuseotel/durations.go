@@ -20,7 +20,7 @@ import (
 const DurationPointsPerSupplier = 3
 
 // NewDurationProducer returns a Producer that reports the call-duration
-// histograms of every executor of g (Executor.CallDurations) as one
+// histograms of every executor of g (executor.Stats.Durations) as one
 // OpenTelemetry histogram, fusebox.call.duration in seconds, with the
 // attributes supplier and outcome (success, failure, ignored):
 //
@@ -71,10 +71,14 @@ func (p *durationProducer) Produce(context.Context) ([]metricdata.ScopeMetrics, 
 	}
 	now := time.Now()
 	var dps []metricdata.HistogramDataPoint[float64]
-	p.g.Range(func(ex *executor.Executor) bool {
-		d := ex.CallDurations()
+	for _, name := range p.g.Names() {
+		ex, ok := p.g.Lookup(name)
+		if !ok {
+			continue // evicted meanwhile
+		}
+		st := ex.Stats()
 		for _, o := range outcomes {
-			h := &d[o]
+			h := &st.Durations[o]
 			// OpenTelemetry counts per bucket, the executor cumulatively.
 			counts := make([]uint64, len(bounds)+1)
 			prev := uint64(0)
@@ -84,14 +88,13 @@ func (p *durationProducer) Produce(context.Context) ([]metricdata.ScopeMetrics, 
 			}
 			counts[len(bounds)] = h.Count - prev
 			kv := make([]attribute.KeyValue, 0, len(p.base)+2)
-			kv = append(append(kv, p.base...), attribute.String("supplier", ex.Name()), attribute.String("outcome", o.String()))
+			kv = append(append(kv, p.base...), attribute.String("supplier", st.Supplier), attribute.String("outcome", o.String()))
 			dps = append(dps, metricdata.HistogramDataPoint[float64]{
 				Attributes: attribute.NewSet(kv...), StartTime: p.start, Time: now,
 				Count: h.Count, Bounds: bounds, BucketCounts: counts, Sum: h.Sum.Seconds(),
 			})
 		}
-		return true
-	})
+	}
 	return []metricdata.ScopeMetrics{{
 		Scope: instrumentation.Scope{Name: ScopeName},
 		Metrics: []metricdata.Metrics{{

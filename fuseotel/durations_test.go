@@ -75,7 +75,7 @@ func TestDurationProducer(t *testing.T) {
 		for k, counts := range want {
 			require.Contains(t, byKey, k)
 			assert.Equal(t, counts, byKey[k].BucketCounts, k)
-			assert.Len(t, byKey[k].Bounds, executor.NumDurationBuckets)
+			assert.Len(t, byKey[k].Bounds, len(executor.DurationBuckets))
 		}
 		assert.Equal(t, uint64(2), byKey["payments/failure"].Count)
 		assert.InDelta(t, 1.04, byKey["payments/failure"].Sum, 1e-9)

@@ -6,7 +6,7 @@
 // A checkout page needs the shipping quote from a slow supplier. The handler
 // starts the call and keeps working; the call's result arrives as a future:
 //
-//	p := future.NewPromise[Quote]()
+//	p := new(future.Promise[Quote])
 //	go func() { p.Complete(shipping.Quote(callCtx, cart)) }()
 //	quote := p.Future() // hand this to whoever needs the answer
 //
@@ -39,7 +39,7 @@
 //
 // # Errors
 //
-// The package's own errors are [ErrPending] and [ErrNoFutures]. Otherwise,
-// Await returns the producer's error unchanged, so match it with errors.Is,
-// or the context's error (ctx.Err(), not its cause).
+// The package's own error is [ErrNoFutures]. Otherwise, Await returns the
+// producer's error unchanged, so match it with errors.Is, or the context's
+// error (ctx.Err(), not its cause).
 package future

@@ -13,7 +13,7 @@ import (
 // A producer completes the promise on its own goroutine; the consumer awaits
 // the future with a context that bounds only its own wait.
 func ExamplePromise() {
-	p := future.NewPromise[string]()
+	p := new(future.Promise[string])
 	go func() {
 		p.Complete("quote: 4.90 EUR", nil)
 	}()
@@ -35,7 +35,7 @@ func ExampleAll() {
 
 	var wg sync.WaitGroup // the producers' owner: it waits for all of them
 	run := func(work func(context.Context) (string, error)) *future.Future[string] {
-		p := future.NewPromise[string]()
+		p := new(future.Promise[string])
 		wg.Go(func() { p.Complete(work(ctx)) })
 		return p.Future()
 	}
@@ -54,7 +54,7 @@ func ExampleAll() {
 	cancel(err) // stop the rest: they need not finish once one has failed
 	wg.Wait()
 	for i, f := range fs {
-		_, err := f.TryAwait()
+		_, err := f.Await(context.Background()) // complete: returns at once
 		fmt.Printf("future %d: %v\n", i, err)
 	}
 	// Output:
@@ -89,7 +89,7 @@ func ExampleAny() {
 // First returns whichever result comes first, success or failure: a hedged
 // request takes the first answer from two replicas.
 func ExampleFirst() {
-	fast, slow := future.NewPromise[string](), future.NewPromise[string]()
+	fast, slow := new(future.Promise[string]), new(future.Promise[string])
 	fast.Complete("replica 2", nil)
 
 	v, err := future.First(context.Background(), slow.Future(), fast.Future())
@@ -104,12 +104,12 @@ func ExampleFirst() {
 
 // Done lets a future take part in a select, next to other channels.
 func ExampleFuture_Done() {
-	p := future.NewPromise[int]()
+	p := new(future.Promise[int])
 	go p.Complete(42, nil)
 
 	select {
 	case <-p.Future().Done():
-		v, err := p.Future().TryAwait() // complete, so this does not block
+		v, err := p.Future().Await(context.Background()) // complete, so this does not block
 		fmt.Println(v, err)
 	case <-time.After(time.Minute):
 		fmt.Println("too slow")

@@ -196,7 +196,7 @@ func TestFanOutContexts(t *testing.T) {
 func TestFanOutEdgeCases(t *testing.T) {
 	t.Run("The same future twice fills both places.", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			out := start(func() ([]int, error) { return All(t.Context(), p.Future(), p.Future()) })
 			synctest.Wait()
 			p.Complete(5, nil)
@@ -251,7 +251,7 @@ func TestWaiterList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			wake := make(chan int, 3)
 			ws := make([]waiter, 3)
 			for i := range ws {

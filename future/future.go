@@ -9,11 +9,6 @@ import (
 	"github.com/fusebox-go/fusebox/internal/ilist"
 )
 
-// ErrPending is returned by [Future.TryAwait] while the future is not yet
-// complete. No future of this package is ever completed with it by the
-// package itself.
-var ErrPending = errors.New("future: pending")
-
 // ErrNoFutures is returned by [Any] and [First] when they are given no
 // futures: there is no value to return and nothing that could fail.
 var ErrNoFutures = errors.New("future: no futures")
@@ -56,8 +51,8 @@ var closedChan = func() chan struct{} {
 // A Future is safe for concurrent use by any number of goroutines. Use it by
 // pointer: a Future must not be copied (go vet's copylocks check reports
 // copies). The zero Future is a valid future that nobody can complete: Await
-// on it waits until its context ends. Futures come from [NewPromise] (or a
-// zero [Promise]), [Ready] and [Failed].
+// on it waits until its context ends. Futures come from a [Promise] (its
+// zero value is ready: new(future.Promise[T])), [Ready] and [Failed].
 type Future[T any] struct {
 	// state holds the state* bits. Every lock-free read of another field
 	// is justified by a bit observed in state first.
@@ -107,7 +102,8 @@ func Failed[T any](err error) *Future[T] {
 // zero value and ctx.Err() if ctx ends first. Ending ctx stops only this
 // wait: the producer goes on and may still complete the future, and a later
 // Await sees that result. A future that is already complete returns its
-// result at once, without looking at ctx, even if ctx has ended.
+// result at once, without looking at ctx, even if ctx has ended. To look
+// without waiting, select on [Future.Done] first.
 func (f *Future[T]) Await(ctx context.Context) (T, error) {
 	// Fast path: one atomic load. It observes the completer's Or(stateDone),
 	// which happens after val and err were written, so reading them is safe.
@@ -164,18 +160,6 @@ func (f *Future[T]) sleepUntilDone() {
 	}
 	f.mu.Unlock()
 	f.sleep.Wait() // until Complete calls Done
-}
-
-// TryAwait is the non-blocking twin of Await: it returns the result if the
-// future is complete and the zero value and [ErrPending] if it is not. A
-// producer that completes a future with ErrPending itself makes the two
-// cases indistinguishable; use [Future.Done] to tell them apart.
-func (f *Future[T]) TryAwait() (T, error) {
-	if f.state.Load()&stateDone != 0 {
-		return f.val, f.err
-	}
-	var zero T
-	return zero, ErrPending
 }
 
 // Done returns a channel that is closed once the future is complete, for

@@ -33,10 +33,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 			benchSink = <-ch
 		}
 	})
-	b.Run("go+NewPromise+Await", func(b *testing.B) {
+	b.Run("go+Promise+Await", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			go func() { p.Complete(1, nil) }()
 			benchSink, _ = p.Future().Await(ctx)
 		}
@@ -63,11 +63,11 @@ func BenchmarkRoundTripParallel(b *testing.B) {
 			}
 		})
 	})
-	b.Run("go+NewPromise+Await", func(b *testing.B) {
+	b.Run("go+Promise+Await", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				p := NewPromise[int]()
+				p := new(Promise[int])
 				go func() { p.Complete(1, nil) }()
 				_, _ = p.Future().Await(ctx)
 			}
@@ -105,7 +105,7 @@ func BenchmarkHandOff(b *testing.B) {
 			}
 		}()
 		for b.Loop() {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			work <- p
 			benchSink, _ = p.Future().Await(ctx)
 		}
@@ -121,10 +121,10 @@ func BenchmarkCompleteThenAwait(b *testing.B) {
 			benchSink, _ = benchFuture.Await(ctx)
 		}
 	})
-	b.Run("NewPromise+Complete+Await", func(b *testing.B) {
+	b.Run("Promise+Complete+Await", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			benchFuture = p.Future()
 			p.Complete(1, nil)
 			benchSink, _ = benchFuture.Await(ctx)

@@ -20,7 +20,7 @@ func cancelled() context.Context {
 
 func TestAwaitOnCompletedFutures(t *testing.T) {
 	completed := func(v int, err error) *Future[int] {
-		p := NewPromise[int]()
+		p := new(Promise[int])
 		p.Complete(v, err)
 		return p.Future()
 	}
@@ -48,16 +48,16 @@ func TestAwaitOnCompletedFutures(t *testing.T) {
 			if tt.wantErr == nil {
 				assert.NoError(t, err)
 			}
-			got, err = tt.f.TryAwait()
-			assert.Equal(t, tt.want, got, "TryAwait: got value %d, want %d", got, tt.want)
-			assert.Equal(t, tt.wantErr, err, "TryAwait: got error %v, want %v", err, tt.wantErr)
+			got, err = tt.f.Await(cancelled())
+			assert.Equal(t, tt.want, got, "Await with an ended context: got value %d, want %d", got, tt.want)
+			assert.Equal(t, tt.wantErr, err, "Await with an ended context: got error %v, want %v", err, tt.wantErr)
 		})
 	}
 }
 
 func TestAwaitOnPendingFutures(t *testing.T) {
 	t.Run("An already cancelled context returns its error at once without making a channel.", func(t *testing.T) {
-		p := NewPromise[int]()
+		p := new(Promise[int])
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(errC)
 		got, err := p.Future().Await(ctx)
@@ -67,7 +67,7 @@ func TestAwaitOnPendingFutures(t *testing.T) {
 	})
 	t.Run("A deadline that passes first returns DeadlineExceeded after exactly the timeout.", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 			defer cancel()
 			begin := time.Now()
@@ -78,7 +78,7 @@ func TestAwaitOnPendingFutures(t *testing.T) {
 	})
 	t.Run("A completion before the deadline wakes the awaiter with the value.", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
 			defer cancel()
 			out := start(func() (int, error) { return p.Future().Await(ctx) })
@@ -93,7 +93,7 @@ func TestAwaitOnPendingFutures(t *testing.T) {
 	})
 	t.Run("An ended wait does not affect a later completion.", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 			defer cancel()
 			_, err := p.Future().Await(ctx)
@@ -104,13 +104,13 @@ func TestAwaitOnPendingFutures(t *testing.T) {
 			assert.ErrorIs(t, err, errA)
 		})
 	})
-	t.Run("TryAwait reports ErrPending until the future completes.", func(t *testing.T) {
-		p := NewPromise[int]()
-		got, err := p.Future().TryAwait()
+	t.Run("Await with an ended context polls: its error until the future completes.", func(t *testing.T) {
+		p := new(Promise[int])
+		got, err := p.Future().Await(cancelled())
 		assert.Zero(t, got)
-		assert.ErrorIs(t, err, ErrPending)
+		assert.ErrorIs(t, err, context.Canceled)
 		p.Complete(9, nil)
-		got, err = p.Future().TryAwait()
+		got, err = p.Future().Await(cancelled())
 		assert.Equal(t, 9, got)
 		assert.NoError(t, err)
 	})
@@ -118,7 +118,7 @@ func TestAwaitOnPendingFutures(t *testing.T) {
 
 func TestAwaitWithAContextThatNeverEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := NewPromise[int]()
+		p := new(Promise[int])
 		ctx := context.WithoutCancel(t.Context())
 		out := start(func() (int, error) { return p.Future().Await(ctx) })
 		synctest.Wait()
@@ -143,8 +143,8 @@ func TestZeroFutureNeverCompletes(t *testing.T) {
 			t.Fatal("got a closed Done channel, want one that never closes")
 		default:
 		}
-		_, err = f.TryAwait()
-		assert.ErrorIs(t, err, ErrPending)
+		_, err = f.Await(cancelled())
+		assert.ErrorIs(t, err, context.Canceled)
 	})
 }
 
@@ -155,7 +155,7 @@ func TestDone(t *testing.T) {
 		assert.Nil(t, f.ch, "got a channel of its own, want none")
 	})
 	t.Run("A pending future's channel is the same on every call and closes on Complete.", func(t *testing.T) {
-		p := NewPromise[int]()
+		p := new(Promise[int])
 		ch := p.Future().Done()
 		require.Equal(t, ch, p.Future().Done(), "got a second channel, want the same one")
 		select {
@@ -182,7 +182,6 @@ func TestCompleteOnlyOnce(t *testing.T) {
 		name string
 		p    func() *Promise[string]
 	}{
-		{"A promise from NewPromise.", NewPromise[string]},
 		{"A zero promise.", func() *Promise[string] { return new(Promise[string]) }},
 		{"A zero promise embedded in a struct.", func() *Promise[string] { return &(&call{n: 1}).Promise }},
 	}
@@ -217,8 +216,8 @@ func TestAllocations(t *testing.T) {
 		{"Ready costs one allocation.", 1, func() { sink = Ready(1) }},
 		{"Failed costs one allocation.", 1, func() { sink = Failed[int](errA) }},
 		{"Awaiting a completed future costs nothing.", 0, func() { _, _ = sink.Await(ctx) }},
-		{"NewPromise, Complete and Await of the completed future cost one allocation.", 1, func() {
-			p := NewPromise[int]()
+		{"new(Promise), Complete and Await of the completed future cost one allocation.", 1, func() {
+			p := new(Promise[int])
 			sink = p.Future() // handed to someone else, as in real use
 			p.Complete(1, nil)
 			_, _ = p.Future().Await(ctx)
@@ -231,7 +230,7 @@ func TestAllocations(t *testing.T) {
 		}},
 		{"Done on a completed future with no channel costs nothing.", 0, func() { <-sink.Done() }},
 		{"Blocking before completion adds one allocation, the done channel.", 2, func() {
-			p := NewPromise[int]()
+			p := new(Promise[int])
 			sink = p.Future()
 			ch := p.Future().Done()
 			p.Complete(1, nil)

@@ -35,7 +35,7 @@ func promises(n int) ([]*Promise[int], []*Future[int]) {
 	ps := make([]*Promise[int], n)
 	fs := make([]*Future[int], n)
 	for i := range ps {
-		ps[i] = NewPromise[int]()
+		ps[i] = new(Promise[int])
 		fs[i] = ps[i].Future()
 	}
 	return ps, fs

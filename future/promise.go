@@ -3,8 +3,9 @@ package future
 // Promise is the producer side of a [Future]: whoever holds the Promise
 // completes the future, once.
 //
-// The zero Promise is ready to use, so a Promise can live by value inside a
-// larger struct and share its allocation:
+// The zero Promise is pending and ready to use: new(future.Promise[T])
+// makes one, in one allocation that also holds the future. So a Promise can
+// also live by value inside a larger struct and share its allocation:
 //
 //	type call[T any] struct {
 //		future.Promise[T] // first or anywhere; no constructor needed
@@ -23,12 +24,6 @@ package future
 // for concurrent use.
 type Promise[T any] struct {
 	f Future[T]
-}
-
-// NewPromise returns a new, pending Promise. It costs one allocation, which
-// also holds the future; new(Promise[T]) is equivalent.
-func NewPromise[T any]() *Promise[T] {
-	return new(Promise[T])
 }
 
 // Future returns the future this promise completes. It is a pointer into p,

@@ -31,7 +31,7 @@ func TestConcurrentCompleteHasExactlyOneWinner(t *testing.T) {
 	const completers, awaiters = 16, 16
 	ctx := bounded(t)
 	for range rounds {
-		p := NewPromise[int]()
+		p := new(Promise[int])
 		gate := make(chan struct{})
 		var (
 			wg      sync.WaitGroup
@@ -82,9 +82,9 @@ func TestConcurrentCompleteHasExactlyOneWinner(t *testing.T) {
 			require.Equal(t, want, later[i], "late awaiter %d: got %d, want the winner's %d", i, later[i], want)
 		}
 		// And awaiters that come after it.
-		v, err := p.Future().TryAwait()
+		v, err := p.Future().Await(cancelled())
 		require.NoError(t, err)
-		require.Equal(t, want, v, "TryAwait after the race: got %d, want %d", v, want)
+		require.Equal(t, want, v, "Await with an ended context after the race: got %d, want %d", v, want)
 		v, err = p.Future().Await(context.Background())
 		require.NoError(t, err)
 		require.Equal(t, want, v, "Await after the race: got %d, want %d", v, want)
@@ -94,7 +94,7 @@ func TestConcurrentCompleteHasExactlyOneWinner(t *testing.T) {
 func TestDoneRacingWithComplete(t *testing.T) {
 	const callers = 8
 	for range rounds {
-		p := NewPromise[int]()
+		p := new(Promise[int])
 		gate := make(chan struct{})
 		chans := make([]<-chan struct{}, callers)
 		var wg sync.WaitGroup
@@ -216,7 +216,7 @@ func TestAwaitPrefersTheResultOverAContextEndingAtTheSameTime(t *testing.T) {
 	// select picks at random among ready cases, so a wrong preference shows
 	// in about half of the rounds.
 	for range rounds {
-		p := NewPromise[int]()
+		p := new(Promise[int])
 		ctx := &racingContext{Context: cancelled(), complete: func() { p.Complete(1, nil) }}
 		v, err := p.Future().Await(ctx)
 		require.NoError(t, err, "got ctx.Err(), want the result that was there too")

@@ -94,7 +94,7 @@ func (r *burstRecorder) outcome(err error, cut bool) {
 		r.s.Busy++
 	case errors.As(err, &rej) && rej.Reason == executor.RejectedSaturated:
 		r.s.Stuck++
-	case errors.Is(err, executor.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		r.s.Open++
 	case errors.Is(err, executor.ErrTimeout):
 		r.s.TimedOut++
@@ -138,8 +138,8 @@ func stuckAfter(cfg BurstConfig, p99 time.Duration) time.Duration {
 	if p99 == 0 {
 		return ceiling
 	}
-	floor := cmp.Or(s.MinAge, min(executor.DefaultStuckMinAge, ceiling))
-	return min(max(time.Duration(cmp.Or(s.Multiple, executor.DefaultStuckMultiple)*float64(p99)), floor), ceiling)
+	floor := cmp.Or(s.MinAge, min(stuckMinAge, ceiling))
+	return min(max(time.Duration(cmp.Or(s.Multiple, stuckMultiple)*float64(p99)), floor), ceiling)
 }
 
 // WriteJSON writes the whole report as indented JSON.

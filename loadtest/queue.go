@@ -202,7 +202,7 @@ func rejection(err error) int {
 	if errors.As(err, &rej) && rej.Reason == executor.RejectedBusy {
 		return rejectedBusy
 	}
-	if errors.Is(err, executor.ErrOpen) {
+	if errors.Is(err, breaker.ErrOpen) {
 		return rejectedOpen
 	}
 	return rejectedOther

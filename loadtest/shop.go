@@ -243,7 +243,7 @@ func payOutcome(ctx context.Context, err error) outcome {
 		return outCancelled
 	case isBusy(err):
 		return outBusy
-	case errors.Is(err, executor.ErrOpen), errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
 		return outFailedFast
 	case errors.Is(err, context.DeadlineExceeded): // executor.ErrTimeout matches too
 		return outTimedOut

@@ -1,6 +1,16 @@
 package loadtest
 
-import "github.com/fusebox-go/fusebox/executor"
+import (
+	"time"
+
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// The defaults of executor.StuckConfig's zero values, documented there.
+const (
+	stuckMultiple = 8
+	stuckMinAge   = 500 * time.Millisecond
+)
 
 // stuckConfig is the executor's default stuck criterion in scenario time.
 // Its multiple of the supplier's p99 and its ceiling (half the invocation
@@ -11,5 +21,5 @@ func stuckConfig(clk clock, literal bool) executor.StuckConfig {
 	if literal {
 		return executor.StuckConfig{TripOnAnySaturation: true}
 	}
-	return executor.StuckConfig{MinAge: clk.wall(executor.DefaultStuckMinAge)}
+	return executor.StuckConfig{MinAge: clk.wall(stuckMinAge)}
 }

@@ -42,24 +42,25 @@ var outcomes = [...]breaker.Outcome{breaker.Success, breaker.Failure, breaker.Ig
 
 // seriesPerHistogram is what one histogram costs: a series per bucket, the
 // +Inf bucket, _sum and _count.
-const seriesPerHistogram = executor.NumDurationBuckets + 3
+const seriesPerHistogram = len(executor.DurationBuckets) + 3
 
 // states are the label values of the state gauge, in breaker.State order.
 var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled}
 
 // reasons are the label values of the transition counter: every
-// breaker.Reason but NoReason (TestReasonsAreComplete checks the list).
+// breaker.Reason but the "none" of a breaker that never changed state
+// (TestReasonsAreComplete checks the list).
 var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind, breaker.FailureRate,
 	breaker.SlowCallRate, breaker.Saturation, breaker.QueueFull, breaker.Manual, breaker.ResetTimeout,
 	breaker.ProbesSucceeded, breaker.ProbeFailed, breaker.ProbeDeferred, breaker.QueueDrained,
-	breaker.ManualReset, breaker.ManualForceOpen, breaker.ManualDisable, breaker.Remote}
+	breaker.Remote}
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
 	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
 
 // SeriesPerSupplier is the number of series the collector reports for
-// each supplier: 5 states, 16 transition reasons, 5 rejection reasons, 3
+// each supplier: 5 states, 13 transition reasons, 5 rejection reasons, 3
 // outcomes, 12 metrics without a second label, and the call-duration
 // histogram: 3 outcomes of 14 series each (11 buckets, +Inf, _sum and
 // _count). The number of series is this times the number of suppliers: with
@@ -97,7 +98,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12 
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every supplier the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (83) series per
+// NewGroup on, before its first call: SeriesPerSupplier (80) series per
 // supplier.
 //
 // The call-duration histogram has the fixed buckets of
@@ -164,11 +165,11 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the current metrics of every executor of the group.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.g.Range(func(ex *executor.Executor) bool {
-		c.collect(ch, ex.Stats())
-		c.collectDurations(ch, ex.Name(), ex.CallDurations())
-		return true
-	})
+	for _, name := range c.g.Names() {
+		if ex, ok := c.g.Lookup(name); ok {
+			c.collect(ch, ex.Stats())
+		}
+	}
 }
 
 func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
@@ -190,10 +191,8 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 		}
 		gauge(c.state, v, snake(state.String()))
 	}
-	// NoReason is the reason of a breaker that never changed state, not a
-	// transition.
 	for _, r := range reasons {
-		counter(c.transitions, st.Breaker.Transitions(r), snake(r.String()))
+		counter(c.transitions, st.Breaker.Transitions[r], snake(r.String()))
 	}
 	failureRate, slowRate := 0.0, 0.0
 	if n := st.Breaker.WindowCalls; n > 0 {
@@ -219,20 +218,8 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	for _, r := range rejections {
 		counter(c.rejections, st.Rejected.Of(r), snake(r.String()))
 	}
-}
-
-// bounds are the histogram's bucket bounds in seconds.
-var bounds = func() (b [executor.NumDurationBuckets]float64) {
-	for i, d := range executor.DurationBuckets {
-		b[i] = d.Seconds()
-	}
-	return b
-}()
-
-func (c *Collector) collectDurations(ch chan<- prometheus.Metric, supplier string, d [3]executor.Histogram) {
-	s := strings.ToValidUTF8(supplier, "\uFFFD")
 	for _, o := range outcomes {
-		h := &d[o]
+		h := &st.Durations[o]
 		buckets := make(map[float64]uint64, len(bounds))
 		for i, b := range bounds {
 			buckets[b] = h.Buckets[i]
@@ -240,6 +227,14 @@ func (c *Collector) collectDurations(ch chan<- prometheus.Metric, supplier strin
 		ch <- prometheus.MustNewConstHistogram(c.durations, h.Count, h.Sum.Seconds(), buckets, s, o.String())
 	}
 }
+
+// bounds are the histogram's bucket bounds in seconds.
+var bounds = func() (b [len(executor.DurationBuckets)]float64) {
+	for i, d := range executor.DurationBuckets {
+		b[i] = d.Seconds()
+	}
+	return b
+}()
 
 // snake turns the library's kebab-case names ("half-open") into the
 // snake_case label values Prometheus users expect ("half_open").

@@ -19,7 +19,7 @@
 // has SeriesPerSupplier series.
 //
 // The call-duration histogram (fusebox_call_duration_seconds{outcome}) is
-// the executor's own (Executor.CallDurations): fixed buckets from 5 ms to
+// the executor's own (executor.Stats.Durations): fixed buckets from 5 ms to
 // 10 s, cumulative since the executor was made. The fuseotel module reports
 // the same instruments through OpenTelemetry.
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // TestReasonsAreComplete checks that the label lists name every breaker
-// reason (but NoReason) and every rejection, each once: a reason added to
+// reason (but the "none" of a breaker that never changed state) and every rejection, each once: a reason added to
 // the breaker or the executor must be added here too.
 func TestReasonsAreComplete(t *testing.T) {
 	for i, r := range reasons {

@@ -15,15 +15,12 @@ const REASONS = {
   "slow-call-rate": "slow-call rate",
   "saturation": "bulkhead full of stuck calls",
   "queue-full": "queue full",
-  "manual": "tripped by an operator",
+  "manual": "by an operator",
   "reset-timeout": "reset timeout passed, probing",
   "probes-succeeded": "probes succeeded",
   "probe-failed": "probe failed",
   "probe-deferred": "probe found no free slot",
   "queue-drained": "queue drained",
-  "manual-reset": "reset by an operator",
-  "manual-force-open": "forced open by an operator",
-  "manual-disable": "disabled by an operator",
   "remote": "another instance of the fleet",
 };
 const ACTIONS = {

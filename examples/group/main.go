@@ -61,11 +61,12 @@ func main() {
 		}
 	}
 	time.Sleep(50 * time.Millisecond)
-	g.Range(func(ex *executor.Executor) bool {
-		s := ex.Stats()
-		fmt.Printf("%-8s slots=%d busy=%d state=%s\n", ex.Name(), s.Workers, s.Busy, s.Breaker.State)
-		return true
-	})
+	for _, name := range g.Names() {
+		if ex, ok := g.Lookup(name); ok {
+			s := ex.Stats()
+			fmt.Printf("%-8s slots=%d busy=%d state=%s\n", name, s.Workers, s.Busy, s.Breaker.State)
+		}
+	}
 }
 
 func outcome(err error) string {
@@ -77,7 +78,7 @@ func outcome(err error) string {
 		return "refused: busy (young calls; the breaker stays closed)"
 	case errors.Is(err, executor.ErrSaturated):
 		return "refused: stuck calls (the breaker trips)"
-	case errors.Is(err, executor.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		return "refused: breaker open"
 	}
 	return err.Error()

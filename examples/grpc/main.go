@@ -125,7 +125,7 @@ func outcome(err error) string {
 	switch {
 	case err == nil:
 		return "ok"
-	case errors.Is(err, executor.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		return "refused (open)" // fail fast: nothing was sent
 	case errors.Is(err, executor.ErrSaturated):
 		return "refused (saturated)" // every slot taken: refused alone if busy, the breaker tripped if stuck

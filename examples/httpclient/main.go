@@ -118,7 +118,7 @@ func main() {
 func fetch(client *http.Client, url string) string {
 	resp, err := client.Get(url)
 	switch {
-	case errors.Is(err, executor.ErrOpen):
+	case errors.Is(err, breaker.ErrOpen):
 		return "refused (open)" // fail fast: no request was sent
 	case errors.Is(err, executor.ErrSaturated):
 		return "refused (saturated)" // every slot taken: refused alone if busy, the breaker tripped if stuck

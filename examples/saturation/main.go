@@ -70,7 +70,7 @@ func main() {
 			fmt.Printf("%5s  request %2d: no free slot, young calls -> refused alone, serve %q\n", since(start), i, cached)
 		case errors.Is(err, executor.ErrSaturated):
 			fmt.Printf("%5s  request %2d: no free slot, stuck calls -> breaker trips now, serve %q\n", since(start), i, cached)
-		case errors.Is(err, executor.ErrOpen):
+		case errors.Is(err, breaker.ErrOpen):
 			fmt.Printf("%5s  request %2d: breaker open -> fail fast, serve %q\n", since(start), i, cached)
 		case err != nil:
 			panic(err)
