@@ -24,6 +24,11 @@ type Busy struct {
 // breaker's permit needs no release).
 func (ex *Executor) busy() error {
 	ex.leave()
+	return ex.refuseBusy()
+}
+
+// refuseBusy is busy for a call that was never counted in (see admit).
+func (ex *Executor) refuseBusy() error {
 	err := ex.reject(RejectedBusy)
 	if ex.counts().stuckNow().onBusy != nil {
 		_, queued := ex.bh.Counts()

@@ -75,6 +75,13 @@ func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T
 		// fast is a clock read, a few loads and one atomic add.
 		return nil, &ex.counts().errs[RejectedOpen]
 	}
+	// Most refusals in a burst find the bulkhead full of young calls:
+	// refuse those before counting the call in, with no write but the
+	// rejection count. A probe, or a bulkhead that may be stuck, takes
+	// the full path below.
+	if ex.bh.Full() && !isProbe(permit) && !ex.isStuck() {
+		return nil, ex.refuseBusy()
+	}
 	// Count the call in and look for Close in one step: a Close (or an
 	// eviction) either came first and we leave, or it waits for this call.
 	if ex.active.Add(1)&closedBit != 0 {

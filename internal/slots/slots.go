@@ -286,6 +286,13 @@ func (b *Slots) Counts() (inUse, queued int) {
 	return int(i), int(q)
 }
 
+// Full reports whether every slot and every queue place is taken: Admit
+// would refuse now.
+func (b *Slots) Full() bool {
+	inUse, queued := unpack(b.state.Load())
+	return inUse >= b.slots.Load() && queued >= b.queueCap.Load()
+}
+
 // QueueFull reports whether every queue place is taken; without a queue it
 // always is.
 func (b *Slots) QueueFull() bool {

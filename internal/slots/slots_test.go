@@ -152,6 +152,23 @@ func TestTryAcquireNeverJumpsTheQueue(t *testing.T) {
 	assert.PanicsWithValue(t, "bulkhead: Release without Acquire", func() { b.Release() })
 }
 
+// Full agrees with Admit(nil) and Admit(w): true exactly when both refuse.
+func TestFullIsWhenAdmitRefuses(t *testing.T) {
+	for _, queue := range []int{0, 2} {
+		b, err := newSlots(config{Slots: 2, Queue: queue})
+		require.NoError(t, err)
+		ws := make([]slots.Waiter, 2+queue)
+		for i := range ws {
+			assert.False(t, b.Full(), "queue %d: full with %d admitted", queue, i)
+			require.NotEqual(t, slots.Full, b.Admit(&ws[i]))
+		}
+		assert.True(t, b.Full(), "queue %d: not full with every slot and place taken", queue)
+		assert.Equal(t, slots.Full, b.Admit(&slots.Waiter{}))
+		b.Release()
+		assert.False(t, b.Full(), "queue %d: a release frees a slot, or a queue place by handing its slot over", queue)
+	}
+}
+
 func TestAdmitOfAQueuedWaiterPanics(t *testing.T) {
 	b, err := newSlots(config{Slots: 1, Queue: 2})
 	require.NoError(t, err)
