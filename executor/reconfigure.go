@@ -69,6 +69,13 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	if err := ex.br.Reconfigure(r.breaker); err != nil {
 		panic("executor: a validated breaker configuration failed: " + err.Error()) // not reached
 	}
+	// The calls listed so far keep their timeouts: the stuck criterion
+	// must look as far down the lists as their deadlines reach.
+	if int64(r.timeout) < ex.timeout.Load() || int64(r.queueTimeout) < ex.queueTO.Load() {
+		now, rc := ex.now(), ex.counts()
+		rc.runSpan.replaced(ex.timeout.Load()+ex.grace(), now)
+		rc.queueSpan.replaced(ex.queueTO.Load(), now)
+	}
 	ex.timeout.Store(int64(r.timeout))
 	ex.queueTO.Store(int64(r.queueTimeout))
 	// A queue-wait timeline before the queue: a call that Admit queues

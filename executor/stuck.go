@@ -138,6 +138,37 @@ type stuckState struct {
 	// busyUntil: no call in the bulkhead can be stuck before this time
 	// (executor clock), as found by the last busy refusal (see isStuck).
 	busyUntil atomic.Int64
+	// The longest spans of the calls still listed from before a
+	// Reconfigure that shortened a timeout (see spanBound).
+	runSpan, queueSpan spanBound
+}
+
+// spanBound is the longest span (from a call's start, or its queueing, to
+// its deadline) of the calls listed under timeouts since replaced, and
+// the time by which the last of them has left its list. countOld walks
+// the list, sorted by deadline, as far as the longest span of any listed
+// call requires: after a Reconfigure that shortened a timeout, the calls
+// admitted before it reach further than the new timeout says.
+type spanBound struct{ span, until atomic.Int64 }
+
+// replaced records that calls listed until now had spans up to old.
+// Called by Reconfigure (concurrent Reconfigures of one executor are
+// documented as best avoided: two may each keep only their own bound).
+func (b *spanBound) replaced(old, now int64) {
+	if now >= b.until.Load() {
+		b.span.Store(0) // every call listed under the earlier bound has left
+	}
+	b.span.Store(max(b.span.Load(), old))
+	b.until.Store(max(b.until.Load(), addSat(now, time.Duration(old))))
+}
+
+// widen returns span, or the longer span of calls listed before a
+// Reconfigure while any of them may still be listed.
+func (b *spanBound) widen(span, now int64) int64 {
+	if now < b.until.Load() {
+		return max(span, b.span.Load())
+	}
+	return span
 }
 
 // stuckSet is what Config sets for the stuck criterion.
@@ -224,13 +255,13 @@ func (ex *Executor) isStuck() bool {
 	}
 	after := ex.stuckAfter()
 	cutoff := now - after
-	old, next := ex.run.countOld(cutoff, ex.timeout.Load()+ex.grace(), needRunning-overdue)
+	old, next := ex.run.countOld(cutoff, rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), needRunning-overdue)
 	stuck := overdue+old >= needRunning
 	if qt := ex.queued.Load(); !stuck && qt != nil {
 		// A queued call waits at most queueTO, so its deadline is its
 		// enqueueing plus exactly that.
 		var qnext int64
-		old, qnext = qt.countOld(cutoff, ex.queueTO.Load(), needQueued)
+		old, qnext = qt.countOld(cutoff, rc.queueSpan.widen(ex.queueTO.Load(), now), needQueued)
 		stuck = old >= needQueued
 		next = min(next, qnext)
 	}
@@ -240,8 +271,17 @@ func (ex *Executor) isStuck() bool {
 	return stuck
 }
 
-// aged is a deadline's owner that knows when its call started running.
-type aged interface{ startedAt() int64 }
+// aged is a deadline's owner that knows when its call started running,
+// and when it was queued.
+type aged interface {
+	startedAt() int64
+	queuedAt() int64
+}
+
+// queuedAt is when the call was queued, on the executor's clock. Only for
+// a call listed in the queue (c.q is set before it is listed, and never
+// changes once it is).
+func (c *call[T]) queuedAt() int64 { return c.q.since }
 
 // startedAt is when the call got its slot, on the executor's clock, to
 // the microsecond (the millisecond for a span of over half an hour);
@@ -302,8 +342,13 @@ func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int
 			continue
 		}
 		start := d.at - span
-		if a, ok := d.owner.(aged); ok && d.kind == invocationDeadline {
-			start = a.startedAt()
+		if a, ok := d.owner.(aged); ok {
+			switch d.kind {
+			case invocationDeadline:
+				start = a.startedAt()
+			case queueDeadline:
+				start = a.queuedAt()
+			}
 		}
 		if start > cutoff {
 			next = min(next, start)

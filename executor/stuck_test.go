@@ -233,6 +233,45 @@ func TestStuckOrBusy(t *testing.T) {
 	})
 }
 
+// A Reconfigure changes the timeouts of calls admitted later; the calls
+// already running or queued keep theirs, and the stuck criterion measures
+// each call from its own start.
+func TestStuckAfterReconfigureMeasuresEachCallFromItsOwnStart(t *testing.T) {
+	t.Run("a shorter invocation timeout still finds the old calls stuck", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := executor.Config{Workers: 2, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}}
+			ex := newExecutor(t, cfg)
+			s := newSupplier()
+			s.hang()
+			defer s.unhang()
+			fill(t, ex, s, 2)
+			cfg.InvocationTimeout = 4 * time.Second // the stuck age is now 2 s
+			require.NoError(t, ex.Reconfigure(cfg))
+			time.Sleep(3 * time.Second)
+			_, err := executor.Submit(t.Context(), ex, s.cooperative)
+			assert.Equal(t, executor.RejectedSaturated, rejection(t, err), "calls 3 s old, over the 2 s stuck age")
+			assert.Equal(t, breaker.Open, ex.Breaker().State())
+		})
+	})
+	t.Run("a longer queue timeout does not age the queued call", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			cfg := executor.Config{Workers: 1, Queue: 1, InvocationTimeout: 30 * time.Second, QueueTimeout: 2 * time.Second,
+				Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}
+			ex := newExecutor(t, cfg)
+			s := newSupplier()
+			s.hang()
+			defer s.unhang()
+			fill(t, ex, s, 2) // one running, one queued
+			cfg.QueueTimeout = 60 * time.Second
+			require.NoError(t, ex.Reconfigure(cfg))
+			time.Sleep(100 * time.Millisecond)
+			_, err := executor.Submit(t.Context(), ex, s.cooperative)
+			assert.Equal(t, executor.RejectedBusy, rejection(t, err), "the queued call has waited 0.1 s")
+			assert.Equal(t, breaker.Closed, ex.Breaker().State())
+		})
+	})
+}
+
 func TestLatencyStats(t *testing.T) {
 	t.Run("zero without history", func(t *testing.T) {
 		ex := newExecutor(t, executor.Config{})

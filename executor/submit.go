@@ -124,7 +124,8 @@ func (c *call[T]) enqueue(qt *lazyTimeline) bool {
 	switch ex.bh.Admit(&q.waiter) {
 	case slots.Queued:
 		c.state.Store(stQueued)
-		q.node.at = addSat(ex.now(), time.Duration(ex.queueTO.Load()))
+		q.since = ex.now()
+		q.node.at = addSat(q.since, time.Duration(ex.queueTO.Load()))
 		listed := qt.add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
@@ -247,6 +248,7 @@ type queueState struct {
 	mu      sync.Mutex
 	waiter  slots.Waiter
 	node    deadline // in ex.queued while it waits
+	since   int64    // when it was queued (executor clock), for the stuck criterion
 	unwatch func() bool
 	granted chan struct{} // a lease's: closed when it has a slot
 }
