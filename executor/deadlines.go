@@ -78,7 +78,7 @@ type timeline struct {
 	// only when the timer is reset to an earlier time; a firing sets it
 	// to noTimer before it moves the inbox, so an adder that sees it at
 	// or before its entry's time after pushing knows a firing will find
-	// the entry in time.
+	// the entry in time. Written under mu, read by adders without it.
 	armedAt atomic.Int64
 	_       [cacheLine - 24]byte
 
@@ -90,7 +90,6 @@ type timeline struct {
 	n        int // entries in the sorted list, done ones included
 	sweepAt  int // n at which the list is swept of its done entries
 	timer    *time.Timer
-	fireAt   int64         // when the armed timer fires
 	armedN   int           // the armed timer or its running func, and expiry goroutines
 	gone     chan struct{} // made by close if armedN > 0; closed when it reaches 0
 	isArmed  bool
@@ -204,7 +203,7 @@ func (t *timeline) add(d *deadline) listing {
 	if t.n >= t.sweepAt {
 		t.sweep()
 	}
-	if t.head != nil && (!t.isArmed || t.head.at < t.fireAt) {
+	if t.head != nil && (!t.isArmed || t.head.at < t.armedAt.Load()) {
 		t.arm(t.head.at)
 	}
 	return listedOK
@@ -313,7 +312,6 @@ func (t *timeline) arm(at int64) {
 		// re-arm for the head, which is now at or before at.
 		return
 	}
-	t.fireAt = at
 	if t.timer == nil {
 		t.timer = time.AfterFunc(d, t.fire)
 	} else {
@@ -429,7 +427,6 @@ func (t *timeline) disarmedLocked() {
 func (t *timeline) rearm(at, now int64) {
 	t.armedN++
 	t.isArmed = true
-	t.fireAt = at
 	t.timer.Reset(time.Duration(at - now))
 	t.armedAt.Store(at)
 }
