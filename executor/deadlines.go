@@ -18,10 +18,13 @@ const (
 
 // timed is what a deadline belongs to: a call, told on the timer's
 // goroutine when one of its deadlines passes while the entry is live, and
-// by Close when it gives up on the entries still listed.
+// by Close when it gives up on the entries still listed. The stuck
+// criterion asks it how long it has run, or waited (see countOld).
 type timed interface {
 	onDeadline(k deadlineKind)
 	onClose(k deadlineKind)
+	startedAt() int64
+	queuedAt() int64
 }
 
 // deadline is an entry of a timeline, embedded in the call it times, so

@@ -155,10 +155,7 @@ type spanBound struct{ span, until atomic.Int64 }
 // Called by Reconfigure (concurrent Reconfigures of one executor are
 // documented as best avoided: two may each keep only their own bound).
 func (b *spanBound) replaced(old, now int64) {
-	if now >= b.until.Load() {
-		b.span.Store(0) // every call listed under the earlier bound has left
-	}
-	b.span.Store(max(b.span.Load(), old))
+	b.span.Store(b.widen(old, now))
 	b.until.Store(max(b.until.Load(), addSat(now, time.Duration(old))))
 }
 
@@ -258,8 +255,6 @@ func (ex *Executor) isStuck() bool {
 	old, next := ex.run.countOld(cutoff, rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), needRunning-overdue)
 	stuck := overdue+old >= needRunning
 	if qt := ex.queued.Load(); !stuck && qt != nil {
-		// A queued call waits at most queueTO, so its deadline is its
-		// enqueueing plus exactly that.
 		var qnext int64
 		old, qnext = qt.countOld(cutoff, rc.queueSpan.widen(ex.queueTO.Load(), now), needQueued)
 		stuck = old >= needQueued
@@ -269,13 +264,6 @@ func (ex *Executor) isStuck() bool {
 		rc.busyUntil.Store(next + after)
 	}
 	return stuck
-}
-
-// aged is a deadline's owner that knows when its call started running,
-// and when it was queued.
-type aged interface {
-	startedAt() int64
-	queuedAt() int64
 }
 
 // queuedAt is when the call was queued, on the executor's clock. Only for
@@ -322,9 +310,9 @@ func spanNs(s uint32) int64 {
 // others (math.MaxInt64 if none): no call on the list that is not counted
 // started before it. span is the longest time from a call's start to its
 // deadline, so the list (sorted by deadline) can be cut short where even
-// the earliest possible start is after cutoff. A queued call started
-// waiting at its deadline − span; a timed-out call in its grace period is
-// overdue, and counted as such: never twice.
+// the earliest possible start is after cutoff. A queued call's start is
+// when it was queued; a timed-out call in its grace period is overdue, and
+// counted as such: never twice.
 func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int64) {
 	next = math.MaxInt64
 	t := l.p.Load()
@@ -341,14 +329,9 @@ func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int
 		if d.kind == graceDeadline || d.done.Load() {
 			continue
 		}
-		start := d.at - span
-		if a, ok := d.owner.(aged); ok {
-			switch d.kind {
-			case invocationDeadline:
-				start = a.startedAt()
-			case queueDeadline:
-				start = a.queuedAt()
-			}
+		start := d.owner.startedAt()
+		if d.kind == queueDeadline {
+			start = d.owner.queuedAt()
 		}
 		if start > cutoff {
 			next = min(next, start)
