@@ -329,9 +329,11 @@ func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int
 		if d.kind == graceDeadline || d.done.Load() {
 			continue
 		}
-		start := d.owner.startedAt()
+		var start int64
 		if d.kind == queueDeadline {
-			start = d.owner.queuedAt()
+			start = d.owner.queuedAt() // its span is not written yet: a promotion may be writing it
+		} else {
+			start = d.owner.startedAt()
 		}
 		if start > cutoff {
 			next = min(next, start)

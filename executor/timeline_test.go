@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -126,4 +127,50 @@ func TestDeadlinesUnderConcurrentAddsRetirementsAndClose(t *testing.T) {
 		}
 		t.Logf("round %d: %d ok, %d timed out, %d ended by the close", round, ok, timeouts, closed)
 	}
+}
+
+// The stuck criterion walks the queue while releases promote its calls:
+// what it reads of a queued call must not be what a promotion writes.
+// Real time, under the race detector; bounded in count and time. The walk
+// is called directly: isStuck itself walks at most once per stuck
+// threshold.
+func TestStuckCriterionReadsTheQueueWhileCallsArePromoted(t *testing.T) {
+	ex, err := New("payments", Config{Workers: 1, Queue: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}})
+	require.NoError(t, err)
+	stop := make(chan struct{})
+	var walks atomic.Int64
+	var walker sync.WaitGroup
+	walker.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ex.queued.Load().countOld(ex.now(), ex.queueTO.Load(), 1<<30)
+			walks.Add(1)
+		}
+	})
+	var wg sync.WaitGroup
+	var done atomic.Int64
+	for range 4 {
+		wg.Go(func() {
+			for range 300 {
+				f, err := Submit(context.Background(), ex, func(context.Context) (int, error) { time.Sleep(20 * time.Microsecond); return 1, nil })
+				if err != nil {
+					require.ErrorIs(t, err, ErrSaturated)
+					continue
+				}
+				_, err = f.Await(context.Background())
+				require.NoError(t, err)
+				done.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	walker.Wait()
+	t.Logf("%d calls, %d walks of the queue", done.Load(), walks.Load())
+	assert.Positive(t, done.Load())
+	require.NoError(t, ex.Close(context.Background()))
 }
