@@ -39,15 +39,15 @@ test: work redis-server ## go vet + go test -race over every module, the library
 
 .PHONY: work
 work: ## Write go.work so that it joins every module of the repository.
-	@$(GO) run ./internal/releasecheck -work
+	@$(GO) run ./tools/releasecheck -work
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module, against the modules as HEAD would publish them.
-	$(GO) run ./internal/releasecheck -tidy
+	$(GO) run ./tools/releasecheck -tidy
 
 .PHONY: release-check
 release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~30 s warm, ~1 min cold).
-	$(GO) run ./internal/releasecheck -go $(GO_MIN)
+	$(GO) run ./tools/releasecheck -go $(GO_MIN)
 
 .PHONY: redis-server
 redis-server: ## Install redis-server (Debian package) if missing: the fleet module's tests start their own.
@@ -119,7 +119,7 @@ bench-call: ## Submit+Await beside its baselines, BENCH_COUNT interleaved rounds
 	for i in $$(seq $(BENCH_COUNT)); do \
 		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCall|BenchmarkReject|BenchmarkBaseline' -test.benchmem -test.benchtime 200ms -test.count 1; \
 	done | tee $(OUT)/bench-call.txt
-	$(GO) run ./internal/benchratio < $(OUT)/bench-call.txt
+	$(GO) run ./tools/benchratio < $(OUT)/bench-call.txt
 
 COMPARE_FLAGS ?=
 

@@ -31,9 +31,9 @@ var allowed = map[string][]string{
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
 	// A command for make bench-call: reads benchmark output, std only.
-	"internal/benchratio": nil,
+	"tools/benchratio": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).
-	"internal/importcheck": {strings.TrimSuffix(module, "/"), module},
+	"tools/importcheck": {strings.TrimSuffix(module, "/"), module},
 }
 
 func TestLayering(t *testing.T) {

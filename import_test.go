@@ -19,7 +19,7 @@ import (
 // the only goroutine. A user who guards their tests with goleak needs no
 // ignore rule for fusebox.
 func TestImportStartsNoGoroutine(t *testing.T) {
-	const prog = "internal/importcheck/main.go"
+	const prog = "tools/importcheck/main.go"
 	f, err := parser.ParseFile(token.NewFileSet(), prog, nil, parser.ImportsOnly)
 	require.NoError(t, err)
 	imported := map[string]bool{}
@@ -31,13 +31,13 @@ func TestImportStartsNoGoroutine(t *testing.T) {
 		assert.True(t, imported[pkg], "%s does not import %s: add it", prog, pkg)
 	}
 
-	out, err := exec.Command("go", "run", "./internal/importcheck").CombinedOutput()
+	out, err := exec.Command("go", "run", "./tools/importcheck").CombinedOutput()
 	require.NoError(t, err, "importing the library started goroutines:\n%s", out)
 	assert.Equal(t, "1\n", string(out))
 }
 
 // libraryPackages lists the import paths of the root module's packages,
-// the tools under internal/ and examples/ apart.
+// the internal packages, the repository's tools and the examples apart.
 func libraryPackages(t *testing.T) []string {
 	t.Helper()
 	var pkgs []string
@@ -50,7 +50,7 @@ func libraryPackages(t *testing.T) []string {
 				return filepath.SkipDir // a nested module
 			}
 			switch name := d.Name(); {
-			case strings.HasPrefix(name, "."), name == "testdata", name == "out", name == "internal", name == "examples":
+			case strings.HasPrefix(name, "."), name == "testdata", name == "out", name == "internal", name == "tools", name == "examples":
 				return filepath.SkipDir
 			}
 		}

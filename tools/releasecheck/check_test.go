@@ -158,7 +158,7 @@ func TestLibraryModulesAreThoseUsersImport(t *testing.T) {
 		{"the root is tested alone by make test", "", lib, false},
 		{"the load test and the comparison are programs", "loadtest", lib, false},
 		{"examples are programs", "examples/grpc", lib, false},
-		{"internal tools are not imported", "internal/releasecheck", lib, false},
+		{"the repository's tools are not imported", "tools/releasecheck", lib, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,9 +3,9 @@
 // publish it, into a file-system module proxy, and then uses the published
 // modules the way a new user would, outside the repository.
 //
-//	go run ./internal/releasecheck        (from the repository root: make release-check)
-//	go run ./internal/releasecheck -tidy  (make tidy)
-//	go run ./internal/releasecheck -work  (make work)
+//	go run ./tools/releasecheck        (from the repository root: make release-check)
+//	go run ./tools/releasecheck -tidy  (make tidy)
+//	go run ./tools/releasecheck -work  (make work)
 //
 // Every directory of the commit that holds a go.mod is a module, tagged
 // <dir>/<version> (the root: <version>); the version is the newest release

@@ -227,12 +227,12 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 // isLibrary reports whether users import the module, whose files are in
 // dir: it has a package other than main with code in it (not a module of
 // tests only), and it is not the root (whose tests make test runs alone,
-// on its oldest Go) nor one of the programs: the examples, the internal
-// tools, the load test and the comparison.
+// on its oldest Go) nor one of the programs: the examples, the
+// repository's tools, the load test and the comparison.
 func isLibrary(m mod, dir string) bool {
 	switch {
 	case m.dir == "", m.dir == "loadtest", m.dir == "compare",
-		strings.HasPrefix(m.dir, "examples/"), strings.HasPrefix(m.dir, "internal/"):
+		strings.HasPrefix(m.dir, "examples/"), strings.HasPrefix(m.dir, "tools/"):
 		return false
 	}
 	found := false

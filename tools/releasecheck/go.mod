@@ -1,4 +1,4 @@
-module github.com/fusebox-go/fusebox/internal/releasecheck
+module github.com/fusebox-go/fusebox/tools/releasecheck
 
 go 1.26.0
 
