@@ -1,0 +1,18 @@
+//go:build pages
+
+// The modules the pages' code imports, so that go mod tidy keeps them in
+// go.mod: the pages themselves are Markdown, which tidy does not read.
+package main
+
+import (
+	_ "github.com/fusebox-go/fusebox/breaker"
+	_ "github.com/fusebox-go/fusebox/dashboard"
+	_ "github.com/fusebox-go/fusebox/executor"
+	_ "github.com/fusebox-go/fusebox/fleet"
+	_ "github.com/fusebox-go/fusebox/fusegrpc"
+	_ "github.com/fusebox-go/fusebox/fusehttp"
+	_ "github.com/fusebox-go/fusebox/metrics"
+	_ "github.com/prometheus/client_golang/prometheus/promhttp"
+	_ "github.com/redis/go-redis/v9"
+	_ "google.golang.org/grpc"
+)
