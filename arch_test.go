@@ -30,6 +30,8 @@ var allowed = map[string][]string{
 	"fusehttp":       {module + "executor", module + "breaker"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
+	// The test kit for users: a fake supplier and a recorder of events.
+	"fuseboxtest": {module + "breaker"},
 	// A command for make bench-call: reads benchmark output, std only.
 	"internal/benchratio": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).
