@@ -128,3 +128,24 @@ func TestReadyToTripValidation(t *testing.T) {
 		})
 	}
 }
+
+// ReadyToTrip beside its same-run baseline, the built-in failure rate over
+// the same count-based window: the rule is asked after every call.
+func BenchmarkAllowDoneClosedReadyToTrip(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  breaker.Config
+	}{
+		{"failure-rate", breaker.Config{FailureRate: 0.5}},
+		{"ready-to-trip", breaker.Config{ReadyToTrip: func(c breaker.Counts) bool { return c.Calls >= 10 && c.FailureRate >= 0.5 }}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			br, _ := breaker.New(c.cfg)
+			b.ReportAllocs()
+			for b.Loop() {
+				p, _ := br.Allow()
+				p.Done(nil)
+			}
+		})
+	}
+}
