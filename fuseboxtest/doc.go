@@ -19,11 +19,12 @@
 //		shop := &Checkout{payments: ex, charge: fuseboxtest.Fn(payments, "paid")}
 //
 //		payments.Set(fuseboxtest.Hang())
-//		start := time.Now()
-//		answer := shop.Pay(t.Context())
-//		// answer is the cached one, and time.Since(start) is 40 ms exactly
-//		...
-//		rec.WaitForState(ctx, breaker.Open) // once enough calls timed out
+//		for range 5 {
+//			start := time.Now()
+//			answer, err := shop.Pay(t.Context())
+//			// answer is the cached one, and time.Since(start) is exactly 40 ms
+//		}
+//		open, err := rec.WaitForState(t.Context(), breaker.Open) // the fifth timeout tripped it
 //	})
 //
 // A Fake follows a script of phases (Healthy with a latency, Hang, Stall,
