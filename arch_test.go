@@ -30,6 +30,10 @@ var allowed = map[string][]string{
 	"fusehttp":       {module + "executor", module + "breaker"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
+	// The test kit for users: a fake supplier and a recorder of events.
+	"fuseboxtest": {module + "breaker"},
+	// Readiness reports from the breakers of a Group's executors.
+	"readiness": {module + "executor", module + "breaker"},
 	// A command for make bench-call: reads benchmark output, std only.
 	"tools/benchratio": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).

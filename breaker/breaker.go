@@ -176,11 +176,12 @@ func (p Permit) probe() bool { return p.r != nil && p.r.state == HalfOpen }
 // classified by Config.Classify. A permit from an older generation (admitted
 // before a transition) changes no state; it is counted in Stats.Late.
 //
-// Done runs Config.Classify and the ErrorKinds' Match functions on the
-// caller's goroutine. If one of them panics, the outcome is recorded as a
-// failure first, so the breaker stays consistent (a half-open probe place
-// is never lost), and then Done panics with a *PanicError: the bug surfaces
-// on the caller's own goroutine, where the caller can recover it.
+// Done runs Config.Classify, the ErrorKinds' Match functions and
+// Config.ReadyToTrip on the caller's goroutine. If one of them panics, the
+// outcome is recorded first (as a failure, if Classify or a Match
+// panicked), so the breaker stays consistent (a half-open probe place is
+// never lost), and then Done panics with a *PanicError: the bug surfaces on
+// the caller's own goroutine, where the caller can recover it.
 func (p Permit) Done(err error) {
 	if p.b == nil {
 		return
@@ -290,8 +291,7 @@ func (b *Breaker) recordClosed(p Permit, o Outcome, err error) error {
 		}
 	}
 	if o == Success {
-		b.closedSuccess(r, now, slow)
-		return nil
+		return b.closedSuccess(r, now, slow)
 	}
 	return b.closedFailure(r, now, slow, err)
 }
@@ -307,27 +307,32 @@ func clearCount(c *atomic.Int64) {
 }
 
 // closedSuccess clears the consecutive counts of a closed period with
-// optional rules and, with a rate rule, adds the call to the window.
-func (b *Breaker) closedSuccess(r *record, now int64, slow bool) {
+// optional rules and, with a window, adds the call to it. The error is a
+// *PanicError from ReadyToTrip.
+func (b *Breaker) closedSuccess(r *record, now int64, slow bool) error {
 	x := r.extra
 	clearCount(&r.consec)
 	for i := range x.kinds {
 		clearCount(&x.kinds[i])
 	}
-	if x.win != nil {
-		// A success lowers the failure rate but may be slow, or may be the
-		// call that brings the window up to MinimumCalls: the rate rules
-		// are evaluated after every recorded call.
-		x.win.add(now, false, slow)
-		if reason := b.rateReason(x.win, now); reason != noReason {
-			b.open(r, reason, -1, 1, now, nil)
-		}
+	if x.win == nil {
+		return nil
 	}
+	// A success lowers the failure rate but may be slow, or may be the
+	// call that brings the window up to MinimumCalls: the window's rules
+	// are evaluated after every recorded call.
+	x.win.add(now, false, slow)
+	reason, perr := b.windowReason(r, now)
+	if reason != noReason {
+		b.open(r, reason, -1, 1, now, nil)
+	}
+	return perr
 }
 
 // closedFailure counts a failure under its kind (or the general
 // consecutive rule) and in the window, and trips the breaker on the first
-// rule that fires. The error is a *PanicError from a Match function.
+// rule that fires. The error is a *PanicError from a Match function or
+// ReadyToTrip.
 func (b *Breaker) closedFailure(r *record, now int64, slow bool, err error) (perr error) {
 	reason, kind := noReason, -1
 	x := r.extra
@@ -345,14 +350,17 @@ func (b *Breaker) closedFailure(r *record, now int64, slow bool, err error) (per
 			reason = ErrorKind
 		}
 	}
-	if kind < 0 && rs.consecutive > 0 && r.consec.Add(1) >= int64(rs.consecutive) {
+	if kind < 0 && countConsecutive(rs, &r.consec) {
 		reason = ConsecutiveFailures
 	}
 	windowed := x != nil && x.win != nil
 	if windowed {
 		x.win.add(now, true, slow)
 		if reason == noReason {
-			reason = b.rateReason(x.win, now)
+			var cerr error
+			if reason, cerr = b.windowReason(r, now); perr == nil {
+				perr = cerr
+			}
 		}
 	}
 	if reason != noReason {
@@ -389,13 +397,19 @@ func matchKind(rs *rules, err error) (kind int, perr error) {
 	return -1, nil
 }
 
-// rateReason returns the first rate rule that the window satisfies.
-func (b *Breaker) rateReason(w window, now int64) Reason {
-	o := b.rules().opt
-	if o == nil {
-		return noReason // the rate rules were removed by a Reconfigure
+// countConsecutive counts a failure that matched no ErrorKinds rule, when
+// the consecutive rule or ReadyToTrip wants it counted, and reports
+// whether the consecutive rule fires.
+func countConsecutive(rs *rules, c *atomic.Int64) bool {
+	if rs.consecutive == 0 && !rs.opt.custom() {
+		return false
 	}
-	calls, failures, slow := w.counts(now)
+	n := c.Add(1)
+	return rs.consecutive > 0 && n >= int64(rs.consecutive)
+}
+
+// rateReason returns the first rate rule that the window's counts satisfy.
+func (o *optRule) rateReason(calls, failures, slow int64) Reason {
 	switch {
 	case calls < o.minCalls:
 		return noReason

@@ -33,7 +33,7 @@ const (
 // per-supplier configuration can come from a file. The rules are independent
 // and any of them trips the breaker; when several fire on the same call the
 // reported reason is the first of ErrorKind, ConsecutiveFailures,
-// FailureRate, SlowCallRate.
+// FailureRate, SlowCallRate, ReadyToTrip.
 type Config struct {
 	// Name identifies the supplier in events and stats. Optional.
 	Name string
@@ -79,6 +79,22 @@ type Config struct {
 	// WindowBuckets is the number of buckets of a time-based window. 0
 	// means 10; WindowDuration/WindowBuckets must be at least a microsecond.
 	WindowBuckets int
+
+	// ReadyToTrip is a trip rule of your own, as gobreaker's: after every
+	// success and failure recorded while the breaker is closed it gets the
+	// counts the rules look at (see Counts), and true trips the breaker with
+	// reason ReadyToTrip. It adds to the other rules (any of them trips);
+	// set ConsecutiveFailures to -1 for it to be the only one. With it the
+	// breaker keeps the sliding window (WindowSize, WindowDuration) and the
+	// consecutive count even when no built-in rule needs them, and counts
+	// slow calls if SlowCallDuration is set. It runs on the caller's
+	// goroutine, concurrently for concurrent calls, so it must be safe for
+	// concurrent use; keep it fast and pure. A panic in it is recovered and
+	// means "do not trip": the call's outcome is recorded and the other
+	// rules still decide, and the panic is reported as a *PanicError
+	// ("ReadyToTrip") the way a panicking Match is (see Permit.Done). nil
+	// means no such rule.
+	ReadyToTrip func(Counts) bool
 
 	// ResetTimeout is how long the breaker stays open before it admits a
 	// probe. 0 means 5s. Put it above the longest call (the executor
@@ -166,9 +182,13 @@ type optRule struct {
 	windowSize   int   // count-based window; 0 if time-based
 	bucketWidth  int64 // time-based window; 0 if count-based
 	buckets      int
+	readyToTrip  func(Counts) bool // nil: no custom rule
 }
 
-func (o *optRule) hasWindow() bool { return o != nil && (o.failureRate > 0 || o.slowRate > 0) }
+func (o *optRule) hasWindow() bool { return o != nil && (o.rated() || o.readyToTrip != nil) }
+
+// rated reports whether a built-in rate rule is set.
+func (o *optRule) rated() bool { return o.failureRate > 0 || o.slowRate > 0 }
 
 // counting reports whether a closed period needs counters beyond the
 // consecutive one.
@@ -193,6 +213,7 @@ func compile(cfg Config) (rules, error) {
 		failureRate:  c.rate("FailureRate", cfg.FailureRate),
 		slowRate:     c.rate("SlowCallRate", cfg.SlowCallRate),
 		slowDuration: int64(cfg.SlowCallDuration),
+		readyToTrip:  cfg.ReadyToTrip,
 	}
 	c.slowCall(cfg)
 	c.window(cfg, o)
@@ -201,7 +222,7 @@ func compile(cfg Config) (rules, error) {
 	}
 	if o.counting() || o.classify != nil || o.maxReset > 0 || o.jitter > 0 {
 		r.opt = o
-		r.timed = o.slowRate > 0
+		r.timed = o.slowDuration > 0 // the slow-call rule, or slow calls counted for ReadyToTrip
 	}
 	return r, nil
 }
@@ -255,21 +276,25 @@ func (c *checker) slowCall(cfg Config) {
 		c.bad("SlowCallDuration must be ≥ 0, got %v", cfg.SlowCallDuration)
 	case cfg.SlowCallRate > 0 && cfg.SlowCallDuration == 0:
 		c.bad("SlowCallDuration must be set when SlowCallRate is")
-	case cfg.SlowCallRate == 0 && cfg.SlowCallDuration > 0:
-		c.bad("SlowCallRate must be set when SlowCallDuration is")
+	case cfg.SlowCallRate == 0 && cfg.SlowCallDuration > 0 && cfg.ReadyToTrip == nil:
+		c.bad("SlowCallRate must be set when SlowCallDuration is (or ReadyToTrip, to count slow calls for it)")
 	}
 }
 
 // window checks the sliding window's settings and sizes o's window.
 func (c *checker) window(cfg Config, o *optRule) {
 	if cfg.FailureRate == 0 && cfg.SlowCallRate == 0 {
-		// The window settings mean something only to a rate rule; accepting
-		// them without one would let a typo (a forgotten FailureRate) pass
-		// silently, as SlowCallDuration without SlowCallRate would.
-		c.unused("MinimumCalls", cfg.MinimumCalls != 0)
-		c.unused("WindowSize", cfg.WindowSize != 0)
-		c.unused("WindowDuration", cfg.WindowDuration != 0)
-		c.unused("WindowBuckets", cfg.WindowBuckets != 0)
+		// The window settings mean something only to a rate rule (or,
+		// but for MinimumCalls, which gates the rate rules alone, to
+		// ReadyToTrip); accepting them without one would let a typo (a
+		// forgotten FailureRate) pass silently, as SlowCallDuration
+		// without SlowCallRate would.
+		const rate = "a rate rule (FailureRate or SlowCallRate)"
+		window := cfg.ReadyToTrip == nil
+		c.unused("MinimumCalls", cfg.MinimumCalls != 0, rate)
+		c.unused("WindowSize", cfg.WindowSize != 0 && window, rate+" or ReadyToTrip")
+		c.unused("WindowDuration", cfg.WindowDuration != 0 && window, rate+" or ReadyToTrip")
+		c.unused("WindowBuckets", cfg.WindowBuckets != 0 && window, rate+" or ReadyToTrip")
 	}
 	if cfg.WindowBuckets != 0 && cfg.WindowDuration == 0 {
 		c.bad("WindowBuckets (%d) needs WindowDuration", cfg.WindowBuckets)
@@ -300,15 +325,15 @@ func (c *checker) windowShape(cfg Config, o *optRule) {
 		}
 	default:
 		o.windowSize = cmp.Or(cfg.WindowSize, defaultWindowSize)
-		if o.hasWindow() && o.minCalls > int64(o.windowSize) {
+		if o.rated() && o.minCalls > int64(o.windowSize) {
 			c.bad("MinimumCalls (%d) must not exceed WindowSize (%d), or no rate rule could trip", o.minCalls, o.windowSize)
 		}
 	}
 }
 
-func (c *checker) unused(field string, set bool) {
+func (c *checker) unused(field string, set bool, needs string) {
 	if set {
-		c.bad("%s needs a rate rule (FailureRate or SlowCallRate)", field)
+		c.bad("%s needs %s", field, needs)
 	}
 }
 

@@ -55,3 +55,22 @@ func ExampleConfig_classify() {
 	fmt.Println(b.State())
 	// Output: closed
 }
+
+// A trip rule of your own, as gobreaker's ReadyToTrip: here, at least 3
+// calls in the window and 60 % of them failed. ConsecutiveFailures -1
+// leaves it the only rule.
+func ExampleConfig_readyToTrip() {
+	b, _ := breaker.New(breaker.Config{
+		ConsecutiveFailures: -1,
+		WindowSize:          10,
+		ReadyToTrip: func(c breaker.Counts) bool {
+			return c.Calls >= 3 && c.FailureRate >= 0.6
+		},
+		OnTransition: func(e breaker.Event) { fmt.Println(e) },
+	})
+	for _, err := range []error{errors.New("refused"), nil, errors.New("refused")} {
+		p, _ := b.Allow()
+		p.Done(err)
+	}
+	// Output: closed → open (ready-to-trip)
+}

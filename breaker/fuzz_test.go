@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -29,6 +30,23 @@ var fuzzConfigs = []breaker.Config{
 			}
 			return breaker.Failure
 		}},
+	// ReadyToTrip alone, over a count-based window, as gobreaker users write it.
+	{ConsecutiveFailures: -1, WindowSize: 5, ReadyToTrip: func(c breaker.Counts) bool {
+		return c.Calls >= 3 && c.FailureRate >= 0.6
+	}},
+	// ReadyToTrip beside the built-in rules, over a time-based window, on
+	// slow calls counted for it alone and on the consecutive count.
+	{ConsecutiveFailures: 3, FailureRate: 0.8, MinimumCalls: 5, WindowDuration: 4 * time.Second, WindowBuckets: 4,
+		SlowCallDuration: time.Second, ReadyToTrip: func(c breaker.Counts) bool {
+			return c.SlowCalls >= 2 || (c.ConsecutiveFailures >= 2 && c.Calls >= 4)
+		}},
+	// A ReadyToTrip that panics now and then: no trip, and Done panics.
+	{ConsecutiveFailures: 4, ReadyToTrip: func(c breaker.Counts) bool {
+		if c.Calls%3 == 2 {
+			panic("a bug in the rule")
+		}
+		return c.Failures >= 3 && c.SlowCallRate == 0
+	}},
 }
 
 // FuzzBreakerMatchesModel drives the lock-free breaker and the mutex-based
@@ -43,6 +61,10 @@ func FuzzBreakerMatchesModel(f *testing.F) {
 	f.Add([]byte{4, 0, 0, 2, 0, 5, 20, 0, 2, 0, 0, 2, 0, 0, 2, 0, 6, 0, 6, 1, 6, 2, 6, 3, 6, 4, 6, 5})
 	f.Add([]byte{5, 0, 0, 5, 15, 1, 0, 0, 5, 15, 1, 0, 7, 0, 0, 3, 0})
 	f.Add([]byte{0, 0, 0, 6, 3, 0, 6, 4, 0, 0, 6, 2, 6, 1, 0, 0, 4, 0, 7, 0})
+	// ReadyToTrip: (op, arg) pairs after the config's byte; 3,0 is a failure.
+	f.Add([]byte{6, 0, 0, 0, 0, 0, 0, 3, 0, 1, 0, 3, 0, 5, 50, 0, 0, 1, 0})
+	f.Add([]byte{7, 0, 0, 0, 0, 5, 12, 1, 0, 1, 0, 5, 50, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 3, 0, 3, 0})
+	f.Add([]byte{8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 3, 0, 3, 0, 5, 60, 0, 0, 1, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		if len(ops) == 0 || len(ops) > 2000 {
 			return
@@ -57,11 +79,36 @@ func FuzzBreakerMatchesModel(f *testing.F) {
 func runDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 	var events []breaker.Event
 	cfg.OnTransition = func(e breaker.Event) { events = append(events, e) }
+	// Each side gets its own ReadyToTrip, which notes the counts it was
+	// asked about: the two must ask the same questions.
+	var seen [2][]breaker.Counts
+	rule := cfg.ReadyToTrip
+	watch := func(side int) func(breaker.Counts) bool {
+		if rule == nil {
+			return nil
+		}
+		return func(c breaker.Counts) bool {
+			seen[side] = append(seen[side], c)
+			return rule(c)
+		}
+	}
+	cfg.ReadyToTrip = watch(0)
 	b, err := breaker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.ReadyToTrip = watch(1)
 	m := newModel(cfg)
+	done := func(step string, p breaker.Permit, mp modelPermit, err error) {
+		panicked := func() (panicked bool) {
+			defer func() { panicked = recover() != nil }()
+			p.Done(err)
+			return false
+		}()
+		if want := m.Done(mp, err); panicked != want {
+			t.Fatalf("%s: Done panicked: breaker %v, model %v", step, panicked, want)
+		}
+	}
 	type pair struct {
 		real  breaker.Permit
 		model modelPermit
@@ -99,14 +146,11 @@ func runDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 			}
 		case 1: // Done(success)
 			if p, ok := take(a); ok {
-				p.real.Done(nil)
-				m.Done(p.model, nil)
+				done(step, p.real, p.model, nil)
 			}
 		case 2, 3: // Done(error): failure, timeout kind, or cancellation
 			if p, ok := take(a); ok {
-				e := errs[(a+int(op))%len(errs)]
-				p.real.Done(e)
-				m.Done(p.model, e)
+				done(step, p.real, p.model, errs[(a+int(op))%len(errs)])
 			}
 		case 4: // Ignore
 			if p, ok := take(a); ok {
@@ -148,6 +192,9 @@ func runDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 			}
 		}
 		compare(t, step, b, m, events)
+		if !slices.Equal(seen[0], seen[1]) {
+			t.Fatalf("%s: ReadyToTrip asked\nbreaker %+v\nmodel   %+v", step, seen[0], seen[1])
+		}
 	}
 }
 

@@ -113,15 +113,17 @@ func (m *model) Allow() (modelPermit, error) {
 	return modelPermit{}, breaker.ErrOpen
 }
 
-func (m *model) Done(p modelPermit, err error) {
+// Done records the call's end, and reports whether a callback
+// (ReadyToTrip) panicked, as the breaker's Done then does.
+func (m *model) Done(p modelPermit, err error) (panicked bool) {
 	o := breaker.Success
 	if err != nil {
 		o = m.cfg.Classify(err)
 	}
-	m.record(p, o, err)
+	return m.record(p, o, err)
 }
 
-func (m *model) record(p modelPermit, o breaker.Outcome, err error) {
+func (m *model) record(p modelPermit, o breaker.Outcome, err error) (panicked bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch o {
@@ -132,7 +134,7 @@ func (m *model) record(p modelPermit, o breaker.Outcome, err error) {
 	}
 	if p.period != m.period {
 		m.late++
-		return
+		return false
 	}
 	switch m.state {
 	case breaker.HalfOpen:
@@ -149,17 +151,23 @@ func (m *model) record(p modelPermit, o breaker.Outcome, err error) {
 			m.admitted--
 		}
 	case breaker.Closed:
-		m.recordClosed(p, o, err)
+		return m.recordClosed(p, o, err)
 	}
+	return false
 }
 
-func (m *model) recordClosed(p modelPermit, o breaker.Outcome, err error) {
+// windowed reports whether the closed period keeps a window of calls.
+func (m *model) windowed() bool {
+	return m.cfg.FailureRate > 0 || m.cfg.SlowCallRate > 0 || m.cfg.ReadyToTrip != nil
+}
+
+func (m *model) recordClosed(p modelPermit, o breaker.Outcome, err error) (panicked bool) {
 	if o == breaker.Ignored {
-		return
+		return false
 	}
 	now := m.now()
-	slow := m.cfg.SlowCallRate > 0 && now-p.start >= m.cfg.SlowCallDuration
-	if m.cfg.FailureRate > 0 || m.cfg.SlowCallRate > 0 {
+	slow := m.cfg.SlowCallDuration > 0 && now-p.start >= m.cfg.SlowCallDuration
+	if m.windowed() {
 		m.calls = append(m.calls, modelCall{at: now, failed: o == breaker.Failure, slow: slow})
 	}
 	trip := func(r breaker.Reason, kind string) {
@@ -181,19 +189,54 @@ func (m *model) recordClosed(p modelPermit, o breaker.Outcome, err error) {
 			m.kindRuns[kind]++
 			if m.kindRuns[kind] >= m.cfg.ErrorKinds[kind].Consecutive {
 				trip(breaker.ErrorKind, m.cfg.ErrorKinds[kind].Name)
-				return
+				return false
 			}
-		} else if m.cfg.ConsecutiveFailures > 0 {
+		} else if m.cfg.ConsecutiveFailures > 0 || m.cfg.ReadyToTrip != nil {
+			// Counted for ReadyToTrip even with the consecutive rule off.
 			m.consecutive++
-			if m.consecutive >= m.cfg.ConsecutiveFailures {
+			if m.cfg.ConsecutiveFailures > 0 && m.consecutive >= m.cfg.ConsecutiveFailures {
 				trip(breaker.ConsecutiveFailures, "")
-				return
+				return false
 			}
 		}
 	}
 	if r := m.rateReason(now); r != breaker.NoReason {
 		trip(r, "")
+		return false
 	}
+	if m.cfg.ReadyToTrip == nil {
+		return false
+	}
+	ready, panicked := m.readyToTrip(now)
+	if ready {
+		trip(breaker.ReadyToTrip, "")
+	}
+	return panicked
+}
+
+// readyToTrip asks Config.ReadyToTrip with the counts of the window at
+// now; a panic means no trip.
+func (m *model) readyToTrip(now time.Duration) (ready, panicked bool) {
+	c := breaker.Counts{ConsecutiveFailures: m.consecutive}
+	for _, call := range m.window(now) {
+		c.Calls++
+		if call.failed {
+			c.Failures++
+		}
+		if call.slow {
+			c.SlowCalls++
+		}
+	}
+	if c.Calls > 0 {
+		c.FailureRate = float64(c.Failures) / float64(c.Calls)
+		c.SlowCallRate = float64(c.SlowCalls) / float64(c.Calls)
+	}
+	defer func() {
+		if recover() != nil {
+			ready, panicked = false, true
+		}
+	}()
+	return m.cfg.ReadyToTrip(c), false
 }
 
 // window returns the calls the sliding window holds at now.

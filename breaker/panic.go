@@ -8,13 +8,14 @@ import (
 // PanicError is a panic recovered from user code that fusebox runs, the
 // one type for all of them, the executor's and the adapters' included. The
 // breaker recovers its callbacks: Config.Classify (or an error's own Unwrap
-// or Is method reached by DefaultClassify) and a KindRule's Match; it stays
-// consistent, and the call counts as a failure (matching no ErrorKinds
-// rule when Match panicked). The executor recovers a call's function and
+// or Is method reached by DefaultClassify), a KindRule's Match and
+// Config.ReadyToTrip; it stays consistent, and the call counts as a
+// failure (matching no ErrorKinds rule when Match panicked; as its own
+// outcome, without a trip by that rule, when ReadyToTrip panicked). The executor recovers a call's function and
 // reports the breaker's callbacks as its own.
 type PanicError struct {
-	// Callback names the code that panicked: "Classify" or
-	// "ErrorKinds[0].Match (name)" from the breaker; "fn" for a call's
+	// Callback names the code that panicked: "Classify",
+	// "ErrorKinds[0].Match (name)" or "ReadyToTrip" from the breaker; "fn" for a call's
 	// function, "Breaker.Classify" and the like, or the name an adapter
 	// such as fusehttp gives, from the executor.
 	Callback string

@@ -80,13 +80,15 @@ const (
 	// Remote: another replica of the service said so (see remote.go):
 	// [Breaker.OpenRemote] or [Breaker.CloseRemote].
 	Remote
+	// ReadyToTrip: Config.ReadyToTrip returned true.
+	ReadyToTrip
 	numReasons int = iota // for arrays indexed by Reason
 )
 
 var reasonNames = [...]string{
 	"none", "consecutive-failures", "error-kind", "failure-rate", "slow-call-rate",
 	"saturation", "queue-full", "manual", "reset-timeout", "probes-succeeded",
-	"probe-failed", "probe-deferred", "queue-drained", "remote",
+	"probe-failed", "probe-deferred", "queue-drained", "remote", "ready-to-trip",
 }
 
 // String returns the kebab-case name of the reason, e.g. "saturation".

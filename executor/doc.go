@@ -58,8 +58,8 @@
 // is left. Executors therefore also work inside testing/synctest bubbles.
 //
 // User code runs on these goroutines: fn on the call's goroutine;
-// breaker.Config.Classify and the ErrorKinds' Match functions there when fn
-// returns, or, when the call times out, on the goroutine that records that
+// breaker.Config.Classify, the ErrorKinds' Match functions and ReadyToTrip
+// there when fn returns, or, when the call times out, on the goroutine that records that
 // call's timeout (one per timed-out call, so a classifier that blocks
 // delays only its own call's future); transition listeners on whichever of
 // the submitter, the call or its timeout caused the transition. A panic in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 // DoOr answers from a cache while the supplier is refused.
@@ -81,16 +82,16 @@ func Example_retry() {
 	defer ex.Close(context.Background())
 	budget := &retryBudget{}
 	ctx := context.Background()
+	inventory, _ := fuseboxtest.NewFake() // healthy; it counts the calls it gets
 
-	calls := 0
 	for range 20 {
-		withRetry(ctx, ex, budget, func(context.Context) (int, error) { calls++; return 7, nil })
+		withRetry(ctx, ex, budget, fuseboxtest.Fn(inventory, 7))
 	}
-	fmt.Println("healthy: calls made:", calls)
+	fmt.Println("healthy: calls made:", inventory.Calls())
 
 	ex.Breaker().Trip(breaker.Manual)
-	_, err := withRetry(ctx, ex, budget, func(context.Context) (int, error) { calls++; return 7, nil })
-	fmt.Println("open:", err, "- calls made:", calls, "- retries:", budget.retries.Load())
+	_, err := withRetry(ctx, ex, budget, fuseboxtest.Fn(inventory, 7))
+	fmt.Println("open:", err, "- calls made:", inventory.Calls(), "- retries:", budget.retries.Load())
 	// Output:
 	// healthy: calls made: 20
 	// open: fusebox: inventory: rejected: open - calls made: 20 - retries: 0

@@ -122,7 +122,7 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 }
 
 // SeriesPerSupplier is the number of data points the bridge observes per
-// supplier: 5 states, 13 transition reasons, 5 rejection reasons, 3
+// supplier: 5 states, 14 transition reasons, 5 rejection reasons, 3
 // outcomes, and 12 instruments without a second attribute. The duration
 // producer adds DurationPointsPerSupplier histogram points.
 const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12
@@ -136,7 +136,7 @@ var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, 
 var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind, breaker.FailureRate,
 	breaker.SlowCallRate, breaker.Saturation, breaker.QueueFull, breaker.Manual, breaker.ResetTimeout,
 	breaker.ProbesSucceeded, breaker.ProbeFailed, breaker.ProbeDeferred, breaker.QueueDrained,
-	breaker.Remote}
+	breaker.Remote, breaker.ReadyToTrip}
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,

@@ -53,14 +53,14 @@ var states = [...]breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, 
 var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind, breaker.FailureRate,
 	breaker.SlowCallRate, breaker.Saturation, breaker.QueueFull, breaker.Manual, breaker.ResetTimeout,
 	breaker.ProbesSucceeded, breaker.ProbeFailed, breaker.ProbeDeferred, breaker.QueueDrained,
-	breaker.Remote}
+	breaker.Remote, breaker.ReadyToTrip}
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
 	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
 
 // SeriesPerSupplier is the number of series the collector reports for
-// each supplier: 5 states, 13 transition reasons, 5 rejection reasons, 3
+// each supplier: 5 states, 14 transition reasons, 5 rejection reasons, 3
 // outcomes, 12 metrics without a second label, and the call-duration
 // histogram: 3 outcomes of 14 series each (11 buckets, +Inf, _sum and
 // _count). The number of series is this times the number of suppliers: with
@@ -98,7 +98,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12 
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every supplier the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (80) series per
+// NewGroup on, before its first call: SeriesPerSupplier (81) series per
 // supplier.
 //
 // The call-duration histogram has the fixed buckets of

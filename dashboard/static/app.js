@@ -22,6 +22,7 @@ const REASONS = {
   "probe-deferred": "probe found no free slot",
   "queue-drained": "queue drained",
   "remote": "another instance of the fleet",
+  "ready-to-trip": "custom trip rule",
 };
 const ACTIONS = {
   "trip": ["Trip", "Open the breaker of %s for one reset timeout? Its calls fail fast until a probe succeeds."],

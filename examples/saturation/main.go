@@ -16,11 +16,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 func main() {
@@ -46,22 +46,19 @@ func main() {
 	}
 	defer ex.Close(context.Background())
 
-	var hung atomic.Bool
-	hung.Store(true)
-	charge := func(ctx context.Context) (string, error) {
-		if hung.Load() {
-			<-ctx.Done() // the supplier never answers; we honour the timeout
-			return "", ctx.Err()
-		}
-		return "receipt-42", nil
+	// The supplier never answers; each call gives up at its timeout.
+	payments, err := fuseboxtest.NewFake(fuseboxtest.Phase{Do: fuseboxtest.Hang()})
+	if err != nil {
+		panic(err)
 	}
+	charge := fuseboxtest.Fn(payments, "receipt-42")
 
 	cached := "receipt from cache"
 	ctx := context.Background()
 	// 12 payment requests, one every 100 ms; the supplier heals at 1 s.
 	for i := 1; i <= 12; i++ {
 		if i == 10 {
-			hung.Store(false)
+			payments.Set(fuseboxtest.Healthy(0))
 			fmt.Printf("%5s  the supplier has recovered\n", time.Since(start).Round(10*time.Millisecond))
 		}
 		f, err := executor.Submit(ctx, ex, charge)

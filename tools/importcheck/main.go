@@ -16,8 +16,10 @@ import (
 	_ "github.com/fusebox-go/fusebox/config"
 	_ "github.com/fusebox-go/fusebox/dashboard"
 	_ "github.com/fusebox-go/fusebox/executor"
+	_ "github.com/fusebox-go/fusebox/fuseboxtest"
 	_ "github.com/fusebox-go/fusebox/fusehttp"
 	_ "github.com/fusebox-go/fusebox/future"
+	_ "github.com/fusebox-go/fusebox/readiness"
 )
 
 func main() {

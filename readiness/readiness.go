@@ -1,0 +1,167 @@
+package readiness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// State is the readiness of a supplier or of the whole service.
+type State string
+
+// The states, from best to worst.
+const (
+	// Ready: the breaker is closed (or disabled); calls go through.
+	Ready State = "ready"
+	// Degraded: a supplier is recovering (half-open), or a non-critical
+	// one is refused; the service still answers.
+	Degraded State = "degraded"
+	// Unready: a supplier's breaker is open; for the service, a critical
+	// supplier's is.
+	Unready State = "unready"
+)
+
+// Config says whose breakers count and which of them are critical.
+type Config struct {
+	// Group's executors are reported, all it holds at each report (those
+	// created later included). nil means none; Group or Executors is
+	// required.
+	Group *executor.Group
+	// Executors are standalone executors to report as well. Their names
+	// must differ from each other and from the group's.
+	Executors []*executor.Executor
+	// Critical names the suppliers whose unready breaker makes the service
+	// unready. A supplier not listed (or listed false) is not critical, so
+	// its open breaker makes the service degraded at worst. Every name must be
+	// one the Group holds (list it in GroupConfig.Dependencies, so that it
+	// is there from the start) or an Executor's.
+	Critical map[string]bool
+}
+
+// Checker reports readiness; it is an http.Handler. It keeps no state of
+// its own: every report reads the breakers as they are. It is safe for
+// concurrent use.
+type Checker struct {
+	cfg Config
+}
+
+// New returns a Checker for cfg, or an error that names the field at fault.
+func New(cfg Config) (*Checker, error) {
+	var errs []error
+	if cfg.Group == nil && len(cfg.Executors) == 0 {
+		errs = append(errs, errors.New("readiness: Config needs a Group or Executors"))
+	}
+	names := map[string]bool{}
+	if cfg.Group != nil {
+		for _, n := range cfg.Group.Names() {
+			names[n] = true
+		}
+	}
+	for i, ex := range cfg.Executors {
+		switch {
+		case ex == nil:
+			errs = append(errs, fmt.Errorf("readiness: Executors[%d] is nil", i))
+		case names[ex.Name()]:
+			errs = append(errs, fmt.Errorf("readiness: Executors[%d] is named %q, as another executor is", i, ex.Name()))
+		default:
+			names[ex.Name()] = true
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(cfg.Critical)) {
+		if !names[n] {
+			errs = append(errs, fmt.Errorf("readiness: Critical names %q, which neither the Group (list it in its Dependencies) nor Executors holds", n))
+		}
+	}
+	if errs != nil {
+		return nil, errors.Join(errs...)
+	}
+	cfg.Executors = slices.Clone(cfg.Executors)
+	return &Checker{cfg: cfg}, nil
+}
+
+// Report is the readiness of the service and of each supplier.
+type Report struct {
+	State     State            `json:"state"`
+	Suppliers []SupplierReport `json:"suppliers"` // sorted by name
+}
+
+// SupplierReport is one supplier's line in a Report.
+type SupplierReport struct {
+	Name     string `json:"name"`
+	State    State  `json:"state"`
+	Critical bool   `json:"critical"`
+	// Breaker is the breaker's state ("closed", "open", "half-open",
+	// "forced-open", "disabled"), Reason why it entered it (as
+	// breaker.Reason names it), Since when.
+	Breaker string    `json:"breaker"`
+	Reason  string    `json:"reason"`
+	Since   time.Time `json:"since"`
+}
+
+// Report reads every supplier's breaker now and applies the rule (see the
+// package documentation). Use it in a handler of your own, or to log.
+func (c *Checker) Report() Report {
+	var exs []*executor.Executor
+	if g := c.cfg.Group; g != nil {
+		for _, n := range g.Names() {
+			if ex, ok := g.Lookup(n); ok { // one evicted meanwhile is gone
+				exs = append(exs, ex)
+			}
+		}
+	}
+	exs = append(exs, c.cfg.Executors...)
+	r := Report{State: Ready, Suppliers: make([]SupplierReport, 0, len(exs))}
+	for _, ex := range exs {
+		s := ex.Breaker().Stats()
+		sr := SupplierReport{
+			Name:     ex.Name(),
+			State:    supplierState(s.State),
+			Critical: c.cfg.Critical[ex.Name()],
+			Breaker:  s.State.String(),
+			Reason:   s.Reason.String(),
+			Since:    s.Since,
+		}
+		r.Suppliers = append(r.Suppliers, sr)
+		switch {
+		case sr.State == Unready && sr.Critical:
+			r.State = Unready
+		case sr.State != Ready && r.State == Ready:
+			r.State = Degraded
+		}
+	}
+	slices.SortFunc(r.Suppliers, func(a, b SupplierReport) int { return strings.Compare(a.Name, b.Name) })
+	return r
+}
+
+// supplierState is the rule for one supplier.
+func supplierState(s breaker.State) State {
+	switch s {
+	case breaker.Closed, breaker.Disabled:
+		return Ready
+	case breaker.HalfOpen:
+		return Degraded
+	}
+	return Unready // Open, ForcedOpen
+}
+
+// ServeHTTP answers with the Report as JSON: status 503 when the service is
+// unready, 200 otherwise (ready or degraded).
+func (c *Checker) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	r := c.Report()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	if r.State == Unready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(r) // a client that left cannot be answered
+}

@@ -1,0 +1,169 @@
+package readiness_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/readiness"
+)
+
+// shop is a group with a critical and a non-critical supplier, and the
+// readiness handler on a real server on 127.0.0.1.
+type shop struct {
+	g        *executor.Group
+	payments *executor.Executor // critical
+	recs     *executor.Executor // recommendations: not critical
+	url      string
+}
+
+func newShop(t *testing.T) *shop {
+	t.Helper()
+	g, err := executor.NewGroup(executor.GroupConfig{
+		Default: executor.Config{Breaker: breaker.Config{ResetTimeout: time.Hour}},
+		Dependencies: map[string]executor.Config{
+			"payments":        {Breaker: breaker.Config{ResetTimeout: time.Hour}},
+			"recommendations": {Breaker: breaker.Config{ResetTimeout: time.Hour}},
+		},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
+	ready, err := readiness.New(readiness.Config{Group: g, Critical: map[string]bool{"payments": true}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(ready) // 127.0.0.1, a free port
+	t.Cleanup(srv.Close)
+	s := &shop{g: g, url: srv.URL}
+	s.payments, _ = g.Lookup("payments")
+	s.recs, _ = g.Lookup("recommendations")
+	return s
+}
+
+// probe asks the readiness endpoint, as a load balancer would.
+func (s *shop) probe(t *testing.T) (int, readiness.Report) {
+	t.Helper()
+	resp, err := http.Get(s.url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	var r readiness.Report
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&r))
+	return resp.StatusCode, r
+}
+
+func states(r readiness.Report) map[string]readiness.State {
+	m := map[string]readiness.State{}
+	for _, s := range r.Suppliers {
+		m[s.Name] = s.State
+	}
+	return m
+}
+
+func TestHandler(t *testing.T) {
+	t.Run("every breaker closed: ready, 200", func(t *testing.T) {
+		s := newShop(t)
+		code, r := s.probe(t)
+		assert.Equal(t, http.StatusOK, code)
+		assert.Equal(t, readiness.Ready, r.State)
+		require.Len(t, r.Suppliers, 2)
+		assert.Equal(t, readiness.SupplierReport{Name: "payments", State: readiness.Ready, Critical: true,
+			Breaker: "closed", Reason: "none", Since: r.Suppliers[0].Since}, r.Suppliers[0])
+		assert.False(t, r.Suppliers[1].Critical)
+	})
+	t.Run("a non-critical supplier open: degraded, still 200", func(t *testing.T) {
+		s := newShop(t)
+		s.recs.Breaker().Trip(breaker.Saturation)
+		code, r := s.probe(t)
+		assert.Equal(t, http.StatusOK, code)
+		assert.Equal(t, readiness.Degraded, r.State)
+		assert.Equal(t, map[string]readiness.State{"payments": readiness.Ready, "recommendations": readiness.Unready}, states(r))
+		assert.Equal(t, "open", r.Suppliers[1].Breaker)
+		assert.Equal(t, "saturation", r.Suppliers[1].Reason)
+	})
+	t.Run("a critical supplier open: unready, 503", func(t *testing.T) {
+		s := newShop(t)
+		s.payments.Breaker().Trip(breaker.Manual)
+		code, r := s.probe(t)
+		assert.Equal(t, http.StatusServiceUnavailable, code)
+		assert.Equal(t, readiness.Unready, r.State)
+		s.payments.Breaker().Reset()
+		code, _ = s.probe(t)
+		assert.Equal(t, http.StatusOK, code, "ready again once it closes")
+	})
+	t.Run("a critical supplier forced open by an operator: unready; disabled: ready", func(t *testing.T) {
+		s := newShop(t)
+		s.payments.Breaker().ForceOpen()
+		code, _ := s.probe(t)
+		assert.Equal(t, http.StatusServiceUnavailable, code)
+		s.payments.Breaker().Disable()
+		code, r := s.probe(t)
+		assert.Equal(t, http.StatusOK, code)
+		assert.Equal(t, readiness.Ready, r.State)
+	})
+	t.Run("a supplier created after the checker is reported too", func(t *testing.T) {
+		s := newShop(t)
+		search, err := s.g.Executor("search")
+		require.NoError(t, err)
+		search.Breaker().Trip(breaker.Manual)
+		code, r := s.probe(t)
+		assert.Equal(t, http.StatusOK, code)
+		assert.Equal(t, readiness.Degraded, r.State)
+		assert.Equal(t, readiness.Unready, states(r)["search"])
+	})
+}
+
+// A half-open critical supplier is recovering: degraded, not unready.
+func TestHalfOpenIsDegraded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex, err := executor.New("payments", executor.Config{InvocationTimeout: time.Second,
+			Breaker: breaker.Config{ResetTimeout: 2 * time.Second}})
+		require.NoError(t, err)
+		defer ex.Close(context.Background())
+		ready, err := readiness.New(readiness.Config{Executors: []*executor.Executor{ex}, Critical: map[string]bool{"payments": true}})
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual)
+		assert.Equal(t, readiness.Unready, ready.Report().State)
+		time.Sleep(2 * time.Second)
+		p, err := ex.Breaker().Allow() // the probe: half-open until it ends
+		require.NoError(t, err)
+		r := ready.Report()
+		assert.Equal(t, readiness.Degraded, r.State)
+		assert.Equal(t, "half-open", r.Suppliers[0].Breaker)
+		p.Done(nil)
+		assert.Equal(t, readiness.Ready, ready.Report().State)
+	})
+}
+
+func TestConfigValidation(t *testing.T) {
+	ex, err := executor.New("payments", executor.Config{})
+	require.NoError(t, err)
+	defer ex.Close(context.Background())
+	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {}}})
+	require.NoError(t, err)
+	defer g.Close(context.Background())
+	tests := []struct {
+		name string
+		cfg  readiness.Config
+		want string
+	}{
+		{"nothing to report", readiness.Config{}, "Config needs a Group or Executors"},
+		{"a nil executor", readiness.Config{Executors: []*executor.Executor{nil}}, "Executors[0] is nil"},
+		{"two suppliers of one name", readiness.Config{Group: g, Executors: []*executor.Executor{ex}}, `Executors[0] is named "payments", as another executor is`},
+		{"a critical name nobody holds (a typo)", readiness.Config{Group: g, Critical: map[string]bool{"paymnts": true}}, `Critical names "paymnts"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := readiness.New(tt.cfg)
+			assert.Nil(t, c)
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+}
