@@ -9,10 +9,13 @@ import (
 	_ "github.com/fusebox-go/fusebox/dashboard"
 	_ "github.com/fusebox-go/fusebox/executor"
 	_ "github.com/fusebox-go/fusebox/fleet"
+	_ "github.com/fusebox-go/fusebox/fuseboxtest"
 	_ "github.com/fusebox-go/fusebox/fusegrpc"
 	_ "github.com/fusebox-go/fusebox/fusehttp"
 	_ "github.com/fusebox-go/fusebox/metrics"
+	_ "github.com/fusebox-go/fusebox/readiness"
 	_ "github.com/prometheus/client_golang/prometheus/promhttp"
 	_ "github.com/redis/go-redis/v9"
 	_ "google.golang.org/grpc"
+	_ "google.golang.org/grpc/health/grpc_health_v1"
 )
