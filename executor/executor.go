@@ -318,7 +318,10 @@ type Stats struct {
 	// LatencyP50 and LatencyP99 are the median and the 99th percentile of
 	// the durations of recent successful calls (the last 512 to 1024
 	// sampled: every one of the first 256 successes, then one in 8), to
-	// within 25 %. 0 without history (fewer than 20 samples).
+	// within 25 %. 0 without history (fewer than 20 samples). Only calls
+	// admitted since the breaker's last transition that returned within
+	// their deadline are sampled: the late answers of an incident are in
+	// Durations, not here.
 	LatencyP50, LatencyP99 time.Duration
 
 	// Durations are the histograms of the durations of the calls whose

@@ -472,7 +472,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 			v, err = zero, perr
 		}
 		if d, n := c.ranFor(o, now); o == breaker.Success {
-			ex.observe(d, n)
+			ex.observe(d, n, now < c.ctx.node.at, c.permit)
 			ex.closeIfDrained()
 		}
 	}
