@@ -172,6 +172,7 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 		}
 		g.m.Store(name, ex)
 	}
+	g.made = g.countMade()
 	return nil
 }
 
