@@ -53,8 +53,9 @@ const (
 	// SlowCallRate: the slow-call rate over the sliding window reached
 	// Config.SlowCallRate.
 	SlowCallRate
-	// Saturation: the bulkhead in front of the supplier had no free slot
-	// (reported by the executor, or by anyone through [Breaker.Trip]).
+	// Saturation: the bulkhead in front of the supplier had no free slot,
+	// held by stuck calls (reported by the executor, whose stuck criterion
+	// decides, or by anyone through [Breaker.Trip]).
 	Saturation
 	// QueueFull: the bulkhead's queue was full (reported by the executor).
 	// The executor closes the breaker again, without a probe, once the

@@ -78,7 +78,10 @@ type GroupConfig struct {
 // waiting for one. An error means fn will not run; the executor then ends
 // the call with that error, as ignored by its breaker (the supplier was
 // never asked). A panic in Go counts as a refusal: the executor ends the
-// call with a *breaker.PanicError; so Go must not panic after starting fn. fn
+// call with a *breaker.PanicError, and so does a Go that ends its goroutine
+// (runtime.Goexit: the goroutine, the submitter's or that of the call whose
+// end started a queued one, still ends); so Go must do neither after
+// starting fn. fn
 // recovers the call's own panics. Go must be safe for concurrent use.
 type Runner interface {
 	Go(fn func()) error
@@ -170,8 +173,10 @@ func (cfg GroupConfig) validate() error {
 }
 
 // Executor returns the executor of the supplier name, creating it on first
-// use. It fails after Close (ErrClosed), and in a Strict group for a name
-// the configuration does not list (ErrUnknownDependency). To look a name up
+// use; once the group holds MaxSuppliers executors made so, a new name gets
+// the shared overflow executor (see GroupConfig.MaxSuppliers). It fails
+// after Close (ErrClosed), and in a Strict group for a name the
+// configuration does not list (ErrUnknownDependency). To look a name up
 // without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
 	if g.conf().IdleTimeout > 0 {
