@@ -140,6 +140,9 @@ type Event struct {
 	// OpenUntil is when the first probe may start, if To is Open (zero
 	// for ForcedOpen, which has no end).
 	OpenUntil time.Time
+	// Shadow marks the transition of a breaker whose verdicts are not
+	// enforced (executor.Config.Shadow): nothing was refused because of it.
+	Shadow bool
 	// Generation counts transitions: it is 1 for the first one.
 	Generation uint64
 	// Err is the error of the call that caused the transition, when one
@@ -157,6 +160,9 @@ func (e Event) String() string {
 		s += " " + e.Kind
 	}
 	s += ")"
+	if e.Shadow {
+		s += " [shadow]"
+	}
 	if e.Name != "" {
 		s = e.Name + ": " + s
 	}

@@ -65,6 +65,13 @@ type Config struct {
 	// zero value, makes the executor's counters (about 300 B) at New
 	// rather than at its first call.
 	OnBusy func(Busy)
+	// Shadow evaluates every rule and refuses nothing: the breaker trips,
+	// probes and closes as it would, its events say Shadow, and the calls
+	// it would have refused (open, busy, stuck, a full queue) run all the
+	// same, outside the bulkhead, counted in Stats.Shadowed by reason. For
+	// a rollout: watch what enforce mode would do, then switch with
+	// Reconfigure (see docs/shadow.md). false enforces.
+	Shadow bool
 }
 
 // resolved is a Config with its defaults applied.
@@ -73,6 +80,7 @@ type resolved struct {
 	timeout, queueTimeout  time.Duration
 	breaker                breaker.Config
 	stuck                  stuckPolicy
+	shadow                 bool
 }
 
 // resolve checks c and applies the defaults. Every rule has a validator
@@ -90,6 +98,10 @@ func (c Config) resolve(name string) (resolved, error) {
 	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
+	}
+	r.shadow = c.Shadow
+	if l := r.breaker.OnTransition; c.Shadow && l != nil {
+		r.breaker.OnTransition = func(e breaker.Event) { e.Shadow = true; l(e) }
 	}
 	return r, errors.Join(ck.errs...)
 }

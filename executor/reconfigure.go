@@ -90,6 +90,9 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 		w.Value.(promoter).promote()
 	}
 	ex.applyStuck(r.stuck, onBusy)
+	if r.shadow || ex.rare.Load() != nil {
+		ex.counts().shadow.Store(r.shadow)
+	}
 }
 
 // applyStuck puts the stuck criterion in force. An executor whose counters

@@ -63,6 +63,16 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 // slot (the call starts) or a queue place (it starts when a Release hands
 // it a slot). fn is nil for a lease.
 func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
+	c, err := admitEnforced(ctx, ex, fn)
+	if err == errShadowed {
+		return runOutside(ctx, ex, fn)
+	}
+	return c, err
+}
+
+// admitEnforced is admit as enforce mode decides it; in shadow mode a
+// refusal is errShadowed instead (see reject).
+func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
 	if ctx == nil || ex == nil {
 		return nil, errBadCall(ctx, ex)
 	}
@@ -76,7 +86,11 @@ func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T
 	if err != nil {
 		// The breaker counted the rejection (Stats adds it in), so failing
 		// fast is a clock read, a few loads and one atomic add.
-		return nil, &ex.counts().errs[RejectedOpen]
+		rc := ex.counts()
+		if rc.shadow.Load() {
+			return nil, rc.shadowOpen()
+		}
+		return nil, &rc.errs[RejectedOpen]
 	}
 	// Most refusals in a burst find the bulkhead full of young calls:
 	// refuse those before counting the call in, with no write but the
@@ -433,7 +447,9 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 			c.callbackExited()
 		}
 	}()
-	ex.release()
+	if !c.outside() {
+		ex.release()
+	}
 	if !won {
 		finished = true
 		c.settleLate(end)
@@ -451,7 +467,7 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 // the future resolves (unless the grace period already did).
 func (c *call[T]) settleLate(end callEnd) {
 	ex := c.ctx.ex
-	ex.counts().overdue.Add(-1)
+	ex.counts().overdue.Add(-c.overdueUnit())
 	if end == panicked {
 		ex.counts().panics.Add(1) // the timeout was its failure already
 	}
@@ -587,10 +603,10 @@ func (c *call[T]) expire() {
 	// settle only after its own CAS failed, that is after observing this
 	// one. overdue is counted before the CAS too, so that settle's
 	// decrement can never run first.
-	ex.counts().overdue.Add(1)
+	ex.counts().overdue.Add(c.overdueUnit())
 	called := c.state.CompareAndSwap(stInvoking, stExpired)
 	if !called && !c.state.CompareAndSwap(stRunning, stExpired) {
-		ex.counts().overdue.Add(-1)
+		ex.counts().overdue.Add(-c.overdueUnit())
 		return
 	}
 	// A callback below (Classify, Match, a transition listener) that ends
@@ -660,7 +676,7 @@ func (c *call[T]) resolveTimedOut() {
 // passed while the entry was live.
 func (c *call[T]) onDeadline(k deadlineKind) {
 	switch k {
-	case invocationDeadline:
+	case invocationDeadline, outsideDeadline:
 		c.expire()
 	case graceDeadline:
 		c.resolveTimedOut()
@@ -672,7 +688,7 @@ func (c *call[T]) onDeadline(k deadlineKind) {
 // onClose is Close giving up on an entry still listed.
 func (c *call[T]) onClose(k deadlineKind) {
 	switch k {
-	case invocationDeadline:
+	case invocationDeadline, outsideDeadline:
 		c.abandon()
 	case graceDeadline:
 		c.resolveTimedOut()
@@ -686,9 +702,9 @@ func (c *call[T]) onClose(k deadlineKind) {
 func (c *call[T]) abandon() {
 	x := c.ctx.state()
 	x.terr = ErrClosed
-	c.ctx.ex.counts().overdue.Add(1)
+	c.ctx.ex.counts().overdue.Add(c.overdueUnit())
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
-		c.ctx.ex.counts().overdue.Add(-1)
+		c.ctx.ex.counts().overdue.Add(-c.overdueUnit())
 		return // it has just returned: settle resolves it
 	}
 	c.permit.Ignore()
