@@ -123,6 +123,28 @@ func TestShadow(t *testing.T) {
 		})
 	})
 
+	t.Run("the outcomes of calls run outside reach no breaker rule, and the probe decides", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ev := &events{}
+			ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: time.Second, Shadow: true,
+				Breaker: breaker.Config{ConsecutiveFailures: 1, ResetTimeout: 2 * time.Second, OnTransition: ev.listen}})
+			ex.Breaker().Trip(breaker.Manual)
+			for range 5 {
+				_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 0, errBoom })
+				require.ErrorIs(t, err, errBoom, "run, and its error returned")
+			}
+			st := ex.Stats()
+			assert.Zero(t, st.Breaker.Failures, "enforcing, those calls would not have happened")
+			assert.Equal(t, uint64(5), st.Shadowed.Open)
+			assert.Equal(t, uint64(5), st.Durations[breaker.Failure].Count, "they ran: their durations are there")
+			time.Sleep(2 * time.Second)
+			_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
+			require.NoError(t, err)
+			assert.Equal(t, breaker.Closed, ex.Breaker().State(), "the probe closed the shadow breaker")
+			assert.Equal(t, []string{"closed>open:manual", "open>half-open:reset-timeout", "half-open>closed:probes-succeeded"}, ev.list())
+		})
+	})
+
 	t.Run("LogTransitions says shadow", func(t *testing.T) {
 		var buf bytes.Buffer
 		ex, err := executor.New("payments", executor.Config{Shadow: true,
