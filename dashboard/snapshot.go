@@ -36,8 +36,8 @@ type Supplier struct {
 	// Rank orders the tiles, trouble first: 0 open or forced open, 1 half
 	// open, 2 saturated (no free slot, or a full queue), 3 disabled,
 	// 4 overdue calls, 5 healthy.
-	Rank      int       `json:"rank"`
-	Saturated bool      `json:"saturated"`
+	Rank      int  `json:"rank"`
+	Saturated bool `json:"saturated"`
 	// Shadow: the supplier runs in shadow mode (executor.Config.Shadow):
 	// State is what enforce mode would be in, and nothing is refused;
 	// Totals.Shadowed counts what enforce mode would have refused.
