@@ -2,6 +2,9 @@ package metrics_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,4 +57,23 @@ fusebox_rejections_total{reason="saturated",supplier="payments"} 0
 	require.NoError(t, ex.Reconfigure(cfg))
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(strings.Replace(want, `supplier="payments"} 1`, `supplier="payments"} 0`, 1)),
 		"fusebox_shadow", "fusebox_shadowed_total"))
+}
+
+// Names beyond GroupConfig.MaxSuppliers share the overflow executor: the
+// series stay bounded however many names the traffic brings.
+func TestSeriesStayBoundedBeyondMaxSuppliers(t *testing.T) {
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer slog.SetDefault(old)
+	g := newGroup(t, executor.GroupConfig{MaxSuppliers: 10})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(g, metrics.Opts{}))
+	for i := range 1000 {
+		_, err := executor.DoIn(context.Background(), g, "h"+strconv.Itoa(i)+".example:443", ok)
+		require.NoError(t, err)
+	}
+	require.Equal(t, 11*metrics.SeriesPerSupplier, countSeries(t, reg), "10 suppliers and the overflow")
+	ov, found := g.Lookup("(overflow)")
+	require.True(t, found)
+	require.Equal(t, uint64(990), ov.Stats().Successes, "the other names' calls ran on the overflow")
 }
