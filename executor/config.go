@@ -68,7 +68,8 @@ type Config struct {
 	// Shadow evaluates every rule and refuses nothing: the breaker trips,
 	// probes and closes as it would, its events say Shadow, and the calls
 	// it would have refused (open, busy, stuck, a full queue) run all the
-	// same, outside the bulkhead, counted in Stats.Shadowed by reason. For
+	// same, outside the bulkhead, counted in Stats.Shadowed by reason
+	// (OnBusy is told of the busy refusals it would have made). For
 	// a rollout: watch what enforce mode would do, then switch with
 	// Reconfigure (see docs/shadow.md). false enforces.
 	Shadow bool

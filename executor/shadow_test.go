@@ -145,6 +145,25 @@ func TestShadow(t *testing.T) {
 		})
 	})
 
+	t.Run("a group goes from shadow to enforce with Group.Reconfigure, and its listeners see shadow events", func(t *testing.T) {
+		ev := &events{}
+		def := executor.Config{Shadow: true, Breaker: breaker.Config{ResetTimeout: time.Hour}}
+		g := newGroup(t, executor.GroupConfig{Default: def, OnTransition: ev.listen})
+		ex, err := g.Executor("payments")
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual)
+		_, err = executor.DoIn(context.Background(), g, "payments", func(context.Context) (int, error) { return 1, nil })
+		require.NoError(t, err)
+		def.Shadow = false
+		require.NoError(t, g.Reconfigure(executor.GroupConfig{Default: def}))
+		_, err = executor.DoIn(context.Background(), g, "payments", func(context.Context) (int, error) { return 1, nil })
+		require.ErrorIs(t, err, breaker.ErrOpen)
+		ex.Breaker().Reset()
+		require.Len(t, ev.all, 2)
+		assert.True(t, ev.all[0].Shadow, "the trip was the shadow breaker's")
+		assert.False(t, ev.all[1].Shadow, "the reset, enforcing")
+	})
+
 	t.Run("LogTransitions says shadow", func(t *testing.T) {
 		var buf bytes.Buffer
 		ex, err := executor.New("payments", executor.Config{Shadow: true,
