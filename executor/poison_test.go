@@ -119,3 +119,28 @@ func TestALongProbeDoesNotSlowTheDetectionOfTheNextHang(t *testing.T) {
 		assert.InDelta(t, got[0].Seconds()+47, got[1].Seconds(), 0.5, "the second hang trips as fast as the first: %v", got)
 	})
 }
+
+// Calls admitted before a Reconfigure that shortened the invocation
+// timeout, which answer later than the new timeout allows, would be
+// timeouts now: their durations are not in the history.
+func TestAnswersLongerThanANewTimeoutAreNotInTheHistory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := executor.Config{Workers: 20, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 35 * time.Second}}
+		ex := newExecutor(t, cfg)
+		warm(t, ex, 40, 100*time.Millisecond)
+		var fs []func() error
+		for range 10 {
+			f, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { time.Sleep(2 * time.Second); return 0, nil })
+			require.NoError(t, err)
+			fs = append(fs, func() error { _, err := f.Await(t.Context()); return err })
+		}
+		cfg.InvocationTimeout = time.Second
+		require.NoError(t, ex.Reconfigure(cfg))
+		for _, await := range fs {
+			require.NoError(t, await(), "they keep the deadline they started with")
+		}
+		st := ex.Stats()
+		assert.Less(t, st.LatencyP99, 200*time.Millisecond, "2 s answers are beyond the timeout now in force")
+		assert.Equal(t, uint64(10), st.Durations[breaker.Success].Count-st.Durations[breaker.Success].Buckets[7], "in the histogram, over 1 s")
+	})
+}
