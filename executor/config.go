@@ -61,8 +61,8 @@ type Config struct {
 	Stuck StuckConfig
 	// OnBusy, if set, is told of every busy refusal (see Busy and
 	// LogBusy). It runs on the refused caller's goroutine: keep it short;
-	// a panic in it is recovered. Setting it, or a Stuck other than the
-	// zero value, makes the executor's counters (about 300 B) at New
+	// a panic in it is recovered. Setting it, a Stuck other than the zero
+	// value, or Shadow makes the executor's counters (about 350 B) at New
 	// rather than at its first call.
 	OnBusy func(Busy)
 	// Shadow evaluates every rule and refuses nothing: the breaker trips,
