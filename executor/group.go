@@ -61,8 +61,8 @@ type GroupConfig struct {
 	// bounded by a bulkhead and a breaker (one for all of them), Lookup
 	// does not find the name, and slog.Default logs it at Warn, at most
 	// once a minute. Evicting idle executors (IdleTimeout) makes room
-	// again. 0 means 10,000 (about 20 MB of idle executors); it must not
-	// be negative.
+	// again. 0 means 10,000 (idle executors and their metrics series take
+	// about 20 MB); it must not be negative.
 	MaxSuppliers int
 }
 
@@ -81,8 +81,8 @@ type GroupConfig struct {
 // call with a *breaker.PanicError, and so does a Go that ends its goroutine
 // (runtime.Goexit: the goroutine, the submitter's or that of the call whose
 // end started a queued one, still ends); so Go must do neither after
-// starting fn. fn
-// recovers the call's own panics. Go must be safe for concurrent use.
+// starting fn. fn recovers the call's own panics. Go must be safe for
+// concurrent use.
 type Runner interface {
 	Go(fn func()) error
 }

@@ -44,10 +44,12 @@ import (
 // calls far older than the supplier's calls take, see StuckConfig) the
 // breaker trips with reason Saturation (QueueFull with a queue) in this
 // very call; if they are merely busy, only this call is refused
-// (RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of its own; when it returns the
-// slot is released first, the outcome recorded on the breaker second, and
-// the future completed last, so a caller that awaits and resubmits at once
-// never meets its own slot.
+// (RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of
+// its own; when it returns the slot is released first, the outcome
+// recorded on the breaker second, and the future completed last, so a
+// caller that awaits and resubmits at once never meets its own slot. In
+// shadow mode (Config.Shadow) nothing is refused but ErrClosed: a call
+// the breaker or the bulkhead would refuse runs outside the bulkhead.
 func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
 	if fn == nil {
 		return nil, errBadCall(ctx, ex)
