@@ -131,3 +131,8 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 .PHONY: fuzz
 fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
 	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+
+# Shadow mode's cost per call: shadow beside enforce, from bench-call's rounds.
+.PHONY: bench-shadow
+bench-shadow: bench-call ## Shadow mode's per-round ratio to enforce mode (target ≤ 1.05×).
+	grep -E '^BenchmarkCallShadow' $(OUT)/bench-call.txt | $(GO) run ./internal/benchratio -base enforce

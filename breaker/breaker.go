@@ -169,6 +169,11 @@ func (b *Breaker) reject() (Permit, error) {
 	return Permit{}, ErrOpen
 }
 
+// current reports whether the permit was admitted under the current
+// generation: no transition has happened since. A Reconfigure keeps the
+// generation (its fresh counters are not a transition).
+func (p Permit) current() bool { return p.b != nil && p.b.cur.Load().gen == p.r.gen }
+
 // probe reports whether the permit is a half-open probe.
 func (p Permit) probe() bool { return p.r != nil && p.r.state == HalfOpen }
 

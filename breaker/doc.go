@@ -3,7 +3,8 @@
 // A breaker sits in front of one supplier. While it is Closed every call is
 // admitted and its outcome counted; when a trip rule fires (consecutive
 // failures, per-kind consecutive failures, a failure or slow-call rate over a
-// sliding window, or a signal from outside such as a saturated bulkhead) it
+// sliding window, or a signal from outside such as a bulkhead full of stuck
+// calls) it
 // opens, and calls fail fast with ErrOpen. After the reset timeout the next
 // caller is admitted as a probe (HalfOpen); the probes' results close the
 // breaker or open it again.

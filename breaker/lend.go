@@ -9,4 +9,5 @@ func init() {
 	hook.Reject = Permit.reject
 	hook.Probe = Permit.probe
 	hook.Drained = (*Breaker).drained
+	hook.Current = Permit.current
 }

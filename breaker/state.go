@@ -53,8 +53,9 @@ const (
 	// SlowCallRate: the slow-call rate over the sliding window reached
 	// Config.SlowCallRate.
 	SlowCallRate
-	// Saturation: the bulkhead in front of the supplier had no free slot
-	// (reported by the executor, or by anyone through [Breaker.Trip]).
+	// Saturation: the bulkhead in front of the supplier had no free slot,
+	// held by stuck calls (reported by the executor, whose stuck criterion
+	// decides, or by anyone through [Breaker.Trip]).
 	Saturation
 	// QueueFull: the bulkhead's queue was full (reported by the executor).
 	// The executor closes the breaker again, without a probe, once the
@@ -141,6 +142,9 @@ type Event struct {
 	// OpenUntil is when the first probe may start, if To is Open (zero
 	// for ForcedOpen, which has no end).
 	OpenUntil time.Time
+	// Shadow marks the transition of a breaker whose verdicts are not
+	// enforced (executor.Config.Shadow): nothing was refused because of it.
+	Shadow bool
 	// Generation counts transitions: it is 1 for the first one.
 	Generation uint64
 	// Err is the error of the call that caused the transition, when one
@@ -158,6 +162,9 @@ func (e Event) String() string {
 		s += " " + e.Kind
 	}
 	s += ")"
+	if e.Shadow {
+		s += " [shadow]"
+	}
 	if e.Name != "" {
 		s = e.Name + ": " + s
 	}

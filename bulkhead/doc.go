@@ -4,8 +4,10 @@
 //
 // A [Bulkhead] only accounts: it starts nothing and runs nothing. When every
 // slot is busy, [Bulkhead.TryAcquire] returns false at that very moment;
-// that refusal is the saturation signal the executor uses to open the
-// supplier's circuit breaker. [Bulkhead.Acquire] is the blocking form, in
+// that refusal is the saturation signal from which the executor decides
+// whether to open the supplier's circuit breaker (when the slots are held
+// by stuck calls) or to refuse only that call (when they are busy with
+// young ones). [Bulkhead.Acquire] is the blocking form, in
 // the style of golang.org/x/sync/semaphore, that waits for a place in the
 // queue to be handed a slot.
 //

@@ -26,6 +26,9 @@ type Group struct {
 	// Strict is executor.GroupConfig.Strict: refuse names that
 	// Dependencies does not list. Left out: false.
 	Strict *bool `json:"strict,omitempty" yaml:"strict,omitempty"`
+	// MaxSuppliers is executor.GroupConfig.MaxSuppliers: the executors
+	// made on first use, at most. Left out: 10,000.
+	MaxSuppliers *int `json:"maxSuppliers,omitempty" yaml:"maxSuppliers,omitempty"`
 }
 
 // Executor is an executor.Config as a file writes it. Each field is the
@@ -46,6 +49,9 @@ type Executor struct {
 	Breaker Breaker `json:"breaker" yaml:"breaker,omitempty"`
 	// Stuck is executor.Config.Stuck, field by field.
 	Stuck Stuck `json:"stuck,omitzero" yaml:"stuck,omitempty"`
+	// Shadow is executor.Config.Shadow: evaluate every rule, refuse
+	// nothing (see docs/shadow.md).
+	Shadow *bool `json:"shadow,omitempty" yaml:"shadow,omitempty"`
 }
 
 // Stuck is an executor.StuckConfig as a file writes it: when a full
@@ -134,6 +140,9 @@ func (g Group) GroupConfig() (executor.GroupConfig, error) {
 	}
 	if g.Strict != nil {
 		cfg.Strict = *g.Strict
+	}
+	if g.MaxSuppliers != nil {
+		cfg.MaxSuppliers = *g.MaxSuppliers
 	}
 	if err := check(cfg); err != nil {
 		return executor.GroupConfig{}, fmt.Errorf("config: %w", err)

@@ -100,6 +100,14 @@ func TestParseFields(t *testing.T) {
 		assert.True(t, cfg.Strict)
 	})
 
+	t.Run("shadow mode per supplier, and the cap on suppliers", func(t *testing.T) {
+		cfg, err := config.Parse([]byte(`{"default": {"shadow": true}, "dependencies": {"a": {"shadow": false}}, "maxSuppliers": 500}`))
+		require.NoError(t, err)
+		assert.True(t, cfg.Default.Shadow)
+		assert.False(t, cfg.Dependencies["a"].Shadow, "an explicit false replaces the default's")
+		assert.Equal(t, 500, cfg.MaxSuppliers)
+	})
+
 	t.Run("a supplier takes the default's fields and replaces those it sets", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{
 			"default": {"workers": 8, "queue": 4, "invocationTimeout": "2s", "breaker": {"consecutiveFailures": 3, "resetTimeout": "10s"}},
@@ -163,7 +171,7 @@ func TestParseErrors(t *testing.T) {
 		{"a duration must be a string", `{"default": {"invocationTimeout": 30}}`,
 			[]string{`config: default.invocationTimeout: want a duration string such as "30s", got 30`}},
 		{"an unknown field lists the known ones", `{"default": {"workerz": 3}}`,
-			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck)"}},
+			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow)"}},
 		{"names are matched exactly", `{"default": {"Workers": 3}}`,
 			[]string{`config: default.Workers: unknown field (did you mean "workers"?)`}},
 		{"a func cannot come from a file", `{"default": {"breaker": {"classify": "5xx"}}}`,
@@ -311,7 +319,7 @@ func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
 		}
 	}
 	// And the group's data fields.
-	for _, name := range []string{"Default", "Dependencies", "IdleTimeout", "Strict"} {
+	for _, name := range []string{"Default", "Dependencies", "IdleTimeout", "Strict", "MaxSuppliers"} {
 		_, ok := reflect.TypeFor[config.Group]().FieldByName(name)
 		assert.True(t, ok, name)
 	}

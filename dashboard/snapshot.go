@@ -36,8 +36,12 @@ type Supplier struct {
 	// Rank orders the tiles, trouble first: 0 open or forced open, 1 half
 	// open, 2 saturated (no free slot, or a full queue), 3 disabled,
 	// 4 overdue calls, 5 healthy.
-	Rank      int       `json:"rank"`
-	Saturated bool      `json:"saturated"`
+	Rank      int  `json:"rank"`
+	Saturated bool `json:"saturated"`
+	// Shadow: the supplier runs in shadow mode (executor.Config.Shadow):
+	// State is what enforce mode would be in, and nothing is refused;
+	// Totals.Shadowed counts what enforce mode would have refused.
+	Shadow    bool      `json:"shadow"`
 	Since     time.Time `json:"since"`       // when the breaker entered State
 	InStateMS int64     `json:"in_state_ms"` // Time - Since
 	Reason    string    `json:"reason"`      // of the last transition; "none" before the first
@@ -75,6 +79,9 @@ type Totals struct {
 	QueueTimeouts uint64            `json:"queue_timeouts"`
 	Late          uint64            `json:"late"`
 	Rejected      map[string]uint64 `json:"rejected"` // by reason: open, saturated, queue-full, closed
+	// Shadowed counts the calls shadow mode ran that enforce mode would
+	// have refused, by reason: open, saturated, queue-full, busy.
+	Shadowed map[string]uint64 `json:"shadowed"`
 }
 
 // Series are per-second rates, one point per sample, oldest first: T holds
@@ -145,7 +152,7 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 	p50, p99 := latency(*s)
 	t := Supplier{
 		ID: id, Name: s.Supplier, State: s.Breaker.State.String(),
-		Rank: rank(s, sat), Saturated: sat,
+		Rank: rank(s, sat), Saturated: sat, Shadow: s.Shadow,
 		Since: s.Breaker.Since, InStateMS: now.Sub(s.Breaker.Since).Milliseconds(),
 		Reason: s.Breaker.Reason.String(), Kind: s.Breaker.Kind,
 		Slots: s.Workers, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
@@ -155,10 +162,14 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 			Timeouts: s.Timeouts, Panics: s.Panics, Cancelled: s.Cancelled,
 			QueueTimeouts: s.QueueTimeouts, Late: s.Breaker.Late,
 			Rejected: make(map[string]uint64, len(rejectionNames)),
+			Shadowed: make(map[string]uint64, len(rejectionNames)-1),
 		},
 	}
 	for i, n := range rejectionNames {
 		t.Totals.Rejected[n] = s.Rejected.Of(rejections[i])
+		if rejections[i] != executor.RejectedClosed {
+			t.Totals.Shadowed[n] = s.Shadowed.Of(rejections[i])
+		}
 	}
 	if s.Breaker.State == breaker.Open {
 		at := s.Breaker.OpenUntil

@@ -185,3 +185,21 @@ func BenchmarkReject(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCallShadow puts a Submit+Await in shadow mode beside the same
+// call in enforce mode (and the go+chan baseline), for the ≤ 5 % target:
+// `make bench-shadow` prints shadow's per-round ratio to enforce.
+func BenchmarkCallShadow(b *testing.B) {
+	for _, mode := range []struct {
+		name   string
+		shadow bool
+	}{{"enforce", false}, {"shadow", true}} {
+		ex, err := executor.New("bench", executor.Config{Workers: 1 << 20, Shadow: mode.shadow})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ex.Close(context.Background())
+		b.Run(mode.name, func(b *testing.B) { serialAndParallel(b, background, submitAwait(ex, trivial)) })
+	}
+	b.Run("go+chan", func(b *testing.B) { serialAndParallel(b, background, goChan) })
+}

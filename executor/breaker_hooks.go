@@ -14,4 +14,5 @@ var (
 	reject   = hook.Reject.(func(breaker.Permit, breaker.Reason))
 	isProbe  = hook.Probe.(func(breaker.Permit) bool)
 	drained  = hook.Drained.(func(*breaker.Breaker) bool)
+	current  = hook.Current.(func(breaker.Permit) bool)
 )

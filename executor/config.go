@@ -61,10 +61,18 @@ type Config struct {
 	Stuck StuckConfig
 	// OnBusy, if set, is told of every busy refusal (see Busy and
 	// LogBusy). It runs on the refused caller's goroutine: keep it short;
-	// a panic in it is recovered. Setting it, or a Stuck other than the
-	// zero value, makes the executor's counters (about 300 B) at New
+	// a panic in it is recovered. Setting it, a Stuck other than the zero
+	// value, or Shadow makes the executor's counters (about 350 B) at New
 	// rather than at its first call.
 	OnBusy func(Busy)
+	// Shadow evaluates every rule and refuses nothing: the breaker trips,
+	// probes and closes as it would, its events say Shadow, and the calls
+	// it would have refused (open, busy, stuck, a full queue) run all the
+	// same, outside the bulkhead, counted in Stats.Shadowed by reason
+	// (OnBusy is told of the busy refusals it would have made). For
+	// a rollout: watch what enforce mode would do, then switch with
+	// Reconfigure (see docs/shadow.md). false enforces.
+	Shadow bool
 }
 
 // resolved is a Config with its defaults applied.
@@ -73,6 +81,7 @@ type resolved struct {
 	timeout, queueTimeout  time.Duration
 	breaker                breaker.Config
 	stuck                  stuckPolicy
+	shadow                 bool
 }
 
 // resolve checks c and applies the defaults. Every rule has a validator
@@ -90,6 +99,10 @@ func (c Config) resolve(name string) (resolved, error) {
 	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name
+	}
+	r.shadow = c.Shadow
+	if l := r.breaker.OnTransition; c.Shadow && l != nil {
+		r.breaker.OnTransition = func(e breaker.Event) { e.Shadow = true; l(e) }
 	}
 	return r, errors.Join(ck.errs...)
 }

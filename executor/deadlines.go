@@ -14,6 +14,7 @@ const (
 	invocationDeadline deadlineKind = iota // the call runs past its timeout
 	graceDeadline                          // a timed-out call's future stops waiting for fn
 	queueDeadline                          // a queued call has waited long enough
+	outsideDeadline                        // a call run outside the bulkhead in shadow mode runs past its timeout
 )
 
 // timed is what a deadline belongs to: a call, told on the timer's

@@ -133,6 +133,7 @@ type rareCounts struct {
 	errs       [numRejections]RejectedError
 	stuckState                           // the stuck criterion and the latency history
 	dur        atomic.Pointer[durations] // made when the first call ends
+	shadowState
 }
 
 func (ex *Executor) counts() *rareCounts {
@@ -185,8 +186,8 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	ex.bh.Init(p.slots, p.queue, p.lowWater) // resolve checked every size
 	ex.timeout.Store(int64(p.timeout))
 	ex.queueTO.Store(int64(p.queueTimeout))
-	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil {
-		ex.makeCounts(p.stuck, cfg.OnBusy) // else made with the default criterion when first needed
+	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil || cfg.Shadow {
+		ex.makeCounts(p.stuck, cfg.OnBusy).shadow.Store(cfg.Shadow) // else made with the default criterion when first needed
 	}
 	if p.queue > 0 {
 		ex.queued.Store(&lazyTimeline{})
@@ -202,8 +203,15 @@ func (ex *Executor) Name() string { return ex.name }
 func (ex *Executor) Breaker() *breaker.Breaker { return ex.br }
 
 // reject counts a rejection and returns its error, made once per executor.
+// In shadow mode a refusal other than RejectedClosed is counted as
+// shadowed instead, and the error is errShadowed: admit runs the call
+// outside the bulkhead.
 func (ex *Executor) reject(r Rejection) error {
 	rc := ex.counts()
+	if r != RejectedClosed && rc.shadow.Load() {
+		rc.shadowed[r].Add(1)
+		return errShadowed
+	}
 	rc.rejected[r].Add(1)
 	return &rc.errs[r]
 }
@@ -318,7 +326,10 @@ type Stats struct {
 	// LatencyP50 and LatencyP99 are the median and the 99th percentile of
 	// the durations of recent successful calls (the last 512 to 1024
 	// sampled: every one of the first 256 successes, then one in 8), to
-	// within 25 %. 0 without history (fewer than 20 samples).
+	// within 25 %. 0 without history (fewer than 20 samples). Only calls
+	// admitted since the breaker's last transition that returned within
+	// their deadline are sampled: the late answers of an incident are in
+	// Durations, not here.
 	LatencyP50, LatencyP99 time.Duration
 
 	// Durations are the histograms of the durations of the calls whose
@@ -334,6 +345,12 @@ type Stats struct {
 	// calls end may be a call or so apart from one bucket to the next
 	// (Count is the sum of the buckets read, so it is never below them).
 	Durations [numOutcomes]Histogram
+
+	// Shadow reports shadow mode (Config.Shadow), and Shadowed counts, by
+	// reason, the calls it ran although enforce mode would have refused
+	// them: with Shadow off, Rejected would have counted them.
+	Shadow   bool
+	Shadowed Rejections
 }
 
 // Stats returns a snapshot of the supplier's state and counters.
@@ -347,7 +364,7 @@ func (ex *Executor) Stats() Stats {
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
 	var rejected [numRejections]uint64
-	rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker
+	rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker (shadowed ones subtracted below)
 	s.LatencyP50, s.LatencyP99 = ex.latencyStats()
 	s.Durations = ex.callDurations()
 	if rc := ex.rare.Load(); rc != nil {
@@ -358,6 +375,9 @@ func (ex *Executor) Stats() Stats {
 		for i := range rejected {
 			rejected[i] += rc.rejected[i].Load() // RejectedOpen here: deferred probes
 		}
+		rejected[RejectedOpen] -= min(rejected[RejectedOpen], rc.allowShadowed.Load())
+		s.Shadow = rc.shadow.Load()
+		s.Shadowed = rc.shadowedStats()
 	}
 	s.Rejected = Rejections{
 		Open: rejected[RejectedOpen], Saturated: rejected[RejectedSaturated], QueueFull: rejected[RejectedQueueFull],

@@ -52,6 +52,18 @@ type GroupConfig struct {
 	// cannot become a phantom supplier in the metrics. false means any
 	// name gets an executor. It needs Dependencies.
 	Strict bool
+	// MaxSuppliers bounds the executors made on first use (names that
+	// Dependencies does not list), so that the traffic a group protects
+	// cannot grow it without bound when it chooses the names (one per
+	// host of user-supplied URLs: webhooks, link previews). Once the group
+	// holds that many, every further name shares one overflow executor,
+	// named "(overflow)", with Default's settings: its calls are still
+	// bounded by a bulkhead and a breaker (one for all of them), Lookup
+	// does not find the name, and slog.Default logs it at Warn, at most
+	// once a minute. Evicting idle executors (IdleTimeout) makes room
+	// again. 0 means 10,000 (idle executors and their metrics series take
+	// about 20 MB); it must not be negative.
+	MaxSuppliers int
 }
 
 // A Runner starts calls on goroutines it manages. By default fusebox starts
@@ -66,8 +78,11 @@ type GroupConfig struct {
 // waiting for one. An error means fn will not run; the executor then ends
 // the call with that error, as ignored by its breaker (the supplier was
 // never asked). A panic in Go counts as a refusal: the executor ends the
-// call with a *breaker.PanicError; so Go must not panic after starting fn. fn
-// recovers the call's own panics. Go must be safe for concurrent use.
+// call with a *breaker.PanicError, and so does a Go that ends its goroutine
+// (runtime.Goexit: the goroutine, the submitter's or that of the call whose
+// end started a queued one, still ends); so Go must do neither after
+// starting fn. fn recovers the call's own panics. Go must be safe for
+// concurrent use.
 type Runner interface {
 	Go(fn func()) error
 }
@@ -93,6 +108,8 @@ type Group struct {
 	shut      atomic.Bool  // closed, for the lookup's fast path
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
+	made      int          // executors made on first use and held (under mu; see MaxSuppliers)
+	overflow  overflowLog  // names sent to the overflow executor (under mu)
 	subs      subscribers  // Subscribe's listeners, after each executor's own
 	// listener is the OnTransition in force followed by the subscribers.
 	listener     func(breaker.Event)
@@ -138,6 +155,9 @@ func (cfg GroupConfig) validate() error {
 	if cfg.IdleTimeout < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.IdleTimeout must be ≥ 0, got %v", cfg.IdleTimeout))
 	}
+	if cfg.MaxSuppliers < 0 {
+		errs = append(errs, fmt.Errorf("executor: GroupConfig.MaxSuppliers must be ≥ 0 (0 means %d), got %d", defaultMaxSuppliers, cfg.MaxSuppliers))
+	}
 	if cfg.Strict && len(cfg.Dependencies) == 0 {
 		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
 	}
@@ -153,8 +173,10 @@ func (cfg GroupConfig) validate() error {
 }
 
 // Executor returns the executor of the supplier name, creating it on first
-// use. It fails after Close (ErrClosed), and in a Strict group for a name
-// the configuration does not list (ErrUnknownDependency). To look a name up
+// use; once the group holds MaxSuppliers executors made so, a new name gets
+// the shared overflow executor (see GroupConfig.MaxSuppliers). It fails
+// after Close (ErrClosed), and in a Strict group for a name the
+// configuration does not list (ErrUnknownDependency). To look a name up
 // without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
 	if g.conf().IdleTimeout > 0 {
@@ -179,11 +201,15 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
 	}
+	if g.made >= g.conf().maxSuppliers() {
+		return g.overflowFor(name)
+	}
 	ex, err := newExecutor(name, g.config(name), &g.env)
 	if err != nil {
 		return nil, err // validated in NewGroup; only a bug gets here
 	}
 	g.m.Store(name, ex)
+	g.made++
 	return ex, nil
 }
 
@@ -249,6 +275,9 @@ func (g *Group) maybeSweep() {
 		if ex.br.State() == breaker.Closed && !ex.used.Swap(false) && ex.evictIfIdle() {
 			g.m.Delete(k)
 			g.retired = append(g.retired, ex)
+			if k != overflowName {
+				g.made--
+			}
 		}
 		return true
 	})

@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
 )
 
 // Latency tracking: the durations of recent successful calls, kept so that
@@ -108,16 +110,29 @@ func (l *latencies) quantile(q float64) time.Duration {
 }
 
 // observe is a successful call that took d ns (-1: not known), the n-th
-// of its histogram bucket: sample its duration if its turn has come. The
-// warm-up counts the whole history; after it, taking every latEvery-th
-// call of each bucket thins every duration alike, so the percentiles keep
-// their shape.
-func (ex *Executor) observe(d int64, n uint64) {
+// of its histogram bucket, admitted with permit p: sample its duration if
+// its turn has come. The warm-up counts the whole history; after it,
+// taking every latEvery-th call of each bucket thins every duration alike,
+// so the percentiles keep their shape.
+//
+// Only the present teaches (docs/design.md, "What the history learns
+// from"): a call admitted under an older breaker generation (before a
+// trip: the late answers of an incident must not raise the threshold that
+// detects the next one; or a probe, whose success closed the breaker) and
+// a call that returned after its deadline (inTime false: it ran its whole
+// timeout, which says the supplier hung, not how long it takes) or that
+// ran longer than the invocation timeout now in force (admitted before a
+// Reconfigure shortened it: today it would have timed out) are not
+// sampled. Their durations are in Stats.Durations all the same.
+func (ex *Executor) observe(d int64, n uint64, inTime bool, p breaker.Permit) {
 	if d < 0 {
 		return
 	}
 	rc := ex.counts()
 	if n%latEvery != 0 && rc.warm.Load() {
+		return
+	}
+	if !inTime || d >= ex.timeout.Load() || !current(p) {
 		return
 	}
 	l := rc.lat.Load()

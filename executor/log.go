@@ -53,6 +53,12 @@ func LogTransitions(l *slog.Logger) func(breaker.Event) {
 			}
 		}
 		mu.Unlock()
-		l.LogAttrs(context.Background(), level, "fusebox: breaker "+e.To.String(), attrs...)
+		msg := "fusebox: breaker " + e.To.String()
+		if e.Shadow {
+			// Nothing is refused: say so where an operator reads "open".
+			msg = "fusebox: shadow breaker " + e.To.String() + " (nothing refused)"
+			attrs = append(attrs, slog.Bool("shadow", true))
+		}
+		l.LogAttrs(context.Background(), level, msg, attrs...)
 	}
 }

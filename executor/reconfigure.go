@@ -90,6 +90,9 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 		w.Value.(promoter).promote()
 	}
 	ex.applyStuck(r.stuck, onBusy)
+	if r.shadow || ex.rare.Load() != nil {
+		ex.counts().shadow.Store(r.shadow)
+	}
 }
 
 // applyStuck puts the stuck criterion in force. An executor whose counters
@@ -172,6 +175,7 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 		}
 		g.m.Store(name, ex)
 	}
+	g.made = g.countMade()
 	return nil
 }
 

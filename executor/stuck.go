@@ -326,7 +326,7 @@ func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int
 	}
 	d := t.head
 	for ; d != nil && d.at-span <= cutoff; d = d.next {
-		if d.kind == graceDeadline || d.done.Load() {
+		if d.kind == graceDeadline || d.kind == outsideDeadline || d.done.Load() {
 			continue
 		}
 		var start int64

@@ -39,12 +39,17 @@ import (
 // wrong. A call whose caller has given up before it starts is not made.
 //
 // The path of one call: the breaker admits it (open: breaker.ErrOpen,
-// nothing touched); the bulkhead gives it a slot (none: the breaker trips
-// with reason Saturation in this very call and Submit returns
-// ErrSaturated); fn runs on a goroutine of its own; when it returns the
-// slot is released first, the outcome recorded on the breaker second, and
-// the future completed last, so a caller that awaits and resubmits at once
-// never meets its own slot.
+// nothing touched); the bulkhead gives it a slot, or a queue place. None
+// free: Submit returns ErrSaturated, and if the slots are stuck (held by
+// calls far older than the supplier's calls take, see StuckConfig) the
+// breaker trips with reason Saturation (QueueFull with a queue) in this
+// very call; if they are merely busy, only this call is refused
+// (RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of
+// its own; when it returns the slot is released first, the outcome
+// recorded on the breaker second, and the future completed last, so a
+// caller that awaits and resubmits at once never meets its own slot. In
+// shadow mode (Config.Shadow) nothing is refused but ErrClosed: a call
+// the breaker or the bulkhead would refuse runs outside the bulkhead.
 func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
 	if fn == nil {
 		return nil, errBadCall(ctx, ex)
@@ -60,6 +65,16 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 // slot (the call starts) or a queue place (it starts when a Release hands
 // it a slot). fn is nil for a lease.
 func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
+	c, err := admitEnforced(ctx, ex, fn)
+	if err == errShadowed {
+		return runOutside(ctx, ex, fn)
+	}
+	return c, err
+}
+
+// admitEnforced is admit as enforce mode decides it; in shadow mode a
+// refusal is errShadowed instead (see reject).
+func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
 	if ctx == nil || ex == nil {
 		return nil, errBadCall(ctx, ex)
 	}
@@ -73,7 +88,11 @@ func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T
 	if err != nil {
 		// The breaker counted the rejection (Stats adds it in), so failing
 		// fast is a clock read, a few loads and one atomic add.
-		return nil, &ex.counts().errs[RejectedOpen]
+		rc := ex.counts()
+		if rc.shadow.Load() {
+			return nil, rc.shadowOpen()
+		}
+		return nil, &rc.errs[RejectedOpen]
 	}
 	// Most refusals in a burst find the bulkhead full of young calls:
 	// refuse those before counting the call in, with no write but the
@@ -171,11 +190,17 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 // still hold them) is deferred instead: the breaker re-opens for a fresh
 // reset timeout, and the caller sees breaker.ErrOpen, as everyone else does
 // meanwhile.
+//
+// The transition runs the listeners on the submitter's goroutine: the call
+// is counted out (leave) in a deferred call, so that a listener that ends
+// the goroutine (runtime.Goexit) leaves no active call behind for Close to
+// wait for, and the refusal is counted before.
 func (ex *Executor) saturated(p breaker.Permit) error {
 	if isProbe(p) {
+		defer ex.leave()
+		err := ex.reject(RejectedOpen)
 		reject(p, breaker.ProbeDeferred)
-		ex.leave()
-		return ex.reject(RejectedOpen)
+		return err
 	}
 	if !ex.isStuck() {
 		return ex.busy() // young calls: refuse this one, leave the breaker alone
@@ -186,9 +211,10 @@ func (ex *Executor) saturated(p breaker.Permit) error {
 		rc := ex.counts()
 		rc.unservedAtTrip.Store(rc.unserved.Load())
 	}
+	defer ex.leave()
+	err := ex.reject(r)
 	reject(p, br)
-	ex.leave()
-	return ex.reject(r)
+	return err
 }
 
 // drainedByService reports whether a breaker opened on a full queue may
@@ -322,13 +348,27 @@ func (c *call[T]) start() {
 // with a *breaker.PanicError naming it: the panic may happen inside another
 // call's settle (a queued call promoted to the slot it freed), on a
 // goroutine of the executor's, where nothing else would recover it.
+//
+// A Runner that ends the goroutine instead (runtime.Goexit) cannot be
+// stopped from ending it: the call is settled on the way out, as refused
+// with a *breaker.PanicError, so that its slot, its active count and its
+// future are not lost. The goroutine (the submitter's, or that of the
+// call whose end promoted c) ends; a call whose settle it interrupts is
+// settled by settle's own deferred call.
 func runOn[T any](r Runner, c *call[T]) (err error) {
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			err = &breaker.PanicError{Callback: "GroupConfig.Runner.Go", Value: v, Stack: debug.Stack()}
+		} else if !returned {
+			c.ctx.ex.counts().panics.Add(1)
+			var zero T
+			c.settle(zero, &breaker.PanicError{Callback: "GroupConfig.Runner.Go", Value: errCallbackGoexit}, skipped)
 		}
 	}()
-	return r.Go(c.run)
+	err = r.Go(c.run)
+	returned = true
+	return err
 }
 
 // run is the worker's side: call fn, then settle. A function that ends
@@ -390,21 +430,34 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 	// Ending the context marks the entry done too, one atomic store: the
 	// timeline drops it lazily.
 	c.ctx.finish()
-	ex.release()
-	if !won {
-		c.settleLate(end)
-		return
-	}
-	// The outcome runs user code (Classify, Match, transition listeners).
+	// The release may start a queued call, on a Runner (user code), and
+	// the outcome runs user code (Classify, Match, transition listeners).
 	// One that ends the goroutine (runtime.Goexit) instead of returning
 	// must not leave the call unresolved: this deferred call resolves it,
-	// as if the callback had panicked.
-	finished := false
+	// as if the callback had panicked (and gives its permit back if it was
+	// not recorded yet).
+	finished, recording := false, false
 	defer func() {
-		if !finished {
+		switch {
+		case finished:
+		case !won:
+			c.settleLate(end)
+		default:
+			if !recording {
+				c.permit.Ignore()
+			}
 			c.callbackExited()
 		}
 	}()
+	if !c.outside() {
+		ex.release()
+	}
+	if !won {
+		finished = true
+		c.settleLate(end)
+		return
+	}
+	recording = true
 	v, err = c.record(v, err, end)
 	finished = true
 	c.promise.Complete(v, err)
@@ -416,7 +469,7 @@ func (c *call[T]) settle(v T, err error, end callEnd) {
 // the future resolves (unless the grace period already did).
 func (c *call[T]) settleLate(end callEnd) {
 	ex := c.ctx.ex
-	ex.counts().overdue.Add(-1)
+	ex.counts().overdue.Add(-c.overdueUnit())
 	if end == panicked {
 		ex.counts().panics.Add(1) // the timeout was its failure already
 	}
@@ -472,7 +525,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 			v, err = zero, perr
 		}
 		if d, n := c.ranFor(o, now); o == breaker.Success {
-			ex.observe(d, n)
+			ex.observe(d, n, now < c.ctx.node.at, c.permit)
 			ex.closeIfDrained()
 		}
 	}
@@ -552,10 +605,10 @@ func (c *call[T]) expire() {
 	// settle only after its own CAS failed, that is after observing this
 	// one. overdue is counted before the CAS too, so that settle's
 	// decrement can never run first.
-	ex.counts().overdue.Add(1)
+	ex.counts().overdue.Add(c.overdueUnit())
 	called := c.state.CompareAndSwap(stInvoking, stExpired)
 	if !called && !c.state.CompareAndSwap(stRunning, stExpired) {
-		ex.counts().overdue.Add(-1)
+		ex.counts().overdue.Add(-c.overdueUnit())
 		return
 	}
 	// A callback below (Classify, Match, a transition listener) that ends
@@ -625,7 +678,7 @@ func (c *call[T]) resolveTimedOut() {
 // passed while the entry was live.
 func (c *call[T]) onDeadline(k deadlineKind) {
 	switch k {
-	case invocationDeadline:
+	case invocationDeadline, outsideDeadline:
 		c.expire()
 	case graceDeadline:
 		c.resolveTimedOut()
@@ -637,7 +690,7 @@ func (c *call[T]) onDeadline(k deadlineKind) {
 // onClose is Close giving up on an entry still listed.
 func (c *call[T]) onClose(k deadlineKind) {
 	switch k {
-	case invocationDeadline:
+	case invocationDeadline, outsideDeadline:
 		c.abandon()
 	case graceDeadline:
 		c.resolveTimedOut()
@@ -651,9 +704,9 @@ func (c *call[T]) onClose(k deadlineKind) {
 func (c *call[T]) abandon() {
 	x := c.ctx.state()
 	x.terr = ErrClosed
-	c.ctx.ex.counts().overdue.Add(1)
+	c.ctx.ex.counts().overdue.Add(c.overdueUnit())
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
-		c.ctx.ex.counts().overdue.Add(-1)
+		c.ctx.ex.counts().overdue.Add(-c.overdueUnit())
 		return // it has just returned: settle resolves it
 	}
 	c.permit.Ignore()

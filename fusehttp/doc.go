@@ -5,8 +5,11 @@
 //
 // A service calls a payments API and a catalog API through one http.Client.
 // Payments hangs. Each payment request holds one of the payments host's
-// slots; the request that finds them all busy is refused with
-// executor.ErrSaturated and trips that host's breaker, so payment requests
+// slots; once they are held by requests far older than payments normally
+// take (stuck, see executor.StuckConfig), the request that finds them all
+// taken is refused with executor.ErrSaturated and trips that host's
+// breaker (a burst of young requests is only refused, one by one), so
+// payment requests
 // fail fast with breaker.ErrOpen from then on, without touching the
 // network, while catalog requests go on through their own slots:
 //

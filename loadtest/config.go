@@ -25,6 +25,12 @@ const (
 	// bulkhead whose saturation trips the breaker, the same consecutive rule,
 	// and the invocation timeout.
 	ModeFusebox Mode = "fusebox"
+	// ModeShadow is ModeFusebox in shadow mode (executor.Config.Shadow):
+	// every rule evaluated, nothing refused. Its report says when the
+	// breaker would have opened and what it would have refused
+	// (Summary.Refusals); the shop's workers fare as with ModeTimeout. Not
+	// in Modes: name it to run it.
+	ModeShadow Mode = "shadow"
 )
 
 // Modes lists every mode, in the order reports show them.
@@ -32,12 +38,12 @@ var Modes = []Mode{ModeTimeout, ModeBreaker, ModeFusebox}
 
 // ParseMode returns the mode named s.
 func ParseMode(s string) (Mode, error) {
-	for _, m := range Modes {
+	for _, m := range append(Modes, ModeShadow) {
 		if string(m) == s {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("loadtest: unknown mode %q (want timeout, breaker or fusebox)", s)
+	return "", fmt.Errorf("loadtest: unknown mode %q (want timeout, breaker, fusebox or shadow)", s)
 }
 
 // Transport says how requests travel between load generator, shop and
@@ -111,6 +117,9 @@ type ExhaustionConfig struct {
 	// OnExecutor, if set, receives the fusebox mode's executor before its
 	// traffic starts (to show it on a dashboard, say); the run closes it.
 	OnExecutor func(*executor.Executor)
+	// onPayment, if set, is told the scenario time at which each payment
+	// reaches the fusebox or shadow mode's executor (tests replay it).
+	onPayment func(at time.Duration)
 
 	Transport     Transport
 	Speed         float64        // scenario seconds per wall second (≥ 1); 1 under testing/synctest

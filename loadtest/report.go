@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
 )
 
 // ExhaustionReport is the result of RunExhaustion: one ModeReport per mode,
@@ -66,6 +67,10 @@ type Summary struct {
 	ClosedBetweenTrips *float64 `json:"closed_between_trips_s"`
 	// Payments counts the payment requests by outcome.
 	Payments PaymentCounts `json:"payments"`
+	// Refusals are the executor's refusals by reason at the end of the
+	// run (fusebox), or those it would have made (shadow: nothing was
+	// refused); nil in the modes without an executor.
+	Refusals *executor.Rejections `json:"refusals,omitempty"`
 	// Skipped counts the requests (both kinds) not sent because the machine
 	// stalled the load generator for more than 250 ms of scenario time (always
 	// 0 in virtual time): sending them late, all at once, would have been a

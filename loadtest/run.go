@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/fusebox-go/fusebox/executor"
 )
 
 // RunExhaustion runs the worker-exhaustion scenario once per mode (every
@@ -110,6 +112,11 @@ func runMode(ctx context.Context, cfg ExhaustionConfig, mode Mode) (ModeReport, 
 		return line
 	}
 	err = drive(runCtx, clk, cfg.Duration, string(mode), cfg.ProgressEvery, cfg.Progress, sample, progress)
+	var refusals *executor.Rejections
+	if prot.refusals != nil {
+		r := prot.refusals() // at the end of the run, before what is in flight is cut off
+		refusals = &r
+	}
 
 	stop() // the run is over: whatever is still in flight is cut off
 	wg.Wait()
@@ -121,7 +128,9 @@ func runMode(ctx context.Context, cfg ExhaustionConfig, mode Mode) (ModeReport, 
 	if err != nil {
 		return ModeReport{}, err
 	}
-	return summarize(mode, prot.state != nil, rec), nil
+	mr := summarize(mode, prot.state != nil, rec)
+	mr.Summary.Refusals = refusals
+	return mr, nil
 }
 
 // every is the interval between evenly spaced events at rate per second.

@@ -136,6 +136,9 @@ type protection struct {
 	pay   func(ctx context.Context) outcome
 	state func() breaker.State // nil without a breaker
 	close func(ctx context.Context) error
+	// refusals are the executor's refusals so far (shadow mode: what it
+	// would have refused); nil without an executor.
+	refusals func() executor.Rejections
 }
 
 // breakerConfig is the breaker of the breaker and fusebox modes, its
@@ -196,8 +199,10 @@ func newProtection(mode Mode, cfg ExhaustionConfig, clk clock, charge func(conte
 			state: br.State,
 			close: func(context.Context) error { return nil },
 		}, nil
-	case ModeFusebox:
-		ex, err := executor.New("payments", cfg.executorConfig(clk, onTransition))
+	case ModeFusebox, ModeShadow:
+		ecfg := cfg.executorConfig(clk, onTransition)
+		ecfg.Shadow = mode == ModeShadow
+		ex, err := executor.New("payments", ecfg)
 		if err != nil {
 			return nil, err
 		}
@@ -207,11 +212,21 @@ func newProtection(mode Mode, cfg ExhaustionConfig, clk clock, charge func(conte
 		call := func(ctx context.Context) (struct{}, error) { return struct{}{}, charge(ctx) }
 		return &protection{
 			pay: func(ctx context.Context) outcome {
+				if cfg.onPayment != nil {
+					cfg.onPayment(clk.now())
+				}
 				_, err := executor.Do(ctx, ex, call)
 				return payOutcome(ctx, err)
 			},
 			state: ex.Breaker().State,
 			close: ex.Close,
+			refusals: func() executor.Rejections {
+				st := ex.Stats()
+				if st.Shadow {
+					return st.Shadowed
+				}
+				return st.Rejected
+			},
 		}, nil
 	}
 	return nil, errors.New("loadtest: unknown mode " + string(mode))

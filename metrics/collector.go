@@ -34,6 +34,7 @@ type Collector struct {
 	calls, timeouts, panics, cancelled, queueTimeouts *prometheus.Desc
 	rejections, transitions                           *prometheus.Desc
 	durations                                         *prometheus.Desc
+	shadow, shadowed                                  *prometheus.Desc
 }
 
 // outcomes are the label values of the outcome label, in breaker.Outcome
@@ -59,14 +60,19 @@ var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
 	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
 
+// shadowReasons are the label values of the shadowed counter: every
+// rejection but closed, which shadow mode enforces too.
+var shadowReasons = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
+	executor.RejectedQueueFull, executor.RejectedBusy}
+
 // SeriesPerSupplier is the number of series the collector reports for
 // each supplier: 5 states, 14 transition reasons, 5 rejection reasons, 3
-// outcomes, 12 metrics without a second label, and the call-duration
-// histogram: 3 outcomes of 14 series each (11 buckets, +Inf, _sum and
-// _count). The number of series is this times the number of suppliers: with
+// outcomes, 4 shadowed reasons, 13 metrics without a second label, and
+// the call-duration histogram: 3 outcomes of 14 series each (11 buckets,
+// +Inf, _sum and _count). The number of series is this times the number of suppliers: with
 // one executor per host, bound the hosts with GroupConfig.IdleTimeout or
 // GroupConfig.Strict.
-const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12 +
+const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + len(shadowReasons) + 13 +
 	len(outcomes)*seriesPerHistogram
 
 // NewCollector returns a collector for g. Register it once per group:
@@ -91,6 +97,12 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12 
 //	fusebox_queue_timeouts_total              calls that never got a slot in time (ignored too)
 //	fusebox_rejections_total{reason}          calls refused: open, saturated, queue_full, closed, busy
 //	fusebox_call_duration_seconds{outcome}    histogram of the durations of the calls that ran, by outcome
+//	fusebox_shadow                            1 in shadow mode (executor.Config.Shadow), 0 enforcing
+//	fusebox_shadowed_total{reason}            calls shadow mode ran that enforce mode would have refused
+//
+// In shadow mode the breaker's state and transitions are the shadow
+// breaker's (what enforce mode would do) and rejections_total stays at 0
+// but for closed: read shadowed_total beside fusebox_shadow.
 //
 // Label values are snake_case: state="half_open", reason="queue_full".
 // The rates are 0 while the window is empty and for a breaker without a
@@ -98,7 +110,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12 
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every supplier the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (81) series per
+// NewGroup on, before its first call: SeriesPerSupplier (86) series per
 // supplier.
 //
 // The call-duration histogram has the fixed buckets of
@@ -148,6 +160,10 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 			"Calls that waited in the queue for the queue timeout without getting a slot, and never ran (also counted as ignored)."),
 		durations: desc("call_duration_seconds",
 			"Durations of the calls that ran, from getting a slot to the function's return (or the deadline of a call that timed out), by outcome: success, failure or ignored.", "outcome"),
+		shadow: desc("shadow",
+			"1 while the supplier runs in shadow mode (every rule evaluated, nothing refused), 0 while it enforces."),
+		shadowed: desc("shadowed_total",
+			"Calls that shadow mode ran although enforce mode would have refused them, by reason: open, saturated, queue_full, busy.", "reason"),
 		rejections: desc("rejections_total",
 			"Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
 	}
@@ -158,6 +174,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
 		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections, c.durations,
+		c.shadow, c.shadowed,
 	} {
 		ch <- d
 	}
@@ -217,6 +234,14 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	counter(c.queueTimeouts, st.QueueTimeouts)
 	for _, r := range rejections {
 		counter(c.rejections, st.Rejected.Of(r), snake(r.String()))
+	}
+	shadow := 0.0
+	if st.Shadow {
+		shadow = 1
+	}
+	gauge(c.shadow, shadow)
+	for _, r := range shadowReasons {
+		counter(c.shadowed, st.Shadowed.Of(r), snake(r.String()))
 	}
 	for _, o := range outcomes {
 		h := &st.Durations[o]

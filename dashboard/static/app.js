@@ -119,8 +119,11 @@ function buildTile(s) {
   h.append(a);
   const badge = el("span", "badge");
   const sat = el("span", "badge sat", "saturated");
-  head.append(h, badge, sat);
+  const shadow = el("span", "badge shadow", "shadow");
+  shadow.title = "shadow mode: every rule is evaluated, nothing is refused";
+  head.append(h, badge, sat, shadow);
   const since = el("p", "line since");
+  const would = el("p", "line would");
   const probe = el("p", "line probe");
   const slots = meter("slots");
   const queue = meter("queue");
@@ -131,7 +134,7 @@ function buildTile(s) {
   const late = num(nums, "late");
   const calls = spark("calls/s", OUTCOMES);
   const refused = spark("refused/s", REFUSALS);
-  t.append(head, since, probe, slots.root, queue.root, nums, calls.root, refused.root);
+  t.append(head, since, would, probe, slots.root, queue.root, nums, calls.root, refused.root);
   const actions = el("div", "actions");
   for (const [name, [label]] of Object.entries(ACTIONS)) {
     const b = el("button", name === "reset" ? "" : "danger", label);
@@ -141,7 +144,7 @@ function buildTile(s) {
     actions.append(b);
   }
   t.append(actions);
-  return { el: t, badge, sat, since, probe, slots, queue, p50, p99, overdue, late, calls, refused, actions };
+  return { el: t, badge, sat, shadow, would, since, probe, slots, queue, p50, p99, overdue, late, calls, refused, actions };
 }
 
 function meter(label) {
@@ -233,11 +236,22 @@ function updateTile(p, s, snap, span) {
   t.dataset.saturated = s.saturated;
   p.badge.textContent = s.state;
   p.sat.hidden = !s.saturated;
+  t.dataset.shadow = s.shadow;
+  p.shadow.hidden = !s.shadow;
+  p.would.hidden = !s.shadow;
+  if (s.shadow) {
+    const by = Object.entries(s.totals.shadowed || {}).filter(([, n]) => n > 0);
+    const total = by.reduce((a, [, n]) => a + n, 0);
+    p.would.textContent = "shadow: nothing refused; enforce would have refused " + total +
+      (by.length ? " (" + by.map(([k, n]) => k + " " + n).join(" · ") + ")" : "");
+  }
   const reason = REASONS[s.reason] || s.reason;
   p.since.replaceChildren(el("b", "", s.state + " for " + duration(s.in_state_ms)), " · " + reason + (s.kind ? " (" + s.kind + ")" : "") +
     (s.reason === "none" ? "" : " · since " + clock(s.since)));
   let probe = "";
-  if (s.state === "open") {
+  if (s.shadow && (s.state === "open" || s.state === "half-open")) {
+    probe = "shadow breaker " + s.state + ": calls still go through";
+  } else if (s.state === "open") {
     probe = s.probe_in_ms > 0 ? "next probe in " + duration(s.probe_in_ms) + " (" + clock(s.probe_at) + ")" : "probe due: the next call is the probe";
   } else if (s.state === "half-open") {
     probe = "probing: calls fail fast until the probe ends";

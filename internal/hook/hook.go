@@ -33,4 +33,9 @@ var (
 	// Drained is func(*breaker.Breaker) bool: close a breaker opened for
 	// QueueFull, with reason QueueDrained, because its queue has drained.
 	Drained any
+
+	// Current is func(breaker.Permit) bool: whether the permit was
+	// admitted under the breaker's current generation (no transition
+	// since). Statistics that decide learn only from such calls.
+	Current any
 )

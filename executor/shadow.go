@@ -1,0 +1,76 @@
+package executor
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+// Shadow mode (Config.Shadow): the executor decides every call as enforce
+// mode does, with the same breaker, stuck criterion and counters, and at
+// each refusal runs the call anyway instead, outside the bulkhead. Such a
+// call takes no slot (the bulkhead and the stuck criterion see exactly
+// the calls enforce mode would have admitted), has no permit (its outcome
+// reaches no breaker rule: in enforce mode it would not have happened),
+// and keeps everything else: its invocation timeout, its future, its
+// place among the calls Close waits for, its duration in Stats.Durations.
+// So the shadow breaker trips, probes and closes when the enforcing one
+// would have, on the same traffic; what differs is the supplier's load
+// and the caller's workers, which are those of a service without fusebox.
+//
+// The cost on the call path is nil: a call that enforce mode admits takes
+// the same path; the refusal paths read one flag more.
+
+// errShadowed is what reject returns in shadow mode, for admit: run the
+// call outside the bulkhead. Never seen by a caller.
+var errShadowed = errors.New("executor: shadowed")
+
+// shadowState is the executor's part of shadow mode, in its rareCounts.
+type shadowState struct {
+	shadow   atomic.Bool // Config.Shadow in force
+	shadowed [numRejections]atomic.Uint64
+	// allowShadowed counts the calls the open breaker refused in Allow
+	// (counted in the breaker's own Rejected too, which Stats corrects).
+	allowShadowed atomic.Uint64
+}
+
+// shadowOpen counts a call the open breaker refused, in shadow mode.
+func (s *shadowState) shadowOpen() error {
+	s.allowShadowed.Add(1)
+	s.shadowed[RejectedOpen].Add(1)
+	return errShadowed
+}
+
+func (s *shadowState) shadowedStats() Rejections {
+	return Rejections{Open: s.shadowed[RejectedOpen].Load(), Saturated: s.shadowed[RejectedSaturated].Load(),
+		QueueFull: s.shadowed[RejectedQueueFull].Load(), Busy: s.shadowed[RejectedBusy].Load()}
+}
+
+// runOutside runs a call that shadow mode admits although enforce mode
+// refused it: no slot, no permit, its deadline listed with its own kind
+// (not old for the stuck criterion, never overdue).
+func runOutside[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
+	if ex.active.Add(1)&closedBit != 0 {
+		ex.leave()
+		return nil, ex.reject(RejectedClosed)
+	}
+	c := newCall(ctx, ex, fn, breaker.Permit{})
+	c.ctx.node.kind = outsideDeadline
+	c.start()
+	return c, nil
+}
+
+// outside reports whether c runs outside the bulkhead (shadow mode).
+func (c *call[T]) outside() bool { return c.ctx.node.kind == outsideDeadline }
+
+// overdueUnit is what c adds to the overdue count when it times out: 1,
+// or 0 for a call outside the bulkhead, which holds no slot and must not
+// make the bulkhead look stuck.
+func (c *call[T]) overdueUnit() int64 {
+	if c.outside() {
+		return 0
+	}
+	return 1
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package fusehttp_test
+
+const raceEnabled = true

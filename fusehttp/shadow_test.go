@@ -1,0 +1,53 @@
+package fusehttp_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fusehttp"
+)
+
+// withBody answers every request at once with a body to read.
+type withBody struct{}
+
+func (withBody) RoundTrip(r *http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: http.StatusOK, ContentLength: -1, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
+}
+
+// In shadow mode a request beyond the host's slots is sent all the same,
+// outside the bulkhead: its open body holds no slot, and closing it frees
+// nothing it does not hold.
+func TestShadowModeSendsTheRequestsEnforceModeWouldRefuse(t *testing.T) {
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Second,
+		Shadow: true, Stuck: executor.StuckConfig{TripOnAnySaturation: true}, Breaker: breaker.Config{ResetTimeout: time.Minute}}})
+	require.NoError(t, err)
+	defer g.Close(t.Context())
+	client := &http.Client{Transport: &fusehttp.Transport{Group: g, Base: withBody{}}}
+	first, err := client.Get("http://payments.example/")
+	require.NoError(t, err, "takes the slot: its body is open")
+	second, err := client.Get("http://payments.example/")
+	require.NoError(t, err, "no slot left: sent outside the bulkhead")
+	third, err := client.Get("http://payments.example/")
+	require.NoError(t, err, "the shadow breaker is open: sent all the same")
+	ex, ok := g.Lookup("payments.example:80")
+	require.True(t, ok)
+	st := ex.Stats()
+	assert.Equal(t, 1, st.Busy)
+	assert.Equal(t, breaker.Open, st.Breaker.State)
+	assert.Equal(t, executor.Rejections{Saturated: 1, Open: 1}, st.Shadowed)
+	assert.Equal(t, executor.Rejections{}, st.Rejected)
+	for _, r := range []*http.Response{second, third, first} {
+		require.NoError(t, r.Body.Close())
+	}
+	st = ex.Stats()
+	assert.Zero(t, st.Busy, "the slot is free again")
+	assert.Equal(t, uint64(3), st.Successes)
+}
