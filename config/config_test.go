@@ -279,7 +279,7 @@ func TestMarshalGroup(t *testing.T) {
 // to either fails here until the file types have it too (or it is listed
 // as code-only).
 func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
-	codeOnly := map[string]bool{"Name": true, "ErrorKinds": true, "Classify": true, "OnTransition": true, "OnBusy": true}
+	codeOnly := map[string]bool{"Name": true, "ErrorKinds": true, "Classify": true, "ReadyToTrip": true, "OnTransition": true, "OnBusy": true}
 	durationT := reflect.TypeFor[time.Duration]()
 	pairs := []struct{ file, code reflect.Type }{
 		{reflect.TypeFor[config.Executor](), reflect.TypeFor[executor.Config]()},
