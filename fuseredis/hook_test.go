@@ -309,3 +309,18 @@ func TestBadConfiguration(t *testing.T) {
 		})
 	}
 }
+
+// TestNewConnectionTakesOneSlot sends the first command of a client to a
+// node of one slot: the connection set-up go-redis does inside it (a dial,
+// and in newer versions HELLO and CLIENT SETINFO through the same hooks) is
+// part of that command, not calls of their own.
+func TestNewConnectionTakesOneSlot(t *testing.T) {
+	s := startRedis(t)
+	g, _ := testGroup(t, func(c *executor.Config) { c.Workers = 1 })
+	c := s.hooked(t, g, func(o *redis.Options) { o.Password = ""; o.DB = 1 })
+	ctx := context.Background()
+	require.ErrorIs(t, c.Get(ctx, "k").Err(), redis.Nil)
+	st := stats(t, g, s.addr())
+	assert.Equal(t, uint64(1), st.Successes, "one command, one call")
+	assert.Zero(t, st.Rejected.Busy+st.Failures)
+}
