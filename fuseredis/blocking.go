@@ -79,7 +79,7 @@ func (h *Hook) unleased(ctx context.Context, run func(context.Context) error, ve
 	if err != nil {
 		return h.refuse
 	}
-	err = run(&inCall{ctx, h})
+	err = run(&inCall{ctx, h, nil})
 	record(ctx, p, verdict(err))
 	return err
 }

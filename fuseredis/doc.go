@@ -56,13 +56,15 @@
 // is read; a pipeline or a MULTI/EXEC transaction holds one slot for all
 // its commands. go-redis's retries (MaxRetries) and the connection set-up
 // it does inside a command (dial, HELLO, AUTH) are part of that command.
-// The command runs with the executor's context, which ends at the
-// invocation timeout: with Options.ContextTimeoutEnabled go-redis applies
-// that deadline to the socket, so a hung node costs the caller at most the
-// invocation timeout; without it go-redis waits out ReadTimeout, and the
-// slot stays held that long (the breaker records the timeout at the
-// invocation deadline either way). Keep Workers at or below PoolSize, so
-// that a slot always finds a connection.
+// The command runs with the caller's context and the lease's deadline (the
+// earlier of the caller's and the invocation deadline): with
+// Options.ContextTimeoutEnabled go-redis puts that deadline on the socket,
+// so a hung node costs the caller at most the invocation timeout; without
+// it go-redis waits out ReadTimeout, and the slot stays held that long (the
+// breaker records the timeout at the invocation deadline either way). A
+// wait for a connection is bounded by go-redis's PoolTimeout and the
+// caller's context. Keep Workers at or below PoolSize, so that a slot
+// always finds a connection.
 //
 // The breaker sees one verdict per command, the one Hook.Classify returns
 // (DefaultClassify by default): redis.Nil, MOVED/ASK redirections, script

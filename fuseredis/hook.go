@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -58,14 +59,42 @@ func New(g *executor.Group, addr string) *Hook {
 	return &Hook{Group: g, Addr: addr}
 }
 
-// inCall is the context a protected command runs with: the executor's, and
-// a mark that tells the hook's own dial and process hooks that they run on
-// behalf of this command (the connection set-up go-redis does inside a
-// command: a dial, HELLO, AUTH, CLIENT SETINFO), which the command's slot
-// and verdict already cover.
+// inCall is the context a protected command runs with: the caller's
+// (values, cancellation), with the lease's deadline, the earlier of the
+// caller's and the invocation deadline, and a mark that tells the hook's
+// own dial and process hooks that they run on behalf of this command (the
+// connection set-up go-redis does inside a command: a dial, HELLO, AUTH,
+// CLIENT SETINFO), which the command's slot and verdict already cover.
+//
+// The deadline reaches go-redis through Deadline: with
+// Options.ContextTimeoutEnabled it is the socket's deadline, so a command
+// on a hung node ends at the invocation timeout. Done is the caller's
+// channel, which does not close at that deadline: go-redis asks for it on
+// every command (before it waits for a connection), and a channel of the
+// lease's own would cost an allocation and a lock per command. A wait for
+// a connection is bounded by go-redis's PoolTimeout instead, and Err
+// reports the deadline once it has passed.
 type inCall struct {
 	context.Context
-	h *Hook
+	h     *Hook
+	lease context.Context // nil for a blocking command: the caller's deadline
+}
+
+func (c *inCall) Deadline() (time.Time, bool) {
+	if c.lease != nil {
+		return c.lease.Deadline()
+	}
+	return c.Context.Deadline()
+}
+
+func (c *inCall) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if d, ok := c.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 type markKey struct{}
@@ -130,7 +159,7 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
-		err = next(&inCall{l.Context(), h}, cmd)
+		err = next(&inCall{ctx, h, l.Context()}, cmd)
 		l.Done(h.classify(err))
 		return err
 	}
@@ -157,7 +186,7 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		if err != nil {
 			return setAll(cmds, err)
 		}
-		err = next(&inCall{l.Context(), h}, cmds)
+		err = next(&inCall{ctx, h, l.Context()}, cmds)
 		l.Done(h.verdict(cmds, err))
 		return err
 	}
