@@ -131,3 +131,20 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 .PHONY: fuzz
 fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
 	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+
+# fuseredis: its tests and benchmarks start their own redis-server (the
+# redis-server target installs it; make test depends on it already).
+.PHONY: bench-redis
+bench-redis: redis-server ## fuseredis beside plain go-redis on a local redis-server (GET, parallel GET, 10-GET pipeline): BENCH_COUNT interleaved rounds, per-round ratios.
+	@mkdir -p $(OUT)
+	cd fuseredis && $(GO) test -c -o $(OUT)/fuseredis.test .
+	for i in $$(seq $(BENCH_COUNT)); do \
+		(cd fuseredis && $(OUT)/fuseredis.test -test.run '^$$' -test.bench . -test.benchmem -test.benchtime 200ms -test.count 1); \
+	done | tee $(OUT)/bench-redis.txt
+	$(GO) run ./internal/benchratio -base go-redis < $(OUT)/bench-redis.txt
+	@echo "command by command (BenchmarkInterleaved), fuseredis time / go-redis time:"
+	@for name in $$(grep -o '^BenchmarkInterleaved/[^ ]*' $(OUT)/bench-redis.txt | sort -u); do \
+		grep "^$$name " $(OUT)/bench-redis.txt | awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "fuseredis/go-redis") print $$i}' | sort -n | \
+		awk -v name=$$name '{a[NR] = $$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; \
+			printf "  %-40s median %.3f×  range %.3f–%.3f (%d rounds)\n", name, m, a[1], a[NR], NR}'; \
+	done
