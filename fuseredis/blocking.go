@@ -42,15 +42,22 @@ func IsBlocking(cmd redis.Cmder) bool {
 		}
 	case 'x', 'X':
 		if strings.EqualFold(name, "xread") || strings.EqualFold(name, "xreadgroup") {
-			for _, a := range args[1:] {
-				if s, ok := a.(string); ok {
-					if strings.EqualFold(s, "block") {
-						return true
-					}
-					if strings.EqualFold(s, "streams") {
-						return false // keys and ids follow
-					}
-				}
+			return hasBlock(args[1:])
+		}
+	}
+	return false
+}
+
+// hasBlock reports whether the options of an XREAD or XREADGROUP, which
+// end where STREAMS begins, hold BLOCK.
+func hasBlock(args []any) bool {
+	for _, a := range args {
+		if s, ok := a.(string); ok {
+			if strings.EqualFold(s, "block") {
+				return true
+			}
+			if strings.EqualFold(s, "streams") {
+				return false // keys and ids follow
 			}
 		}
 	}
