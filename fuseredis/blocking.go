@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
 )
 
 // blockingNames are the commands that wait on the server by design, for up
@@ -64,12 +65,23 @@ func hasBlock(args []any) bool {
 	return false
 }
 
-// unleased runs a blocking command, or a pipeline that holds one, through
-// the node's breaker alone: refused while the breaker is open or half-open
-// (a blocking command is never a probe: it could hold the probe's place
-// for as long as it blocks), admitted without a slot otherwise, and its
-// outcome recorded on the breaker.
-func (h *Hook) unleased(ctx context.Context, run func(context.Context) error, verdict func(error) error) error {
+// blockingCall is a blocking command, or a pipeline that holds one.
+type blockingCall struct {
+	run     func(ctx context.Context) error // sends it
+	verdict func(err error) error           // its outcome for the breaker
+	ping    func(ctx context.Context) error // sends a PING the same way, for a probe
+}
+
+// unleased runs a blocking call through the node's breaker alone: admitted
+// without a slot while the breaker is closed, its outcome recorded on the
+// breaker. A blocking call is never a probe itself, since it could hold the
+// probe's place for as long as it blocks: while the breaker is open or
+// half-open, the hook sends a PING through the bulkhead on its behalf, which
+// is refused until the reset timeout has passed and is then the probe; the
+// blocking call goes only once its answer has closed the breaker, and is
+// refused otherwise. So a client that sends nothing but blocking commands
+// still lets the breaker close.
+func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 	h.init()
 	if h.bad != nil {
 		return h.bad
@@ -80,15 +92,38 @@ func (h *Hook) unleased(ctx context.Context, run func(context.Context) error, ve
 	}
 	b := ex.Breaker()
 	if s := b.State(); s == breaker.Open || s == breaker.HalfOpen {
-		return h.refuse
+		if err := h.probe(ctx, call.ping); err != nil {
+			return err
+		}
 	}
 	p, err := b.Allow()
 	if err != nil {
 		return h.refuse
 	}
-	err = run(&inCall{ctx, h, nil})
-	record(ctx, p, verdict(err))
+	err = call.run(&inCall{ctx, h, nil})
+	record(ctx, p, call.verdict(err))
 	return err
+}
+
+// probe sends a PING through the node's executor for a blocking call that
+// found the breaker open or half-open. It returns nil once the breaker is
+// closed, the executor's refusal while the PING is refused, and the hook's
+// refusal when the PING ran and the breaker is still not closed.
+func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) error {
+	l, err := executor.LeaseIn(ctx, h.Group, h.name)
+	if err != nil {
+		return err
+	}
+	err = ping(&inCall{ctx, h, l.Context()})
+	l.Done(h.classify(err))
+	ex, lerr := h.Group.Executor(h.name)
+	if lerr != nil {
+		return lerr
+	}
+	if ex.Breaker().State() != breaker.Closed {
+		return h.refuse
+	}
+	return nil
 }
 
 // dialFailed records a dial of no command (a pool refill, a pub/sub

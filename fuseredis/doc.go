@@ -87,10 +87,15 @@
 // WAIT, WAITAOF and XREAD or XREADGROUP with BLOCK wait on the server by
 // design, for as long as they asked (IsBlocking says which). They must not
 // look stuck, nor take the slots of the commands that should not wait, so
-// they go through the breaker only: refused with breaker.ErrOpen while it
-// is open or half-open (a blocking command is never a probe), admitted
-// without a slot otherwise, and their outcome recorded on the breaker like
-// any command's. They are bounded by their own block time and go-redis's
+// they go through the breaker only: admitted without a slot while it is
+// closed, and their outcome recorded on the breaker like any command's. A
+// blocking command is never a probe (it could hold the probe's place for as
+// long as it blocks): while the breaker is open or half-open the hook sends
+// a PING through the bulkhead on its behalf, refused until the reset
+// timeout has passed and then the probe, and lets the blocking command go
+// only once that answer has closed the breaker; otherwise it is refused
+// with breaker.ErrOpen. A client of blocking commands alone thus still
+// lets the breaker close. They are bounded by their own block time and go-redis's
 // read timeout on top of it, not by the invocation timeout. A pipeline
 // that holds a blocking command is treated as one. Pub/sub receives do not
 // go through go-redis's command hooks at all: a subscription holds no slot,

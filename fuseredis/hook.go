@@ -152,8 +152,11 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			return next(ctx, cmd)
 		}
 		if IsBlocking(cmd) {
-			return h.unleased(ctx, func(ctx context.Context) error { return next(ctx, cmd) },
-				func(err error) error { return h.classify(err) })
+			return h.unleased(ctx, blockingCall{
+				run:     func(ctx context.Context) error { return next(ctx, cmd) },
+				verdict: h.classify,
+				ping:    func(ctx context.Context) error { return next(ctx, redis.NewStatusCmd(ctx, "ping")) },
+			})
 		}
 		l, err := h.lease(ctx)
 		if err != nil {
@@ -177,9 +180,13 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		}
 		for _, cmd := range cmds {
 			if IsBlocking(cmd) {
-				return setAll(cmds, h.unleased(ctx,
-					func(ctx context.Context) error { return next(ctx, cmds) },
-					func(err error) error { return h.verdict(cmds, err) }))
+				return setAll(cmds, h.unleased(ctx, blockingCall{
+					run:     func(ctx context.Context) error { return next(ctx, cmds) },
+					verdict: func(err error) error { return h.verdict(cmds, err) },
+					ping: func(ctx context.Context) error {
+						return next(ctx, []redis.Cmder{redis.NewStatusCmd(ctx, "ping")})
+					},
+				}))
 			}
 		}
 		l, err := h.lease(ctx)

@@ -107,6 +107,22 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Less(t, time.Since(began), time.Second, "refused at once, not after its block time")
 	assert.Contains(t, err.Error(), s.addr())
+
+	// After the reset timeout a client of blocking commands alone still
+	// lets the breaker close: the hook probes with a PING on its behalf.
+	ex.Breaker().Trip(breaker.Manual)
+	eventually(t, 10*time.Second, "a blocking command gets through once the node answers a probe", func() bool {
+		err := c.BLPop(ctx, time.Second, "q1").Err()
+		if errors.Is(err, breaker.ErrOpen) {
+			return false
+		}
+		require.ErrorIs(t, err, redis.Nil)
+		return true
+	})
+	assert.Equal(t, breaker.Closed, stats(t, g, s.addr()).Breaker.State)
+	_, closed := ev.first(s.addr(), breaker.Closed)
+	assert.True(t, closed, "the probe closed the breaker")
+	assert.Zero(t, stats(t, g, s.addr()).Busy)
 }
 
 // TestPipelineHoldsOneSlot pauses the node under a pipeline of ten
