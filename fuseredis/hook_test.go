@@ -87,6 +87,13 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	for i, b := range blockers {
 		wg.Go(func() { errs[i] = b() })
 	}
+	// A subscription waiting for messages holds no slot either.
+	ps := c.Subscribe(ctx, "news")
+	defer func() { _ = ps.Close() }()
+	_, err := ps.Receive(ctx) // the subscription's confirmation
+	require.NoError(t, err)
+	var psErr error
+	wg.Go(func() { _, psErr = ps.ReceiveTimeout(ctx, 1200*time.Millisecond) })
 	time.Sleep(100 * time.Millisecond)
 	for time.Since(start) < time.Second {
 		assert.Zero(t, stats(t, g, s.addr()).Busy, "a blocking command holds no slot")
@@ -97,13 +104,14 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	for i, err := range errs {
 		assert.ErrorIs(t, err, redis.Nil, "blocker %d timed out with an answer", i)
 	}
+	assert.Error(t, psErr, "no message came")
 	assert.Empty(t, ev.of(s.addr()), "the breaker never moved")
 	assert.Zero(t, stats(t, g, s.addr()).Failures)
 
 	ex, _ := g.Lookup(s.addr())
 	ex.Breaker().Trip(breaker.Manual)
 	began := time.Now()
-	err := c.BLPop(ctx, 5*time.Second, "q1").Err()
+	err = c.BLPop(ctx, 5*time.Second, "q1").Err()
 	require.ErrorIs(t, err, breaker.ErrOpen)
 	assert.Less(t, time.Since(began), time.Second, "refused at once, not after its block time")
 	assert.Contains(t, err.Error(), s.addr())
