@@ -133,41 +133,44 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	assert.Zero(t, stats(t, g, s.addr()).Busy)
 }
 
-// TestPipelineHoldsOneSlot pauses the node under a pipeline of ten
-// commands: it holds one slot while it waits, and the whole pipeline is one
-// success; a refused pipeline sends nothing and every command carries the
-// refusal.
+// TestPipelineHoldsOneSlot pauses the node under a pipeline and a
+// transaction of ten commands each: each holds one slot while it waits, and
+// is one success; a refused pipeline sends nothing and every command
+// carries the refusal.
 func TestPipelineHoldsOneSlot(t *testing.T) {
 	s := startRedis(t)
-	g, _ := testGroup(t)
-	c := s.hooked(t, g)
+	// An invocation timeout well beyond the pause, so that a loaded
+	// machine cannot make the paused pipelines time out.
+	g, _ := testGroup(t, func(c *executor.Config) {
+		c.InvocationTimeout = 5 * time.Second
+		c.Breaker.ResetTimeout = 6 * time.Second
+	})
+	c := s.hooked(t, g, func(o *redis.Options) { o.ReadTimeout = 6 * time.Second })
 	ctl := s.plain(t)
 	ctx := context.Background()
 	require.NoError(t, c.Ping(ctx).Err())
 
-	for _, tx := range []bool{false, true} {
-		before := stats(t, g, s.addr())
-		require.NoError(t, ctl.Do(ctx, "client", "pause", 400, "all").Err())
-		done := make(chan error, 1)
-		go func() {
-			pipe := c.Pipeline()
-			if tx {
-				pipe = c.TxPipeline()
-			}
+	before := stats(t, g, s.addr())
+	require.NoError(t, ctl.Do(ctx, "client", "pause", 1500, "all").Err())
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, pipe := range []redis.Pipeliner{c.Pipeline(), c.TxPipeline()} {
+		wg.Go(func() {
 			for range 10 {
 				pipe.Incr(ctx, "n")
 			}
-			_, err := pipe.Exec(ctx)
-			done <- err
-		}()
-		eventually(t, 5*time.Second, "the paused pipeline holds its slot", func() bool {
-			return stats(t, g, s.addr()).Busy == 1
+			_, errs[i] = pipe.Exec(ctx)
 		})
-		require.NoError(t, <-done)
-		after := stats(t, g, s.addr())
-		assert.Zero(t, after.Busy)
-		assert.Equal(t, before.Successes+1, after.Successes, "one pipeline, one call (tx=%v)", tx)
 	}
+	eventually(t, 5*time.Second, "the paused pipeline and transaction hold a slot each", func() bool {
+		return stats(t, g, s.addr()).Busy == 2
+	})
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	after := stats(t, g, s.addr())
+	assert.Zero(t, after.Busy)
+	assert.Equal(t, before.Successes+2, after.Successes, "two pipelines, two calls")
 
 	ex, _ := g.Lookup(s.addr())
 	ex.Breaker().Trip(breaker.Manual)
@@ -222,13 +225,18 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 // gives up where it waits for the context: for a connection.)
 func TestCallerCancellationIsIgnored(t *testing.T) {
 	s := startRedis(t)
-	g, _ := testGroup(t)
-	c := s.hooked(t, g, func(o *redis.Options) { o.PoolSize = 1; o.PoolTimeout = 5 * time.Second })
+	g, _ := testGroup(t, func(c *executor.Config) {
+		c.InvocationTimeout = 5 * time.Second
+		c.Breaker.ResetTimeout = 6 * time.Second
+	})
+	c := s.hooked(t, g, func(o *redis.Options) {
+		o.PoolSize, o.PoolTimeout, o.ReadTimeout = 1, 5*time.Second, 6*time.Second
+	})
 	ctl := s.plain(t)
 	require.NoError(t, c.Ping(context.Background()).Err())
 	before := stats(t, g, s.addr())
 
-	require.NoError(t, ctl.Do(context.Background(), "client", "pause", 500, "all").Err())
+	require.NoError(t, ctl.Do(context.Background(), "client", "pause", 1500, "all").Err())
 	holder := make(chan error, 1)
 	go func() { holder <- c.Get(context.Background(), "k").Err() }()
 	eventually(t, 5*time.Second, "the first command holds the connection", func() bool { return inUse(c) == 1 })
@@ -250,13 +258,18 @@ func TestCallerCancellationIsIgnored(t *testing.T) {
 // node.
 func TestPoolTimeoutIsIgnored(t *testing.T) {
 	s := startRedis(t)
-	g, ev := testGroup(t)
-	c := s.hooked(t, g, func(o *redis.Options) { o.PoolSize = 1; o.PoolTimeout = 100 * time.Millisecond })
+	g, ev := testGroup(t, func(c *executor.Config) {
+		c.InvocationTimeout = 5 * time.Second
+		c.Breaker.ResetTimeout = 6 * time.Second
+	})
+	c := s.hooked(t, g, func(o *redis.Options) {
+		o.PoolSize, o.PoolTimeout, o.ReadTimeout = 1, 100*time.Millisecond, 6*time.Second
+	})
 	ctl := s.plain(t)
 	ctx := context.Background()
 	require.NoError(t, c.Ping(ctx).Err())
 
-	require.NoError(t, ctl.Do(ctx, "client", "pause", 600, "all").Err())
+	require.NoError(t, ctl.Do(ctx, "client", "pause", 1500, "all").Err())
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
