@@ -67,6 +67,7 @@ func TestRepliesAreAnswers(t *testing.T) {
 // timeout: none takes a slot, the node's other commands are served, and the
 // breaker stays closed; once the breaker is open they are refused.
 func TestBlockingCommandsHoldNoSlot(t *testing.T) {
+	t.Parallel()
 	s := startRedis(t)
 	g, ev := testGroup(t, func(c *executor.Config) { c.Workers = 2 })
 	c := s.hooked(t, g)
@@ -138,6 +139,7 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 // is one success; a refused pipeline sends nothing and every command
 // carries the refusal.
 func TestPipelineHoldsOneSlot(t *testing.T) {
+	t.Parallel()
 	s := startRedis(t)
 	// An invocation timeout well beyond the pause, so that a loaded
 	// machine cannot make the paused pipelines time out.
@@ -224,6 +226,7 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 // does not interrupt a read in progress when its context is cancelled; it
 // gives up where it waits for the context: for a connection.)
 func TestCallerCancellationIsIgnored(t *testing.T) {
+	t.Parallel()
 	s := startRedis(t)
 	g, _ := testGroup(t, func(c *executor.Config) {
 		c.InvocationTimeout = 5 * time.Second
@@ -257,6 +260,7 @@ func TestCallerCancellationIsIgnored(t *testing.T) {
 // connection get go-redis's pool timeout, which says nothing against the
 // node.
 func TestPoolTimeoutIsIgnored(t *testing.T) {
+	t.Parallel()
 	s := startRedis(t)
 	g, ev := testGroup(t, func(c *executor.Config) {
 		c.InvocationTimeout = 5 * time.Second
