@@ -180,13 +180,21 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		}
 		for _, cmd := range cmds {
 			if IsBlocking(cmd) {
-				return setAll(cmds, h.unleased(ctx, blockingCall{
-					run:     func(ctx context.Context) error { return next(ctx, cmds) },
+				sent := false
+				err := h.unleased(ctx, blockingCall{
+					run: func(ctx context.Context) error {
+						sent = true
+						return next(ctx, cmds)
+					},
 					verdict: func(err error) error { return h.verdict(cmds, err) },
 					ping: func(ctx context.Context) error {
 						return next(ctx, []redis.Cmder{redis.NewStatusCmd(ctx, "ping")})
 					},
-				}))
+				})
+				if !sent {
+					setAll(cmds, err) // refused: nothing was sent
+				}
+				return err
 			}
 		}
 		l, err := h.lease(ctx)

@@ -117,6 +117,13 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	assert.Less(t, time.Since(began), time.Second, "refused at once, not after its block time")
 	assert.Contains(t, err.Error(), s.addr())
 
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "k", "v", 0)
+		p.BLPop(ctx, time.Second, "q1")
+		return nil
+	})
+	require.ErrorIs(t, err, breaker.ErrOpen, "a refused blocking pipeline")
+
 	// After the reset timeout a client of blocking commands alone still
 	// lets the breaker close: the hook probes with a PING on its behalf.
 	ex.Breaker().Trip(breaker.Manual)
@@ -129,6 +136,17 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 		return true
 	})
 	assert.Equal(t, breaker.Closed, stats(t, g, s.addr()).Breaker.State)
+	// A pipeline that holds a blocking command: the others keep their own
+	// results when the blocking one times out.
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "k", "v", 0)
+		p.BLPop(ctx, time.Second, "q1")
+		return nil
+	})
+	require.ErrorIs(t, err, redis.Nil)
+	require.Len(t, cmds, 2)
+	assert.NoError(t, cmds[0].Err(), "the SET keeps its own result")
+	assert.ErrorIs(t, cmds[1].Err(), redis.Nil)
 	_, closed := ev.first(s.addr(), breaker.Closed)
 	assert.True(t, closed, "the probe closed the breaker")
 	assert.Zero(t, stats(t, g, s.addr()).Busy)
