@@ -135,4 +135,21 @@ fuzz: ## Differential fuzzing of the breaker against its reference model for FUZ
 # Shadow mode's cost per call: shadow beside enforce, from bench-call's rounds.
 .PHONY: bench-shadow
 bench-shadow: bench-call ## Shadow mode's per-round ratio to enforce mode (target ≤ 1.05×).
-	grep -E '^BenchmarkCallShadow' $(OUT)/bench-call.txt | $(GO) run ./internal/benchratio -base enforce
+	grep -E '^BenchmarkCallShadow' $(OUT)/bench-call.txt | $(GO) run ./tools/benchratio -base enforce
+
+# fuseredis: its tests and benchmarks start their own redis-server (the
+# redis-server target installs it; make test depends on it already).
+.PHONY: bench-redis
+bench-redis: redis-server ## fuseredis beside plain go-redis on a local redis-server (GET, parallel GET, 10-GET pipeline): BENCH_COUNT interleaved rounds, per-round ratios.
+	@mkdir -p $(OUT)
+	cd fuseredis && $(GO) test -c -o $(OUT)/fuseredis.test .
+	for i in $$(seq $(BENCH_COUNT)); do \
+		(cd fuseredis && $(OUT)/fuseredis.test -test.run '^$$' -test.bench . -test.benchmem -test.benchtime 200ms -test.count 1); \
+	done | tee $(OUT)/bench-redis.txt
+	$(GO) run ./tools/benchratio -base go-redis < $(OUT)/bench-redis.txt
+	@echo "command by command (BenchmarkInterleaved), fuseredis time / go-redis time:"
+	@for name in $$(grep -o '^BenchmarkInterleaved/[^ ]*' $(OUT)/bench-redis.txt | sort -u); do \
+		grep "^$$name " $(OUT)/bench-redis.txt | awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "fuseredis/go-redis") print $$i}' | sort -n | \
+		awk -v name=$$name '{a[NR] = $$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; \
+			printf "  %-40s median %.3f×  range %.3f–%.3f (%d rounds)\n", name, m, a[1], a[NR], NR}'; \
+	done

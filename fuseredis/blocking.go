@@ -1,0 +1,164 @@
+package fuseredis
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// blockingNames are the commands that wait on the server by design, for up
+// to a timeout of their own (0: for ever). XREAD and XREADGROUP block only
+// with a BLOCK argument.
+var blockingNames = [...]string{
+	"blpop", "brpop", "brpoplpush", "blmove", "blmpop",
+	"bzpopmin", "bzpopmax", "bzmpop", "wait", "waitaof",
+}
+
+// IsBlocking reports whether cmd is a command that waits on the server by
+// design: BLPOP, BRPOP, BRPOPLPUSH, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX,
+// BZMPOP, WAIT, WAITAOF, and XREAD or XREADGROUP with BLOCK. Such a command
+// is not admitted through the bulkhead, only through the breaker: see the
+// package documentation.
+func IsBlocking(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	if len(args) == 0 {
+		return false
+	}
+	name, ok := args[0].(string)
+	if !ok || len(name) < 4 {
+		return false
+	}
+	switch name[0] {
+	case 'b', 'B', 'w', 'W':
+		for _, b := range blockingNames {
+			if strings.EqualFold(name, b) {
+				return true
+			}
+		}
+	case 'x', 'X':
+		if strings.EqualFold(name, "xread") || strings.EqualFold(name, "xreadgroup") {
+			return hasBlock(args[1:])
+		}
+	}
+	return false
+}
+
+// hasBlock reports whether the options of an XREAD or XREADGROUP, which
+// end where STREAMS begins, hold BLOCK.
+func hasBlock(args []any) bool {
+	for _, a := range args {
+		if s, ok := a.(string); ok {
+			if strings.EqualFold(s, "block") {
+				return true
+			}
+			if strings.EqualFold(s, "streams") {
+				return false // keys and ids follow
+			}
+		}
+	}
+	return false
+}
+
+// blockingCall is a blocking command, or a pipeline that holds one.
+type blockingCall struct {
+	run     func(ctx context.Context) error // sends it
+	verdict func(err error) error           // its outcome for the breaker
+	ping    func(ctx context.Context) error // sends a PING the same way, for a probe
+}
+
+// unleased runs a blocking call through the node's breaker alone: admitted
+// without a slot while the breaker is closed, its outcome recorded on the
+// breaker. A blocking call is never a probe itself, since it could hold the
+// probe's place for as long as it blocks: while the breaker is open or
+// half-open, the hook sends a PING through the bulkhead on its behalf, which
+// is refused until the reset timeout has passed and is then the probe; the
+// blocking call goes only once its answer has closed the breaker, and is
+// refused otherwise. So a client that sends nothing but blocking commands
+// still lets the breaker close.
+func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
+	h.init()
+	if h.bad != nil {
+		return h.bad
+	}
+	ex, err := h.Group.Executor(h.name)
+	if err != nil {
+		return err
+	}
+	b := ex.Breaker()
+	if s := b.State(); s == breaker.Open || s == breaker.HalfOpen {
+		if err := h.probe(ctx, call.ping); err != nil {
+			return err
+		}
+	}
+	p, err := b.Allow()
+	if err != nil {
+		return h.refuse
+	}
+	err = call.run(&inCall{ctx, h, nil})
+	record(ctx, p, call.verdict(err))
+	return err
+}
+
+// probe sends a PING through the node's executor for a blocking call that
+// found the breaker open or half-open. It returns nil once the breaker is
+// closed, the executor's refusal while the PING is refused, and the hook's
+// refusal when the PING ran and the breaker is still not closed.
+func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) error {
+	l, err := executor.LeaseIn(ctx, h.Group, h.name)
+	if err != nil {
+		return err
+	}
+	err = ping(&inCall{ctx, h, l.Context()})
+	l.Done(h.classify(err))
+	ex, lerr := h.Group.Executor(h.name)
+	if lerr != nil {
+		return lerr
+	}
+	if ex.Breaker().State() != breaker.Closed {
+		return h.refuse
+	}
+	return nil
+}
+
+// dialFailed records a dial of no command (a pool refill, a pub/sub
+// connection) that failed, while the node's breaker is closed: open, it
+// needs no more evidence, and half-open, the place belongs to a probe.
+func (h *Hook) dialFailed(ctx context.Context, err error) {
+	h.init()
+	if h.bad != nil {
+		return
+	}
+	ex, lerr := h.Group.Executor(h.name)
+	if lerr != nil {
+		return
+	}
+	b := ex.Breaker()
+	if b.State() != breaker.Closed {
+		return
+	}
+	if p, aerr := b.Allow(); aerr == nil {
+		record(ctx, p, h.classify(err))
+	}
+}
+
+// record ends a permit: ignored when the caller cancelled, else with the
+// verdict. A breaker classifier that panics has recorded a failure when
+// Done panics; the panic is logged, not passed on into go-redis.
+func record(ctx context.Context, p breaker.Permit, verdict error) {
+	if verdict != nil && errors.Is(ctx.Err(), context.Canceled) {
+		p.Ignore()
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("fuseredis: the breaker's classifier panicked; the command counts as a failure", "panic", v)
+		}
+	}()
+	p.Done(verdict)
+}

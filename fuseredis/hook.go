@@ -1,0 +1,262 @@
+package fuseredis
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// Hook is a go-redis hook that runs the commands and pipelines of one
+// Redis node through the executor an executor.Group keeps for that node:
+// one bulkhead and breaker per node address, so that one stuck node of a
+// cluster trips alone. Add one to each node's client:
+//
+//	rdb.AddHook(fuseredis.New(g, rdb.Options().Addr))
+//
+// The fields are read once, by the hook's first command or dial; set them
+// before the client is used. A Hook is safe for concurrent use; give each
+// node's client a Hook of its own.
+type Hook struct {
+	// Group supplies the node's executor; its GroupConfig sets the slots,
+	// timeouts and breaker rules (per-node settings under the supplier's
+	// name). Required.
+	Group *executor.Group
+
+	// Addr is the node's address ("10.0.0.7:6379"), as the client's
+	// Options.Addr has it. It names the supplier unless Supplier is set.
+	// Required.
+	Addr string
+
+	// Supplier names the node's executor in Group. "" means Addr.
+	Supplier string
+
+	// Classify turns the error of a command (every command of a pipeline,
+	// one by one) into the error its breaker records: nil counts as a
+	// success, an error matching context.Canceled as ignored (with the
+	// breaker's default classifier), anything else as a failure. It never
+	// changes what the caller receives. nil means DefaultClassify. A
+	// Classify that panics is logged, and the command counts as a failure.
+	Classify func(err error) error
+
+	once   sync.Once
+	name   string
+	bad    error                   // a configuration error, returned by every command
+	refuse *executor.RejectedError // a blocking command's refusal: the breaker is open
+}
+
+// New returns the Hook of the node at addr, on the executor of that name in
+// g.
+func New(g *executor.Group, addr string) *Hook {
+	return &Hook{Group: g, Addr: addr}
+}
+
+// inCall is the context a protected command runs with: the caller's
+// (values, cancellation), with the lease's deadline, the earlier of the
+// caller's and the invocation deadline, and a mark that tells the hook's
+// own dial and process hooks that they run on behalf of this command (the
+// connection set-up go-redis does inside a command: a dial, HELLO, AUTH,
+// CLIENT SETINFO), which the command's slot and verdict already cover.
+//
+// The deadline reaches go-redis through Deadline: with
+// Options.ContextTimeoutEnabled it is the socket's deadline, so a command
+// on a hung node ends at the invocation timeout. Done is the caller's
+// channel, which does not close at that deadline: go-redis asks for it on
+// every command (before it waits for a connection), and a channel of the
+// lease's own would cost an allocation and a lock per command. A wait for
+// a connection is bounded by go-redis's PoolTimeout instead, and Err
+// reports the deadline once it has passed.
+type inCall struct {
+	context.Context
+	h     *Hook
+	lease context.Context // nil for a blocking command: the caller's deadline
+}
+
+func (c *inCall) Deadline() (time.Time, bool) {
+	if c.lease != nil {
+		return c.lease.Deadline()
+	}
+	return c.Context.Deadline()
+}
+
+func (c *inCall) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if d, ok := c.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+type markKey struct{}
+
+func (c *inCall) Value(key any) any {
+	if key == (markKey{}) {
+		return c.h
+	}
+	return c.Context.Value(key)
+}
+
+// within reports whether ctx is that of a command of h in progress.
+func (h *Hook) within(ctx context.Context) bool {
+	v, _ := ctx.Value(markKey{}).(*Hook)
+	return v == h
+}
+
+func (h *Hook) init() {
+	h.once.Do(func() {
+		switch {
+		case h.Group == nil:
+			h.bad = errors.New("fuseredis: Hook.Group is nil")
+		case h.Addr == "" && h.Supplier == "":
+			h.bad = errors.New("fuseredis: Hook.Addr is empty: set it to the node's address (the client's Options.Addr)")
+		}
+		h.name = h.Supplier
+		if h.name == "" {
+			h.name = h.Addr
+		}
+		h.refuse = &executor.RejectedError{Supplier: h.name, Reason: executor.RejectedOpen}
+	})
+}
+
+// DialHook counts the failed dials that no command of the hook waits for
+// (the pool's own refills, pub/sub connections) as failures of the node,
+// while its breaker is closed. A dial a command makes is part of that
+// command, and its failure is the command's error: counted once, there.
+func (h *Hook) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := next(ctx, network, addr)
+		if err != nil && !h.within(ctx) {
+			h.dialFailed(ctx, err)
+		}
+		return conn, err
+	}
+}
+
+// ProcessHook runs every command through the node's executor: a command
+// holds one slot while it runs, and is refused at once, without being sent,
+// when the breaker is open or the bulkhead stuck. A blocking command
+// (IsBlocking) holds no slot; see the package documentation.
+func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.within(ctx) {
+			return next(ctx, cmd)
+		}
+		if IsBlocking(cmd) {
+			return h.unleased(ctx, blockingCall{
+				run:     func(ctx context.Context) error { return next(ctx, cmd) },
+				verdict: h.classify,
+				ping:    func(ctx context.Context) error { return next(ctx, redis.NewStatusCmd(ctx, "ping")) },
+			})
+		}
+		l, err := h.lease(ctx)
+		if err != nil {
+			return err // go-redis sets it on cmd
+		}
+		err = next(&inCall{ctx, h, l.Context()}, cmd)
+		l.Done(h.classify(err))
+		return err
+	}
+}
+
+// ProcessPipelineHook runs a pipeline (or a MULTI/EXEC transaction) as one
+// call: it holds one slot until its last reply is read, and its verdict is
+// that of its first command whose error is not a success. A refused
+// pipeline sends nothing; every command of it carries the refusal. A
+// pipeline that holds a blocking command is blocking as a whole.
+func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.within(ctx) {
+			return next(ctx, cmds)
+		}
+		for _, cmd := range cmds {
+			if IsBlocking(cmd) {
+				sent := false
+				err := h.unleased(ctx, blockingCall{
+					run: func(ctx context.Context) error {
+						sent = true
+						return next(ctx, cmds)
+					},
+					verdict: func(err error) error { return h.verdict(cmds, err) },
+					ping: func(ctx context.Context) error {
+						return next(ctx, []redis.Cmder{redis.NewStatusCmd(ctx, "ping")})
+					},
+				})
+				if !sent {
+					setAll(cmds, err) // refused: nothing was sent
+				}
+				return err
+			}
+		}
+		l, err := h.lease(ctx)
+		if err != nil {
+			return setAll(cmds, err)
+		}
+		err = next(&inCall{ctx, h, l.Context()}, cmds)
+		l.Done(h.verdict(cmds, err))
+		return err
+	}
+}
+
+// lease takes a slot of the node's executor, or returns why not.
+func (h *Hook) lease(ctx context.Context) (*executor.Lease, error) {
+	h.init()
+	if h.bad != nil {
+		return nil, h.bad
+	}
+	return executor.LeaseIn(ctx, h.Group, h.name)
+}
+
+// verdict is the outcome of a pipeline: that of its first command that
+// did not succeed, else that of the pipeline's own error.
+func (h *Hook) verdict(cmds []redis.Cmder, err error) error {
+	for _, cmd := range cmds {
+		if v := h.classify(cmd.Err()); v != nil {
+			return v
+		}
+	}
+	return h.classify(err)
+}
+
+// setAll gives every command of a refused pipeline the refusal.
+func setAll(cmds []redis.Cmder, err error) error {
+	if err != nil {
+		for _, cmd := range cmds {
+			if cmd.Err() == nil {
+				cmd.SetErr(err)
+			}
+		}
+	}
+	return err
+}
+
+// classify applies Classify. A classifier that panics makes the command a
+// failure, recorded as a *breaker.PanicError naming it, and is logged with
+// its stack.
+func (h *Hook) classify(err error) (verdict error) {
+	if err == nil {
+		return nil
+	}
+	c := h.Classify
+	if c == nil {
+		return DefaultClassify(err)
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			pe := &breaker.PanicError{Callback: "fuseredis.Hook.Classify", Value: v, Stack: debug.Stack()}
+			slog.Error("fuseredis: Hook.Classify panicked; the command counts as a failure",
+				"error", err, "panic", v, "stack", string(pe.Stack))
+			verdict = pe
+		}
+	}()
+	return c(err)
+}

@@ -1,0 +1,385 @@
+package fuseredis_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseredis"
+)
+
+// TestRepliesAreAnswers sends commands whose replies are errors of the
+// server and checks which the breaker counts as successes (the node
+// answered) and which as failures (the node cannot serve).
+func TestRepliesAreAnswers(t *testing.T) {
+	s := startRedis(t)
+	g, _ := testGroup(t)
+	c := s.hooked(t, g)
+	ctx := context.Background()
+	require.NoError(t, c.Set(ctx, "str", "v", 0).Err())
+	reply := func(msg string) *redis.Cmd { // the server replies with error msg
+		return c.Eval(ctx, "return redis.error_reply(ARGV[1])", nil, msg)
+	}
+	tests := []struct {
+		name    string
+		run     func() error
+		failure bool
+	}{
+		{"a missing key (redis.Nil) is an answer", func() error { return c.Get(ctx, "missing").Err() }, false},
+		{"WRONGTYPE is an answer", func() error { return c.LPush(ctx, "str", "x").Err() }, false},
+		{"a syntax error is an answer", func() error { return c.Do(ctx, "set", "k").Err() }, false},
+		{"a script error is an answer", func() error { return c.Eval(ctx, "return redis.call('nosuchcommand')", nil).Err() }, false},
+		{"NOSCRIPT is an answer", func() error { return c.EvalSha(ctx, "0123456789012345678901234567890123456789", nil).Err() }, false},
+		{"a MOVED redirection is an answer", func() error { return reply("MOVED 3999 127.0.0.1:6381").Err() }, false},
+		{"an ASK redirection is an answer", func() error { return reply("ASK 3999 127.0.0.1:6381").Err() }, false},
+		{"LOADING is a failure", func() error { return reply("LOADING Redis is loading the dataset in memory").Err() }, true},
+		{"BUSY is a failure", func() error { return reply("BUSY Redis is busy running a script").Err() }, true},
+		{"CLUSTERDOWN is a failure", func() error { return reply("CLUSTERDOWN The cluster is down").Err() }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := stats(t, g, s.addr())
+			err := tt.run()
+			require.Error(t, err, "the command returns the server's reply")
+			after := stats(t, g, s.addr())
+			if tt.failure {
+				assert.Equal(t, before.Failures+1, after.Failures, "got %d failures, want one more (%v)", after.Failures, err)
+			} else {
+				assert.Equal(t, before.Successes+1, after.Successes, "got %d successes, want one more (%v)", after.Successes, err)
+				assert.Equal(t, before.Failures, after.Failures)
+			}
+		})
+	}
+	// The failures were not in a row of five: the breaker stayed closed.
+	assert.Equal(t, breaker.Closed, stats(t, g, s.addr()).Breaker.State)
+}
+
+// TestBlockingCommandsHoldNoSlot runs more blocking commands than the node
+// has slots, for longer than the stuck criterion's age and the invocation
+// timeout: none takes a slot, the node's other commands are served, and the
+// breaker stays closed; once the breaker is open they are refused.
+func TestBlockingCommandsHoldNoSlot(t *testing.T) {
+	t.Parallel()
+	s := startRedis(t)
+	g, ev := testGroup(t, func(c *executor.Config) { c.Workers = 2 })
+	c := s.hooked(t, g)
+	ctx := context.Background()
+	require.NoError(t, c.Ping(ctx).Err())
+
+	blockers := []func() error{
+		func() error { return c.BLPop(ctx, 1200*time.Millisecond, "q1").Err() },
+		func() error { return c.BRPop(ctx, 1200*time.Millisecond, "q2").Err() },
+		func() error { return c.BZPopMin(ctx, 1200*time.Millisecond, "z").Err() },
+		func() error {
+			return c.XRead(ctx, &redis.XReadArgs{Streams: []string{"st", "$"}, Block: 1200 * time.Millisecond}).Err()
+		},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(blockers))
+	start := time.Now()
+	for i, b := range blockers {
+		wg.Go(func() { errs[i] = b() })
+	}
+	// A subscription waiting for messages holds no slot either.
+	ps := c.Subscribe(ctx, "news")
+	defer func() { _ = ps.Close() }()
+	_, err := ps.Receive(ctx) // the subscription's confirmation
+	require.NoError(t, err)
+	var psErr error
+	wg.Go(func() { _, psErr = ps.ReceiveTimeout(ctx, 1200*time.Millisecond) })
+	time.Sleep(100 * time.Millisecond)
+	for time.Since(start) < time.Second {
+		assert.Zero(t, stats(t, g, s.addr()).Busy, "a blocking command holds no slot")
+		require.NoError(t, c.Set(ctx, "k", "v", 0).Err(), "the node's other commands are served")
+		time.Sleep(50 * time.Millisecond)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		assert.ErrorIs(t, err, redis.Nil, "blocker %d timed out with an answer", i)
+	}
+	assert.Error(t, psErr, "no message came")
+	assert.Empty(t, ev.of(s.addr()), "the breaker never moved")
+	assert.Zero(t, stats(t, g, s.addr()).Failures)
+
+	ex, _ := g.Lookup(s.addr())
+	ex.Breaker().Trip(breaker.Manual)
+	began := time.Now()
+	err = c.BLPop(ctx, 5*time.Second, "q1").Err()
+	require.ErrorIs(t, err, breaker.ErrOpen)
+	assert.Less(t, time.Since(began), time.Second, "refused at once, not after its block time")
+	assert.Contains(t, err.Error(), s.addr())
+
+	_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "k", "v", 0)
+		p.BLPop(ctx, time.Second, "q1")
+		return nil
+	})
+	require.ErrorIs(t, err, breaker.ErrOpen, "a refused blocking pipeline")
+
+	// After the reset timeout a client of blocking commands alone still
+	// lets the breaker close: the hook probes with a PING on its behalf.
+	ex.Breaker().Trip(breaker.Manual)
+	eventually(t, 10*time.Second, "a blocking command gets through once the node answers a probe", func() bool {
+		err := c.BLPop(ctx, time.Second, "q1").Err()
+		if errors.Is(err, breaker.ErrOpen) {
+			return false
+		}
+		require.ErrorIs(t, err, redis.Nil)
+		return true
+	})
+	assert.Equal(t, breaker.Closed, stats(t, g, s.addr()).Breaker.State)
+	// A pipeline that holds a blocking command: the others keep their own
+	// results when the blocking one times out.
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, "k", "v", 0)
+		p.BLPop(ctx, time.Second, "q1")
+		return nil
+	})
+	require.ErrorIs(t, err, redis.Nil)
+	require.Len(t, cmds, 2)
+	assert.NoError(t, cmds[0].Err(), "the SET keeps its own result")
+	assert.ErrorIs(t, cmds[1].Err(), redis.Nil)
+	_, closed := ev.first(s.addr(), breaker.Closed)
+	assert.True(t, closed, "the probe closed the breaker")
+	assert.Zero(t, stats(t, g, s.addr()).Busy)
+}
+
+// TestPipelineHoldsOneSlot pauses the node under a pipeline and a
+// transaction of ten commands each: each holds one slot while it waits, and
+// is one success; a refused pipeline sends nothing and every command
+// carries the refusal.
+func TestPipelineHoldsOneSlot(t *testing.T) {
+	t.Parallel()
+	s := startRedis(t)
+	// An invocation timeout well beyond the pause, so that a loaded
+	// machine cannot make the paused pipelines time out.
+	g, _ := testGroup(t, func(c *executor.Config) {
+		c.InvocationTimeout = 5 * time.Second
+		c.Breaker.ResetTimeout = 6 * time.Second
+	})
+	c := s.hooked(t, g, func(o *redis.Options) { o.ReadTimeout = 6 * time.Second })
+	ctl := s.plain(t)
+	ctx := context.Background()
+	require.NoError(t, c.Ping(ctx).Err())
+
+	before := stats(t, g, s.addr())
+	require.NoError(t, ctl.Do(ctx, "client", "pause", 1500, "all").Err())
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, pipe := range []redis.Pipeliner{c.Pipeline(), c.TxPipeline()} {
+		wg.Go(func() {
+			for range 10 {
+				pipe.Incr(ctx, "n")
+			}
+			_, errs[i] = pipe.Exec(ctx)
+		})
+	}
+	eventually(t, 5*time.Second, "the paused pipeline and transaction hold a slot each", func() bool {
+		return stats(t, g, s.addr()).Busy == 2
+	})
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	after := stats(t, g, s.addr())
+	assert.Zero(t, after.Busy)
+	assert.Equal(t, before.Successes+2, after.Successes, "two pipelines, two calls")
+
+	ex, _ := g.Lookup(s.addr())
+	ex.Breaker().Trip(breaker.Manual)
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "n")
+		p.Incr(ctx, "n")
+		return nil
+	})
+	require.ErrorIs(t, err, breaker.ErrOpen)
+	require.Len(t, cmds, 2)
+	for _, cmd := range cmds {
+		assert.ErrorIs(t, cmd.Err(), breaker.ErrOpen)
+	}
+	ex.Breaker().Reset()
+	n, err := ctl.Get(ctx, "n").Int()
+	require.NoError(t, err)
+	assert.Equal(t, 20, n, "the refused pipeline sent nothing")
+}
+
+// TestDialFailuresOutsideCommandsCount subscribes to a node that refuses
+// connections: the pub/sub connection's dials are no command's, and the
+// hook counts them, so the breaker opens and the next command is refused.
+func TestDialFailuresOutsideCommandsCount(t *testing.T) {
+	s := startRedis(t)
+	g, ev := testGroup(t)
+	c := s.hooked(t, g)
+	ctx := context.Background()
+	require.NoError(t, c.Ping(ctx).Err())
+	s.stop()
+
+	for i := 0; i < 10; i++ {
+		if _, ok := ev.first(s.addr(), breaker.Open); ok {
+			break
+		}
+		ps := c.Subscribe(ctx, "news")
+		_, err := ps.Receive(ctx)
+		assert.Error(t, err)
+		require.NoError(t, ps.Close())
+	}
+	trip, ok := ev.first(s.addr(), breaker.Open)
+	require.True(t, ok, "the breaker opened on failed dials")
+	assert.Equal(t, breaker.ConsecutiveFailures, trip.Reason)
+	assert.Contains(t, trip.Err.Error(), "connection refused")
+	assert.Zero(t, stats(t, g, s.addr()).Busy)
+	require.ErrorIs(t, c.Get(ctx, "k").Err(), breaker.ErrOpen)
+}
+
+// TestCallerCancellationIsIgnored cancels a command that waits, on a
+// paused node, for the client's one connection: the caller gets its
+// cancellation, and the breaker counts nothing against the node. (go-redis
+// does not interrupt a read in progress when its context is cancelled; it
+// gives up where it waits for the context: for a connection.)
+func TestCallerCancellationIsIgnored(t *testing.T) {
+	t.Parallel()
+	s := startRedis(t)
+	g, _ := testGroup(t, func(c *executor.Config) {
+		c.InvocationTimeout = 5 * time.Second
+		c.Breaker.ResetTimeout = 6 * time.Second
+	})
+	c := s.hooked(t, g, func(o *redis.Options) {
+		o.PoolSize, o.PoolTimeout, o.ReadTimeout = 1, 5*time.Second, 6*time.Second
+	})
+	ctl := s.plain(t)
+	require.NoError(t, c.Ping(context.Background()).Err())
+	before := stats(t, g, s.addr())
+
+	require.NoError(t, ctl.Do(context.Background(), "client", "pause", 1500, "all").Err())
+	holder := make(chan error, 1)
+	go func() { holder <- c.Get(context.Background(), "k").Err() }()
+	eventually(t, 5*time.Second, "the first command holds the connection", func() bool { return inUse(c) == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	err := c.Get(ctx, "k").Err()
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, <-holder, redis.Nil)
+	eventually(t, 5*time.Second, "the slots are back", func() bool { return stats(t, g, s.addr()).Busy == 0 })
+	after := stats(t, g, s.addr())
+	assert.Equal(t, before.Failures, after.Failures, "got %d failures, want %d", after.Failures, before.Failures)
+	assert.Equal(t, before.Cancelled+1, after.Cancelled)
+	assert.Equal(t, before.Successes+1, after.Successes)
+}
+
+// TestPoolTimeoutIsIgnored gives a client one connection and the node four
+// slots: while the node is paused, the commands that wait for the
+// connection get go-redis's pool timeout, which says nothing against the
+// node.
+func TestPoolTimeoutIsIgnored(t *testing.T) {
+	t.Parallel()
+	s := startRedis(t)
+	g, ev := testGroup(t, func(c *executor.Config) {
+		c.InvocationTimeout = 5 * time.Second
+		c.Breaker.ResetTimeout = 6 * time.Second
+	})
+	c := s.hooked(t, g, func(o *redis.Options) {
+		o.PoolSize, o.PoolTimeout, o.ReadTimeout = 1, 100*time.Millisecond, 6*time.Second
+	})
+	ctl := s.plain(t)
+	ctx := context.Background()
+	require.NoError(t, c.Ping(ctx).Err())
+
+	require.NoError(t, ctl.Do(ctx, "client", "pause", 1500, "all").Err())
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Go(func() { errs[i] = c.Get(ctx, "k").Err() })
+	}
+	wg.Wait()
+	timeouts := 0
+	for _, err := range errs {
+		if err != nil && err.Error() == "redis: connection pool timeout" {
+			timeouts++
+		}
+	}
+	require.Positive(t, timeouts, "some commands met the pool timeout: %v", errs)
+	st := stats(t, g, s.addr())
+	assert.Zero(t, st.Failures)
+	assert.GreaterOrEqual(t, st.Ignored, uint64(timeouts))
+	assert.Empty(t, ev.of(s.addr()))
+}
+
+// TestClassifyOverrides counts redis.Nil as a failure with a Classify of
+// its own; a Classify that panics makes a failure, and the caller still
+// gets the command's own result.
+func TestClassifyOverrides(t *testing.T) {
+	s := startRedis(t)
+	g, ev := testGroup(t)
+	c := s.plain(t)
+	h := fuseredis.New(g, s.addr())
+	h.Classify = func(err error) error {
+		if errors.Is(err, redis.Nil) {
+			return err
+		}
+		return fuseredis.DefaultClassify(err)
+	}
+	c.AddHook(h)
+	ctx := context.Background()
+	for range 5 {
+		require.ErrorIs(t, c.Get(ctx, "missing").Err(), redis.Nil)
+	}
+	trip, ok := ev.first(s.addr(), breaker.Open)
+	require.True(t, ok, "five misses in a row opened the breaker")
+	assert.Equal(t, breaker.ConsecutiveFailures, trip.Reason)
+
+	s2 := startRedis(t)
+	c2 := s2.plain(t)
+	h2 := fuseredis.New(g, s2.addr())
+	h2.Classify = func(error) error { panic("classifier bug") }
+	c2.AddHook(h2)
+	require.ErrorIs(t, c2.Get(ctx, "missing").Err(), redis.Nil)
+	assert.Equal(t, uint64(1), stats(t, g, s2.addr()).Failures)
+}
+
+// TestBadConfiguration fails every command with an error naming the field.
+func TestBadConfiguration(t *testing.T) {
+	s := startRedis(t)
+	g, _ := testGroup(t)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		hook *fuseredis.Hook
+		want string
+	}{
+		{"a hook without a group names Group", fuseredis.New(nil, s.addr()), "Hook.Group"},
+		{"a hook without an address names Addr", fuseredis.New(g, ""), "Hook.Addr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := s.plain(t)
+			c.AddHook(tt.hook)
+			err := c.Get(ctx, "k").Err()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, "k"); return nil })
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
+// TestNewConnectionTakesOneSlot sends the first command of a client to a
+// node of one slot: the connection set-up go-redis does inside it (a dial,
+// and in newer versions HELLO and CLIENT SETINFO through the same hooks) is
+// part of that command, not calls of their own.
+func TestNewConnectionTakesOneSlot(t *testing.T) {
+	s := startRedis(t)
+	g, _ := testGroup(t, func(c *executor.Config) { c.Workers = 1 })
+	c := s.hooked(t, g, func(o *redis.Options) { o.Password = ""; o.DB = 1 })
+	ctx := context.Background()
+	require.ErrorIs(t, c.Get(ctx, "k").Err(), redis.Nil)
+	st := stats(t, g, s.addr())
+	assert.Equal(t, uint64(1), st.Successes, "one command, one call")
+	assert.Zero(t, st.Rejected.Busy+st.Failures)
+}
