@@ -12,6 +12,7 @@ import (
 	_ "github.com/fusebox-go/fusebox/fuseboxtest"
 	_ "github.com/fusebox-go/fusebox/fusegrpc"
 	_ "github.com/fusebox-go/fusebox/fusehttp"
+	_ "github.com/fusebox-go/fusebox/fuseredis"
 	_ "github.com/fusebox-go/fusebox/metrics"
 	_ "github.com/fusebox-go/fusebox/readiness"
 	_ "github.com/prometheus/client_golang/prometheus/promhttp"
