@@ -30,6 +30,8 @@ var allowed = map[string][]string{
 	"fusehttp":       {module + "executor", module + "breaker"},
 	"dashboard":      {module + "executor", module + "breaker"},
 	"config":         {module + "executor"},
+	// Retries with a budget and hedged calls, around any executor.
+	"policy": {module + "executor", module + "breaker", module + "future"},
 	// A command for make bench-call: reads benchmark output, std only.
 	"internal/benchratio": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).
