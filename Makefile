@@ -131,3 +131,11 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 .PHONY: fuzz
 fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
 	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+
+# Retries with a budget and hedged calls (package policy): four scenarios
+# played in virtual time (testing/synctest) by the loadtest module's tests.
+.PHONY: demo-policies
+demo-policies: ## Retry storm, hung supplier, slow tail, overload: policies side by side in virtual time (~10 s): tables in out/policies.txt.
+	@mkdir -p $(OUT) && rm -f $(OUT)/policies.txt
+	cd loadtest && POLICY_SCENARIO_OUT=$(OUT) $(GO) test -count=1 -run '^(TestRetryStorm|TestRetryHungSupplier|TestHedgeTail|TestHedgeOverload)$$' .
+	@cat $(OUT)/policies.txt
