@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,45 +62,53 @@ func (b Budget) withDefaults(field string, ratio float64) (Budget, error) {
 // errNoBudget is what spend reports when the budget refuses.
 var errNoBudget = errors.New("policy: budget exhausted")
 
-// budget is one supplier's account: calls and extra are decayed counts of
-// the callers' calls and of the extra calls made, both as of at. An extra
-// call is allowed while extra+1 <= Ratio×calls + Floor, so that in steady
-// traffic of rate r the extra calls stay under Ratio×r + Floor/Window per
-// second. A mutex keeps the check and the spend one step under
-// concurrency; it is held for a few arithmetic operations.
+// budget is one supplier's account. The callers' calls are counted with
+// one atomic add each (total), so that the call path takes no lock and
+// reads no clock; the decayed counts, calls and extra, are brought up to
+// date when an extra call asks for budget, under a mutex held for a few
+// arithmetic operations, which keeps the check and the spend one step under
+// concurrency.
+//
+// An extra call is allowed while extra+1 <= Ratio×calls + Floor, so that in
+// steady traffic of rate r the extra calls stay under Ratio×r +
+// Floor/Window per second.
 type budget struct {
 	cfg   Budget
 	epoch time.Time
+	total atomic.Uint64 // callers' calls ever
 
-	mu    sync.Mutex
-	at    time.Duration // since epoch
-	calls float64
-	extra float64
+	mu      sync.Mutex
+	at      time.Duration // since epoch: when calls and extra were decayed last
+	counted uint64        // total as of at
+	calls   float64       // decayed count of the callers' calls
+	extra   float64       // decayed count of the extra calls made
 }
 
 func newBudget(cfg Budget) *budget { return &budget{cfg: cfg, epoch: time.Now()} }
 
-// decayLocked brings the counts to now.
-func (b *budget) decayLocked(now time.Duration) {
-	if dt := now - b.at; dt > 0 {
-		f := math.Exp(-float64(dt) / float64(b.cfg.Window))
-		b.calls *= f
-		b.extra *= f
-		b.at = now
+// advanceLocked brings the decayed counts to now. The calls counted since
+// the last update are taken as spread evenly over the time since: each
+// arrived on average (W/dt)(1 − e^(−dt/W)) of a call ago in decayed terms,
+// which is exact for steady traffic and keeps an hour of quiet traffic
+// from counting as an hour's worth of calls made just now.
+func (b *budget) advanceLocked(now time.Duration) {
+	n := b.total.Load()
+	fresh := float64(n - b.counted)
+	b.counted = n
+	dt := now - b.at
+	if dt <= 0 {
+		b.calls += fresh
+		return
 	}
+	x := float64(dt) / float64(b.cfg.Window)
+	f := math.Exp(-x)
+	b.calls = b.calls*f + fresh*(1-f)/x
+	b.extra *= f
+	b.at = now
 }
 
 // call counts one call of the callers.
-func (b *budget) call() {
-	if b.cfg.Unlimited {
-		return
-	}
-	now := time.Since(b.epoch)
-	b.mu.Lock()
-	b.decayLocked(now)
-	b.calls++
-	b.mu.Unlock()
-}
+func (b *budget) call() { b.total.Add(1) }
 
 // spend takes one extra call from the budget, or reports errNoBudget.
 func (b *budget) spend() error {
@@ -109,7 +118,7 @@ func (b *budget) spend() error {
 	now := time.Since(b.epoch)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.decayLocked(now)
+	b.advanceLocked(now)
 	if b.extra+1 > b.cfg.Ratio*b.calls+float64(b.cfg.Floor) {
 		return errNoBudget
 	}
@@ -123,9 +132,7 @@ func (b *budget) refund() {
 	if b.cfg.Unlimited {
 		return
 	}
-	now := time.Since(b.epoch)
 	b.mu.Lock()
-	b.decayLocked(now)
 	b.extra = max(0, b.extra-1)
 	b.mu.Unlock()
 }
