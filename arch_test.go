@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"internal/slots": {module + "internal/ilist"},
 	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
 	"fusehttp":       {module + "executor", module + "breaker"},
-	"dashboard":      {module + "executor", module + "breaker"},
+	"dashboard":      {module + "executor", module + "breaker", module + "policy"},
 	"config":         {module + "executor"},
 	// Retries with a budget and hedged calls, around any executor.
 	"policy": {module + "executor", module + "breaker", module + "future"},
