@@ -150,21 +150,24 @@ func (h *Hedger) delay(s *hedgeSupplier, ex *executor.Executor) time.Duration {
 	return d
 }
 
-// start submits the hedge if the breaker, the bulkhead and the budget
-// allow it, and returns its future or nil.
+// start submits the hedge if the budget, the breaker and the bulkhead
+// allow it, and returns its future or nil. The budget is asked first: it
+// is the cheaper check, and the one that refuses when a slow supplier
+// would have every call hedged.
 func start[T any](ctx context.Context, h *Hedger, s *hedgeSupplier, ex *executor.Executor, fn func(context.Context) (T, error)) *future.Future[T] {
+	if s.budget.spend() != nil {
+		s.declined.Add(1)
+		h.log(ctx, "hedge refused by the budget", ex.Name())
+		return nil
+	}
 	st := ex.Stats()
 	reserve := h.cfg.Reserve
 	if reserve == 0 {
 		reserve = st.Workers / 10
 	}
 	if st.Breaker.State != breaker.Closed || st.Queued > 0 || st.Free <= max(reserve, 0) {
+		s.budget.refund()
 		s.refused.Add(1)
-		return nil
-	}
-	if s.budget.spend() != nil {
-		s.declined.Add(1)
-		h.log(ctx, "hedge refused by the budget", ex.Name())
 		return nil
 	}
 	f, err := executor.Submit(ctx, ex, fn)
