@@ -45,8 +45,9 @@ type HedgeConfig struct {
 // gets a second attempt, and the first success wins. It is meant for calls
 // whose latency has a long tail (a slow replica, a GC pause, a lost
 // packet): the hedge cuts the tail for a few percent of extra calls.
-// Make one with NewHedger and share it; budgets and Stats are per supplier.
-// Safe for concurrent use.
+// Make one with NewHedger and share it; budgets and Stats are per supplier,
+// whose state (a few hundred bytes) is made at its first call and kept for the
+// Hedger's life. Safe for concurrent use.
 type Hedger struct {
 	cfg       HedgeConfig
 	epoch     time.Time

@@ -58,7 +58,8 @@ type RetryAfterError interface {
 // Retrier retries calls to suppliers through their executors, within a
 // budget per supplier. Make one with NewRetrier and share it: the budget
 // and the Stats of a supplier are those of every call that goes to it
-// through this Retrier. Safe for concurrent use.
+// through this Retrier. A supplier's state (a few hundred bytes) is made at its
+// first call and kept for the Retrier's life. Safe for concurrent use.
 type Retrier struct {
 	cfg       RetryConfig
 	suppliers suppliers[retrySupplier]
