@@ -153,3 +153,11 @@ bench-redis: redis-server ## fuseredis beside plain go-redis on a local redis-se
 		awk -v name=$$name '{a[NR] = $$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; \
 			printf "  %-40s median %.3f×  range %.3f–%.3f (%d rounds)\n", name, m, a[1], a[NR], NR}'; \
 	done
+
+# Retries with a budget and hedged calls (package policy): four scenarios
+# played in virtual time (testing/synctest) by the loadtest module's tests.
+.PHONY: demo-policies
+demo-policies: ## Retry storm, hung supplier, slow tail, overload: policies side by side in virtual time (~10 s): tables in out/policies.txt.
+	@mkdir -p $(OUT) && rm -f $(OUT)/policies.txt
+	cd loadtest && POLICY_SCENARIO_OUT=$(OUT) $(GO) test -count=1 -run '^(TestRetryStorm|TestRetryHungSupplier|TestHedgeTail|TestHedgeOverload)$$' .
+	@cat $(OUT)/policies.txt

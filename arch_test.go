@@ -28,12 +28,15 @@ var allowed = map[string][]string{
 	"internal/slots": {module + "internal/ilist"},
 	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
 	"fusehttp":       {module + "executor", module + "breaker"},
-	"dashboard":      {module + "executor", module + "breaker"},
+	"dashboard":      {module + "executor", module + "breaker", module + "policy"},
 	"config":         {module + "executor"},
 	// The test kit for users: a fake supplier and a recorder of events.
 	"fuseboxtest": {module + "breaker"},
 	// Readiness reports from the breakers of a Group's executors.
 	"readiness": {module + "executor", module + "breaker"},
+
+	// Retries with a budget and hedged calls, around any executor.
+	"policy": {module + "executor", module + "breaker", module + "future"},
 	// A command for make bench-call: reads benchmark output, std only.
 	"tools/benchratio": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).

@@ -55,6 +55,7 @@ var Groups = []struct{ Name, Ref, What string }{
 	{"Closed", "fusebox", "closed breaker, one successful call: overhead per call"},
 	{"Reject", "fusebox", "open breaker: cost of one rejection"},
 	{"SubmitAwait", "fusebox", "submit + await of a trivial call through a bounded pool"},
+	{"Policy", "fusebox", "a retry or hedge policy around a trivial call that succeeds at once (fusebox: executor.Do alone; failsafe-go: a timeout alone; -retry and -hedge add the policy, no retry or hedge happens)"},
 }
 
 func okInt() (int, error)                { return 1, nil }
@@ -79,6 +80,7 @@ func Cases() []Case {
 	cs = append(cs, closedCases()...)
 	cs = append(cs, rejectCases()...)
 	cs = append(cs, submitCases()...)
+	cs = append(cs, policyCases()...)
 	return cs
 }
 

@@ -18,6 +18,7 @@ import (
 func BenchmarkClosed(b *testing.B)      { runGroup(b, "Closed") }
 func BenchmarkReject(b *testing.B)      { runGroup(b, "Reject") }
 func BenchmarkSubmitAwait(b *testing.B) { runGroup(b, "SubmitAwait") }
+func BenchmarkPolicy(b *testing.B)      { runGroup(b, "Policy") }
 
 func runGroup(b *testing.B, group string) {
 	byLib := map[string][]compare.Case{}

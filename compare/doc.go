@@ -6,14 +6,17 @@
 // bare goroutine plus channel.
 //
 // It is a module of its own so that none of these libraries becomes a
-// dependency of fusebox. Five comparisons live here:
+// dependency of fusebox. Six comparisons live here:
 //
 //  1. closed-breaker overhead per call (Cases, group Closed);
 //  2. the cost of a rejection while open (group Reject);
 //  3. submit + await of a trivial call through a bounded pool (group
 //     SubmitAwait);
 //  4. the idle footprint of 10,000 suppliers (Footprint);
-//  5. behaviour under a hung supplier (Hung, Sequential, Late).
+//  5. behaviour under a hung supplier (Hung, Sequential, Late);
+//  6. retries and hedged calls beside failsafe-go's retry and hedge
+//     policies and their budget (PolicyScenarios, RunPolicy), and the
+//     per-call overhead of each policy (group Policy).
 //
 // Every library is configured alike from one Settings value; Describe says
 // how each one maps it, including where a library cannot express a setting.

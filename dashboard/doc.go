@@ -12,6 +12,7 @@
 //	if err != nil { ... }
 //	dash.AddGroup(group)          // every executor of a Group, present and future
 //	dash.Add(standalone)          // and standalone executors
+//	dash.AddPolicies(retrier, hedger) // retries and hedges per supplier (package policy)
 //	mux := http.NewServeMux()     // the admin mux, not the public one
 //	mux.Handle("/fusebox/", http.StripPrefix("/fusebox", dash))
 //	admin := &http.Server{Addr: "127.0.0.1:9090", Handler: mux}

@@ -146,13 +146,14 @@ type Handler struct {
 	opts  Options
 	files http.Handler
 
-	mu      sync.Mutex
-	sources []source
-	streams map[*stream]struct{}
-	perAddr map[string]int // live streams by client address
-	closed  bool
-	quit    chan struct{} // closed by Close: every stream ends
-	sampler *run          // nil while no stream is open
+	mu       sync.Mutex
+	sources  []source
+	policies []policies // AddPolicies
+	streams  map[*stream]struct{}
+	perAddr  map[string]int // live streams by client address
+	closed   bool
+	quit     chan struct{} // closed by Close: every stream ends
+	sampler  *run          // nil while no stream is open
 	// live counts the streams that have not fully left (a stream leaves
 	// after the sampler it stopped has returned); after Close, drained
 	// closes when it reaches 0.

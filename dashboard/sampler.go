@@ -207,8 +207,10 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 	delta := full
 	delta.Full = false
 	delta.Suppliers = make([]Supplier, len(rows))
+	pol := h.policyTotals()
 	for i, r := range rows {
 		sup := supplierOf(r.id, &r.st, now)
+		sup.Policy = pol[r.st.Supplier]
 		full.Suppliers[i] = sup
 		full.Suppliers[i].Series = r.tr.ring.series(h.opts.History)
 		delta.Suppliers[i] = sup

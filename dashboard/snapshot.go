@@ -65,7 +65,10 @@ type Supplier struct {
 	LatencyP99MS float64 `json:"latency_p99_ms"`
 
 	Totals Totals `json:"totals"`
-	Series Series `json:"series"`
+	// Policy is what the retries and hedges of package policy did for the
+	// supplier; absent without AddPolicies.
+	Policy *Policy `json:"policy,omitempty"`
+	Series Series  `json:"series"`
 }
 
 // Totals are the supplier's counters since its executor was made.

@@ -35,6 +35,12 @@
 // The business errors of the exhaustion scenario are random (seeded), so
 // that runs of them happen as in real traffic.
 //
+// RunRetryStorm, RunRetryHung, RunHedgeTail and RunHedgeOverload play the
+// policies of package policy (retries within a budget, hedged calls)
+// against a supplier that fails, hangs, has a slow tail or is overloaded,
+// side by side with no policy and with the naive one; they run on the real
+// clock and are meant for testing/synctest (make demo-policies).
+//
 // # Two transports, one runner
 //
 // With InProcess the load generator calls the shop, and the shop the

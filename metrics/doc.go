@@ -18,6 +18,10 @@
 // has its series from startup; label values are snake_case; each supplier
 // has SeriesPerSupplier series.
 //
+// A PolicyCollector reports the retries and hedges of package policy per
+// supplier: attempts, retries, hedges started and won, and what the
+// budgets refused (fusebox_retries_refused_total{by="budget"}).
+//
 // The call-duration histogram (fusebox_call_duration_seconds{outcome}) is
 // the executor's own (executor.Stats.Durations): fixed buckets from 5 ms to
 // 10 s, cumulative since the executor was made. The fuseotel module reports

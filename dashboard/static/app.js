@@ -125,6 +125,8 @@ function buildTile(s) {
   const since = el("p", "line since");
   const would = el("p", "line would");
   const probe = el("p", "line probe");
+  const policy = el("p", "line policy");
+  policy.hidden = true;
   const slots = meter("slots");
   const queue = meter("queue");
   const nums = el("dl", "nums");
@@ -134,7 +136,7 @@ function buildTile(s) {
   const late = num(nums, "late");
   const calls = spark("calls/s", OUTCOMES);
   const refused = spark("refused/s", REFUSALS);
-  t.append(head, since, would, probe, slots.root, queue.root, nums, calls.root, refused.root);
+  t.append(head, since, would, probe, policy, slots.root, queue.root, nums, calls.root, refused.root);
   const actions = el("div", "actions");
   for (const [name, [label]] of Object.entries(ACTIONS)) {
     const b = el("button", name === "reset" ? "" : "danger", label);
@@ -144,7 +146,7 @@ function buildTile(s) {
     actions.append(b);
   }
   t.append(actions);
-  return { el: t, badge, sat, shadow, would, since, probe, slots, queue, p50, p99, overdue, late, calls, refused, actions };
+  return { el: t, badge, sat, shadow, would, since, probe, policy, slots, queue, p50, p99, overdue, late, calls, refused, actions };
 }
 
 function meter(label) {
@@ -262,6 +264,12 @@ function updateTile(p, s, snap, span) {
   }
   p.probe.textContent = probe;
   p.probe.hidden = probe === "";
+  const pol = s.policy;
+  p.policy.hidden = !pol;
+  if (pol) {
+    p.policy.textContent = "retries " + pol.retries + " (" + pol.retries_refused + " refused by the budget) · hedges " +
+      pol.hedges + " (" + pol.hedges_won + " won, " + pol.hedges_refused + " refused by the budget)";
+  }
   updateMeter(p.slots, s.busy, s.slots, Math.min(s.overdue, s.busy), s.busy + " / " + s.slots + " busy",
     s.busy + " of " + s.slots + " slots busy, " + s.overdue + " overdue");
   if (s.queue_cap > 0) {

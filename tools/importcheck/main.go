@@ -19,6 +19,7 @@ import (
 	_ "github.com/fusebox-go/fusebox/fuseboxtest"
 	_ "github.com/fusebox-go/fusebox/fusehttp"
 	_ "github.com/fusebox-go/fusebox/future"
+	_ "github.com/fusebox-go/fusebox/policy"
 	_ "github.com/fusebox-go/fusebox/readiness"
 )
 

@@ -10,7 +10,7 @@
 //
 // Usage (from the compare directory):
 //
-//	go run ./cmd/report [-out ../out/compare] [-count 5] [-benchtime 200ms] [-cpu 2] [-suppliers 10000] [-unit 200ms]
+//	go run ./cmd/report [-out ../out/compare] [-count 5] [-benchtime 200ms] [-cpu 2] [-suppliers 10000] [-unit 200ms] [-policy 10s]
 package main
 
 import (
@@ -37,6 +37,7 @@ type options struct {
 	suppliers int
 	unit      time.Duration
 	seq       int
+	policy    time.Duration
 	skip      map[string]bool
 }
 
@@ -52,7 +53,8 @@ func main() {
 	flag.IntVar(&o.suppliers, "suppliers", 10000, "suppliers in the footprint measurement")
 	flag.DurationVar(&o.unit, "unit", 200*time.Millisecond, "invocation timeout T of the real-time behaviour scenarios")
 	flag.IntVar(&o.seq, "seq", 10000, "calls of the sequential (await, resubmit) caller")
-	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: bench, behaviour, footprint")
+	flag.DurationVar(&o.policy, "policy", 10*time.Second, "traffic per policy scenario (real time)")
+	flag.StringVar(&skip, "skip", "", "comma-separated parts to skip: bench, behaviour, policies, footprint")
 	flag.Parse()
 
 	var err error
@@ -107,6 +109,11 @@ func run(o options) error {
 	}
 	if !o.skip["behaviour"] {
 		if err := runBehaviour(w, o); err != nil {
+			return err
+		}
+	}
+	if !o.skip["policies"] {
+		if err := runPolicies(w, o); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,295 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// RetryConfig configures a Retrier. The zero value is 3 attempts, a back-off
+// of 100 ms doubling up to 10 s with jitter, and the default Budget (10 %
+// of the supplier's recent calls, plus 10 retries per 10 s).
+type RetryConfig struct {
+	// MaxAttempts is how many times a call is tried at most, the first
+	// attempt included. 0: 3; 1: never retry.
+	MaxAttempts int
+	// Backoff is the wait before the first retry; each further retry waits
+	// twice as long as the one before, up to MaxBackoff. Each wait is drawn
+	// at random from the upper half of its value (jitter), so that callers
+	// that failed together do not come back together. 0: 100 ms.
+	Backoff time.Duration
+	// MaxBackoff caps the exponential wait. A Retry-After the supplier
+	// gave (RetryAfterError) is honoured even when it is longer. 0: 10 s.
+	MaxBackoff time.Duration
+	// Seed seeds the jitter, for reproducible runs. 0: a random seed.
+	Seed uint64
+	// Budget caps the retries per supplier. The zero value allows 10 % of
+	// the supplier's recent calls plus 10 retries per 10 s.
+	Budget Budget
+	// Retryable narrows the errors that are retried: it is asked only
+	// about errors the rules of Retry and RetryIdempotent allow, and a
+	// false keeps the error. nil: retry all of them. It runs on the
+	// caller's goroutine; a panic in it ends the call with a
+	// *breaker.PanicError.
+	Retryable func(error) bool
+	// Logger gets a Debug line for each retry and each retry the budget
+	// refused. nil: no logging.
+	Logger *slog.Logger
+}
+
+// RetryAfterError is an error that carries the supplier's own word on when
+// to call it again (an HTTP 429 or 503 with Retry-After, a rejection that
+// knows when its breaker closes). A retry waits at least RetryAfter; 0
+// means the supplier did not say.
+type RetryAfterError interface {
+	error
+	RetryAfter() time.Duration
+}
+
+// Retrier retries calls to suppliers through their executors, within a
+// budget per supplier. Make one with NewRetrier and share it: the budget
+// and the Stats of a supplier are those of every call that goes to it
+// through this Retrier. A supplier's state (a few hundred bytes) is made at its
+// first call and kept for the Retrier's life. Safe for concurrent use.
+type Retrier struct {
+	cfg       RetryConfig
+	suppliers suppliers[retrySupplier]
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+}
+
+// retrySupplier is a Retrier's state for one supplier.
+type retrySupplier struct {
+	budget                                            *budget
+	calls, attempts, retries, refused, successes, ctx atomic.Uint64
+}
+
+// NewRetrier validates cfg and returns a Retrier, or an error naming the
+// field that is wrong.
+func NewRetrier(cfg RetryConfig) (*Retrier, error) {
+	switch {
+	case cfg.MaxAttempts < 0:
+		return nil, fmt.Errorf("policy: RetryConfig.MaxAttempts must not be negative (0: 3), got %d", cfg.MaxAttempts)
+	case cfg.Backoff < 0:
+		return nil, fmt.Errorf("policy: RetryConfig.Backoff must not be negative (0: 100ms), got %v", cfg.Backoff)
+	case cfg.MaxBackoff < 0:
+		return nil, fmt.Errorf("policy: RetryConfig.MaxBackoff must not be negative (0: 10s), got %v", cfg.MaxBackoff)
+	}
+	if cfg.MaxAttempts == 0 {
+		cfg.MaxAttempts = 3
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = 100 * time.Millisecond
+	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = max(10*time.Second, cfg.Backoff)
+	}
+	if cfg.MaxBackoff < cfg.Backoff {
+		return nil, fmt.Errorf("policy: RetryConfig.MaxBackoff (%v) must not be below Backoff (%v)", cfg.MaxBackoff, cfg.Backoff)
+	}
+	b, err := cfg.Budget.withDefaults("RetryConfig.Budget", 0.1)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Budget = b
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = rand.Uint64()
+	}
+	r := &Retrier{cfg: cfg, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+	r.suppliers.make = func(string) *retrySupplier { return &retrySupplier{budget: newBudget(cfg.Budget)} }
+	return r, nil
+}
+
+// Retry calls fn through ex (its breaker and bulkhead admit every attempt)
+// and retries it after a failure, for calls that must not run twice when
+// they may already have run once: an attempt that timed out (ErrTimeout)
+// or was refused by a full bulkhead (ErrSaturated) is not retried. Use
+// RetryIdempotent for calls that may be repeated.
+//
+// Never retried: an open breaker (breaker.ErrOpen: the supplier is known
+// to be down, and a retry would meet the same refusal), a closed executor,
+// a panic, and anything once ctx has ended. Between attempts Retry waits
+// the jittered back-off, or the supplier's Retry-After if longer
+// (RetryAfterError); a wait that would outlast ctx's deadline is not begun.
+// A retry the supplier's budget refuses is not made. In each of these
+// cases Retry returns the last attempt's error; when ctx ends during a
+// wait, ctx's error.
+func Retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, fn func(context.Context) (T, error)) (T, error) {
+	return retry(ctx, r, ex, false, fn)
+}
+
+// RetryIdempotent is Retry for calls that may run more than once with the
+// effect of once (reads, puts of a whole value, calls with an idempotency
+// key): an attempt that timed out or found the bulkhead full is retried
+// too, within the same budget.
+func RetryIdempotent[T any](ctx context.Context, r *Retrier, ex *executor.Executor, fn func(context.Context) (T, error)) (T, error) {
+	return retry(ctx, r, ex, true, fn)
+}
+
+func retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, idempotent bool, fn func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if err := badCall(ctx, "Retry", r == nil, ex, fn == nil); err != nil {
+		return zero, err
+	}
+	s := r.suppliers.get(ex.Name())
+	s.calls.Add(1)
+	s.budget.call()
+	for attempt := 1; ; attempt++ {
+		s.attempts.Add(1)
+		v, err := executor.Do(ctx, ex, fn)
+		if err == nil {
+			s.successes.Add(1)
+			return v, nil
+		}
+		if attempt >= r.cfg.MaxAttempts {
+			return v, err
+		}
+		if ok, perr := r.retryable(ctx, err, idempotent); !ok {
+			if perr != nil {
+				return zero, perr
+			}
+			return v, err
+		}
+		wait := r.wait(attempt, err)
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			s.ctx.Add(1)
+			return v, err // the wait alone would outlast the caller
+		}
+		if s.budget.spend() != nil {
+			s.refused.Add(1)
+			r.log(ctx, "retry refused by the budget", ex.Name(), attempt, err, 0)
+			return v, err
+		}
+		r.log(ctx, "retry", ex.Name(), attempt, err, wait)
+		if err := sleep(ctx, wait); err != nil {
+			s.ctx.Add(1)
+			return zero, err
+		}
+		s.retries.Add(1)
+	}
+}
+
+// retryable applies the fixed rules, then cfg.Retryable; a panic in the
+// latter is returned as perr.
+func (r *Retrier) retryable(ctx context.Context, err error, idempotent bool) (ok bool, perr error) {
+	switch {
+	case ctx.Err() != nil,
+		errors.Is(err, breaker.ErrOpen),
+		errors.Is(err, executor.ErrClosed),
+		errors.As(err, new(*breaker.PanicError)):
+		return false, nil
+	case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrTimeout):
+		if !idempotent {
+			return false, nil
+		}
+	}
+	if r.cfg.Retryable == nil {
+		return true, nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			ok, perr = false, &breaker.PanicError{Callback: "RetryConfig.Retryable", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return r.cfg.Retryable(err), nil
+}
+
+// wait is the back-off before retry number attempt (from 1): Backoff ×
+// 2^(attempt−1), capped at MaxBackoff, drawn from its upper half, and at
+// least the Retry-After err carries.
+func (r *Retrier) wait(attempt int, err error) time.Duration {
+	d := r.cfg.Backoff
+	for i := 1; i < attempt && d < r.cfg.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, r.cfg.MaxBackoff)
+	r.rngMu.Lock()
+	j := r.rng.Int64N(int64(d)/2 + 1)
+	r.rngMu.Unlock()
+	d = d/2 + time.Duration(j)
+	var ra RetryAfterError
+	if errors.As(err, &ra) {
+		d = max(d, ra.RetryAfter())
+	}
+	return d
+}
+
+func (r *Retrier) log(ctx context.Context, msg, supplier string, attempt int, err error, wait time.Duration) {
+	l := r.cfg.Logger
+	if l == nil || !l.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	attrs := []slog.Attr{slog.String("supplier", supplier), slog.Int("attempt", attempt), slog.String("error", err.Error())}
+	if wait > 0 {
+		attrs = append(attrs, slog.Duration("wait", wait))
+	}
+	l.LogAttrs(ctx, slog.LevelDebug, "fusebox: "+msg, attrs...)
+}
+
+// RetryStats are a Retrier's counts for one supplier.
+type RetryStats struct {
+	Supplier string
+	// Calls made through the Retrier, and those that ended in success.
+	Calls, Successes uint64
+	// Attempts submitted to the executor, first attempts included;
+	// Retries are those after a first attempt.
+	Attempts, Retries uint64
+	// BudgetRefused counts the retries the budget refused: their calls
+	// returned their last error.
+	BudgetRefused uint64
+	// CtxRefused counts the retries not made because the caller's context
+	// ended, or would have ended during the back-off.
+	CtxRefused uint64
+}
+
+// Stats returns the counts of every supplier the Retrier has called, by
+// supplier name.
+func (r *Retrier) Stats() []RetryStats {
+	var out []RetryStats
+	r.suppliers.each(func(name string, s *retrySupplier) {
+		out = append(out, RetryStats{
+			Supplier: name, Calls: s.calls.Load(), Successes: s.successes.Load(),
+			Attempts: s.attempts.Load(), Retries: s.retries.Load(),
+			BudgetRefused: s.refused.Load(), CtxRefused: s.ctx.Load(),
+		})
+	})
+	return out
+}
+
+// sleep waits for d or until ctx ends, and then returns ctx's error.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// badCall reports a call with a missing argument.
+func badCall(ctx context.Context, what string, noPolicy bool, ex *executor.Executor, noFn bool) error {
+	switch {
+	case ctx == nil:
+		return fmt.Errorf("policy: %s with a nil context (use context.Background())", what)
+	case noPolicy:
+		return fmt.Errorf("policy: %s with a nil policy", what)
+	case ex == nil:
+		return fmt.Errorf("policy: %s to a nil *executor.Executor", what)
+	case noFn:
+		return fmt.Errorf("policy: %s of a nil function", what)
+	}
+	return nil
+}
