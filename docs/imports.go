@@ -14,6 +14,7 @@ import (
 	_ "github.com/fusebox-go/fusebox/fusehttp"
 	_ "github.com/fusebox-go/fusebox/fuseredis"
 	_ "github.com/fusebox-go/fusebox/metrics"
+	_ "github.com/fusebox-go/fusebox/policy"
 	_ "github.com/fusebox-go/fusebox/readiness"
 	_ "github.com/prometheus/client_golang/prometheus/promhttp"
 	_ "github.com/redis/go-redis/v9"

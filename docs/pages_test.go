@@ -1,6 +1,6 @@
 // Package docs holds the guide. Its one test builds the code of every
 // page: each ```go block of docs/*.md must be a whole Go file (a package
-// clause, imports, code), and every block is vetted as a package of its
+// clause, imports, code) formatted by gofmt, and every block is vetted as a package of its
 // own against the modules of this repository, so no page shows code that
 // does not compile.
 package docs_test
@@ -8,6 +8,7 @@ package docs_test
 import (
 	"bufio"
 	"fmt"
+	"go/format"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +104,9 @@ func TestEveryPageBuilds(t *testing.T) {
 			if !hasPackageClause(b.code) {
 				t.Errorf("%s:%d: a ```go block must be a whole file, starting with its package clause", b.page, b.line)
 				continue
+			}
+			if formatted, err := format.Source([]byte(b.code)); err == nil && string(formatted) != b.code {
+				t.Errorf("%s:%d: the block is not gofmt-formatted; gofmt gives:\n%s", b.page, b.line, formatted)
 			}
 			pkg := filepath.Join(dir, fmt.Sprintf("%s_%d", strings.TrimSuffix(b.page, ".md"), i))
 			if err := os.Mkdir(pkg, 0o755); err != nil {
