@@ -131,3 +131,16 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 .PHONY: fuzz
 fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
 	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+
+# fusesql's tests, make demo-db and make bench-db start PostgreSQL
+# servers of their own (initdb into a temporary directory, as the user
+# postgres when run as root): the Debian package, installed here when
+# missing (its binaries live in /usr/lib/postgresql/<version>/bin).
+.PHONY: postgresql
+postgresql: ## Install PostgreSQL (Debian package) for fusesql's tests, if missing.
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		echo "PostgreSQL not found: installing the Debian package"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y postgresql; }
+
+test: postgresql
