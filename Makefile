@@ -160,7 +160,7 @@ bench-db: postgresql ## fusesql's QueryRowContext+Scan of SELECT 1 beside plain 
 	@mkdir -p $(OUT)
 	cd fusesql && $(GO) test -c -o $(OUT)/fusesql.test .
 	for i in $$(seq $(BENCH_COUNT)); do \
-		(cd fusesql && $(OUT)/fusesql.test -test.run '^$$' -test.bench 'BenchmarkQueryRow' -test.benchmem -test.benchtime $(BENCH_DB_TIME) -test.count 1); \
+		(cd fusesql && $(OUT)/fusesql.test -test.run '^$$' -test.bench 'BenchmarkQueryRow|BenchmarkOverhead' -test.benchmem -test.benchtime $(BENCH_DB_TIME) -test.count 1); \
 	done | tee $(OUT)/bench-db.txt
 	$(GO) run ./internal/benchratio -base plain < $(OUT)/bench-db.txt
 	@echo "paired calls, fusesql/plain per round, and the median:"

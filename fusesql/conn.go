@@ -4,9 +4,15 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 
 	"github.com/fusebox-go/fusebox/executor"
 )
+
+// errDeadConn is what the breaker records for a call whose pooled
+// connection turned out dead before anything was sent: ignored, as a
+// cancelled call is (breaker.DefaultClassify ignores context.Canceled).
+var errDeadConn = fmt.Errorf("fusesql: the pooled connection was dead; the pool retries on another: %w", context.Canceled)
 
 // conn is one connection of the pool. database/sql never uses a
 // connection from two goroutines at once (it holds the connection's lock
@@ -50,9 +56,14 @@ func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, contex
 	if c.reset {
 		c.reset = false
 		// As in database/sql, only driver.ErrBadConn counts: the pool then
-		// discards the connection and retries the call on another.
+		// discards the connection and retries the call on another, whose
+		// outcome is the one recorded. A connection that died in the pool
+		// (the server restarted) says nothing of the database now, so the
+		// try is recorded as ignored; a reset that hung has had its timeout
+		// recorded at the deadline.
 		if err := c.dc.(driver.SessionResetter).ResetSession(lctx); errors.Is(err, driver.ErrBadConn) {
-			return nil, nil, c.s.end(ctx, l, err)
+			l.Done(errDeadConn)
+			return nil, nil, err
 		}
 	}
 	return l, lctx, nil
@@ -208,8 +219,15 @@ func (c *conn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-// Close closes the connection.
-func (c *conn) Close() error { return c.dc.Close() }
+// Close closes the connection. database/sql ends a transaction before it
+// closes its connection; should it not, the transaction's slot is given
+// back here.
+func (c *conn) Close() error {
+	if c.tx != nil {
+		c.tx.end(driver.ErrBadConn)
+	}
+	return c.dc.Close()
+}
 
 // tx is an open transaction and the slot it holds.
 type tx struct {

@@ -101,7 +101,9 @@
 // (constraint), 28 (authorization) or 42 (syntax, permission) are answers.
 // The caller's own cancellation is ignored. database/sql retries a call
 // that failed with driver.ErrBadConn on another connection; each try is a
-// call of its own.
+// call of its own, except that a pooled connection the session reset finds
+// dead (the server restarted since) is recorded as ignored: it says
+// nothing of the database now.
 //
 // Refusals are the executor's *executor.RejectedError: errors.Is matches
 // breaker.ErrOpen or executor.ErrSaturated, and the message names the

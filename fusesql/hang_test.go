@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -222,7 +223,16 @@ func TestKilledServerCountsFailures(t *testing.T) {
 	s := newShop(t, map[string]executor.Config{"orders": cfg}, fusesql.Config{Default: "orders"})
 	ctx := context.Background()
 	var v int
-	require.NoError(t, s.db.QueryRowContext(ctx, "SELECT 1").Scan(&v))
+	// Four connections in the pool, each dead after the kill: a pooled
+	// connection found dead is no evidence either way (the pool retries
+	// on another), so it must neither fail nor succeed on the breaker.
+	var warm sync.WaitGroup
+	for range 4 {
+		warm.Go(func() { s.db.ExecContext(ctx, "SELECT pg_sleep(0.2)") })
+	}
+	warm.Wait()
+	require.Equal(t, 4, s.db.Stats().Idle)
+	successes := s.stats(t, "orders").Successes
 	pg.Kill()
 	restarted := false
 	defer func() {
@@ -250,6 +260,7 @@ func TestKilledServerCountsFailures(t *testing.T) {
 		assert.False(t, isRefusal(err), "before the trip the calls failed on the connection: %v", err)
 	}
 	assert.GreaterOrEqual(t, s.stats(t, "orders").Failures, uint64(5))
+	assert.Equal(t, successes, s.stats(t, "orders").Successes, "no dead connection counted as a success")
 	t.Logf("opened after %d calls, %v: %v", len(errs), open.Time.Sub(killed), fmt.Sprint(errs[0]))
 
 	require.NoError(t, pg.Restart())
