@@ -210,7 +210,8 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return c.dc.Begin() //nolint:staticcheck // the driver has nothing newer
+	//lint:ignore SA1019 the driver has nothing newer
+	return c.dc.Begin()
 }
 
 // Begin is BeginTx with the default options; database/sql does not call

@@ -73,7 +73,8 @@ func (s *stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Resul
 	if err != nil {
 		return nil, err
 	}
-	return s.ds.Exec(v) //nolint:staticcheck // the driver has nothing newer
+	//lint:ignore SA1019 the driver has nothing newer
+	return s.ds.Exec(v)
 }
 
 func (s *stmt) query1(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
@@ -84,7 +85,8 @@ func (s *stmt) query1(ctx context.Context, args []driver.NamedValue) (driver.Row
 	if err != nil {
 		return nil, err
 	}
-	return s.ds.Query(v) //nolint:staticcheck // the driver has nothing newer
+	//lint:ignore SA1019 the driver has nothing newer
+	return s.ds.Query(v)
 }
 
 // values turns named arguments into the positional ones of an old driver.
