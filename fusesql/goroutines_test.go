@@ -26,7 +26,12 @@ import (
 // database/sql (see the package documentation).
 func TestOpenRowsAndTransactionsCostNoGoroutine(t *testing.T) {
 	const n = 20
-	s := newShop(t, map[string]executor.Config{"db": supplierConfig(2 * n)}, fusesql.Config{})
+	// An invocation timeout far beyond the test: the Rows stay open, on a
+	// loaded machine, for longer than the tests' usual 2 s, and at the
+	// deadline the driver would cut them off.
+	cfg := supplierConfig(2 * n)
+	cfg.InvocationTimeout, cfg.Breaker.ResetTimeout = time.Minute, 2*time.Minute
+	s := newShop(t, map[string]executor.Config{"db": cfg}, fusesql.Config{})
 	plain := plainDB(t, 2*n)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
