@@ -65,11 +65,13 @@ func BenchmarkOverhead(b *testing.B) {
 		for _, cx := range benchContexts {
 			b.Run(p.name+"/"+cx.name, func(b *testing.B) {
 				b.ReportAllocs()
+				cpu := startCPU()
 				for b.Loop() {
 					ctx, cancel := cx.ctx()
 					queryRow(b, p.db, ctx)
 					cancel()
 				}
+				cpu.report(b)
 			})
 		}
 	}
