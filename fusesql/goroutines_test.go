@@ -67,10 +67,10 @@ func TestOpenRowsAndTransactionsCostNoGoroutine(t *testing.T) {
 	fuseExtra, closeFuse := open(s.db)
 	assert.Equal(t, 2*n, s.stats(t, "db").Busy, "every open Rows and transaction holds a slot")
 	assert.Zero(t, libraryGoroutines(), "goroutines inside fusebox")
-	// A goroutine or two may come and go in the process meanwhile (the
-	// executor's deadline timer, a pool's opener): per Rows or transaction
-	// there would be 40 more.
-	assert.LessOrEqual(t, fuseExtra, plainExtra+2, "goroutines with %d Rows and %d transactions open: fusesql %d, plain %d", n, n, fuseExtra, plainExtra)
+	// A few goroutines may come and go in the process meanwhile (the
+	// executor's deadline timer, connections of earlier tests closing):
+	// one per Rows or transaction would be 40 more.
+	assert.LessOrEqual(t, fuseExtra, plainExtra+5, "goroutines with %d Rows and %d transactions open: fusesql %d, plain %d", n, n, fuseExtra, plainExtra)
 	t.Logf("goroutines for %d open Rows + %d transactions: plain database/sql %d, fusesql %d", n, n, plainExtra, fuseExtra)
 	closeFuse()
 	closePlain()

@@ -189,6 +189,13 @@ func (l *load) end() {
 	l.wg.Wait()
 }
 
+// more waits until 10 more calls have succeeded.
+func (l *load) more(t testing.TB, what string) {
+	t.Helper()
+	before, _, _ := l.counts()
+	eventually(t, what, func() bool { ok, _, _ := l.counts(); return ok >= before+10 })
+}
+
 func (l *load) counts() (ok, refused, failed int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

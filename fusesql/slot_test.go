@@ -85,7 +85,7 @@ func TestSlotHeldWhileTheDatabaseIsBusy(t *testing.T) {
 	t.Run("an Exec while it runs", func(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
-			_, err := s.db.ExecContext(ctx, "SELECT pg_sleep(0.3)")
+			_, err := s.db.ExecContext(ctx, "SELECT pg_sleep(1)")
 			done <- err
 		}()
 		eventually(t, "the Exec holds a slot", func() bool { return busy() == 1 })
