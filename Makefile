@@ -161,3 +161,40 @@ demo-policies: ## Retry storm, hung supplier, slow tail, overload: policies side
 	@mkdir -p $(OUT) && rm -f $(OUT)/policies.txt
 	cd loadtest && POLICY_SCENARIO_OUT=$(OUT) $(GO) test -count=1 -run '^(TestRetryStorm|TestRetryHungSupplier|TestHedgeTail|TestHedgeOverload)$$' .
 	@cat $(OUT)/policies.txt
+
+# fusesql's tests, make demo-db and make bench-db start PostgreSQL
+# servers of their own (initdb into a temporary directory, as the user
+# postgres when run as root): the Debian package, installed here when
+# missing (its binaries live in /usr/lib/postgresql/<version>/bin).
+.PHONY: postgresql
+postgresql: ## Install PostgreSQL (Debian package) for fusesql's tests, if missing.
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		echo "PostgreSQL not found: installing the Debian package"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y postgresql; }
+
+test: postgresql
+
+# make demo-db DEMO_DB_LOCK=1m locks the orders table for a minute (the default
+# is 20 s, so that the two runs take about a minute together).
+DEMO_DB_LOCK ?= 20s
+
+.PHONY: demo-db
+demo-db: postgresql ## A shop over one pool of 20 PostgreSQL connections, orders locked: plain database/sql vs fusesql (~1 min): table and chart in out/.
+	cd fusesql && $(GO) run ./internal/demodb -out $(OUT) -lock $(DEMO_DB_LOCK)
+
+BENCH_DB_TIME ?= 1s
+
+.PHONY: bench-db
+bench-db: postgresql ## fusesql's QueryRowContext+Scan of SELECT 1 beside plain database/sql on a real local PostgreSQL: BENCH_COUNT interleaved rounds, per-round ratios.
+	@mkdir -p $(OUT)
+	cd fusesql && $(GO) test -c -o $(OUT)/fusesql.test .
+	for i in $$(seq $(BENCH_COUNT)); do \
+		(cd fusesql && $(OUT)/fusesql.test -test.run '^$$' -test.bench 'BenchmarkQueryRow|BenchmarkOverhead' -test.benchmem -test.benchtime $(BENCH_DB_TIME) -test.count 1); \
+	done | tee $(OUT)/bench-db.txt
+	$(GO) run ./tools/benchratio -base plain < $(OUT)/bench-db.txt
+	@echo "paired calls, fusesql/plain per round, and the median:"
+	@for c in deadline background; do \
+		grep "^BenchmarkQueryRowPaired/$$c" $(OUT)/bench-db.txt | awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "fusesql/plain") print $$i}' | sort -n | \
+			awk -v c=$$c '{r[NR] = $$1; all = all " " $$1} END {m = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-10s median %.3f  rounds:%s\n", c, m, all}'; \
+	done

@@ -1,0 +1,284 @@
+package fusesql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"strings"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// DefaultSupplier is the supplier of the calls that name none when
+// Config.Default is empty.
+const DefaultSupplier = "db"
+
+// Config sets up the protection of one database. It is plain data but for
+// its functions; every field says what its zero value means.
+type Config struct {
+	// Group supplies one executor per supplier; its GroupConfig sets each
+	// supplier's slots (Workers), timeouts and breaker rules. Required.
+	Group *executor.Group
+	// Default names the supplier of calls that name none (neither
+	// WithSupplier nor Key): "" means DefaultSupplier, "db". Give each
+	// database wrapped over one Group a name of its own.
+	Default string
+	// Suppliers lists the other suppliers this database's calls may run
+	// under: the names WithSupplier and Key give. A call naming any other
+	// is refused, without touching the pool, with an error matching
+	// executor.ErrUnknownDependency: the pool is sized for the listed
+	// suppliers (see Connector.Connections), and a name outside them
+	// would bring slots the pool has no connections for. nil means only
+	// Default.
+	Suppliers []string
+	// Key names the supplier of a call whose context names none (see
+	// WithSupplier) from the statement's text: query is the SQL of a
+	// query, an Exec or a Prepare, and "" for BeginTx, Ping and the dial
+	// of a new connection. "" means Default. nil means Default for every
+	// such call. It runs on the caller's goroutine for every call, so keep
+	// it cheap (a prefix match, not a parse); if it panics, the call fails
+	// with a *breaker.PanicError naming it and nothing is sent.
+	Key func(ctx context.Context, query string) string
+	// Classify turns the driver's error of one call into the error the
+	// supplier's breaker records: nil for an answer, any error for a
+	// failure. It never changes what the caller receives. nil means
+	// DefaultClassify. If it panics, the call counts as a failure with a
+	// *breaker.PanicError naming it; the caller still gets the driver's
+	// own result.
+	Classify func(error) error
+}
+
+// shared is a Config checked and resolved: what a Connector and its
+// Driver read on every call.
+type shared struct {
+	group    *executor.Group
+	def      string
+	names    []string        // def first, then Suppliers, each once
+	allowed  map[string]bool // names as a set
+	key      func(context.Context, string) string
+	classify func(error) error
+}
+
+func newShared(cfg Config) (*shared, error) {
+	if cfg.Group == nil {
+		return nil, errors.New("fusesql: Config.Group is nil")
+	}
+	s := &shared{group: cfg.Group, def: cfg.Default, key: cfg.Key, classify: cfg.Classify, allowed: map[string]bool{}}
+	if s.def == "" {
+		s.def = DefaultSupplier
+	}
+	for i, name := range append([]string{s.def}, cfg.Suppliers...) {
+		if strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("fusesql: Config.Suppliers[%d] is empty", i-1)
+		}
+		if s.allowed[name] {
+			continue
+		}
+		// Making every executor now checks each name against a Strict
+		// group and gives Connections what it counts.
+		if _, err := s.group.Executor(name); err != nil {
+			return nil, fmt.Errorf("fusesql: supplier %q: %w", name, err)
+		}
+		s.allowed[name] = true
+		s.names = append(s.names, name)
+	}
+	return s, nil
+}
+
+// A Connector is a driver.Connector that runs every call of a database
+// through the executor of its supplier. Make one with Wrap and open the
+// pool with OpenDB (or sql.OpenDB and Check). It is safe for concurrent
+// use.
+type Connector struct {
+	base driver.Connector
+	s    *shared
+	drv  *Driver
+}
+
+// Wrap puts the executors of cfg.Group in front of the connections that
+// base makes. It returns an error naming the field when cfg is not
+// usable: no Group, an empty supplier name, a name a Strict group does not
+// list.
+func Wrap(base driver.Connector, cfg Config) (*Connector, error) {
+	if base == nil {
+		return nil, errors.New("fusesql: Wrap: the base connector is nil")
+	}
+	s, err := newShared(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Connector{base: base, s: s, drv: &Driver{base: base.Driver(), s: s}}, nil
+}
+
+// Connect dials a new connection for database/sql's pool. The dial runs
+// under a slot of the supplier of ctx (database/sql passes the context of
+// the call that needs the connection), so a database that accepts
+// connections but never answers holds that supplier's slots, and its
+// breaker, once open, refuses new dials at once. A failed dial counts as a
+// failure.
+func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	l, err := c.s.lease(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	dc, err := c.base.Connect(l.Context())
+	if err = c.s.end(ctx, l, err); err != nil {
+		return nil, err
+	}
+	return newConn(dc, c.s), nil
+}
+
+// Driver returns a *Driver over the base connector's driver, with the same
+// configuration, so that Check works on the pool.
+func (c *Connector) Driver() driver.Driver { return c.drv }
+
+// Close closes the base connector if it has a Close method; sql.DB.Close
+// calls it. The Group stays open: it is its owner's to close.
+func (c *Connector) Close() error {
+	if cl, ok := c.base.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+// OpenDB opens a pool over c with as many connections as the suppliers'
+// slots may hold: SetMaxOpenConns and SetMaxIdleConns of Connections(), so
+// that a connection is there for every slot and none is closed and
+// redialled between calls. Change them later only upwards (see Check).
+func (c *Connector) OpenDB() *sql.DB {
+	db := sql.OpenDB(c)
+	n := c.Connections()
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	return db
+}
+
+// Connections returns the number of connections the suppliers may hold at
+// once: the sum over Default and Suppliers of each executor's Workers and
+// Queue (a call waiting in a supplier's queue already holds the pool
+// connection it will run on). It reads the executors' current
+// configuration: after a Reconfigure, check the pool again.
+func (c *Connector) Connections() int { return c.s.connections() }
+
+func (s *shared) connections() int {
+	n := 0
+	for _, name := range s.names {
+		if ex, ok := s.group.Lookup(name); ok {
+			st := ex.Stats()
+			n += st.Workers + st.QueueCap
+		}
+	}
+	return n
+}
+
+// Check returns an error if db, a pool over a Connector or a Driver of this
+// package, may hand out fewer connections than its suppliers' slots may
+// hold (see Connections), naming both numbers: with fewer, a supplier whose
+// calls hang holds connections the others' slots count on, and their
+// callers wait in database/sql's pool, where no breaker sees them, until
+// their contexts end. An unlimited pool (MaxOpenConnections 0) passes.
+func Check(db *sql.DB) error {
+	d, ok := db.Driver().(*Driver)
+	if !ok {
+		return fmt.Errorf("fusesql: Check: the pool's driver is a %T, not a fusesql one", db.Driver())
+	}
+	max, need := db.Stats().MaxOpenConnections, d.s.connections()
+	if max != 0 && max < need {
+		return fmt.Errorf("fusesql: the pool may open %d connections (SetMaxOpenConns) but the slots of %s may hold %d: set it to %d or more",
+			max, strings.Join(d.s.names, ", "), need, need)
+	}
+	return nil
+}
+
+// supplierKey is the context key of WithSupplier.
+type supplierKey struct{}
+
+// WithSupplier returns a copy of ctx whose database calls run under the
+// supplier name: its slots, its breaker. A transaction runs wholly under
+// the supplier of its BeginTx context. The name must be Config.Default or
+// one of Config.Suppliers.
+func WithSupplier(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, supplierKey{}, name)
+}
+
+// supplier names the supplier of a call.
+func (s *shared) supplier(ctx context.Context, query string) (string, error) {
+	name, _ := ctx.Value(supplierKey{}).(string)
+	if name == "" && s.key != nil {
+		var err error
+		if name, err = s.safeKey(ctx, query); err != nil {
+			return "", err
+		}
+	}
+	if name == "" {
+		return s.def, nil
+	}
+	if !s.allowed[name] {
+		return "", fmt.Errorf("fusesql: supplier %q is not in Config.Suppliers (%s): %w",
+			name, strings.Join(s.names, ", "), executor.ErrUnknownDependency)
+	}
+	return name, nil
+}
+
+func (s *shared) safeKey(ctx context.Context, query string) (name string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &breaker.PanicError{Callback: "fusesql.Config.Key", Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return s.key(ctx, query), nil
+}
+
+// lease takes a slot of the call's supplier, or returns the executor's
+// *executor.RejectedError, which names the supplier.
+func (s *shared) lease(ctx context.Context, query string) (*executor.Lease, error) {
+	name, err := s.supplier(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return executor.LeaseIn(ctx, s.group, name)
+}
+
+// verdict runs Classify, recovering a panic there as the call's failure.
+func (s *shared) verdict(err error) (v error) {
+	if err == nil && s.classify == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			v = &breaker.PanicError{Callback: "fusesql.Config.Classify", Value: p, Stack: debug.Stack()}
+		}
+	}()
+	if s.classify == nil {
+		return DefaultClassify(err)
+	}
+	return s.classify(err)
+}
+
+// end ends the call of lease l whose driver returned err, and returns what
+// the caller gets: err itself, wrapped in executor.ErrTimeout when the
+// supplier's invocation timeout, not the caller's own context, ended it.
+func (s *shared) end(ctx context.Context, l *executor.Lease, err error) error {
+	if err == nil {
+		l.Done(s.verdict(nil))
+		return nil
+	}
+	out := s.callerErr(ctx, l, err)
+	l.Done(s.verdict(err))
+	return out
+}
+
+// callerErr is err as the caller sees it (see end); it must run before the
+// lease is done, since Done ends the lease's context.
+func (s *shared) callerErr(ctx context.Context, l *executor.Lease, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, executor.ErrTimeout) &&
+		l.Context().Err() != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w: %w", executor.ErrTimeout, err)
+	}
+	return err
+}
