@@ -7,6 +7,8 @@ require (
 	github.com/fusebox-go/fusebox/fleet v0.1.0
 	github.com/fusebox-go/fusebox/fusegrpc v0.1.0
 	github.com/fusebox-go/fusebox/fuseredis v0.1.0
+	github.com/fusebox-go/fusebox/fusesql v0.1.0
+	github.com/jackc/pgx/v5 v5.7.6
 	github.com/fusebox-go/fusebox/metrics v0.1.0
 	github.com/prometheus/client_golang v1.11.1
 	github.com/redis/go-redis/v9 v9.17.3
