@@ -32,7 +32,7 @@ type Lease struct {
 func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	c, err := admit[struct{}](ctx, ex, nil)
 	if err != nil {
-		return nil, err
+		return nil, refused(ctx, ex, err)
 	}
 	if c.q != nil {
 		select {

@@ -51,7 +51,7 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	}
 	c, err := admit(ctx, ex, fn)
 	if err != nil {
-		return nil, err
+		return nil, refused(ctx, ex, err)
 	}
 	return c.promise.Future(), nil
 }
@@ -74,6 +74,9 @@ func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T
 		// The breaker counted the rejection (Stats adds it in), so failing
 		// fast is a clock read, a few loads and one atomic add.
 		return nil, &ex.counts().errs[RejectedOpen]
+	}
+	if s := ex.shares.Load(); s != 0 && !isProbe(permit) && ex.overShare(ctx, s) {
+		return nil, ex.refuseBusy() // over its priority's share (priority.go)
 	}
 	// Most refusals in a burst find the bulkhead full of young calls:
 	// refuse those before counting the call in, with no write but the

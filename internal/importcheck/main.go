@@ -18,6 +18,7 @@ import (
 	_ "github.com/fusebox-go/fusebox/executor"
 	_ "github.com/fusebox-go/fusebox/fusehttp"
 	_ "github.com/fusebox-go/fusebox/future"
+	_ "github.com/fusebox-go/fusebox/priority"
 )
 
 func main() {

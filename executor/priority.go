@@ -1,0 +1,121 @@
+package executor
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/priority"
+)
+
+// Priorities: how an executor with a critical share (Config.CriticalShare)
+// divides its slots. With n slots and a share s:
+//
+//   - reserve = ⌈n·s⌉ slots (at most n−1) are kept for critical calls: a
+//     default call is refused once n−reserve slots are held;
+//   - a sheddable call is refused once half of the other slots,
+//     ⌊(n−reserve)/2⌋ (at least 1), are held;
+//   - a critical call may take any free slot.
+//
+// Such a refusal is a busy one (RejectedBusy, ErrSaturated): it leaves the
+// breaker alone, since the supplier is not in trouble; only a call that
+// finds every slot held takes the usual path, where stuck slots trip the
+// breaker. The decision reads the counts without a lock, so under a race
+// a limit may be passed by the calls admitted at that very moment. A
+// half-open probe is never refused for its priority.
+
+// maxCriticalShare bounds Config.CriticalShare: a default call always
+// keeps some of the bulkhead.
+const maxCriticalShare = 0.9
+
+// sharePerMille is the critical share as executors store it: 0 is off.
+func (ck *checker) sharePerMille(s float64) uint32 {
+	if math.IsNaN(s) || s < 0 || s > maxCriticalShare {
+		ck.bad("CriticalShare must be in [0, %v], got %v", maxCriticalShare, s)
+		return 0
+	}
+	if s == 0 {
+		return 0
+	}
+	return max(uint32(math.Round(s*1000)), 1)
+}
+
+// limits returns the slots a default call and a sheddable call may find
+// held and still be admitted (below which they are).
+func limits(size int, perMille uint32) (dflt, shed int) {
+	reserve := min((size*int(perMille)+999)/1000, size-1)
+	return size - reserve, max((size-reserve)/2, 1)
+}
+
+// overShare reports whether the call of ctx must be refused for its
+// priority. The caller has checked that the executor has a share.
+func (ex *Executor) overShare(ctx context.Context, perMille uint32) bool {
+	inUse, _ := ex.bh.Counts()
+	size, _, _ := ex.bh.Size()
+	if inUse >= size {
+		return false // full: busy or stuck, as for any call
+	}
+	dflt, shed := limits(size, perMille)
+	if inUse < shed {
+		return false
+	}
+	switch priority.From(ctx) {
+	case priority.Critical:
+		return false
+	case priority.Default:
+		return inUse >= dflt
+	}
+	return true
+}
+
+// refused counts a refusal by the priority of its call (Stats.
+// RejectedByPriority) and returns err. Default refusals are not counted
+// here: they are the rest of the total.
+func refused(ctx context.Context, ex *Executor, err error) error {
+	if p := priority.From(ctx); p != priority.Default && ex != nil {
+		if _, ok := err.(*RejectedError); ok {
+			ex.counts().byPriority[p].Add(1)
+		}
+	}
+	return err
+}
+
+// rejectedByPriority splits the total of the rejections by priority.
+func (rc *rareCounts) rejectedByPriority(total uint64) (by [priority.Levels]uint64) {
+	by[priority.Critical] = rc.byPriority[priority.Critical].Load()
+	by[priority.Sheddable] = rc.byPriority[priority.Sheddable].Load()
+	by[priority.Default] = total - min(total, by[priority.Critical]+by[priority.Sheddable])
+	return by
+}
+
+// busyRetryAfter is what RetryAfter tells a busy refusal's caller.
+const busyRetryAfter = time.Second
+
+// RetryAfter returns how long the refused caller should wait before it
+// tries the supplier again: for an open breaker (RejectedOpen, and the
+// trips RejectedSaturated and RejectedQueueFull) the time until its next
+// probe may start, or 1 s if it is half-open (a probe is running) or its
+// probe time has just passed; for a busy bulkhead (RejectedBusy) 1 s, a
+// short wait for a slot to free up. It returns 0 when no time is known: a
+// closed executor, a breaker forced open until an operator's Reset, an
+// error made outside an executor.
+func (e *RejectedError) RetryAfter() time.Duration {
+	switch {
+	case e.Reason == RejectedBusy:
+		return busyRetryAfter
+	case e.Reason == RejectedClosed || e.Reason >= numRejections || e.br == nil:
+		return 0
+	}
+	st := e.br.Stats()
+	if st.State == breaker.ForcedOpen {
+		return 0
+	}
+	if st.OpenUntil.IsZero() {
+		return busyRetryAfter
+	}
+	if d := time.Until(st.OpenUntil); d > 0 {
+		return d
+	}
+	return busyRetryAfter
+}
