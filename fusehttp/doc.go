@@ -1,7 +1,9 @@
 // Package fusehttp protects outgoing HTTP calls with one bulkhead and one
 // circuit breaker per host: Transport is an http.RoundTripper that
 // runs every request on the executor an executor.Group keeps for the
-// request's host.
+// request's host. Handler does the same for a service's own routes: each
+// route's handlers run in the slots of its own executor, and a route that
+// has no slot left is shed with 503 and Retry-After.
 //
 // A service calls a payments API and a catalog API through one http.Client.
 // Payments hangs. Each payment request holds one of the payments host's
@@ -60,4 +62,20 @@
 // other addresses are refused without being sent. With an unbounded set of
 // hosts, set GroupConfig.IdleTimeout so the executors of hosts no longer
 // called are evicted.
+//
+// # Backpressure
+//
+// A supplier that answers 429 or 503 with a Retry-After header opens its
+// breaker until the time it names (at most Transport.MaxRetryAfter, 1
+// minute by default): the requests that follow fail fast with
+// breaker.ErrOpen instead of hammering a supplier that is shedding load,
+// and the half-open probe tries it again when the wait is over.
+//
+// # Inbound
+//
+// Handler admits each request through the executor of its route (the
+// http.ServeMux pattern by default) and holds the slot until the handler
+// returns; HandlerConfig.Group sets each route's slots, deadline, breaker
+// and critical share (see package priority). A refused request is answered
+// 503 with a Retry-After that a Transport on the other side honours.
 package fusehttp
