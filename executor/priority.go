@@ -69,16 +69,13 @@ func (ex *Executor) overShare(ctx context.Context, perMille uint32) bool {
 	return true
 }
 
-// refused counts a refusal by the priority of its call (Stats.
-// RejectedByPriority) and returns err. Default refusals are not counted
-// here: they are the rest of the total.
-func refused(ctx context.Context, ex *Executor, err error) error {
-	if p := priority.From(ctx); p != priority.Default && ex != nil {
-		if _, ok := err.(*RejectedError); ok {
-			ex.counts().byPriority[p].Add(1)
-		}
+// countRefused counts a refusal of a call of priority p (Stats.
+// RejectedByPriority). Submit and Lease call it for the priorities other
+// than Default, which are not counted: they are the rest of the total.
+func countRefused(ex *Executor, p priority.Priority, err error) {
+	if _, ok := err.(*RejectedError); ok && ex != nil {
+		ex.counts().byPriority[p].Add(1)
 	}
-	return err
 }
 
 // rejectedByPriority splits the total of the rejections by priority.

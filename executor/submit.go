@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/future"
 	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Submit runs fn on the executor's supplier and returns its future, or a
@@ -51,7 +52,10 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	}
 	c, err := admit(ctx, ex, fn)
 	if err != nil {
-		return nil, refused(ctx, ex, err)
+		if p := priority.From(ctx); p != priority.Default {
+			countRefused(ex, p, err) // by priority (priority.go)
+		}
+		return nil, err
 	}
 	return c.promise.Future(), nil
 }

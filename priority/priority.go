@@ -73,7 +73,14 @@ func With(ctx context.Context, p Priority) context.Context {
 // if ctx is nil), Sheddable for a value that is none of the constants.
 // Until the first With of the process it costs one atomic load.
 func From(ctx context.Context) Priority {
-	if !marked.Load() || ctx == nil {
+	if !marked.Load() {
+		return Default // inlined: no call at all
+	}
+	return from(ctx)
+}
+
+func from(ctx context.Context) Priority {
+	if ctx == nil {
 		return Default
 	}
 	p, _ := ctx.Value(key{}).(Priority)
