@@ -100,7 +100,7 @@ func (e *engine) scaled(c executor.Config) executor.Config {
 // run plays the traffic and returns what each route saw.
 func (e *engine) run(ctx context.Context) error {
 	e.clk = newClock(e.spec.speed)
-	n := int(e.spec.duration/time.Second) + 1
+	n := int((e.spec.duration + time.Second - 1) / time.Second)
 	e.acc = make([]routeAcc, len(e.spec.routes))
 	e.index = map[string]int{}
 	for i := range e.acc {

@@ -108,8 +108,9 @@ type InboundReport struct {
 	Runs     []InboundRun `json:"runs"`
 	Duration time.Duration
 	Workers  int
-	// the slow-down window, for the chart
-	SlowStart, SlowEnd time.Duration
+	// The supplier's slow-down (inbound only), for the table and chart.
+	SlowStart, SlowEnd         time.Duration
+	SupplierFast, SupplierSlow time.Duration
 }
 
 // Run returns the run called name.
@@ -129,7 +130,8 @@ func RunInbound(ctx context.Context, cfg InboundConfig) (*InboundReport, error) 
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rep := &InboundReport{Scenario: "inbound", Duration: cfg.Duration, Workers: cfg.Workers, SlowStart: cfg.SlowStart, SlowEnd: cfg.SlowEnd}
+	rep := &InboundReport{Scenario: "inbound", Duration: cfg.Duration, Workers: cfg.Workers, SlowStart: cfg.SlowStart, SlowEnd: cfg.SlowEnd,
+		SupplierFast: cfg.SupplierFast, SupplierSlow: cfg.SupplierSlow}
 	br := breaker.Config{ResetTimeout: cfg.ResetTimeout}
 	routes := []routeSpec{
 		{path: "/search", rate: cfg.SearchRate, work: cfg.supplier,
