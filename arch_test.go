@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", module + "priority", "golang.org/x/sync/"},
 	"priority":       nil,
 	"fusehttp":       {module + "executor", module + "breaker"},
-	"dashboard":      {module + "executor", module + "breaker"},
+	"dashboard":      {module + "executor", module + "breaker", module + "priority"},
 	"config":         {module + "executor"},
 	// A command for make bench-call: reads benchmark output, std only.
 	"internal/benchratio": nil,

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Snapshot is what GET api/snapshot answers and what every event of the
@@ -75,6 +76,9 @@ type Totals struct {
 	QueueTimeouts uint64            `json:"queue_timeouts"`
 	Late          uint64            `json:"late"`
 	Rejected      map[string]uint64 `json:"rejected"` // by reason: open, saturated, queue-full, closed
+	// RejectedByPriority counts the same refusals by the priority of the
+	// call: critical, default, sheddable.
+	RejectedByPriority map[string]uint64 `json:"rejected_by_priority"`
 }
 
 // Series are per-second rates, one point per sample, oldest first: T holds
@@ -159,6 +163,10 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 	}
 	for i, n := range rejectionNames {
 		t.Totals.Rejected[n] = s.Rejected.Of(rejections[i])
+	}
+	t.Totals.RejectedByPriority = make(map[string]uint64, priority.Levels)
+	for p, n := range s.RejectedByPriority {
+		t.Totals.RejectedByPriority[priority.Priority(p).String()] = n
 	}
 	if s.Breaker.State == breaker.Open {
 		at := s.Breaker.OpenUntil
