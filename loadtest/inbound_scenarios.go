@@ -47,7 +47,7 @@ func DefaultInbound() InboundConfig {
 		SupplierFast: 20 * time.Millisecond, SupplierSlow: 2 * time.Second,
 		SlowStart: 10 * time.Second, SlowEnd: 15 * time.Second,
 		HomeLatency: 5 * time.Millisecond, ClientTimeout: time.Second, Duration: time.Minute,
-		SearchSlots: 40, HomeSlots: 40, SearchTimeout: 500 * time.Millisecond, ResetTimeout: 5 * time.Second,
+		SearchSlots: 40, HomeSlots: 60, SearchTimeout: 500 * time.Millisecond, ResetTimeout: 5 * time.Second,
 		Transport: InProcess, Speed: 1,
 	}
 }
@@ -174,13 +174,15 @@ type PrioritiesConfig struct {
 }
 
 // DefaultPriorities: 20 slots of 200 ms serve 100 requests a second; 300
-// arrive, one in twenty critical, six in twenty sheddable.
+// arrive, one in twenty critical, six in twenty sheddable. The critical
+// share, 0.25, keeps 5 slots for critical requests: the 3 that their 15 a
+// second hold on average, and a margin for the jitter of real traffic.
 func DefaultPriorities() PrioritiesConfig {
 	c, d, s := priority.Critical, priority.Default, priority.Sheddable
 	return PrioritiesConfig{
 		Workers: 100, Slots: 20, Latency: 200 * time.Millisecond, Rate: 300,
 		Mix:   []priority.Priority{c, d, s, d, d, s, d, d, s, d, d, s, d, d, s, d, d, s, d, d},
-		Share: 0.2, ClientTimeout: time.Second, Duration: time.Minute, Transport: InProcess, Speed: 1,
+		Share: 0.25, ClientTimeout: time.Second, Duration: time.Minute, Transport: InProcess, Speed: 1,
 	}
 }
 
