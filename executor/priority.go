@@ -48,9 +48,18 @@ func limits(size int, perMille uint32) (dflt, shed int) {
 	return size - reserve, max((size-reserve)/2, 1)
 }
 
-// overShare reports whether the call of ctx must be refused for its
-// priority. The caller has checked that the executor has a share.
-func (ex *Executor) overShare(ctx context.Context, perMille uint32) bool {
+// overShare reports whether the call of ctx, admitted by the breaker with
+// p, must be refused for its priority. Without a critical share it is one
+// load, inlined.
+func (ex *Executor) overShare(ctx context.Context, p breaker.Permit) bool {
+	s := ex.shares.Load()
+	return s != 0 && ex.overShareOf(ctx, s, p)
+}
+
+func (ex *Executor) overShareOf(ctx context.Context, perMille uint32, p breaker.Permit) bool {
+	if isProbe(p) {
+		return false
+	}
 	inUse, _ := ex.bh.Counts()
 	size, _, _ := ex.bh.Size()
 	if inUse >= size {

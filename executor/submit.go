@@ -79,7 +79,7 @@ func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T
 		// fast is a clock read, a few loads and one atomic add.
 		return nil, &ex.counts().errs[RejectedOpen]
 	}
-	if s := ex.shares.Load(); s != 0 && !isProbe(permit) && ex.overShare(ctx, s) {
+	if ex.overShare(ctx, permit) {
 		return nil, ex.refuseBusy() // over its priority's share (priority.go)
 	}
 	// Most refusals in a burst find the bulkhead full of young calls:
