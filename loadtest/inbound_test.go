@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,15 +12,19 @@ import (
 	"github.com/fusebox-go/fusebox/priority"
 )
 
+// The scenario of docs/inbound.md, 30 s instead of a minute (the
+// supplier is slow from 15 s on): make demo-inbound has the whole minute.
 func TestInboundScenarioInVirtualTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rep, err := RunInbound(t.Context(), DefaultInbound())
+		cfg := DefaultInbound()
+		cfg.Duration = 30 * time.Second
+		rep, err := RunInbound(t.Context(), cfg)
 		require.NoError(t, err)
 		none, fb := rep.Run("none"), rep.Run("fusebox")
 		for _, r := range rep.Runs {
 			for _, rr := range r.Routes {
-				t.Logf("%s %s: sent %d served %d shed %d (retry-after %d) timed out %d, p99 healthy %v loaded %v",
-					r.Name, rr.Path, rr.Sent, rr.Served, rr.Shed, rr.ShedWithRetryAfter, rr.TimedOut, rr.HealthyP99, rr.LoadedP99)
+				t.Logf("%s %s: sent %d served %d shed %d (retry-after %d) timed out %d, p99 healthy %v loaded %v, opened %v",
+					r.Name, rr.Path, rr.Sent, rr.Served, rr.Shed, rr.ShedWithRetryAfter, rr.TimedOut, rr.HealthyP99, rr.LoadedP99, opened(rr))
 			}
 		}
 		{ // without fusebox every worker ends up in /search and /home times out
@@ -48,7 +53,9 @@ func TestInboundScenarioInVirtualTime(t *testing.T) {
 
 func TestPrioritiesScenarioInVirtualTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		rep, err := RunPriorities(t.Context(), DefaultPriorities())
+		cfg := DefaultPriorities()
+		cfg.Duration = 20 * time.Second
+		rep, err := RunPriorities(t.Context(), cfg)
 		require.NoError(t, err)
 		for _, r := range rep.Runs {
 			api := r.Route("/api")
@@ -79,6 +86,13 @@ func TestPrioritiesScenarioInVirtualTime(t *testing.T) {
 	})
 }
 
+func opened(rr RouteReport) string {
+	if rr.BreakerOpenedAt == nil {
+		return "never"
+	}
+	return fmt.Sprintf("%.2f s (%s)", *rr.BreakerOpenedAt, rr.BreakerReason)
+}
+
 func maxOf(xs []int) int {
 	m := 0
 	for _, x := range xs {
@@ -87,14 +101,12 @@ func maxOf(xs []int) int {
 	return m
 }
 
-var _ = time.Second
-
 // The same scenario over loopback HTTP, shortened: the supplier slows
-// down 1 s in, and each run lasts 5 s of wall time.
+// down half a second in, and each run lasts 5 s of wall time.
 func TestInboundScenarioOverHTTP(t *testing.T) {
 	cfg := DefaultInbound()
 	cfg.Transport = HTTP
-	cfg.Duration, cfg.SlowStart, cfg.SlowEnd = 5*time.Second, time.Second, 1500*time.Millisecond
+	cfg.Duration, cfg.SlowStart, cfg.SlowEnd = 5*time.Second, 500*time.Millisecond, time.Second
 	rep, err := RunInbound(t.Context(), cfg)
 	require.NoError(t, err)
 	for _, r := range rep.Runs {
