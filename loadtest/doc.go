@@ -35,6 +35,12 @@
 // The business errors of the exhaustion scenario are random (seeded), so
 // that runs of them happen as in real traffic.
 //
+// RunInbound plays the inbound story of docs/inbound.md: a service with 100
+// workers whose /search route waits on a supplier that slows down, beside
+// a fast /home, without and with fusehttp.Handler per route. RunPriorities
+// plays one overloaded route with critical, default and sheddable
+// requests, without and with a critical share.
+//
 // # Two transports, one runner
 //
 // With InProcess the load generator calls the shop, and the shop the
