@@ -361,8 +361,10 @@ type RouteReport struct {
 
 // PriorityCounts counts the requests of one priority.
 type PriorityCounts struct {
-	Sent   int `json:"sent"`
-	Served int `json:"served"`
+	Sent     int `json:"sent"`
+	Served   int `json:"served"`
+	Shed     int `json:"shed"`
+	TimedOut int `json:"timed_out"`
 }
 
 // RouteSecond is one second of a route's requests, by arrival.
@@ -396,8 +398,10 @@ func (e *engine) report() []RouteReport {
 					rr.ByPriority[p].Served += n
 				case resShed:
 					rr.Shed += n
+					rr.ByPriority[p].Shed += n
 				case resTimedOut:
 					rr.TimedOut += n
+					rr.ByPriority[p].TimedOut += n
 				default:
 					rr.Other += n
 				}

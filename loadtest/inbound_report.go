@@ -37,6 +37,10 @@ func (r *InboundReport) WriteTable(w io.Writer) error {
 				c := run.Route("/api").ByPriority[p]
 				return fmt.Sprintf("%s of %d", pct(share(c.Served, c.Sent)), c.Sent)
 			})
+			row(fmt.Sprintf("/api %s shed / timed out", p), func(run InboundRun) string {
+				c := run.Route("/api").ByPriority[p]
+				return fmt.Sprintf("%d / %d", c.Shed, c.TimedOut)
+			})
 		}
 		return t.write(w)
 	}
