@@ -157,3 +157,41 @@ func TestServerWithoutClassifyCountsAnswersAsSuccesses(t *testing.T) {
 	assert.Equal(t, breaker.Closed, st.Breaker.State)
 	assert.Equal(t, uint64(3), st.Successes)
 }
+
+// A grpc-go client with a retry policy waits as the pushback trailer asks,
+// rather than by its own backoff, and its retry finds the slot free.
+func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
+	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1}})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	s := &fusegrpc.Server{Group: g}
+	srv := grpc.NewServer(s.ServerOptions()...)
+	testpb.RegisterTestServiceServer(srv, &service{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		srv.Serve(lis)
+	}()
+	t.Cleanup(func() { srv.Stop(); <-done })
+	const retry = `{"methodConfig": [{"name": [{"service": "grpc.testing.TestService"}], "retryPolicy": {
+		"maxAttempts": 2, "initialBackoff": "0.01s", "maxBackoff": "0.01s", "backoffMultiplier": 1,
+		"retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]}`
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultServiceConfig(retry))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	client := testpb.NewTestServiceClient(conn)
+
+	ex, err := g.Executor(unaryCall)
+	require.NoError(t, err)
+	l, err := ex.Lease(t.Context()) // the method's only slot, held for 100 ms
+	require.NoError(t, err)
+	timer := time.AfterFunc(100*time.Millisecond, func() { l.Done(nil) })
+	t.Cleanup(func() { timer.Stop() })
+
+	start := time.Now()
+	_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
+	require.NoError(t, err, "the retry got the slot")
+	assert.GreaterOrEqual(t, time.Since(start), time.Second, "the client waited the 1 s pushback, not its 10 ms backoff")
+	assert.Equal(t, uint64(1), ex.Stats().Rejected.Busy)
+}
