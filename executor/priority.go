@@ -99,7 +99,8 @@ func (rc *rareCounts) rejectedByPriority(total uint64) (by [priority.Levels]uint
 const busyRetryAfter = time.Second
 
 // RetryAfter returns how long the refused caller should wait before it
-// tries the supplier again: for an open breaker (RejectedOpen, and the
+// tries the supplier again, read from the supplier's breaker when it is
+// called (the error itself is shared by every refusal): for an open breaker (RejectedOpen, and the
 // trips RejectedSaturated and RejectedQueueFull) the time until its next
 // probe may start, or 1 s if it is half-open (a probe is running) or its
 // probe time has just passed; for a busy bulkhead (RejectedBusy) 1 s, a
