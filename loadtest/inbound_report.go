@@ -12,6 +12,95 @@ import (
 	"github.com/fusebox-go/fusebox/priority"
 )
 
+// RouteReport is what one route saw in one run.
+type RouteReport struct {
+	Path string `json:"path"`
+	Sent int    `json:"sent"`
+	// Served, Shed (503) and TimedOut (the client gave up at its timeout)
+	// count the requests by result; ByPriority splits them by priority.
+	Served             int `json:"served"`
+	Shed               int `json:"shed"`
+	ShedWithRetryAfter int `json:"shed_with_retry_after"`
+	TimedOut           int `json:"timed_out"`
+	Other              int `json:"other"`
+	// ByPriority counts sent and served requests by priority, indexed by
+	// priority.Priority.
+	ByPriority [priority.Levels]PriorityCounts `json:"by_priority"`
+	// HealthyP99 is the 99th percentile of the latency of the requests
+	// served while the supplier was healthy, LoadedP99 of those served
+	// after; P50 of all served.
+	HealthyP99 time.Duration `json:"healthy_p99_ns"`
+	LoadedP99  time.Duration `json:"loaded_p99_ns"`
+	P50        time.Duration `json:"p50_ns"`
+	// BreakerOpenedAt is when the route's breaker first opened (scenario
+	// seconds), nil if it never did or there was none.
+	BreakerOpenedAt *float64 `json:"breaker_opened_at_s"`
+	BreakerReason   string   `json:"breaker_reason,omitempty"` // why it first opened
+	// Seconds are the route's requests by second of arrival.
+	Seconds []RouteSecond `json:"seconds"`
+}
+
+// PriorityCounts counts the requests of one priority.
+type PriorityCounts struct {
+	Sent     int `json:"sent"`
+	Served   int `json:"served"`
+	Shed     int `json:"shed"`
+	TimedOut int `json:"timed_out"`
+}
+
+// RouteSecond is one second of a route's requests, by arrival.
+type RouteSecond struct {
+	Served, Shed, TimedOut int
+}
+
+// ServedShare is the share of the sent requests that were served.
+func (r RouteReport) ServedShare() float64 {
+	if r.Sent == 0 {
+		return 0
+	}
+	return float64(r.Served) / float64(r.Sent)
+}
+
+// report turns the accumulators into reports.
+func (e *engine) report() []RouteReport {
+	out := make([]RouteReport, len(e.spec.routes))
+	for i, r := range e.spec.routes {
+		a := &e.acc[i]
+		rr := RouteReport{Path: r.path, ShedWithRetryAfter: a.retryAfter,
+			HealthyP99: quantile(a.healthy, 0.99), LoadedP99: quantile(a.loaded, 0.99),
+			P50: quantile(append(append([]time.Duration(nil), a.healthy...), a.loaded...), 0.5)}
+		for p, c := range a.byPriority {
+			for res, n := range c {
+				rr.ByPriority[p].Sent += n
+				rr.Sent += n
+				switch res {
+				case resServed:
+					rr.Served += n
+					rr.ByPriority[p].Served += n
+				case resShed:
+					rr.Shed += n
+					rr.ByPriority[p].Shed += n
+				case resTimedOut:
+					rr.TimedOut += n
+					rr.ByPriority[p].TimedOut += n
+				default:
+					rr.Other += n
+				}
+			}
+		}
+		if a.opened {
+			s := a.firstOpenAt.Seconds()
+			rr.BreakerOpenedAt = &s
+			rr.BreakerReason = a.openReason.String()
+		}
+		for _, s := range a.secs {
+			rr.Seconds = append(rr.Seconds, RouteSecond{Served: s[resServed], Shed: s[resShed], TimedOut: s[resTimedOut]})
+		}
+		out[i] = rr
+	}
+	return out
+}
+
 // WriteJSON writes the whole report as indented JSON.
 func (r *InboundReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
 
