@@ -22,7 +22,8 @@ type HandlerConfig struct {
 	// Key names the executor of a request. nil means the http.ServeMux
 	// pattern that matched the request (Request.Pattern, e.g.
 	// "GET /search/{q}"): wrap each handler you register on the mux, or
-	// wrap the mux itself, whose pattern Handler then looks up. A request
+	// wrap the mux itself, whose pattern Handler then looks up (one or the
+	// other: a request through both would take two slots). A request
 	// whose key is "" (no pattern matched: the mux answers 404) is served
 	// without a slot. A Key of your own runs on the request's goroutine; if
 	// it panics, the request is answered 500 and the handler is not called.
