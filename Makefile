@@ -198,3 +198,16 @@ bench-db: postgresql ## fusesql's QueryRowContext+Scan of SELECT 1 beside plain 
 		grep "^BenchmarkQueryRowPaired/$$c" $(OUT)/bench-db.txt | awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "fusesql/plain") print $$i}' | sort -n | \
 			awk -v c=$$c '{r[NR] = $$1; all = all " " $$1} END {m = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-10s median %.3f  rounds:%s\n", c, m, all}'; \
 	done
+
+# Inbound protection (docs/inbound.md): fusehttp.Handler per route, and
+# priorities, over loopback HTTP; the per-request cost of the middleware.
+.PHONY: demo-inbound
+demo-inbound: ## A slow /search beside /home, 3x capacity for a minute, without and with fusehttp.Handler; then priorities (~4 min): tables, JSON and SVG charts in out/.
+	cd loadtest && $(GO) run ./cmd/loadtest inbound -format svg -out $(OUT)
+	cd loadtest && $(GO) run ./cmd/loadtest priorities -format svg -out $(OUT)
+
+.PHONY: bench-inbound
+bench-inbound: ## fusehttp.Handler beside a bare handler, BENCH_COUNT counts, medians.
+	@mkdir -p $(OUT)
+	$(GO) test -run '^$$' -bench BenchmarkHandler -benchmem -count $(BENCH_COUNT) -benchtime 200ms ./fusehttp | tee $(OUT)/bench-inbound.txt
+	@$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da $(OUT)/bench-inbound.txt 2>/dev/null || true

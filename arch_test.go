@@ -26,10 +26,13 @@ var allowed = map[string][]string{
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/slots"},
 	"internal/slots": {module + "internal/ilist"},
-	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", "golang.org/x/sync/"},
+	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", module + "priority", "golang.org/x/sync/"},
+	"priority":       nil,
 	"fusehttp":       {module + "executor", module + "breaker"},
-	"dashboard":      {module + "executor", module + "breaker", module + "policy"},
-	"config":         {module + "executor"},
+	// A service's own routes behind per-route bulkheads.
+	"fusehttp/inbound": {module + "executor", module + "breaker"},
+	"dashboard":        {module + "executor", module + "breaker", module + "policy", module + "priority"},
+	"config":           {module + "executor"},
 	// The test kit for users: a fake supplier and a recorder of events.
 	"fuseboxtest": {module + "breaker"},
 	// Readiness reports from the breakers of a Group's executors.

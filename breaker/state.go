@@ -78,7 +78,8 @@ const (
 	// QueueDrained: a breaker opened for QueueFull closed because the queue
 	// drained below its low-water mark.
 	QueueDrained
-	// Remote: another replica of the service said so (see remote.go):
+	// Remote: another replica of the service said so (see remote.go), or
+	// the supplier itself (an HTTP Retry-After, see fusehttp.Transport):
 	// [Breaker.OpenRemote] or [Breaker.CloseRemote].
 	Remote
 	// ReadyToTrip: Config.ReadyToTrip returned true.

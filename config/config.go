@@ -52,6 +52,9 @@ type Executor struct {
 	// Shadow is executor.Config.Shadow: evaluate every rule, refuse
 	// nothing (see docs/shadow.md).
 	Shadow *bool `json:"shadow,omitempty" yaml:"shadow,omitempty"`
+	// CriticalShare is executor.Config.CriticalShare: the share of the
+	// slots kept for critical calls (see package priority).
+	CriticalShare *float64 `json:"criticalShare,omitempty" yaml:"criticalShare,omitempty"`
 }
 
 // Stuck is an executor.StuckConfig as a file writes it: when a full

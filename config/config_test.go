@@ -108,6 +108,13 @@ func TestParseFields(t *testing.T) {
 		assert.Equal(t, 500, cfg.MaxSuppliers)
 	})
 
+	t.Run("a critical share per supplier", func(t *testing.T) {
+		cfg, err := config.Parse([]byte(`{"default": {"criticalShare": 0.25}, "dependencies": {"a": {"criticalShare": 0}}}`))
+		require.NoError(t, err)
+		assert.Equal(t, 0.25, cfg.Default.CriticalShare)
+		assert.Zero(t, cfg.Dependencies["a"].CriticalShare, "an explicit 0 replaces the default's")
+	})
+
 	t.Run("a supplier takes the default's fields and replaces those it sets", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{
 			"default": {"workers": 8, "queue": 4, "invocationTimeout": "2s", "breaker": {"consecutiveFailures": 3, "resetTimeout": "10s"}},
@@ -171,7 +178,7 @@ func TestParseErrors(t *testing.T) {
 		{"a duration must be a string", `{"default": {"invocationTimeout": 30}}`,
 			[]string{`config: default.invocationTimeout: want a duration string such as "30s", got 30`}},
 		{"an unknown field lists the known ones", `{"default": {"workerz": 3}}`,
-			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow)"}},
+			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow, criticalShare)"}},
 		{"names are matched exactly", `{"default": {"Workers": 3}}`,
 			[]string{`config: default.Workers: unknown field (did you mean "workers"?)`}},
 		{"a func cannot come from a file", `{"default": {"breaker": {"classify": "5xx"}}}`,

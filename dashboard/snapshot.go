@@ -5,6 +5,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Snapshot is what GET api/snapshot answers and what every event of the
@@ -85,6 +86,10 @@ type Totals struct {
 	// Shadowed counts the calls shadow mode ran that enforce mode would
 	// have refused, by reason: open, saturated, queue-full, busy.
 	Shadowed map[string]uint64 `json:"shadowed"`
+
+	// RejectedByPriority counts the same refusals by the priority of the
+	// call: critical, default, sheddable.
+	RejectedByPriority map[string]uint64 `json:"rejected_by_priority"`
 }
 
 // Series are per-second rates, one point per sample, oldest first: T holds
@@ -173,6 +178,10 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 		if rejections[i] != executor.RejectedClosed {
 			t.Totals.Shadowed[n] = s.Shadowed.Of(rejections[i])
 		}
+	}
+	t.Totals.RejectedByPriority = make(map[string]uint64, priority.Levels)
+	for p, n := range s.RejectedByPriority {
+		t.Totals.RejectedByPriority[priority.Priority(p).String()] = n
 	}
 	if s.Breaker.State == breaker.Open {
 		at := s.Breaker.OpenUntil

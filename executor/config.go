@@ -73,6 +73,16 @@ type Config struct {
 	// a rollout: watch what enforce mode would do, then switch with
 	// Reconfigure (see docs/shadow.md). false enforces.
 	Shadow bool
+
+	// CriticalShare is the share of the slots kept for calls whose context
+	// carries priority.Critical; sheddable calls (priority.Sheddable) may
+	// hold at most half of the other slots, so a background burst leaves
+	// room for default work and critical work alike (see package
+	// priority). A call over its priority's share is refused as busy
+	// (RejectedBusy). It must be in [0, 0.9]; 0 means priorities off:
+	// every call is admitted alike, and priorities are only counted
+	// (Stats.RejectedByPriority).
+	CriticalShare float64
 }
 
 // resolved is a Config with its defaults applied.
@@ -82,6 +92,7 @@ type resolved struct {
 	breaker                breaker.Config
 	stuck                  stuckPolicy
 	shadow                 bool
+	shares                 uint32 // CriticalShare, per mille
 }
 
 // resolve checks c and applies the defaults. Every rule has a validator
@@ -95,6 +106,7 @@ func (c Config) resolve(name string) (resolved, error) {
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
 	r.lowWater = ck.lowWater(c.Queue, c.LowWater)
 	r.stuck = c.Stuck.resolve(r.timeout, r.slots, r.queue, ck.bad)
+	r.shares = ck.sharePerMille(c.CriticalShare)
 	ck.probes(c.Breaker.HalfOpenProbes, r.slots, r.queue)
 	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {

@@ -80,6 +80,8 @@ func (r Rejection) sentinel() error {
 type RejectedError struct {
 	Supplier string
 	Reason   Rejection
+
+	br *breaker.Breaker // the supplier's, for RetryAfter
 }
 
 // Error names the supplier and the reason, as in

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Executor protects one supplier: a breaker in front of a bulkhead, an
@@ -24,8 +25,9 @@ type Executor struct {
 	// when it enters the queue (queueTO) or starts (timeout). Two words
 	// inline rather than a pointer to a settings record, so that an idle
 	// executor stays within its footprint.
-	timeout atomic.Int64 // invocation timeout
-	queueTO atomic.Int64 // queue wait bound; 0 without a queue
+	timeout atomic.Int64  // invocation timeout
+	queueTO atomic.Int64  // queue wait bound; 0 without a queue
+	shares  atomic.Uint32 // the critical share in per mille; 0: priorities off (see priority.go)
 	br      *breaker.Breaker
 
 	used    atomic.Bool // a call since the Group's last eviction sweep
@@ -131,8 +133,9 @@ type rareCounts struct {
 	untimed    atomic.Uint64
 	rejected   [numRejections]atomic.Uint64
 	errs       [numRejections]RejectedError
-	stuckState                           // the stuck criterion and the latency history
-	dur        atomic.Pointer[durations] // made when the first call ends
+	byPriority [priority.Levels]atomic.Uint64 // rejections of critical and sheddable calls
+	stuckState                                // the stuck criterion and the latency history
+	dur        atomic.Pointer[durations]      // made when the first call ends
 	shadowState
 }
 
@@ -149,7 +152,7 @@ func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
 	r := &rareCounts{}
 	r.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
 	for i := range r.errs {
-		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i)}
+		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i), br: ex.br}
 	}
 	if !ex.rare.CompareAndSwap(nil, r) {
 		r = ex.rare.Load()
@@ -186,6 +189,7 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	ex.bh.Init(p.slots, p.queue, p.lowWater) // resolve checked every size
 	ex.timeout.Store(int64(p.timeout))
 	ex.queueTO.Store(int64(p.queueTimeout))
+	ex.shares.Store(p.shares)
 	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil || cfg.Shadow {
 		ex.makeCounts(p.stuck, cfg.OnBusy).shadow.Store(cfg.Shadow) // else made with the default criterion when first needed
 	}
@@ -322,6 +326,10 @@ type Stats struct {
 
 	// Rejected counts the calls refused without running, by reason.
 	Rejected Rejections
+	// RejectedByPriority counts the same refusals by the priority of the
+	// call, indexed by priority.Priority: RejectedByPriority[priority.
+	// Sheddable] is how many sheddable calls were refused.
+	RejectedByPriority [priority.Levels]uint64
 
 	// LatencyP50 and LatencyP99 are the median and the 99th percentile of
 	// the durations of recent successful calls (the last 512 to 1024
@@ -382,6 +390,14 @@ func (ex *Executor) Stats() Stats {
 	s.Rejected = Rejections{
 		Open: rejected[RejectedOpen], Saturated: rejected[RejectedSaturated], QueueFull: rejected[RejectedQueueFull],
 		Busy: rejected[RejectedBusy], Closed: rejected[RejectedClosed],
+	}
+	var total uint64
+	for _, n := range rejected {
+		total += n
+	}
+	s.RejectedByPriority[priority.Default] = total
+	if rc := ex.rare.Load(); rc != nil {
+		s.RejectedByPriority = rc.rejectedByPriority(total)
 	}
 	return s
 }

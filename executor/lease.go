@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // A Lease holds one slot of an executor for work its holder does on its own
@@ -32,6 +33,9 @@ type Lease struct {
 func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	c, err := admit[struct{}](ctx, ex, nil)
 	if err != nil {
+		if p := priority.From(ctx); p != priority.Default {
+			countRefused(ex, p, err) // by priority (priority.go)
+		}
 		return nil, err
 	}
 	if c.q != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/future"
 	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Submit runs fn on the executor's supplier and returns its future, or a
@@ -56,6 +57,9 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	}
 	c, err := admit(ctx, ex, fn)
 	if err != nil {
+		if p := priority.From(ctx); p != priority.Default {
+			countRefused(ex, p, err) // by priority (priority.go)
+		}
 		return nil, err
 	}
 	return c.promise.Future(), nil
@@ -93,6 +97,9 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 			return nil, rc.shadowOpen()
 		}
 		return nil, &rc.errs[RejectedOpen]
+	}
+	if ex.overShare(ctx, permit) {
+		return nil, ex.refuseBusy() // over its priority's share (priority.go)
 	}
 	// Most refusals in a burst find the bulkhead full of young calls:
 	// refuse those before counting the call in, with no write but the

@@ -56,4 +56,13 @@
 // Service and Method split a target by service or by method, so that one
 // hanging method trips only its own breaker. Per-key settings come from the
 // Group's Suppliers under the key's name.
+//
+// # Inbound
+//
+// Server does the same for a service's own methods: its unary and stream
+// interceptors admit each call through the executor of its full method,
+// hold the slot until the handler returns, and refuse a call that finds
+// no slot with ResourceExhausted (busy) or Unavailable (breaker open),
+// with a grpc-retry-pushback-ms trailer that a grpc-go client with a retry
+// policy honours.
 package fusegrpc

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/fusebox-go/fusebox/breaker"
@@ -48,4 +50,36 @@ func ExampleInterceptor() {
 	// first call: OK
 	// open breaker: Unavailable true
 	// fusebox: call to inventory refused without being sent (open): its circuit breaker is open after recent failures; retry after the breaker's reset timeout
+}
+
+// A service's own methods, each on an executor of its own: a method that
+// is refused answers at once, with a pushback trailer.
+func ExampleServer() {
+	g, _ := executor.NewGroup(executor.GroupConfig{
+		Dependencies: map[string]executor.Config{"/grpc.testing.TestService/UnaryCall": {Workers: 4}},
+	})
+	defer g.Close(context.Background())
+	s := &fusegrpc.Server{Group: g}
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv := grpc.NewServer(s.ServerOptions()...)
+	testpb.RegisterTestServiceServer(srv, &service{})
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	conn, _ := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	defer conn.Close()
+	client := testpb.NewTestServiceClient(conn)
+
+	ex, _ := g.Executor("/grpc.testing.TestService/UnaryCall")
+	ex.Breaker().Trip(breaker.Manual) // as the saturation of stuck handlers would
+	var trailer metadata.MD
+	_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{}, grpc.Trailer(&trailer))
+	ms, _ := strconv.Atoi(trailer.Get(fusegrpc.PushbackKey)[0])
+	fmt.Println(status.Code(err), ms > 4000) // the time to the probe: about 5 s
+	ex.Breaker().Reset()
+	_, err = client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+	fmt.Println(status.Code(err))
+	// Output:
+	// Unavailable true
+	// OK
 }

@@ -1,7 +1,9 @@
 // Package fusehttp protects outgoing HTTP calls with one bulkhead and one
 // circuit breaker per host: Transport is an http.RoundTripper that
 // runs every request on the executor an executor.Group keeps for the
-// request's host.
+// request's host. Its subpackage inbound does the same for a service's own
+// routes: each route's handlers run in the slots of its own executor, and a
+// route that has no slot left is shed with 503 and Retry-After.
 //
 // A service calls a payments API and a catalog API through one http.Client.
 // Payments hangs. Each payment request holds one of the payments host's
@@ -63,4 +65,19 @@
 // other addresses are refused without being sent. With an unbounded set of
 // hosts, set GroupConfig.IdleTimeout so the executors of hosts no longer
 // called are evicted.
+//
+// # Backpressure
+//
+// A supplier that answers 429 or 503 with a Retry-After header opens its
+// breaker until the time it names (at most Transport.MaxRetryAfter, 1
+// minute by default): the requests that follow fail fast with
+// breaker.ErrOpen instead of hammering a supplier that is shedding load,
+// and the half-open probe tries it again when the wait is over.
+//
+// # Inbound
+//
+// Package inbound (github.com/fusebox-go/fusebox/fusehttp/inbound) admits
+// each request of a service's own routes through the executor of its route
+// and sheds a refused one with 503 and a Retry-After, which a Transport on
+// the other side honours (Transport.MaxRetryAfter).
 package fusehttp

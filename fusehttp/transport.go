@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
@@ -87,6 +88,13 @@ type Transport struct {
 	// and the caller still gets the response.
 	Classify func(*http.Response, error) error
 
+	// MaxRetryAfter caps how long an upstream's Retry-After keeps its
+	// breaker open: a 429 or 503 response with a Retry-After header opens
+	// the supplier's breaker until the time it names, or for MaxRetryAfter
+	// if that is sooner (see the package documentation, "Backpressure").
+	// 0 means 1 minute; a negative value turns the rule off.
+	MaxRetryAfter time.Duration
+
 	baseOnce sync.Once
 	base     http.RoundTripper
 }
@@ -146,7 +154,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// LeaseIn, not a lookup and Lease: it looks again if idle eviction
 		// closed the host's executor in between.
 		if l, err = executor.LeaseIn(req.Context(), t.Group, key); err == nil {
-			return t.exchange(req, l)
+			resp, err := t.exchange(req, l)
+			t.backpressure(key, resp)
+			return resp, err
 		}
 	}
 	closeBody(req) // never read: nothing was sent

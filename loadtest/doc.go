@@ -41,6 +41,12 @@
 // side by side with no policy and with the naive one; they run on the real
 // clock and are meant for testing/synctest (make demo-policies).
 //
+// RunInbound plays the inbound story of docs/inbound.md: a service with 100
+// workers whose /search route waits on a supplier that slows down, beside
+// a fast /home, without and with inbound.Handler per route. RunPriorities
+// plays one overloaded route with critical, default and sheddable
+// requests, without and with a critical share.
+//
 // # Two transports, one runner
 //
 // With InProcess the load generator calls the shop, and the shop the

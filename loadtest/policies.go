@@ -215,13 +215,13 @@ func runPolicy(ctx context.Context, cfg PolicyConfig, ecfg executor.Config, sup 
 	run.Calls, run.Succeeded, run.Reached = int64(len(lats)), ok.Load(), reached.Load()
 	run.Load = float64(run.Reached) / float64(max(run.Calls, 1))
 	slices.Sort(lats)
-	run.P50, run.P99 = quantile(lats, 0.50), quantile(lats, 0.99)
+	run.P50, run.P99 = nearestRank(lats, 0.50), nearestRank(lats, 0.99)
 	stats(&run)
 	return run, ctx.Err()
 }
 
-// quantile returns the q-quantile of sorted durations (nearest rank).
-func quantile(sorted []time.Duration, q float64) time.Duration {
+// nearestRank returns the q-quantile of sorted durations (nearest rank).
+func nearestRank(sorted []time.Duration, q float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}

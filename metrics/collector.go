@@ -7,6 +7,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Opts configures a Collector. The zero value is ready to use.
@@ -32,7 +33,7 @@ type Collector struct {
 	failureRate, slowRate, windowCalls                               *prometheus.Desc
 
 	calls, timeouts, panics, cancelled, queueTimeouts *prometheus.Desc
-	rejections, transitions                           *prometheus.Desc
+	rejections, byPriority, transitions               *prometheus.Desc
 	durations                                         *prometheus.Desc
 	shadow, shadowed                                  *prometheus.Desc
 }
@@ -67,12 +68,13 @@ var shadowReasons = [...]executor.Rejection{executor.RejectedOpen, executor.Reje
 
 // SeriesPerSupplier is the number of series the collector reports for
 // each supplier: 5 states, 14 transition reasons, 5 rejection reasons, 3
-// outcomes, 4 shadowed reasons, 13 metrics without a second label, and
-// the call-duration histogram: 3 outcomes of 14 series each (11 buckets,
-// +Inf, _sum and _count). The number of series is this times the number of suppliers: with
-// one executor per host, bound the hosts with GroupConfig.IdleTimeout or
+// priorities of rejections, 3 outcomes, 4 shadowed reasons, 13 metrics
+// without a second label, and the call-duration histogram: 3 outcomes of
+// 14 series each (11 buckets, +Inf, _sum and _count). The number of series
+// is this times the number of suppliers: with one executor per host, bound
+// the hosts with GroupConfig.MaxSuppliers, GroupConfig.IdleTimeout or
 // GroupConfig.Strict.
-const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + len(shadowReasons) + 13 +
+const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priority.Levels + 3 + len(shadowReasons) + 13 +
 	len(outcomes)*seriesPerHistogram
 
 // NewCollector returns a collector for g. Register it once per group:
@@ -96,6 +98,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + len
 //	fusebox_calls_cancelled_total             calls their caller cancelled (counted as ignored too)
 //	fusebox_queue_timeouts_total              calls that never got a slot in time (ignored too)
 //	fusebox_rejections_total{reason}          calls refused: open, saturated, queue_full, closed, busy
+//	fusebox_rejections_by_priority_total{priority} the same, by the call's priority: critical, default, sheddable
 //	fusebox_call_duration_seconds{outcome}    histogram of the durations of the calls that ran, by outcome
 //	fusebox_shadow                            1 in shadow mode (executor.Config.Shadow), 0 enforcing
 //	fusebox_shadowed_total{reason}            calls shadow mode ran that enforce mode would have refused
@@ -110,7 +113,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + len
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every supplier the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (86) series per
+// NewGroup on, before its first call: SeriesPerSupplier (89) series per
 // supplier.
 //
 // The call-duration histogram has the fixed buckets of
@@ -166,6 +169,8 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 			"Calls that shadow mode ran although enforce mode would have refused them, by reason: open, saturated, queue_full, busy.", "reason"),
 		rejections: desc("rejections_total",
 			"Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
+		byPriority: desc("rejections_by_priority_total",
+			"Calls refused without running, by the priority their context carried: critical, default or sheddable (see package priority).", "priority"),
 	}
 }
 
@@ -173,7 +178,7 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
-		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections, c.durations,
+		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections, c.byPriority, c.durations,
 		c.shadow, c.shadowed,
 	} {
 		ch <- d
@@ -242,6 +247,9 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	gauge(c.shadow, shadow)
 	for _, r := range shadowReasons {
 		counter(c.shadowed, st.Shadowed.Of(r), snake(r.String()))
+	}
+	for p, n := range st.RejectedByPriority {
+		counter(c.byPriority, n, priority.Priority(p).String())
 	}
 	for _, o := range outcomes {
 		h := &st.Durations[o]

@@ -18,6 +18,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/metrics"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 var errBoom = errors.New("boom")
@@ -135,7 +136,7 @@ func TestCollectorReportsWhatHappened(t *testing.T) {
 			_, err = executor.Submit(t.Context(), search, ok)
 			require.NoError(t, err)
 		}
-		_, err = executor.Submit(t.Context(), search, ok)
+		_, err = executor.Submit(priority.With(t.Context(), priority.Sheddable), search, ok)
 		require.ErrorIs(t, err, executor.ErrSaturated)
 
 		require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(`
@@ -187,6 +188,14 @@ fusebox_calls_cancelled_total{supplier="search"} 0
 # TYPE fusebox_queue_timeouts_total counter
 fusebox_queue_timeouts_total{supplier="payments"} 0
 fusebox_queue_timeouts_total{supplier="search"} 1
+# HELP fusebox_rejections_by_priority_total Calls refused without running, by the priority their context carried: critical, default or sheddable (see package priority).
+# TYPE fusebox_rejections_by_priority_total counter
+fusebox_rejections_by_priority_total{priority="critical",supplier="payments"} 0
+fusebox_rejections_by_priority_total{priority="critical",supplier="search"} 0
+fusebox_rejections_by_priority_total{priority="default",supplier="payments"} 1
+fusebox_rejections_by_priority_total{priority="default",supplier="search"} 0
+fusebox_rejections_by_priority_total{priority="sheddable",supplier="payments"} 0
+fusebox_rejections_by_priority_total{priority="sheddable",supplier="search"} 1
 # HELP fusebox_rejections_total Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).
 # TYPE fusebox_rejections_total counter
 fusebox_rejections_total{reason="busy",supplier="payments"} 0
@@ -359,7 +368,7 @@ func TestCollectorIsWellFormed(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
 		require.NoError(t, reg.Register(metrics.NewCollector(g, metrics.Opts{})))
 		assert.Equal(t, 2*metrics.SeriesPerSupplier, countSeries(t, reg))
-		assert.Equal(t, 86, metrics.SeriesPerSupplier, "the number the docs give")
+		assert.Equal(t, 89, metrics.SeriesPerSupplier, "the number the docs give")
 	})
 
 	t.Run("an empty group reports nothing", func(t *testing.T) {

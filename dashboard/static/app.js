@@ -134,6 +134,7 @@ function buildTile(s) {
   const p99 = num(nums, "p99");
   const overdue = num(nums, "overdue");
   const late = num(nums, "late");
+  const shed = num(nums, "refused c/d/s");
   const calls = spark("calls/s", OUTCOMES);
   const refused = spark("refused/s", REFUSALS);
   t.append(head, since, would, probe, policy, slots.root, queue.root, nums, calls.root, refused.root);
@@ -146,7 +147,7 @@ function buildTile(s) {
     actions.append(b);
   }
   t.append(actions);
-  return { el: t, badge, sat, shadow, would, since, probe, policy, slots, queue, p50, p99, overdue, late, calls, refused, actions };
+  return { el: t, badge, sat, shadow, would, since, probe, policy, slots, queue, p50, p99, overdue, late, shed, calls, refused, actions };
 }
 
 function meter(label) {
@@ -282,6 +283,9 @@ function updateTile(p, s, snap, span) {
   p.overdue.textContent = s.overdue;
   p.overdue.classList.toggle("bad", s.overdue > 0);
   p.late.textContent = s.totals.late;
+  const bp = s.totals.rejected_by_priority || {};
+  p.shed.textContent = (bp.critical || 0) + " / " + (bp.default || 0) + " / " + (bp.sheddable || 0);
+  p.shed.title = "refused calls by priority: critical / default / sheddable";
   const now = Date.parse(snap.time);
   drawSpark(p.calls, s.series.t, s.series.calls, now, span, "calls per second by outcome");
   drawSpark(p.refused, s.series.t, s.series.refused, now, span, "refused calls per second by reason");

@@ -18,8 +18,10 @@ import (
 	_ "github.com/fusebox-go/fusebox/executor"
 	_ "github.com/fusebox-go/fusebox/fuseboxtest"
 	_ "github.com/fusebox-go/fusebox/fusehttp"
+	_ "github.com/fusebox-go/fusebox/fusehttp/inbound"
 	_ "github.com/fusebox-go/fusebox/future"
 	_ "github.com/fusebox-go/fusebox/policy"
+	_ "github.com/fusebox-go/fusebox/priority"
 	_ "github.com/fusebox-go/fusebox/readiness"
 )
 

@@ -8,6 +8,8 @@
 //	loadtest [exhaustion] [flags]   the worker-exhaustion scenario (the default)
 //	loadtest queue [flags]          an asynchronous supplier behind a queue
 //	loadtest burst [flags]          a healthy, bursty supplier: busy or stuck
+//	loadtest inbound [flags]        a slow route beside a fast one, with and without inbound.Handler
+//	loadtest priorities [flags]     critical, default and sheddable requests on one overloaded route
 //
 // Every run is bounded: it sends rate × duration requests of each kind at
 // most, and stops by itself after duration / speed of wall time per run.
@@ -57,6 +59,8 @@ const usage = `Usage:
   loadtest [exhaustion] [flags]   one hung supplier, three protections (the default)
   loadtest queue [flags]          an asynchronous supplier behind a queue
   loadtest burst [flags]          a healthy, bursty supplier: busy or stuck
+  loadtest inbound [flags]        a slow route beside a fast one, with and without inbound.Handler
+  loadtest priorities [flags]     critical, default and sheddable requests on one overloaded route
 Run "loadtest exhaustion -h", "loadtest queue -h" or "loadtest burst -h" for the flags.
 `
 
@@ -73,6 +77,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runQueue(ctx, args, stdout, stderr)
 	case "burst":
 		return runBurst(ctx, args, stdout, stderr)
+	case "inbound":
+		return runInbound(ctx, args, stdout, stderr)
+	case "priorities":
+		return runPriorities(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -1,0 +1,177 @@
+package fusegrpc
+
+import (
+	"context"
+	"errors"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// PushbackKey is the trailer a refused call carries: how many milliseconds
+// the client should wait before it tries again. A grpc-go client with a
+// retry policy honours it (gRFC A6), instead of its own backoff.
+const PushbackKey = "grpc-retry-pushback-ms"
+
+// Server admits a service's own gRPC calls through the executors of a
+// Group, one bulkhead and breaker per method by default, and holds the
+// slot until the method's handler returns: a method whose handlers hang
+// fills its own bulkhead and is shed, while the other methods keep
+// theirs. Install it with ServerOptions:
+//
+//	s := &fusegrpc.Server{Group: g}
+//	srv := grpc.NewServer(s.ServerOptions()...)
+//
+// A refused call is answered at once, without calling the handler:
+// ResourceExhausted when the method's slots are busy, Unavailable when its
+// breaker is open (or the saturation of stuck handlers has just opened
+// it, or the group is closed), with the PushbackKey trailer saying when
+// to come back (see executor.RejectedError.RetryAfter). The handler keeps
+// the call's context: the client's cancellation and deadline end its work
+// as usual. A handler still running at the method's InvocationTimeout is
+// counted as a timeout and as overdue, as a call that outlives its
+// deadline is. A panic in a handler counts as a failure and goes on, as
+// without the interceptor.
+//
+// The fields are read on every call; set them before first use. A Server
+// is safe for concurrent use.
+type Server struct {
+	// Group supplies one executor per key; its GroupConfig sets each
+	// method's slots, deadline, breaker and critical share. Required.
+	Group *executor.Group
+
+	// Key names the executor of a call. nil means the full method name,
+	// "/package.Service/Method". A Key that panics fails the call with
+	// Internal, without calling the handler; one that returns "" serves
+	// the call without a slot.
+	Key func(ctx context.Context, fullMethod string) string
+
+	// Classify turns a handler's error into the error the method's breaker
+	// records. nil means every handler error is a success: the breaker of
+	// an inbound method learns from saturation, overdue handlers and
+	// panics, not from the answers the service chose to give.
+	Classify func(err error) error
+}
+
+// ServerOptions returns the options that install both interceptors,
+// chained after any installed before them.
+func (s *Server) ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(s.Unary()),
+		grpc.ChainStreamInterceptor(s.Stream()),
+	}
+}
+
+// Unary returns the unary server interceptor.
+func (s *Server) Unary() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		l, err := s.lease(ctx, info.FullMethod)
+		if err != nil {
+			return nil, s.refuse(err, func(md metadata.MD) { _ = grpc.SetTrailer(ctx, md) })
+		}
+		if l == nil {
+			return handler(ctx, req)
+		}
+		defer s.end(ctx, l, &err)
+		return handler(ctx, req)
+	}
+}
+
+// Stream returns the stream server interceptor. A stream holds its slot
+// for as long as its handler runs.
+func (s *Server) Stream() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		ctx := ss.Context()
+		l, err := s.lease(ctx, info.FullMethod)
+		if err != nil {
+			return s.refuse(err, ss.SetTrailer)
+		}
+		if l == nil {
+			return handler(srv, ss)
+		}
+		defer s.end(ctx, l, &err)
+		return handler(srv, ss)
+	}
+}
+
+// lease takes a slot for the call, or returns nil for a call served
+// without one.
+func (s *Server) lease(ctx context.Context, method string) (l *executor.Lease, err error) {
+	if s.Group == nil {
+		return nil, &Error{Code: codes.Internal, Err: errors.New("fusegrpc: Server.Group is nil")}
+	}
+	key := method
+	if s.Key != nil {
+		if key, err = s.key(ctx, method); err != nil {
+			return nil, err
+		}
+		if key == "" {
+			return nil, nil
+		}
+	}
+	return executor.LeaseIn(ctx, s.Group, key)
+}
+
+func (s *Server) key(ctx context.Context, method string) (key string, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &Error{Code: codes.Internal,
+				Err: &breaker.PanicError{Callback: "fusegrpc.Server.Key", Value: v, Stack: debug.Stack()}}
+		}
+	}()
+	return s.Key(ctx, method), nil
+}
+
+// end ends the lease with the handler's outcome, a panic included (which
+// goes on).
+func (s *Server) end(ctx context.Context, l *executor.Lease, err *error) {
+	if v := recover(); v != nil {
+		l.Done(&breaker.PanicError{Callback: "handler", Value: v, Stack: debug.Stack()})
+		panic(v)
+	}
+	verdict := error(nil)
+	if s.Classify != nil {
+		verdict = s.verdict(*err)
+	}
+	if cerr := ctx.Err(); cerr != nil && verdict == nil {
+		verdict = cerr // the client went away: ignored by the breaker
+	}
+	l.Done(verdict)
+}
+
+func (s *Server) verdict(err error) (v error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v = &breaker.PanicError{Callback: "fusegrpc.Server.Classify", Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return s.Classify(err)
+}
+
+// refuse turns a refusal into the call's status, and sets the pushback
+// trailer with setTrailer when the executor knows a time.
+func (s *Server) refuse(err error, setTrailer func(metadata.MD)) error {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe
+	}
+	var re *executor.RejectedError
+	if !errors.As(err, &re) {
+		return statusOf(context.Background(), err)
+	}
+	if d := re.RetryAfter(); d > 0 {
+		setTrailer(metadata.Pairs(PushbackKey, strconv.FormatInt(int64(d/time.Millisecond), 10)))
+	}
+	c := codes.Unavailable
+	if re.Reason == executor.RejectedBusy {
+		c = codes.ResourceExhausted
+	}
+	return &Error{Code: c, Err: err}
+}
