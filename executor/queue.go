@@ -1,0 +1,155 @@
+package executor
+
+// The queue: a call that finds every slot taken waits for one in the
+// bulkhead's queue, bounded by the queue timeout, until a call that ends
+// hands it its slot (release, promote), or gives up (dequeue, abandon).
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/fusebox-go/fusebox/internal/slots"
+)
+
+// enqueue puts a call that found every slot busy in the queue qt, or
+// starts it if a slot was freed meanwhile. It reports false if the queue
+// was full.
+func (c *call[T]) enqueue(qt *lazyTimeline) bool {
+	ex, ctx := c.ctx.ex, c.ctx.parent
+	q := &queueState{}
+	q.waiter.Value = c
+	q.node.owner, q.node.kind = c, queueDeadline
+	if c.fn == nil {
+		q.granted = make(chan struct{}) // a lease waits for its slot
+	}
+	c.q = q
+	// The mutex is held until the call is fully queued, so that a Release
+	// handing it a slot (promote), its queue deadline or its caller's
+	// cancellation (dequeue) all find it set up.
+	q.mu.Lock()
+	switch ex.bh.Admit(&q.waiter) {
+	case slots.Queued:
+		c.state.Store(stQueued)
+		q.since = ex.now()
+		q.node.at = addSat(q.since, time.Duration(ex.queueTO.Load()))
+		listed := qt.add(&q.node, &ex.env.epoch)
+		if listed && ctx.Done() != nil {
+			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
+		}
+		q.mu.Unlock()
+		if !listed { // Close has already emptied the queue: leave it too
+			c.dequeue(ErrClosed)
+		}
+	case slots.Acquired:
+		q.mu.Unlock()
+		c.q = nil
+		c.start()
+	default:
+		q.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// release frees the slot of a call whose function returned, starting the
+// oldest queued call if the bulkhead hands the slot over to it.
+func (ex *Executor) release() {
+	if w := ex.bh.Release(); w != nil {
+		w.Value.(promoter).promote()
+	}
+}
+
+type promoter interface{ promote() }
+
+// queueState is what a call needs while it waits in the queue.
+type queueState struct {
+	mu      sync.Mutex
+	waiter  slots.Waiter
+	node    deadline // in ex.queued while it waits
+	since   int64    // when it was queued (executor clock), for the stuck criterion
+	unwatch func() bool
+	granted chan struct{} // a lease's: closed when it has a slot
+}
+
+// abandon is Close giving up on a running call: its future resolves with
+// ErrClosed; fn runs on until it returns and then gives its slot back.
+func (c *call[T]) abandon() {
+	x := c.ctx.state()
+	x.terr = ErrClosed
+	c.ctx.ex.counts().overdue.Add(c.overdueUnit())
+	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
+		c.ctx.ex.counts().overdue.Add(-c.overdueUnit())
+		return // it has just returned: settle resolves it
+	}
+	c.permit.Ignore()
+	c.ctx.cancel(context.Canceled)
+	x.meet.Add(1)
+	c.resolveTimedOut()
+}
+
+// promote starts a queued call that a Release handed a slot.
+func (c *call[T]) promote() {
+	q := c.q
+	q.mu.Lock() // wait until Submit has finished queueing it
+	q.node.finish()
+	unwatch := q.unwatch
+	q.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
+	c.start()
+}
+
+// dequeue takes a waiting call out of the queue: its queue deadline passed
+// (ErrQueueTimeout), its caller cancelled (ctx's error) or the executor
+// closed (ErrClosed). The call never runs. If a Release handed it a slot
+// first, dequeue does nothing: the call runs.
+func (c *call[T]) dequeue(err error) {
+	ex, qs := c.ctx.ex, c.q
+	if !ex.bh.Cancel(&qs.waiter) {
+		return
+	}
+	qs.mu.Lock()
+	c.state.Store(stLeft)
+	qs.node.finish()
+	unwatch := qs.unwatch
+	qs.mu.Unlock()
+	if unwatch != nil {
+		unwatch()
+	}
+	ex.counts().unserved.Add(1)
+	// A transition listener that ends this goroutine (runtime.Goexit)
+	// while the permit is given back: resolve the call all the same.
+	finished := false
+	defer func() {
+		if !finished {
+			c.callbackExited()
+		}
+	}()
+	switch {
+	case errors.Is(err, context.Canceled):
+		ex.callerCancelled(c.permit)
+	case errors.Is(err, context.DeadlineExceeded):
+		// Our queue wait bound (ErrQueueTimeout matches too) or the
+		// caller's deadline: either way the call waited too long for a slot.
+		ex.counts().queueTimeouts.Add(1)
+		c.permit.Ignore()
+	default: // ErrClosed
+		c.permit.Ignore()
+	}
+	finished = true
+	var zero T
+	c.promise.Complete(zero, err)
+	ex.leave()
+}
+
+// addSat returns now + d, saturating instead of overflowing.
+func addSat(now int64, d time.Duration) int64 {
+	if int64(d) > math.MaxInt64-now {
+		return math.MaxInt64
+	}
+	return now + int64(d)
+}

@@ -1,0 +1,136 @@
+package executor
+
+// Timeouts: a call still running at its deadline is recorded on the
+// breaker as a timeout and its future resolves with ErrTimeout, while its
+// slot stays held until fn returns (expire, expired).
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+// timeoutGrace is how long a timed-out call's future waits for its
+// function to return before it resolves anyway (at most a tenth of the
+// invocation timeout). A function that honours its context returns within
+// microseconds of its deadline; letting it give its slot back first means a
+// caller who sees ErrTimeout and submits again at once does not find its
+// own, just-abandoned slot still held, which would trip the breaker on
+// saturation after a single timeout. A function that ignores its context
+// keeps its slot (honest accounting) and its caller waits only this long.
+const timeoutGrace = 5 * time.Millisecond
+
+func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), ex.timeout.Load()/10) }
+
+// expire is the invocation deadline passing while fn still runs. The
+// timeout is recorded on the breaker before the future resolves, so a
+// caller who sees its fifth timeout and submits again meets an open
+// breaker. The call's context ends now; its future resolves when the
+// function returns or after the grace period, whichever is first.
+func (c *call[T]) expire() {
+	ex := c.ctx.ex
+	x := c.ctx.state()
+	perr := c.ctx.parent.Err()
+	x.terr = ErrTimeout
+	if errors.Is(perr, context.Canceled) {
+		x.terr = perr
+	}
+	// The state and terr are made and written before the CAS, and read by
+	// settle only after its own CAS failed, that is after observing this
+	// one. overdue is counted before the CAS too, so that settle's
+	// decrement can never run first.
+	ex.counts().overdue.Add(c.overdueUnit())
+	called := c.state.CompareAndSwap(stInvoking, stExpired)
+	if !called && !c.state.CompareAndSwap(stRunning, stExpired) {
+		ex.counts().overdue.Add(-c.overdueUnit())
+		return
+	}
+	// A callback below (Classify, Match, a transition listener) that ends
+	// this goroutine (runtime.Goexit) instead of returning: the deferred
+	// call ends the call as if it had panicked.
+	recorded := false
+	defer func() {
+		if !recorded {
+			ex.counts().panics.Add(1)
+			x.terr = goexitError()
+			c.expired()
+		}
+	}()
+	switch {
+	case x.terr != ErrTimeout:
+		ex.callerCancelled(c.permit)
+		if called {
+			c.ranFor(breaker.Ignored, ex.now())
+		}
+	case !called:
+		// No worker got to the call before its deadline: the supplier was
+		// never asked, so the breaker learns nothing from it.
+		ex.counts().timeouts.Add(1)
+		c.permit.Ignore()
+	default:
+		ex.counts().timeouts.Add(1)
+		o, perr := ex.count(c.permit, ErrTimeout)
+		c.ranFor(o, ex.now())
+		if perr != nil {
+			// A classifier that panicked on the timer goroutine: the call
+			// resolves with the panic instead of the timeout. settle reads
+			// terr only after meet says this side is done.
+			x.terr = perr
+		}
+	}
+	recorded = true
+	c.expired()
+}
+
+// expired ends the context of a call whose deadline came first, its
+// outcome recorded, and resolves its future or lists its grace period.
+func (c *call[T]) expired() {
+	ex, x := c.ctx.ex, c.ctx.x.Load()
+	c.ctx.cancel(context.DeadlineExceeded)
+	// The future resolves when both have happened: the timeout is recorded
+	// (here) and the function has returned (settle), or when the grace
+	// period is over.
+	if x.meet.Add(1) == 2 {
+		c.resolveTimedOut()
+		return
+	}
+	x.grace.owner, x.grace.kind = c, graceDeadline
+	x.grace.at = ex.now() + ex.grace()
+	if !ex.run.add(&x.grace, &ex.env.epoch) {
+		c.resolveTimedOut()
+	}
+}
+
+// resolveTimedOut resolves the future of a call whose deadline came first,
+// once its function has returned or its grace period is over.
+func (c *call[T]) resolveTimedOut() {
+	var zero T
+	c.promise.Complete(zero, c.ctx.x.Load().terr)
+}
+
+// onDeadline is the timer telling the call that one of its deadlines
+// passed while the entry was live.
+func (c *call[T]) onDeadline(k deadlineKind) {
+	switch k {
+	case invocationDeadline, outsideDeadline:
+		c.expire()
+	case graceDeadline:
+		c.resolveTimedOut()
+	case queueDeadline:
+		c.dequeue(ErrQueueTimeout)
+	}
+}
+
+// onClose is Close giving up on an entry still listed.
+func (c *call[T]) onClose(k deadlineKind) {
+	switch k {
+	case invocationDeadline, outsideDeadline:
+		c.abandon()
+	case graceDeadline:
+		c.resolveTimedOut()
+	case queueDeadline:
+		c.dequeue(ErrClosed)
+	}
+}
