@@ -128,6 +128,22 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 	@mkdir -p $(OUT)/compare
 	cd compare && $(GO) run ./cmd/report -out $(OUT)/compare $(COMPARE_FLAGS)
 
+# Fuzzing: every fuzz target of the repository (each `func Fuzz...` in a
+# tracked _test.go file, in whichever module holds it), one after the other,
+# FUZZ_TIME each. The fuzzer minimizes every new interesting input before it
+# fuzzes on, reporting 0 execs/s meanwhile; FUZZ_MINIMIZE_TIME bounds each
+# minimization so that the time goes to fuzzing. FUZZ_FLAGS adds flags, e.g.
+# FUZZ_FLAGS=-parallel=1 on a shared machine.
+FUZZ_MINIMIZE_TIME ?= 2s
+FUZZ_FLAGS         ?=
+
 .PHONY: fuzz
-fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
-	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+fuzz: ## Every fuzz target of the repository (breaker against its models, fleet's decoder), FUZZ_TIME each.
+	@set -e; for f in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+		d=$$(dirname $$f); \
+		for n in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "==> $$d $$n"; \
+			(cd $$d && $(GO) test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) \
+				-fuzzminimizetime $(FUZZ_MINIMIZE_TIME) $(FUZZ_FLAGS) .); \
+		done; \
+	done
