@@ -147,3 +147,10 @@ fuzz: ## Every fuzz target of the repository (breaker against its models, fleet'
 				-fuzzminimizetime $(FUZZ_MINIMIZE_TIME) $(FUZZ_FLAGS) .); \
 		done; \
 	done
+
+# Network faults (faults/, see docs/faults.md): Toxiproxy is embedded in the
+# test process as a Go module, and the supplier process is the test binary
+# itself, so make test runs them with nothing to install.
+.PHONY: faults
+faults: ## The network-fault tests (Toxiproxy embedded), verbose: trip times, reasons, recovery (~20 s).
+	cd faults && $(GO) test -race -count=1 -v ./...
