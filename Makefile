@@ -128,9 +128,26 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 	@mkdir -p $(OUT)/compare
 	cd compare && $(GO) run ./cmd/report -out $(OUT)/compare $(COMPARE_FLAGS)
 
+# Fuzzing: every fuzz target of the repository (each `func Fuzz...` in a
+# tracked _test.go file, in whichever module holds it), one after the other,
+# FUZZ_TIME each. The fuzzer minimizes every new interesting input before it
+# fuzzes on, reporting 0 execs/s meanwhile; FUZZ_MINIMIZE_TIME bounds each
+# minimization so that the time goes to fuzzing. FUZZ_FLAGS adds flags, e.g.
+# FUZZ_FLAGS=-parallel=1 on a shared machine.
+FUZZ_MINIMIZE_TIME ?= 2s
+FUZZ_FLAGS         ?=
+
 .PHONY: fuzz
-fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
-	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+fuzz: ## Every fuzz target of the repository (breaker against its models, fleet's decoder), FUZZ_TIME each.
+	@set -e; for f in $$(git grep -l '^func Fuzz' -- '*_test.go'); do \
+		d=$$(dirname $$f); \
+		for n in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "==> $$d $$n"; \
+			(cd $$d && $(GO) test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) \
+				-fuzzminimizetime $(FUZZ_MINIMIZE_TIME) $(FUZZ_FLAGS) .); \
+		done; \
+	done
+
 
 # Shadow mode's cost per call: shadow beside enforce, from bench-call's rounds.
 .PHONY: bench-shadow
@@ -199,15 +216,22 @@ bench-db: postgresql ## fusesql's QueryRowContext+Scan of SELECT 1 beside plain 
 			awk -v c=$$c '{r[NR] = $$1; all = all " " $$1} END {m = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-10s median %.3f  rounds:%s\n", c, m, all}'; \
 	done
 
-# Inbound protection (docs/inbound.md): fusehttp.Handler per route, and
+# Inbound protection (docs/inbound.md): inbound.Handler per route, and
 # priorities, over loopback HTTP; the per-request cost of the middleware.
 .PHONY: demo-inbound
-demo-inbound: ## A slow /search beside /home, 3x capacity for a minute, without and with fusehttp.Handler; then priorities (~4 min): tables, JSON and SVG charts in out/.
+demo-inbound: ## A slow /search beside /home, 3x capacity for a minute, without and with inbound.Handler; then priorities (~4 min): tables, JSON and SVG charts in out/.
 	cd loadtest && $(GO) run ./cmd/loadtest inbound -format svg -out $(OUT)
 	cd loadtest && $(GO) run ./cmd/loadtest priorities -format svg -out $(OUT)
 
 .PHONY: bench-inbound
-bench-inbound: ## fusehttp.Handler beside a bare handler, BENCH_COUNT counts, medians.
+bench-inbound: ## inbound.Handler beside a bare handler, BENCH_COUNT counts, medians.
 	@mkdir -p $(OUT)
-	$(GO) test -run '^$$' -bench BenchmarkHandler -benchmem -count $(BENCH_COUNT) -benchtime 200ms ./fusehttp | tee $(OUT)/bench-inbound.txt
+	$(GO) test -run '^$$' -bench BenchmarkHandler -benchmem -count $(BENCH_COUNT) -benchtime 200ms ./fusehttp/inbound | tee $(OUT)/bench-inbound.txt
 	@$(GO) run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da $(OUT)/bench-inbound.txt 2>/dev/null || true
+
+# Network faults (faults/, see docs/faults.md): Toxiproxy is embedded in the
+# test process as a Go module, and the supplier process is the test binary
+# itself, so make test runs them with nothing to install.
+.PHONY: faults
+faults: ## The network-fault tests (Toxiproxy embedded), verbose: trip times, reasons, recovery (~20 s).
+	cd faults && $(GO) test -race -count=1 -v ./...

@@ -1,7 +1,6 @@
 package breaker_test
 
 import (
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -81,7 +80,7 @@ func FuzzRemoteMatchesModel(f *testing.F) {
 	f.Add([]byte{0, 4, 2, 5, 0xf3, 4, 1, 5, 0x20, 4, 3, 5, 0x44, 6, 1, 0, 0})
 	f.Add([]byte{3, 2, 0, 2, 0, 2, 0, 2, 0, 3, 50, 0, 0, 5, 0x07, 1, 0, 6, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		if len(ops) == 0 || len(ops) > 2000 {
+		if len(ops) == 0 || len(ops) > maxFuzzOps {
 			return
 		}
 		cfg := fuzzConfigs[int(ops[0])%len(fuzzConfigs)]
@@ -123,7 +122,7 @@ func runRemoteDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 		if i+1 < len(ops) {
 			a = int(ops[i+1])
 		}
-		step := fmt.Sprintf("step %d (op %d, arg %d)", i/2, op, a)
+		step := fuzzStep{i / 2, int(op), a}
 		now := m.now()
 		switch op {
 		case 0:

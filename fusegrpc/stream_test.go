@@ -98,7 +98,9 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 	})
 	t.Run("a stream that outlives the invocation timeout is cut off", func(t *testing.T) {
 		cfg := defaults()
-		cfg.InvocationTimeout = 50 * time.Millisecond
+		// Long enough for the dial and the first message on a loaded
+		// machine: the stream must be cut off after it, not before.
+		cfg.InvocationTimeout = time.Second
 		g := newGroup(t, executor.GroupConfig{Default: cfg})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(1, hang, codes.OK))

@@ -66,9 +66,12 @@ func TestUnaryCallsAreClassifiedByStatusCode(t *testing.T) {
 func TestAHangingTargetTripsItsOwnBreakerWhileAnotherServes(t *testing.T) {
 	hung, hungSvc := startServer(t)
 	healthy, _ := startServer(t)
-	cfg := defaults()
-	cfg.InvocationTimeout = 50 * time.Millisecond
-	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	// Only the hung target's calls time out fast: the healthy one keeps the
+	// default minute, so that its first call (which dials) never races a
+	// deadline on a loaded machine.
+	fast := defaults()
+	fast.InvocationTimeout = 50 * time.Millisecond
+	g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{hung: fast}})
 	ic := &fusegrpc.Interceptor{Group: g}
 	hungClient, healthyClient := dial(t, hung, ic), dial(t, healthy, ic)
 
@@ -102,9 +105,13 @@ func TestAHangingTargetTripsItsOwnBreakerWhileAnotherServes(t *testing.T) {
 
 func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
 	addr, _ := startServer(t)
-	cfg := defaults()
-	cfg.InvocationTimeout = 50 * time.Millisecond
-	g := newGroup(t, executor.GroupConfig{Default: cfg})
+	emptyKey := addr + "/grpc.testing.TestService/EmptyCall"
+	unaryKey := addr + "/grpc.testing.TestService/UnaryCall"
+	// Only the hanging method times out fast: the sibling keeps the
+	// default minute, so that it never races a deadline on a loaded machine.
+	fast := defaults()
+	fast.InvocationTimeout = 50 * time.Millisecond
+	g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{emptyKey: fast}})
 	client := dial(t, addr, &fusegrpc.Interceptor{Group: g, Key: fusegrpc.Method})
 
 	for range 3 {
@@ -113,8 +120,6 @@ func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
 	_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
 	require.NoError(t, err, "a sibling method was refused")
 
-	emptyKey := addr + "/grpc.testing.TestService/EmptyCall"
-	unaryKey := addr + "/grpc.testing.TestService/UnaryCall"
 	assert.Equal(t, breaker.Open, stats(t, g, emptyKey).Breaker.State)
 	assert.Equal(t, breaker.Closed, stats(t, g, unaryKey).Breaker.State)
 	assert.Equal(t, uint64(1), stats(t, g, emptyKey).Rejected.Open)

@@ -68,9 +68,13 @@ func TestDashboardFlag(t *testing.T) {
 		stderr := &lines{ch: make(chan string, 100)}
 		var stdout bytes.Buffer
 		done := make(chan error, 1)
+		// Speed 4: the run takes 1.5 s of wall time, with a 500 ms
+		// invocation timeout and 250 ms of healthy traffic before the
+		// outage. At speed 20 (a 100 ms timeout, 50 ms of healthy traffic)
+		// a loaded machine saw no call succeed at all.
 		go func() {
 			done <- run(ctx, []string{"-modes", "fusebox", "-out", t.TempDir(), "-duration", "6s", "-outage-start", "1s",
-				"-outage-end", "4s", "-speed", "20", "-timeout", "2s", "-reset-timeout", "3s", "-progress", "0",
+				"-outage-end", "4s", "-speed", "4", "-timeout", "2s", "-reset-timeout", "3s", "-progress", "0",
 				"-dashboard", "127.0.0.1:0"}, &stdout, stderr)
 		}()
 		url := stderr.waitLine(t, regexp.MustCompile(`dashboard: open (http://\S+)`))
