@@ -5,7 +5,7 @@
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
 //		Default: executor.Config{
-//			Slots:             20,
+//			Workers:           20,
 //			InvocationTimeout: 5 * time.Second,
 //			Breaker:           breaker.Config{ResetTimeout: 10 * time.Second},
 //		},
