@@ -115,7 +115,7 @@ func runDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 	}
 	cfg.ReadyToTrip = watch(1)
 	m := newModel(cfg)
-	done := func(step string, p breaker.Permit, mp modelPermit, err error) {
+	done := func(step fuzzStep, p breaker.Permit, mp modelPermit, err error) {
 		panicked := func() (panicked bool) {
 			defer func() { panicked = recover() != nil }()
 			p.Done(err)
