@@ -96,12 +96,12 @@ func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.D
 	return nil
 }
 
-func (h *hub) withdraw(_ context.Context, name string, msg []byte) error {
+func (h *hub) withdraw(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
 	if h.isDown() {
 		return errHubDown
 	}
 	h.mu.Lock()
-	delete(h.keys, name)
+	h.keys[name] = hubKey{payload: stored, expires: time.Now().Add(ttl)}
 	h.mu.Unlock()
 	h.publish(msg)
 	return nil

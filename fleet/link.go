@@ -33,6 +33,14 @@ type Link struct {
 
 	in chan word // received messages for the applier
 
+	// missed keeps the newest transition per supplier that the publisher
+	// could not send (the link was down, or Redis refused it); replay
+	// asks the publisher to send those still current once the link is up
+	// again (replay.go).
+	missedMu sync.Mutex
+	missed   map[string]breaker.Event
+	replay   chan struct{}
+
 	// pending remembers remote trips of suppliers without an executor
 	// here (inbox.go); at most Buffer names.
 	pmu     sync.Mutex
@@ -57,7 +65,7 @@ type Link struct {
 type counters struct {
 	published, publishFailed, dropped, unsent    atomic.Uint64
 	received, applied, stale, malformed, own     atomic.Uint64
-	deferred, overflow, clipped                  atomic.Uint64
+	deferred, overflow, clipped, replayed        atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
 	firstMalformed, warnedNever                  atomic.Bool
@@ -79,9 +87,11 @@ type Stats struct {
 
 	// Published counts transitions sent to the fleet; PublishFailed those
 	// Redis refused or did not answer in time; Unsent those skipped while
-	// the link was down (reasserted on reconnect if still open); Dropped
-	// those that found the buffer full.
-	Published, PublishFailed, Unsent, Dropped uint64
+	// the link was down; Replayed those of the last two kinds sent once
+	// the link was up again, because the breaker was still in the state
+	// they announced (an opening still open, a closing still closed);
+	// Dropped those that found the buffer full.
+	Published, PublishFailed, Unsent, Replayed, Dropped uint64
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
 	// evidence, an operator override, a probe time no later than the
@@ -126,6 +136,8 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 		out:     make(chan breaker.Event, cfg.Buffer),
 		wake:    make(chan string, cfg.Buffer),
 		in:      make(chan word, cfg.Buffer),
+		missed:  map[string]breaker.Event{},
+		replay:  make(chan struct{}, 1),
 		pending: map[string]pendingOpen{},
 		stop:    make(chan struct{}),
 	}
@@ -220,6 +232,7 @@ func (l *Link) Stats() Stats {
 	n := &l.n
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
+	s.Replayed = n.replayed.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
 	s.Deferred, s.Overflow, s.Clipped = n.deferred.Load(), n.overflow.Load(), n.clipped.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
@@ -288,13 +301,17 @@ func (l *Link) publish() {
 		select {
 		case <-l.stop:
 			return
+		case <-l.replay:
+			l.replayMissed()
 		case e := <-l.out:
 			if !l.isUp() {
-				l.n.unsent.Add(1) // reasserted on reconnect while still open
+				l.n.unsent.Add(1)
+				l.miss(e) // replayed on reconnect while still current
 				continue
 			}
 			if err := l.send(e); err != nil {
 				l.n.publishFailed.Add(1)
+				l.miss(e)
 				continue
 			}
 			l.n.published.Add(1)
@@ -326,7 +343,13 @@ func (l *Link) send(e breaker.Event) error {
 		stored.TTL = int64(ttl)
 		err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
 	} else {
-		err = l.be.withdraw(ctx, e.Name, encode(m))
+		// The key keeps the close for as long as any replica could still
+		// be held open by the trip it ends: a replica that reconnects
+		// after this message reads it there.
+		stored := m
+		ttl := maxProbeIn(l.gcfg, e.Name, l.cfg.Margin)
+		stored.TTL = int64(ttl)
+		err = l.be.withdraw(ctx, e.Name, encode(stored), ttl, encode(m))
 	}
 	if err == nil && e.From == breaker.HalfOpen {
 		// The verdict of this replica's probe is out: free the lease at

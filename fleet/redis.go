@@ -19,9 +19,11 @@ type backend interface {
 	// announce writes a supplier's open key, which expires after ttl, and
 	// publishes msg.
 	announce(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
-	// withdraw deletes a supplier's open key and publishes msg.
-	withdraw(ctx context.Context, name string, msg []byte) error
-	// opens returns every open key with the time it has left.
+	// withdraw replaces a supplier's open key by the close stored, which
+	// expires after ttl, and publishes msg.
+	withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
+	// opens returns every supplier's key (an open, or the close that
+	// ended it) with the time it has left.
 	opens(ctx context.Context) ([]storedOpen, error)
 	// acquire takes a supplier's probe lease if nobody holds it; if
 	// somebody does, left is how long the lease has left (0 if unknown).
@@ -98,10 +100,10 @@ func (r *redisBackend) announce(ctx context.Context, name string, stored []byte,
 	return err
 }
 
-func (r *redisBackend) withdraw(ctx context.Context, name string, msg []byte) error {
+func (r *redisBackend) withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
 	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, r.open+name)
-		p.SRem(ctx, r.suppliers, name)
+		p.Set(ctx, r.open+name, stored, ttl)
+		p.SAdd(ctx, r.suppliers, name)
 		p.Publish(ctx, r.channel, msg)
 		return nil
 	})

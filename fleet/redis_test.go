@@ -105,7 +105,7 @@ func (s *server) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
 // client returns a client of the server, closed at the end of the test.
 func (s *server) client(t *testing.T, opts ...func(*redis.Options)) *redis.Client {
 	o := &redis.Options{Addr: s.addr(), DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1}
+		ReadTimeout: opTimeout, WriteTimeout: opTimeout, MaxRetries: -1}
 	for _, f := range opts {
 		f(o)
 	}

@@ -82,6 +82,10 @@ func (l *Link) session() error {
 	}
 	l.n.sessions.Add(1)
 	l.setUp(true, nil)
+	select { // the publisher sends what it missed meanwhile
+	case l.replay <- struct{}{}:
+	default:
+	}
 	l.rescan.Store(true)
 	l.poke("") // wake the scheduler for the rescan
 

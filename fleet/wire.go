@@ -34,7 +34,7 @@ type message struct {
 	Age int64 `json:"age_ns"`
 	// ProbeIn is, for "open", how long after sending the probe is due.
 	ProbeIn int64 `json:"probe_in_ns,omitempty"`
-	// TTL is, in the open key only, the expiry the key was written with:
+	// TTL is, in the supplier's key only, the expiry it was written with:
 	// a reader learns how old the key is from TTL minus the key's PTTL,
 	// which is measured by the Redis server's clock alone.
 	TTL int64 `json:"ttl_ns,omitempty"`
@@ -81,7 +81,7 @@ func decode(p []byte) (message, error) {
 		return bad("reason %q", m.Reason)
 	case !inRange(m.Age) || !inRange(m.ProbeIn) || !inRange(m.TTL):
 		return bad("durations out of range: age %d, probe_in %d, ttl %d", m.Age, m.ProbeIn, m.TTL)
-	case m.Kind == kindClose && (m.ProbeIn != 0 || m.TTL != 0):
+	case m.Kind == kindClose && m.ProbeIn != 0:
 		return bad("a close message has no probe time")
 	}
 	return m, nil
