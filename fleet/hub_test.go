@@ -19,6 +19,13 @@ type hub struct {
 	subs   map[*hubFeed]struct{}
 	keys   map[string]hubKey // the open keys
 	leases map[string]hubKey // payload: the holder
+	seq    int64             // the operator actions' counter
+	acts   map[string]hubAct // the stored operator actions
+}
+
+type hubAct struct {
+	seq int64
+	msg []byte
 }
 
 type hubKey struct {
@@ -27,7 +34,8 @@ type hubKey struct {
 }
 
 func newHub(latency time.Duration) *hub {
-	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{}}
+	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{},
+		acts: map[string]hubAct{}}
 }
 
 // after runs f after the latency, as a message on the wire would arrive.
@@ -51,6 +59,8 @@ func (h *hub) setDown(down bool) {
 		h.subs = map[*hubFeed]struct{}{}
 		clear(h.keys)
 		clear(h.leases)
+		clear(h.acts)
+		h.seq = 0
 	}
 	h.mu.Unlock()
 	if down {
@@ -164,6 +174,60 @@ func (h *hub) release(_ context.Context, name, replica string) error {
 		delete(h.leases, name)
 	}
 	return nil
+}
+
+func (h *hub) act(_ context.Context, name string, reset bool, build func(int64) []byte) (int64, error) {
+	h.mu.Lock()
+	if h.down {
+		h.mu.Unlock()
+		return 0, errHubDown
+	}
+	h.seq++
+	seq := h.seq
+	h.mu.Unlock()
+	msg := build(seq)
+	if h.put(name, seq, msg, reset) {
+		h.publish(msg)
+	}
+	return seq, nil
+}
+
+func (h *hub) restore(_ context.Context, name string, seq int64, msg []byte) error {
+	if h.isDown() {
+		return errHubDown
+	}
+	if h.put(name, seq, msg, false) {
+		h.publish(msg)
+	}
+	return nil
+}
+
+// put stores an action unless a newer one is stored, as putOverride does.
+func (h *hub) put(name string, seq int64, msg []byte, reset bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq = max(h.seq, seq)
+	if h.acts[name].seq >= seq {
+		return false
+	}
+	h.acts[name] = hubAct{seq: seq, msg: msg}
+	if reset {
+		delete(h.keys, name)
+	}
+	return true
+}
+
+func (h *hub) overrides(context.Context) ([][]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return nil, errHubDown
+	}
+	var out [][]byte
+	for _, a := range h.acts {
+		out = append(out, a.msg)
+	}
+	return out, nil
 }
 
 type hubItem struct {

@@ -55,7 +55,7 @@ func (l *Link) schedule() {
 		}
 		now := time.Now()
 		var next time.Time
-		if l.pendingDue() {
+		if pending, actions := l.pendingDue(), l.overridesDue(); pending || actions {
 			next = now.Add(pendingPoll)
 		}
 		for name, r := range rounds {

@@ -46,6 +46,13 @@ type Link struct {
 	pmu     sync.Mutex
 	pending map[string]pendingOpen
 
+	// overrides is the newest fleet-wide operator action per supplier
+	// (override.go); overriding names the supplier whose breaker the link
+	// is overriding, whose transitions are not published.
+	omu        sync.Mutex
+	overrides  map[string]Override
+	overriding atomic.Pointer[string]
+
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	alive [numGoroutines]atomic.Bool // for Close's report
@@ -133,13 +140,14 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	l := &Link{
 		cfg: cfg, gcfg: gcfg, be: be,
-		out:     make(chan breaker.Event, cfg.Buffer),
-		wake:    make(chan string, cfg.Buffer),
-		in:      make(chan word, cfg.Buffer),
-		missed:  map[string]breaker.Event{},
-		replay:  make(chan struct{}, 1),
-		pending: map[string]pendingOpen{},
-		stop:    make(chan struct{}),
+		out:       make(chan breaker.Event, cfg.Buffer),
+		wake:      make(chan string, cfg.Buffer),
+		in:        make(chan word, cfg.Buffer),
+		missed:    map[string]breaker.Event{},
+		overrides: map[string]Override{},
+		replay:    make(chan struct{}, 1),
+		pending:   map[string]pendingOpen{},
+		stop:      make(chan struct{}),
 	}
 	wired := gcfg
 	wired.OnTransition = l.observer(gcfg.OnTransition)
@@ -253,7 +261,7 @@ func (l *Link) isUp() bool {
 // is two non-blocking channel sends.
 func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
 	return func(e breaker.Event) {
-		if publishable(e) {
+		if publishable(e) && !l.isOverriding(e.Name) {
 			select {
 			case l.out <- e:
 			default:
@@ -282,6 +290,14 @@ func publishable(e breaker.Event) bool {
 		return e.From == breaker.Open || e.From == breaker.HalfOpen
 	}
 	return false
+}
+
+// isOverriding reports whether the link is applying a fleet-wide operator
+// action to name's breaker (on this goroutine or another: either way the
+// transition is the fleet's, not this replica's evidence).
+func (l *Link) isOverriding(name string) bool {
+	p := l.overriding.Load()
+	return p != nil && *p == name
 }
 
 // poke asks the scheduler to look at a supplier, without blocking.

@@ -32,6 +32,15 @@ type backend interface {
 	renew(ctx context.Context, name, replica string, ttl time.Duration) (bool, error)
 	// release gives the lease up if replica holds it.
 	release(ctx context.Context, name, replica string) error
+	// act numbers an operator action (a counter per fleet), stores
+	// build(seq) as the supplier's override unless a newer one is stored,
+	// and publishes it; a reset also ends the supplier's open key.
+	act(ctx context.Context, name string, reset bool, build func(seq int64) []byte) (int64, error)
+	// restore stores an action again unless one as new is stored, and
+	// raises the counter to seq.
+	restore(ctx context.Context, name string, seq int64, msg []byte) error
+	// overrides returns every stored action.
+	overrides(ctx context.Context) ([][]byte, error)
 }
 
 // feed is one subscription.
@@ -58,11 +67,13 @@ type storedOpen struct {
 type redisBackend struct {
 	rdb                             redis.UniversalClient
 	channel, suppliers, open, lease string
+	seq, overridden, override       string
 }
 
 func newRedisBackend(rdb redis.UniversalClient, prefix string) *redisBackend {
 	tag := "{" + prefix + "}:"
-	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:"}
+	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:",
+		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:"}
 }
 
 // releaseScript deletes a lease if this replica holds it.
@@ -181,3 +192,62 @@ func (f *redisFeed) receive(ctx context.Context, timeout time.Duration) ([]byte,
 
 func (f *redisFeed) ping(ctx context.Context) error { return f.ps.Ping(ctx) }
 func (f *redisFeed) close() error                   { return f.ps.Close() }
+
+// putOverride stores an action (KEYS[1], a hash of seq and msg) unless a
+// newer one is stored, lists the supplier (KEYS[2]), raises the counter
+// (KEYS[3]) to its seq, and publishes it on ARGV[4] if it was stored. A
+// reset (ARGV[5] = 1) also ends the supplier's open key (KEYS[4], listed
+// in KEYS[5]).
+var putOverride = redis.NewScript(`
+local seq = tonumber(ARGV[1])
+local cur = tonumber(redis.call("HGET", KEYS[1], "seq") or "0")
+if tonumber(redis.call("GET", KEYS[3]) or "0") < seq then redis.call("SET", KEYS[3], seq) end
+if cur >= seq then return 0 end
+redis.call("HSET", KEYS[1], "seq", seq, "msg", ARGV[2])
+redis.call("SADD", KEYS[2], ARGV[3])
+if ARGV[5] == "1" then
+  redis.call("DEL", KEYS[4])
+  redis.call("SREM", KEYS[5], ARGV[3])
+end
+redis.call("PUBLISH", ARGV[4], ARGV[2])
+return 1`)
+
+func (r *redisBackend) act(ctx context.Context, name string, reset bool, build func(int64) []byte) (int64, error) {
+	seq, err := r.rdb.Incr(ctx, r.seq).Result()
+	if err != nil {
+		return 0, err
+	}
+	return seq, r.put(ctx, name, seq, build(seq), reset)
+}
+
+func (r *redisBackend) restore(ctx context.Context, name string, seq int64, msg []byte) error {
+	return r.put(ctx, name, seq, msg, false)
+}
+
+func (r *redisBackend) put(ctx context.Context, name string, seq int64, msg []byte, resets bool) error {
+	reset := "0"
+	if resets {
+		reset = "1"
+	}
+	keys := []string{r.override + name, r.overridden, r.seq, r.open + name, r.suppliers}
+	return putOverride.Run(ctx, r.rdb, keys, seq, msg, name, r.channel, reset).Err()
+}
+
+func (r *redisBackend) overrides(ctx context.Context) ([][]byte, error) {
+	names, err := r.rdb.SMembers(ctx, r.overridden).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, name := range names {
+		p, err := r.rdb.HGet(ctx, r.override+name, "msg").Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -196,7 +196,7 @@ func (l *Link) catchUp() error {
 	for _, k := range keys {
 		l.receive(k.payload, read, k.left, wctx.Done())
 	}
-	return nil
+	return l.catchUpOverrides(ctx, wctx.Done())
 }
 
 // receive validates one message and hands it to the applier. left is the
@@ -213,8 +213,8 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan s
 		}
 		return
 	}
-	if m.Replica == l.cfg.Replica {
-		l.n.own.Add(1)
+	if m.Replica == l.cfg.Replica && (!isOverride(m.Kind) || l.known(m.Supplier) >= m.Seq) {
+		l.n.own.Add(1) // an action of this replica's it knows already
 		return
 	}
 	if left > 0 {

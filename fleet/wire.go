@@ -38,6 +38,8 @@ type message struct {
 	// a reader learns how old the key is from TTL minus the key's PTTL,
 	// which is measured by the Redis server's clock alone.
 	TTL int64 `json:"ttl_ns,omitempty"`
+	// Seq numbers an operator action (override.go); 0 for the others.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // errMalformed wraps every reason a message is refused.
@@ -75,8 +77,12 @@ func decode(p []byte) (message, error) {
 		return bad("replica %q", m.Replica)
 	case !validSupplier(m.Supplier):
 		return bad("supplier %q", m.Supplier)
-	case m.Kind != kindOpen && m.Kind != kindClose:
+	case m.Kind != kindOpen && m.Kind != kindClose && !isOverride(m.Kind):
 		return bad("kind %q", m.Kind)
+	case isOverride(m.Kind) != (m.Seq > 0):
+		return bad("seq %d for kind %q", m.Seq, m.Kind)
+	case isOverride(m.Kind) && (m.ProbeIn != 0 || m.TTL != 0):
+		return bad("an operator action has no probe time")
 	case len(m.Reason) > 64 || !printable(m.Reason):
 		return bad("reason %q", m.Reason)
 	case !inRange(m.Age) || !inRange(m.ProbeIn) || !inRange(m.TTL):
