@@ -170,9 +170,23 @@ func printable(s string) bool {
 	return true
 }
 
+// maxReasonLen bounds a reason on the wire.
+const maxReasonLen = 64
+
+// validReason reports whether s can be a reason on the wire: an operator's
+// words, or a breaker reason.
+func validReason(s string) bool {
+	return s == "" || (len(s) <= maxReasonLen && validText(s))
+}
+
 // validSupplier reports whether s can name a supplier on the wire.
 func validSupplier(s string) bool {
-	if s == "" || len(s) > MaxSupplierLen || !utf8.ValidString(s) {
+	return s != "" && len(s) <= MaxSupplierLen && validText(s)
+}
+
+// validText reports whether s is valid UTF-8 without control characters.
+func validText(s string) bool {
+	if !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {

@@ -67,6 +67,29 @@ func (l *Link) Reset(ctx context.Context, supplier, reason string) error {
 	return l.act(ctx, supplier, kindReset, reason)
 }
 
+// Control carries out a dashboard's operator action (see
+// dashboard.Options.Control) on every replica: "force-open", "disable" and
+// "reset" as ForceOpen, Disable and Reset, with reason "dashboard" when the
+// operator gave none; "trip" trips this replica's breaker (reason Manual),
+// which the fleet hears as any trip.
+func (l *Link) Control(ctx context.Context, supplier, action, reason string) error {
+	if reason == "" {
+		reason = "dashboard"
+	}
+	switch action {
+	case kindForceOpen, kindDisable, kindReset:
+		return l.act(ctx, supplier, action, reason)
+	case "trip":
+		ex, err := l.g.Executor(supplier)
+		if err != nil {
+			return fmt.Errorf("fleet: trip %q: %w", supplier, err)
+		}
+		ex.Breaker().Trip(breaker.Manual)
+		return nil
+	}
+	return fmt.Errorf("fleet: action must be trip, force-open, disable or reset, got %q", action)
+}
+
 // Overrides returns the newest fleet-wide action per supplier that this
 // replica knows.
 func (l *Link) Overrides() map[string]Override {
@@ -81,8 +104,8 @@ func (l *Link) Overrides() map[string]Override {
 
 // act carries out one operator action here, then tells the fleet.
 func (l *Link) act(ctx context.Context, supplier, kind, reason string) error {
-	if len(reason) > 64 || !printable(reason) {
-		return fmt.Errorf("fleet: the reason must be at most 64 printable bytes without braces or spaces, got %q", reason)
+	if !validReason(reason) {
+		return fmt.Errorf("fleet: the reason must be at most %d bytes of valid UTF-8 without control characters, got %q", maxReasonLen, reason)
 	}
 	ex, err := l.g.Executor(supplier) // a Strict group refuses names it does not list
 	if err != nil {

@@ -2,6 +2,9 @@ package fleet_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/dashboard"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fleet"
 )
@@ -143,7 +147,7 @@ func TestActionErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a bad reason is refused and nothing changes", func(t *testing.T) {
 		l := unreachable(t, groupConfig())
-		err := l.ForceOpen(ctx, "payments", "two words")
+		err := l.ForceOpen(ctx, "payments", "line\nbreak")
 		require.ErrorContains(t, err, "reason")
 		assert.Empty(t, l.Group().Names())
 	})
@@ -160,4 +164,28 @@ func TestActionErrors(t *testing.T) {
 		ex, _ := l.Group().Lookup("payments")
 		assert.Equal(t, breaker.ForcedOpen, ex.Breaker().State())
 	})
+}
+
+// The dashboard's operator control, handed to the link, acts on the fleet.
+func TestTheDashboardsControlActsOnTheFleet(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 2)
+	dash, err := dashboard.New(dashboard.Options{AllowControl: true, Control: rs[0].link.Control, Logger: testLogger})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dash.Close(context.Background()) })
+	dash.AddGroup(rs[0].link.Group())
+	post := func(body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/api/control", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(dashboard.ControlHeader, "1")
+		w := httptest.NewRecorder()
+		dash.ServeHTTP(w, req)
+		return w
+	}
+	w := post(`{"supplier":"payments","action":"force-open","reason":"INC 9: payments double-charge"}`)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	everyReplica(t, rs, breaker.ForcedOpen, "force-open", "INC 9: payments double-charge")
+	w = post(`{"supplier":"payments","action":"reset"}`)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	everyReplica(t, rs, breaker.Closed, "reset", "dashboard")
 }

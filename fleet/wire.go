@@ -83,7 +83,7 @@ func decode(p []byte) (message, error) {
 		return bad("seq %d for kind %q", m.Seq, m.Kind)
 	case isOverride(m.Kind) && (m.ProbeIn != 0 || m.TTL != 0):
 		return bad("an operator action has no probe time")
-	case len(m.Reason) > 64 || !printable(m.Reason):
+	case !validReason(m.Reason):
 		return bad("reason %q", m.Reason)
 	case !inRange(m.Age) || !inRange(m.ProbeIn) || !inRange(m.TTL):
 		return bad("durations out of range: age %d, probe_in %d, ttl %d", m.Age, m.ProbeIn, m.TTL)
