@@ -131,3 +131,14 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 .PHONY: fuzz
 fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
 	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+
+# The fleet module's Sentinel test starts three redis-sentinel processes
+# (Debian package redis-sentinel); its cluster test uses redis-cli, which
+# comes with redis-tools, a dependency of redis-server.
+.PHONY: redis-sentinel
+redis-sentinel: ## Install redis-sentinel (Debian package) if missing, for the fleet module's failover test.
+	@command -v redis-sentinel >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y redis-sentinel redis-tools; }
+
+test: redis-sentinel

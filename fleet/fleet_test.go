@@ -138,24 +138,7 @@ func startFleet(t *testing.T, srv *server, n int) []*replica {
 
 func startReplica(t *testing.T, srv *server, name string) *replica {
 	t.Helper()
-	r := &replica{name: name}
-	g := groupConfig()
-	g.OnTransition = func(e breaker.Event) {
-		r.mu.Lock()
-		r.evs = append(r.evs, e)
-		r.mu.Unlock()
-	}
-	l, err := fleet.New(linkConfig(srv, t, name), g)
-	require.NoError(t, err)
-	r.link = l
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = l.Close(ctx)
-	})
-	eventually(t, 3*time.Second, name+" link up", func() bool { return l.Stats().Up })
-	r.payments(t)
-	return r
+	return startReplicaWith(t, srv.client(t), name)
 }
 
 // traffic submits a payment call on every replica every 5 ms until stop,

@@ -1,7 +1,6 @@
 package fleet_test
 
 import (
-	"context"
 	"io"
 	"net"
 	"sync"
@@ -10,9 +9,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-
-	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/fleet"
 )
 
 // proxy is a TCP proxy on 127.0.0.1 in front of a server: cut closes
@@ -96,27 +92,8 @@ func (p *proxy) restore() {
 // startReplicaVia starts a replica whose client reaches Redis at addr.
 func startReplicaVia(t *testing.T, addr, name string) *replica {
 	t.Helper()
-	r := &replica{name: name}
-	g := groupConfig()
-	g.OnTransition = func(e breaker.Event) {
-		r.mu.Lock()
-		r.evs = append(r.evs, e)
-		r.mu.Unlock()
-	}
-	cfg := linkConfig(nil, t, name)
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 200 * time.Millisecond,
 		ReadTimeout: opTimeout, WriteTimeout: opTimeout, MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
-	cfg.Client = c
-	l, err := fleet.New(cfg, g)
-	require.NoError(t, err)
-	r.link = l
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = l.Close(ctx)
-	})
-	eventually(t, 3*time.Second, name+" link up", func() bool { return l.Stats().Up })
-	r.payments(t)
-	return r
+	return startReplicaWith(t, c, name)
 }
