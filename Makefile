@@ -142,3 +142,10 @@ redis-sentinel: ## Install redis-sentinel (Debian package) if missing, for the f
 		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y redis-sentinel redis-tools; }
 
 test: redis-sentinel
+
+# The fleet at 10, 100 and 1,000 replicas of 100 suppliers each, in virtual
+# time (about 4 minutes on 2 cores); make test runs the 10-replica size.
+.PHONY: fleet-scale
+fleet-scale: ## The fleet's cost and speed at 10, 100 and 1,000 replicas (virtual time, ~4 min): table in out/fleet-scale.md.
+	@mkdir -p $(OUT)
+	cd fleet && FLEET_SCALE=10,100,1000 FLEET_SCALE_OUT=$(OUT)/fleet-scale.md $(GO) test -count=1 -timeout 30m -run '^TestVirtualFleetAtScale$$' -v . | grep -v '^=== '

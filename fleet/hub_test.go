@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,6 +14,11 @@ import (
 // with their expiry, the leases, the subscribers.
 type hub struct {
 	latency time.Duration
+
+	// What Redis would have carried: commands (a MULTI's commands each,
+	// without MULTI and EXEC), messages delivered to subscribers, and
+	// their bytes.
+	cmds, msgs, bytes atomic.Int64
 
 	mu     sync.Mutex
 	down   bool // every operation fails, as with Redis stopped
@@ -79,12 +85,15 @@ func (h *hub) isDown() bool {
 func (h *hub) publish(msg []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.msgs.Add(int64(len(h.subs)))
+	h.bytes.Add(int64(len(h.subs) * len(msg)))
 	for f := range h.subs {
 		h.after(func() { f.push(hubItem{payload: msg}) })
 	}
 }
 
 func (h *hub) subscribe(context.Context) (feed, error) {
+	h.cmds.Add(1)
 	if h.isDown() {
 		return nil, errHubDown
 	}
@@ -96,6 +105,7 @@ func (h *hub) subscribe(context.Context) (feed, error) {
 }
 
 func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	h.cmds.Add(3) // SET, SADD, PUBLISH
 	if h.isDown() {
 		return errHubDown
 	}
@@ -107,6 +117,7 @@ func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.D
 }
 
 func (h *hub) withdraw(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	h.cmds.Add(3) // SET, SADD, PUBLISH
 	if h.isDown() {
 		return errHubDown
 	}
@@ -133,10 +144,13 @@ func (h *hub) opens(context.Context) ([]storedOpen, error) {
 	if h.down {
 		return nil, errHubDown
 	}
-	return h.live(time.Now()), nil
+	live := h.live(time.Now())
+	h.cmds.Add(int64(1 + 2*len(live))) // SMEMBERS, then GET and PTTL each
+	return live, nil
 }
 
 func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
+	h.cmds.Add(2) // SET NX, PTTL
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
@@ -151,6 +165,7 @@ func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration
 }
 
 func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) (bool, error) {
+	h.cmds.Add(1) // EVALSHA
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
@@ -165,6 +180,7 @@ func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) 
 }
 
 func (h *hub) release(_ context.Context, name, replica string) error {
+	h.cmds.Add(1) // EVALSHA
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
@@ -177,6 +193,7 @@ func (h *hub) release(_ context.Context, name, replica string) error {
 }
 
 func (h *hub) act(_ context.Context, name string, reset bool, build func(int64) []byte) (int64, error) {
+	h.cmds.Add(2) // INCR, EVALSHA
 	h.mu.Lock()
 	if h.down {
 		h.mu.Unlock()
@@ -193,6 +210,7 @@ func (h *hub) act(_ context.Context, name string, reset bool, build func(int64) 
 }
 
 func (h *hub) restore(_ context.Context, name string, seq int64, msg []byte) error {
+	h.cmds.Add(1) // EVALSHA
 	if h.isDown() {
 		return errHubDown
 	}
@@ -223,6 +241,7 @@ func (h *hub) overrides(context.Context) ([][]byte, error) {
 	if h.down {
 		return nil, errHubDown
 	}
+	h.cmds.Add(int64(1 + len(h.acts))) // SMEMBERS, then HGET each
 	var out [][]byte
 	for _, a := range h.acts {
 		out = append(out, a.msg)
@@ -270,6 +289,7 @@ func (f *hubFeed) receive(_ context.Context, timeout time.Duration) ([]byte, err
 }
 
 func (f *hubFeed) ping(context.Context) error {
+	f.h.cmds.Add(1)
 	f.h.after(func() { f.push(hubItem{}) })
 	return nil
 }
