@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -133,7 +135,11 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 	if err = errors.Join(err, checkGroup(gcfg)); err != nil {
 		return nil, err
 	}
-	return newLink(cfg, gcfg, newRedisBackend(cfg.Client, cfg.Prefix))
+	var be backend = newRedisBackend(cfg.Client, cfg.Prefix)
+	if cc, ok := cfg.Client.(*redis.ClusterClient); ok {
+		be = newClusterBackend(cc, cfg.Prefix, cfg.HealthCheck, cfg.BackoffMin)
+	}
+	return newLink(cfg, gcfg, be)
 }
 
 // newLink links a group through any backend; cfg is resolved.

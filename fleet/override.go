@@ -248,9 +248,7 @@ func (l *Link) catchUpOverrides(ctx context.Context, wait <-chan struct{}) error
 			continue
 		}
 		m := message{V: wireVersion, Replica: o.Replica, Supplier: name, Kind: o.Action, Reason: o.Reason, Seq: o.Seq}
-		if err := l.be.restore(ctx, name, o.Seq, encode(m)); err != nil {
-			return err
-		}
+		_ = l.be.restore(ctx, name, o.Seq, encode(m)) // else the next catch-up tries again
 	}
 	return nil
 }

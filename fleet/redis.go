@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -68,12 +70,20 @@ type redisBackend struct {
 	rdb                             redis.UniversalClient
 	channel, suppliers, open, lease string
 	seq, overridden, override       string
+	// sharded, in a cluster, publishes and subscribes with SPUBLISH and
+	// SSUBSCRIBE (Redis 7), so that a message travels only within the
+	// shard of its channel; nil or false: PUBLISH and SUBSCRIBE.
+	sharded *atomic.Bool
 }
 
 func newRedisBackend(rdb redis.UniversalClient, prefix string) *redisBackend {
-	tag := "{" + prefix + "}:"
+	return newLane(rdb, "{"+prefix+"}:", nil)
+}
+
+// newLane is a backend whose keys and channel start with tag.
+func newLane(rdb redis.UniversalClient, tag string, sharded *atomic.Bool) *redisBackend {
 	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:",
-		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:"}
+		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:", sharded: sharded}
 }
 
 // releaseScript deletes a lease if this replica holds it.
@@ -83,10 +93,25 @@ var releaseScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] th
 var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
 
 func (r *redisBackend) subscribe(ctx context.Context) (feed, error) {
-	ps := r.rdb.Subscribe(ctx) // no channel yet: nothing is sent
-	if err := ps.Subscribe(ctx, r.channel); err != nil {
-		_ = ps.Close()
-		return nil, err
+	var ps *redis.PubSub
+	if r.isSharded() {
+		ps = r.rdb.SSubscribe(ctx) // no channel yet: nothing is sent
+		err := ps.SSubscribe(ctx, r.channel)
+		if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+			r.sharded.Store(false) // before Redis 7: plain pub/sub
+			_ = ps.Close()
+			return r.subscribe(ctx)
+		}
+		if err != nil {
+			_ = ps.Close()
+			return nil, err
+		}
+	} else {
+		ps = r.rdb.Subscribe(ctx)
+		if err := ps.Subscribe(ctx, r.channel); err != nil {
+			_ = ps.Close()
+			return nil, err
+		}
 	}
 	f := &redisFeed{ps: ps}
 	// The confirmation comes before anything published after it.
@@ -105,17 +130,28 @@ func (r *redisBackend) announce(ctx context.Context, name string, stored []byte,
 	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, r.open+name, stored, ttl)
 		p.SAdd(ctx, r.suppliers, name)
-		p.Publish(ctx, r.channel, msg)
+		r.publish(ctx, p, msg)
 		return nil
 	})
 	return err
+}
+
+func (r *redisBackend) isSharded() bool { return r.sharded != nil && r.sharded.Load() }
+
+// publish queues the message on the fleet's channel in p.
+func (r *redisBackend) publish(ctx context.Context, p redis.Pipeliner, msg []byte) {
+	if r.isSharded() {
+		p.SPublish(ctx, r.channel, msg)
+	} else {
+		p.Publish(ctx, r.channel, msg)
+	}
 }
 
 func (r *redisBackend) withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
 	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, r.open+name, stored, ttl)
 		p.SAdd(ctx, r.suppliers, name)
-		p.Publish(ctx, r.channel, msg)
+		r.publish(ctx, p, msg)
 		return nil
 	})
 	return err
@@ -195,9 +231,10 @@ func (f *redisFeed) close() error                   { return f.ps.Close() }
 
 // putOverride stores an action (KEYS[1], a hash of seq and msg) unless a
 // newer one is stored, lists the supplier (KEYS[2]), raises the counter
-// (KEYS[3]) to its seq, and publishes it on ARGV[4] if it was stored. A
-// reset (ARGV[5] = 1) also ends the supplier's open key (KEYS[4], listed
-// in KEYS[5]).
+// (KEYS[3]) to its seq, and publishes it on KEYS[6] with the command
+// ARGV[4] (PUBLISH or SPUBLISH; the channel is among the keys so that a
+// cluster checks its slot) if it was stored. A reset (ARGV[5] = 1) also
+// ends the supplier's open key (KEYS[4], listed in KEYS[5]).
 var putOverride = redis.NewScript(`
 local seq = tonumber(ARGV[1])
 local cur = tonumber(redis.call("HGET", KEYS[1], "seq") or "0")
@@ -209,7 +246,7 @@ if ARGV[5] == "1" then
   redis.call("DEL", KEYS[4])
   redis.call("SREM", KEYS[5], ARGV[3])
 end
-redis.call("PUBLISH", ARGV[4], ARGV[2])
+redis.call(ARGV[4], KEYS[6], ARGV[2])
 return 1`)
 
 func (r *redisBackend) act(ctx context.Context, name string, reset bool, build func(int64) []byte) (int64, error) {
@@ -229,8 +266,12 @@ func (r *redisBackend) put(ctx context.Context, name string, seq int64, msg []by
 	if resets {
 		reset = "1"
 	}
-	keys := []string{r.override + name, r.overridden, r.seq, r.open + name, r.suppliers}
-	return putOverride.Run(ctx, r.rdb, keys, seq, msg, name, r.channel, reset).Err()
+	keys := []string{r.override + name, r.overridden, r.seq, r.open + name, r.suppliers, r.channel}
+	publish := "PUBLISH"
+	if r.isSharded() {
+		publish = "SPUBLISH"
+	}
+	return putOverride.Run(ctx, r.rdb, keys, seq, msg, name, publish, reset).Err()
 }
 
 func (r *redisBackend) overrides(ctx context.Context) ([][]byte, error) {

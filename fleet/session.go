@@ -95,6 +95,18 @@ func (l *Link) session() error {
 		if l.stopped() {
 			return nil
 		}
+		if errors.Is(err, errResync) {
+			// A lane of a cluster is back: catch up with it.
+			if err := l.catchUp(); err != nil {
+				return err
+			}
+			select {
+			case l.replay <- struct{}{}:
+			default:
+			}
+			heard, pinged = time.Now(), false
+			continue
+		}
 		if err != nil {
 			if !isTimeout(err) {
 				return err
@@ -177,7 +189,7 @@ func (l *Link) catchUp() error {
 	}
 	for _, e := range mine {
 		if err := l.send(e); err != nil {
-			return err
+			l.miss(e) // a lane of a cluster may be down: replayed later
 		}
 	}
 
