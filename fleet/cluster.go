@@ -83,6 +83,14 @@ func (c *clusterBackend) restore(ctx context.Context, name string, seq int64, ms
 	return c.lane(name).restore(ctx, name, seq, msg)
 }
 
+func (c *clusterBackend) report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error {
+	return c.lane(name).report(ctx, name, replica, state, ttl)
+}
+
+func (c *clusterBackend) view(ctx context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
+	return c.lane(name).view(ctx, name)
+}
+
 // opens reads every lane it can reach; it fails only if it reaches none.
 func (c *clusterBackend) opens(ctx context.Context) ([]storedOpen, error) {
 	var out []storedOpen

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +28,7 @@ type hub struct {
 	leases map[string]hubKey // payload: the holder
 	seq    int64             // the operator actions' counter
 	acts   map[string]hubAct // the stored operator actions
+	states map[string]hubKey // the view: supplier + "/" + replica
 }
 
 type hubAct struct {
@@ -41,7 +43,7 @@ type hubKey struct {
 
 func newHub(latency time.Duration) *hub {
 	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{},
-		acts: map[string]hubAct{}}
+		acts: map[string]hubAct{}, states: map[string]hubKey{}}
 }
 
 // after runs f after the latency, as a message on the wire would arrive.
@@ -247,6 +249,36 @@ func (h *hub) overrides(context.Context) ([][]byte, error) {
 		out = append(out, a.msg)
 	}
 	return out, nil
+}
+
+func (h *hub) report(_ context.Context, name, replica string, state []byte, ttl time.Duration) error {
+	h.cmds.Add(3) // SET, SADD, PEXPIRE
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return errHubDown
+	}
+	h.states[name+"/"+replica] = hubKey{payload: state, expires: time.Now().Add(ttl)}
+	return nil
+}
+
+func (h *hub) view(_ context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return nil, "", 0, errHubDown
+	}
+	now := time.Now()
+	out := map[string]storedOpen{}
+	for k, v := range h.states {
+		if rep, ok := strings.CutPrefix(k, name+"/"); ok && v.expires.After(now) {
+			out[rep] = storedOpen{payload: v.payload, left: v.expires.Sub(now)}
+		}
+	}
+	if l, ok := h.leases[name]; ok && l.expires.After(now) {
+		return out, string(l.payload), l.expires.Sub(now), nil
+	}
+	return out, "", 0, nil
 }
 
 type hubItem struct {

@@ -48,6 +48,9 @@ func (l *Link) schedule() {
 			}
 		case <-t.C:
 		}
+		if l.viewReset.Swap(false) {
+			clear(l.written) // a new session: Redis may have lost the view
+		}
 		if l.rescan.Swap(false) {
 			for _, name := range l.g.Names() {
 				l.review(rounds, name)
@@ -87,6 +90,7 @@ func (l *Link) review(rounds map[string]*round, name string) {
 	}
 	b := ex.Breaker()
 	s := b.Stats()
+	l.report(l.written, name, s)
 	r := rounds[name]
 	ttl := leaseTTL(l.gcfg, name, l.cfg.Margin)
 	if s.State != breaker.Open {

@@ -55,6 +55,12 @@ type Link struct {
 	overrides  map[string]Override
 	overriding atomic.Pointer[string]
 
+	// written is, per supplier, the breaker generation last reported for
+	// the view (view.go); the scheduler's own. viewReset asks it to
+	// report everything again.
+	written   map[string]uint64
+	viewReset atomic.Bool
+
 	stop  chan struct{}
 	wg    sync.WaitGroup
 	alive [numGoroutines]atomic.Bool // for Close's report
@@ -151,6 +157,7 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 		in:        make(chan word, cfg.Buffer),
 		missed:    map[string]breaker.Event{},
 		overrides: map[string]Override{},
+		written:   map[string]uint64{},
 		replay:    make(chan struct{}, 1),
 		pending:   map[string]pendingOpen{},
 		stop:      make(chan struct{}),

@@ -43,6 +43,12 @@ type backend interface {
 	restore(ctx context.Context, name string, seq int64, msg []byte) error
 	// overrides returns every stored action.
 	overrides(ctx context.Context) ([][]byte, error)
+	// report stores a replica's state of a supplier for the view, expiring
+	// after ttl.
+	report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error
+	// view returns every replica's stored state of a supplier, the
+	// holder of its probe lease and what the lease has left.
+	view(ctx context.Context, name string) (states map[string]storedOpen, prober string, left time.Duration, err error)
 }
 
 // feed is one subscription.
@@ -70,6 +76,7 @@ type redisBackend struct {
 	rdb                             redis.UniversalClient
 	channel, suppliers, open, lease string
 	seq, overridden, override       string
+	state, reporters                string
 	// sharded, in a cluster, publishes and subscribes with SPUBLISH and
 	// SSUBSCRIBE (Redis 7), so that a message travels only within the
 	// shard of its channel; nil or false: PUBLISH and SUBSCRIBE.
@@ -83,7 +90,8 @@ func newRedisBackend(rdb redis.UniversalClient, prefix string) *redisBackend {
 // newLane is a backend whose keys and channel start with tag.
 func newLane(rdb redis.UniversalClient, tag string, sharded *atomic.Bool) *redisBackend {
 	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:",
-		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:", sharded: sharded}
+		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:",
+		state: tag + "state:", reporters: tag + "reporters:", sharded: sharded}
 }
 
 // releaseScript deletes a lease if this replica holds it.
@@ -291,4 +299,44 @@ func (r *redisBackend) overrides(ctx context.Context) ([][]byte, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+func (r *redisBackend) report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, r.state+name+":"+replica, state, ttl)
+		p.SAdd(ctx, r.reporters+name, replica)
+		p.PExpire(ctx, r.reporters+name, ttl)
+		return nil
+	})
+	return err
+}
+
+func (r *redisBackend) view(ctx context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
+	replicas, err := r.rdb.SMembers(ctx, r.reporters+name).Result()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	gets := make([]*redis.StringCmd, len(replicas))
+	pttls := make([]*redis.DurationCmd, len(replicas))
+	var holder *redis.StringCmd
+	var left *redis.DurationCmd
+	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, rep := range replicas {
+			gets[i] = p.Get(ctx, r.state+name+":"+rep)
+			pttls[i] = p.PTTL(ctx, r.state+name+":"+rep)
+		}
+		holder = p.Get(ctx, r.lease+name)
+		left = p.PTTL(ctx, r.lease+name)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, "", 0, err
+	}
+	out := map[string]storedOpen{}
+	for i, rep := range replicas {
+		if b, err := gets[i].Bytes(); err == nil && pttls[i].Val() > 0 {
+			out[rep] = storedOpen{payload: b, left: pttls[i].Val()}
+		}
+	}
+	return out, holder.Val(), max(left.Val(), 0), nil
 }

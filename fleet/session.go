@@ -82,6 +82,7 @@ func (l *Link) session() error {
 	}
 	l.n.sessions.Add(1)
 	l.setUp(true, nil)
+	l.viewReset.Store(true)
 	select { // the publisher sends what it missed meanwhile
 	case l.replay <- struct{}{}:
 	default:
