@@ -83,6 +83,10 @@ func (c *clusterBackend) restore(ctx context.Context, name string, seq int64, ms
 	return c.lane(name).restore(ctx, name, seq, msg)
 }
 
+func (c *clusterBackend) vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {
+	return c.lane(name).vote(ctx, name, replica, q, stored, ttl, msg)
+}
+
 func (c *clusterBackend) report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error {
 	return c.lane(name).report(ctx, name, replica, state, ttl)
 }

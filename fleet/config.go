@@ -66,10 +66,33 @@ type Config struct {
 	// attempts; it doubles from BackoffMin after each failure, with up to
 	// 50% jitter. 0 means 50ms and 5s.
 	BackoffMin, BackoffMax time.Duration
+	// Quorum, with Replicas above 1, makes a trip fleet-wide only once
+	// that many replicas have tripped on their own evidence within Window
+	// (see Quorum). The zero value: every trip is fleet-wide at once.
+	Quorum Quorum
 	// Logger receives the link's state changes (up at Info, down at Warn)
 	// and the first malformed message. nil means slog.Default().
 	Logger *slog.Logger
 }
+
+// Quorum asks several replicas to agree before a trip reaches the fleet,
+// so that one replica's own trouble (its network, a pause of its process)
+// cannot open a supplier for everyone. A replica that trips is protected
+// by its own breaker at once, as always; its trip is a vote, kept by Redis
+// (a sorted set per supplier, scored by the Redis server's clock), and the
+// vote that makes Replicas within Window opens the supplier on every
+// replica, as a trip without a quorum does. While the supplier is open
+// fleet-wide, a probe's failure reaches the fleet without a vote.
+type Quorum struct {
+	// Replicas is how many replicas must trip, this one included; 0 or 1
+	// means no quorum. At most 10000.
+	Replicas int
+	// Window is how recent the votes must be. 0 means 10s.
+	Window time.Duration
+}
+
+// DefaultQuorumWindow is the zero value of Quorum.Window.
+const DefaultQuorumWindow = 10 * time.Second
 
 // resolve applies the defaults and validates; errors name the field.
 func (c Config) resolve() (Config, error) {
@@ -109,6 +132,10 @@ func (c Config) resolve() (Config, error) {
 	if c.BackoffMax < c.BackoffMin {
 		bad("BackoffMax (%v) must be ≥ BackoffMin (%v)", c.BackoffMax, c.BackoffMin)
 	}
+	if c.Quorum.Replicas < 0 || c.Quorum.Replicas > 10000 {
+		bad("Quorum.Replicas must be in [0, 10000], got %d", c.Quorum.Replicas)
+	}
+	dur("Quorum.Window", &c.Quorum.Window, DefaultQuorumWindow)
 	switch {
 	case c.Buffer < 0 || c.Buffer > 1<<20:
 		bad("Buffer must be in [0, %d], got %d", 1<<20, c.Buffer)

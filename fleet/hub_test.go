@@ -29,6 +29,7 @@ type hub struct {
 	seq    int64             // the operator actions' counter
 	acts   map[string]hubAct // the stored operator actions
 	states map[string]hubKey // the view: supplier + "/" + replica
+	votes  map[string]map[string]time.Time
 }
 
 type hubAct struct {
@@ -43,7 +44,7 @@ type hubKey struct {
 
 func newHub(latency time.Duration) *hub {
 	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{},
-		acts: map[string]hubAct{}, states: map[string]hubKey{}}
+		acts: map[string]hubAct{}, states: map[string]hubKey{}, votes: map[string]map[string]time.Time{}}
 }
 
 // after runs f after the latency, as a message on the wire would arrive.
@@ -68,6 +69,7 @@ func (h *hub) setDown(down bool) {
 		clear(h.keys)
 		clear(h.leases)
 		clear(h.acts)
+		clear(h.votes)
 		h.seq = 0
 	}
 	h.mu.Unlock()
@@ -249,6 +251,37 @@ func (h *hub) overrides(context.Context) ([][]byte, error) {
 		out = append(out, a.msg)
 	}
 	return out, nil
+}
+
+func (h *hub) vote(_ context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {
+	h.cmds.Add(1) // EVALSHA
+	h.mu.Lock()
+	if h.down {
+		h.mu.Unlock()
+		return false, errHubDown
+	}
+	now := time.Now()
+	vs := h.votes[name]
+	if vs == nil {
+		vs = map[string]time.Time{}
+		h.votes[name] = vs
+	}
+	vs[replica] = now
+	for r, at := range vs {
+		if now.Sub(at) > q.Window {
+			delete(vs, r)
+		}
+	}
+	k, ok := h.keys[name]
+	open := ok && k.expires.After(now) && strings.Contains(string(k.payload), `"kind":"open"`)
+	if !open && len(vs) < q.Replicas {
+		h.mu.Unlock()
+		return false, nil
+	}
+	h.keys[name] = hubKey{payload: stored, expires: now.Add(ttl)}
+	h.mu.Unlock()
+	h.publish(msg)
+	return true, nil
 }
 
 func (h *hub) report(_ context.Context, name, replica string, state []byte, ttl time.Duration) error {

@@ -80,7 +80,7 @@ type Link struct {
 type counters struct {
 	published, publishFailed, dropped, unsent    atomic.Uint64
 	received, applied, stale, malformed, own     atomic.Uint64
-	deferred, overflow, clipped, replayed        atomic.Uint64
+	deferred, overflow, clipped, replayed, votes atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
 	firstMalformed, warnedNever                  atomic.Bool
@@ -107,6 +107,9 @@ type Stats struct {
 	// they announced (an opening still open, a closing still closed);
 	// Dropped those that found the buffer full.
 	Published, PublishFailed, Unsent, Replayed, Dropped uint64
+	// Votes counts this replica's trips that stayed local because fewer
+	// than Config.Quorum.Replicas replicas had tripped within its window.
+	Votes uint64
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
 	// evidence, an operator override, a probe time no later than the
@@ -253,7 +256,7 @@ func (l *Link) Stats() Stats {
 	n := &l.n
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
-	s.Replayed = n.replayed.Load()
+	s.Replayed, s.Votes = n.replayed.Load(), n.votes.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
 	s.Deferred, s.Overflow, s.Clipped = n.deferred.Load(), n.overflow.Load(), n.clipped.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
@@ -370,7 +373,15 @@ func (l *Link) send(e breaker.Event) error {
 		stored := m
 		ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
 		stored.TTL = int64(ttl)
-		err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
+		if q := l.cfg.Quorum; q.Replicas > 1 {
+			var announced bool
+			announced, err = l.be.vote(ctx, e.Name, l.cfg.Replica, q, encode(stored), ttl, encode(m))
+			if err == nil && !announced {
+				l.n.votes.Add(1)
+			}
+		} else {
+			err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
+		}
 	} else {
 		// The key keeps the close for as long as any replica could still
 		// be held open by the trip it ends: a replica that reconnects

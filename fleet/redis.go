@@ -43,6 +43,11 @@ type backend interface {
 	restore(ctx context.Context, name string, seq int64, msg []byte) error
 	// overrides returns every stored action.
 	overrides(ctx context.Context) ([][]byte, error)
+	// vote, for a trip under a quorum, announces it as announce does if
+	// the supplier is open fleet-wide already, or if with this replica's
+	// vote q.Replicas replicas have tripped within q.Window; otherwise it
+	// only records the vote.
+	vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (announced bool, err error)
 	// report stores a replica's state of a supplier for the view, expiring
 	// after ttl.
 	report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error
@@ -76,7 +81,7 @@ type redisBackend struct {
 	rdb                             redis.UniversalClient
 	channel, suppliers, open, lease string
 	seq, overridden, override       string
-	state, reporters                string
+	state, reporters, votes         string
 	// sharded, in a cluster, publishes and subscribes with SPUBLISH and
 	// SSUBSCRIBE (Redis 7), so that a message travels only within the
 	// shard of its channel; nil or false: PUBLISH and SUBSCRIBE.
@@ -91,7 +96,7 @@ func newRedisBackend(rdb redis.UniversalClient, prefix string) *redisBackend {
 func newLane(rdb redis.UniversalClient, tag string, sharded *atomic.Bool) *redisBackend {
 	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:",
 		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:",
-		state: tag + "state:", reporters: tag + "reporters:", sharded: sharded}
+		state: tag + "state:", reporters: tag + "reporters:", votes: tag + "votes:", sharded: sharded}
 }
 
 // releaseScript deletes a lease if this replica holds it.
@@ -339,4 +344,37 @@ func (r *redisBackend) view(ctx context.Context, name string) (map[string]stored
 		}
 	}
 	return out, holder.Val(), max(left.Val(), 0), nil
+}
+
+// voteScript records a replica's trip (ARGV[1]) in the supplier's votes
+// (KEYS[1], scored by the server's clock in ms, forgetting those older
+// than ARGV[2] ms) and, if the supplier's key (KEYS[2]) holds an open
+// already or the votes reach ARGV[3], writes the key (ARGV[4], expiring
+// after ARGV[5] ms), lists the supplier (KEYS[3], member ARGV[6]) and
+// publishes ARGV[7] on KEYS[4] with the command ARGV[8]. It returns 1 if
+// it announced.
+var voteScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[2])
+redis.call("ZADD", KEYS[1], now, ARGV[1])
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
+redis.call("PEXPIRE", KEYS[1], window)
+local cur = redis.call("GET", KEYS[2])
+local open = cur and string.find(cur, '"kind":"open"', 1, true)
+if not open and redis.call("ZCARD", KEYS[1]) < tonumber(ARGV[3]) then return 0 end
+redis.call("SET", KEYS[2], ARGV[4], "PX", ARGV[5])
+redis.call("SADD", KEYS[3], ARGV[6])
+redis.call(ARGV[8], KEYS[4], ARGV[7])
+return 1`)
+
+func (r *redisBackend) vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {
+	publish := "PUBLISH"
+	if r.isSharded() {
+		publish = "SPUBLISH"
+	}
+	keys := []string{r.votes + name, r.open + name, r.suppliers, r.channel}
+	n, err := voteScript.Run(ctx, r.rdb, keys, replica, q.Window.Milliseconds(), q.Replicas,
+		stored, max(ttl.Milliseconds(), 1), name, msg, publish).Int()
+	return n == 1, err
 }
