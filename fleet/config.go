@@ -94,6 +94,21 @@ type Quorum struct {
 // DefaultQuorumWindow is the zero value of Quorum.Window.
 const DefaultQuorumWindow = 10 * time.Second
 
+// resolve applies the default window; errors name the field.
+func (q *Quorum) resolve() []error {
+	var errs []error
+	if q.Replicas < 0 || q.Replicas > 10000 {
+		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Replicas must be in [0, 10000], got %d", q.Replicas))
+	}
+	switch {
+	case q.Window < 0 || q.Window > time.Hour:
+		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Window must be in [0, 1h], got %v", q.Window))
+	case q.Window == 0:
+		q.Window = DefaultQuorumWindow
+	}
+	return errs
+}
+
 // resolve applies the defaults and validates; errors name the field.
 func (c Config) resolve() (Config, error) {
 	var errs []error
@@ -132,10 +147,7 @@ func (c Config) resolve() (Config, error) {
 	if c.BackoffMax < c.BackoffMin {
 		bad("BackoffMax (%v) must be ≥ BackoffMin (%v)", c.BackoffMax, c.BackoffMin)
 	}
-	if c.Quorum.Replicas < 0 || c.Quorum.Replicas > 10000 {
-		bad("Quorum.Replicas must be in [0, 10000], got %d", c.Quorum.Replicas)
-	}
-	dur("Quorum.Window", &c.Quorum.Window, DefaultQuorumWindow)
+	errs = append(errs, c.Quorum.resolve()...)
 	switch {
 	case c.Buffer < 0 || c.Buffer > 1<<20:
 		bad("Buffer must be in [0, %d], got %d", 1<<20, c.Buffer)

@@ -48,14 +48,7 @@ func (l *Link) schedule() {
 			}
 		case <-t.C:
 		}
-		if l.viewReset.Swap(false) {
-			clear(l.written) // a new session: Redis may have lost the view
-		}
-		if l.rescan.Swap(false) {
-			for _, name := range l.g.Names() {
-				l.review(rounds, name)
-			}
-		}
+		l.scan(rounds)
 		now := time.Now()
 		var next time.Time
 		if pending, actions := l.pendingDue(), l.overridesDue(); pending || actions {
@@ -77,6 +70,19 @@ func (l *Link) schedule() {
 		}
 		if !next.IsZero() {
 			t.Reset(max(time.Until(next), 0))
+		}
+	}
+}
+
+// scan reviews every supplier when asked to (rescan), after forgetting
+// what the view was told if a new session began (viewReset).
+func (l *Link) scan(rounds map[string]*round) {
+	if l.viewReset.Swap(false) {
+		clear(l.written) // a new session: Redis may have lost the view
+	}
+	if l.rescan.Swap(false) {
+		for _, name := range l.g.Names() {
+			l.review(rounds, name)
 		}
 	}
 }

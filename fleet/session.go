@@ -97,13 +97,8 @@ func (l *Link) session() error {
 			return nil
 		}
 		if errors.Is(err, errResync) {
-			// A lane of a cluster is back: catch up with it.
-			if err := l.catchUp(); err != nil {
+			if err := l.resync(); err != nil {
 				return err
-			}
-			select {
-			case l.replay <- struct{}{}:
-			default:
 			}
 			heard, pinged = time.Now(), false
 			continue
@@ -129,6 +124,19 @@ func (l *Link) session() error {
 			l.receive(p, time.Now(), 0, nil)
 		}
 	}
+}
+
+// resync catches up with a lane of a cluster that is back, and has the
+// publisher send what it missed.
+func (l *Link) resync() error {
+	if err := l.catchUp(); err != nil {
+		return err
+	}
+	select {
+	case l.replay <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 func isTimeout(err error) bool {

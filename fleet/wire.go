@@ -77,12 +77,8 @@ func decode(p []byte) (message, error) {
 		return bad("replica %q", m.Replica)
 	case !validSupplier(m.Supplier):
 		return bad("supplier %q", m.Supplier)
-	case m.Kind != kindOpen && m.Kind != kindClose && !isOverride(m.Kind):
-		return bad("kind %q", m.Kind)
-	case isOverride(m.Kind) != (m.Seq > 0):
-		return bad("seq %d for kind %q", m.Seq, m.Kind)
-	case isOverride(m.Kind) && (m.ProbeIn != 0 || m.TTL != 0):
-		return bad("an operator action has no probe time")
+	case checkKind(m) != "":
+		return bad("%s", checkKind(m))
 	case !validReason(m.Reason):
 		return bad("reason %q", m.Reason)
 	case !inRange(m.Age) || !inRange(m.ProbeIn) || !inRange(m.TTL):
@@ -102,4 +98,18 @@ func (m message) aged(d time.Duration) message {
 	m.Age = min(m.Age+int64(d), int64(maxDurationOnWire))
 	m.ProbeIn = max(m.ProbeIn-int64(d), 0)
 	return m
+}
+
+// checkKind returns what is wrong with a message's kind and the fields
+// that go with it, or "".
+func checkKind(m message) string {
+	switch {
+	case m.Kind != kindOpen && m.Kind != kindClose && !isOverride(m.Kind):
+		return fmt.Sprintf("kind %q", m.Kind)
+	case isOverride(m.Kind) != (m.Seq > 0):
+		return fmt.Sprintf("seq %d for kind %q", m.Seq, m.Kind)
+	case isOverride(m.Kind) && (m.ProbeIn != 0 || m.TTL != 0):
+		return "an operator action has no probe time"
+	}
+	return ""
 }
