@@ -203,24 +203,23 @@ func (l *Link) applyOverride(m message) outcome {
 // wait.
 func (l *Link) overridesDue() bool {
 	l.omu.Lock()
-	var due []message
+	var due []string
 	waiting := false
 	for name, o := range l.overrides {
-		if o.Applied {
-			continue
-		}
-		if l.has(name) {
-			due = append(due, message{Supplier: name, Kind: o.Action, Reason: o.Reason, Replica: o.Replica, Seq: o.Seq})
+		switch {
+		case o.Applied:
+		case l.has(name):
+			due = append(due, name)
 			o.Applied = true
 			l.overrides[name] = o
-		} else if !l.gcfg.Strict {
+		case !l.gcfg.Strict:
 			waiting = true
 		}
 	}
 	l.omu.Unlock()
-	for _, m := range due {
-		if ex, ok := l.g.Lookup(m.Supplier); ok {
-			l.enforce(ex.Breaker(), m.Supplier)
+	for _, name := range due {
+		if ex, ok := l.g.Lookup(name); ok {
+			l.enforce(ex.Breaker(), name)
 			l.n.applied.Add(1)
 		}
 	}

@@ -131,7 +131,9 @@ func (l *Link) report(written map[string]uint64, name string, s breaker.Stats) {
 	b, _ := json.Marshal(e)
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
-	if l.be.report(ctx, name, l.cfg.Replica, b, viewTTL) == nil {
-		written[name] = s.Generation
-	}
+	// Best effort: a report that fails is not tried again before the
+	// breaker's next transition or the next session, so that an
+	// unreachable shard does not hold up the scheduler on every review.
+	_ = l.be.report(ctx, name, l.cfg.Replica, b, viewTTL)
+	written[name] = s.Generation
 }
