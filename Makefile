@@ -235,3 +235,24 @@ bench-inbound: ## inbound.Handler beside a bare handler, BENCH_COUNT counts, med
 .PHONY: faults
 faults: ## The network-fault tests (Toxiproxy embedded), verbose: trip times, reasons, recovery (~20 s).
 	cd faults && $(GO) test -race -count=1 -v ./...
+
+fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
+	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
+
+# The fleet module's Sentinel test starts three redis-sentinel processes
+# (Debian package redis-sentinel); its cluster test uses redis-cli, which
+# comes with redis-tools, a dependency of redis-server.
+.PHONY: redis-sentinel
+redis-sentinel: ## Install redis-sentinel (Debian package) if missing, for the fleet module's failover test.
+	@command -v redis-sentinel >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y redis-sentinel redis-tools; }
+
+test: redis-sentinel
+
+# The fleet at 10, 100 and 1,000 replicas of 100 suppliers each, in virtual
+# time (about 4 minutes on 2 cores); make test runs the 10-replica size.
+.PHONY: fleet-scale
+fleet-scale: ## The fleet's cost and speed at 10, 100 and 1,000 replicas (virtual time, ~4 min): table in out/fleet-scale.md.
+	@mkdir -p $(OUT)
+	cd fleet && FLEET_SCALE=10,100,1000 FLEET_SCALE_OUT=$(OUT)/fleet-scale.md $(GO) test -count=1 -timeout 30m -run '^TestVirtualFleetAtScale$$' -v . | grep -v '^=== '

@@ -23,6 +23,7 @@ const ControlHeader = "X-Fusebox-Control"
 type ControlRequest struct {
 	Supplier string `json:"supplier"` // Supplier.ID
 	Action   string `json:"action"`   // "trip", "force-open" or "reset"
+	Reason   string `json:"reason"`   // optional: the operator's, for Options.Control
 }
 
 // actions are the operator actions, by name.
@@ -84,7 +85,14 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "dashboard: control request: no supplier "+quote(req.Supplier), http.StatusNotFound)
 		return
 	}
-	act(ex.Breaker())
+	if h.opts.Control != nil {
+		if err := h.opts.Control(r.Context(), ex.Name(), req.Action, req.Reason); err != nil {
+			http.Error(w, "dashboard: control: "+err.Error(), http.StatusBadGateway)
+			return
+		}
+	} else {
+		act(ex.Breaker())
+	}
 	st := ex.Breaker().State()
 	h.opts.Logger.LogAttrs(context.Background(), slog.LevelWarn, "fusebox dashboard: operator action",
 		slog.String("supplier", req.Supplier), slog.String("action", req.Action),

@@ -1,6 +1,8 @@
 package dashboard_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
 
@@ -115,4 +117,25 @@ func TestNoGetChangesAnything(t *testing.T) {
 		assert.Equal(t, http.StatusMethodNotAllowed, w.Code, path)
 	}
 	assert.Equal(t, before, gens())
+}
+
+func TestControlHandsActionsToOptionsControl(t *testing.T) {
+	g := newGroup(t, "payments")
+	var got []string
+	h := newHandler(t, dashboard.Options{AllowControl: true, Control: func(_ context.Context, supplier, action, reason string) error {
+		got = append(got, supplier+" "+action+" "+reason)
+		if action == "reset" {
+			return errors.New("redis down")
+		}
+		return nil
+	}})
+	h.AddGroup(g)
+	ex, _ := g.Executor("payments")
+	w := do(h, http.MethodPost, "/api/control", `{"supplier":"payments","action":"force-open","reason":"INC 42"}`, controlHeaders)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	assert.Equal(t, "closed", ex.Breaker().State().String(), "the hook acts, not the handler")
+	w = do(h, http.MethodPost, "/api/control", `{"supplier":"payments","action":"reset"}`, controlHeaders)
+	assert.Equal(t, http.StatusBadGateway, w.Code)
+	assert.Contains(t, w.Body.String(), "redis down")
+	assert.Equal(t, []string{"payments force-open INC 42", "payments reset "}, got)
 }

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"embed"
 	"errors"
 	"fmt"
@@ -58,6 +59,12 @@ type Options struct {
 	// Mount a handler with AllowControl only on an admin listener that only
 	// operators can reach: the handler has no authentication of its own.
 	AllowControl bool
+	// Control, if set, carries out the page's operator actions instead of
+	// the handler acting on this process's breaker: supplier is the
+	// executor's name, action "trip", "force-open" or "reset", reason the
+	// request's (possibly empty). A fleet link's Control method makes them
+	// fleet-wide. An error is answered as 502 Bad Gateway with its text.
+	Control func(ctx context.Context, supplier, action, reason string) error
 	// Logger receives one record per operator action. nil means
 	// slog.Default().
 	Logger *slog.Logger

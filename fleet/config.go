@@ -66,9 +66,47 @@ type Config struct {
 	// attempts; it doubles from BackoffMin after each failure, with up to
 	// 50% jitter. 0 means 50ms and 5s.
 	BackoffMin, BackoffMax time.Duration
+	// Quorum, with Replicas above 1, makes a trip fleet-wide only once
+	// that many replicas have tripped on their own evidence within Window
+	// (see Quorum). The zero value: every trip is fleet-wide at once.
+	Quorum Quorum
 	// Logger receives the link's state changes (up at Info, down at Warn)
 	// and the first malformed message. nil means slog.Default().
 	Logger *slog.Logger
+}
+
+// Quorum asks several replicas to agree before a trip reaches the fleet,
+// so that one replica's own trouble (its network, a pause of its process)
+// cannot open a supplier for everyone. A replica that trips is protected
+// by its own breaker at once, as always; its trip is a vote, kept by Redis
+// (a sorted set per supplier, scored by the Redis server's clock), and the
+// vote that makes Replicas within Window opens the supplier on every
+// replica, as a trip without a quorum does. While the supplier is open
+// fleet-wide, a probe's failure reaches the fleet without a vote.
+type Quorum struct {
+	// Replicas is how many replicas must trip, this one included; 0 or 1
+	// means no quorum. At most 10000.
+	Replicas int
+	// Window is how recent the votes must be. 0 means 10s.
+	Window time.Duration
+}
+
+// DefaultQuorumWindow is the zero value of Quorum.Window.
+const DefaultQuorumWindow = 10 * time.Second
+
+// resolve applies the default window; errors name the field.
+func (q *Quorum) resolve() []error {
+	var errs []error
+	if q.Replicas < 0 || q.Replicas > 10000 {
+		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Replicas must be in [0, 10000], got %d", q.Replicas))
+	}
+	switch {
+	case q.Window < 0 || q.Window > time.Hour:
+		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Window must be in [0, 1h], got %v", q.Window))
+	case q.Window == 0:
+		q.Window = DefaultQuorumWindow
+	}
+	return errs
 }
 
 // resolve applies the defaults and validates; errors name the field.
@@ -109,6 +147,7 @@ func (c Config) resolve() (Config, error) {
 	if c.BackoffMax < c.BackoffMin {
 		bad("BackoffMax (%v) must be ≥ BackoffMin (%v)", c.BackoffMax, c.BackoffMin)
 	}
+	errs = append(errs, c.Quorum.resolve()...)
 	switch {
 	case c.Buffer < 0 || c.Buffer > 1<<20:
 		bad("Buffer must be in [0, %d], got %d", 1<<20, c.Buffer)
@@ -170,9 +209,23 @@ func printable(s string) bool {
 	return true
 }
 
+// maxReasonLen bounds a reason on the wire.
+const maxReasonLen = 64
+
+// validReason reports whether s can be a reason on the wire: an operator's
+// words, or a breaker reason.
+func validReason(s string) bool {
+	return s == "" || (len(s) <= maxReasonLen && validText(s))
+}
+
 // validSupplier reports whether s can name a supplier on the wire.
 func validSupplier(s string) bool {
-	if s == "" || len(s) > MaxSupplierLen || !utf8.ValidString(s) {
+	return s != "" && len(s) <= MaxSupplierLen && validText(s)
+}
+
+// validText reports whether s is valid UTF-8 without control characters.
+func validText(s string) bool {
+	if !utf8.ValidString(s) {
 		return false
 	}
 	for _, r := range s {

@@ -32,6 +32,8 @@ func TestConfigErrors(t *testing.T) {
 		{"a breaker name other than the supplier's is refused", fleet.Config{Client: client, Prefix: "p"},
 			executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Breaker: breaker.Config{Name: "pay"}}}},
 			[]string{`Suppliers["payments"].Breaker.Name`}},
+		{"a quorum out of range is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Replicas: -2, Window: -1}},
+			executor.GroupConfig{}, []string{"Config.Quorum.Replicas", "Config.Quorum.Window"}},
 		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
 			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Workers"}},
 	} {

@@ -8,7 +8,7 @@
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"},
 //		Password: os.Getenv("REDIS_PASSWORD"), TLSConfig: &tls.Config{}})
 //	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop"}, executor.GroupConfig{
-//		Default: executor.Config{Slots: 10, InvocationTimeout: 30 * time.Second,
+//		Default: executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
 //			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
 //	})
 //	...
@@ -24,7 +24,8 @@
 // reconnects during the outage learns it. The other replicas' breakers for
 // that supplier open at once, with reason breaker.Remote and the same probe
 // time. When a breaker closes after being Open or HalfOpen, the link
-// publishes that too and deletes the key, and the fleet closes.
+// publishes that too and writes the close to the key, and the fleet
+// closes.
 //
 // # One probe per reset period
 //
@@ -45,7 +46,9 @@
 // # Which event wins
 //
 //  1. An operator's override wins: ForcedOpen and Disabled breakers ignore
-//     the fleet, and are not published (nor is their end).
+//     the fleet's trips and closes, and a breaker's own ForceOpen, Disable
+//     and Reset are not published. The link's ForceOpen, Disable and Reset
+//     act on every replica (see Operator actions).
 //  2. Newer evidence wins. A message is applied only if the evidence it
 //     carries (when the sender's breaker opened; for a close, when the
 //     successful probe started) is newer than the moment the receiving
@@ -83,7 +86,10 @@
 // replica probes on its own), and the subscription
 // reconnects with exponential backoff and jitter. On reconnecting the
 // replica writes its own open breakers again (Redis may have restarted
-// empty) and reads the fleet's. Messages are applied on a goroutine of the
+// empty), reads the fleet's keys and operator actions, and sends the
+// transitions it could not send while the link was down if its breaker is
+// still where they left it: a close made during the outage reaches the
+// others. A Sentinel failover (redis.NewFailoverClient) is such an outage. Messages are applied on a goroutine of the
 // link's own, where the group's listeners hear the Remote transitions: a
 // listener that blocks holds that goroutine only (the subscription keeps
 // receiving; messages beyond Config.Buffer waiting are dropped and counted),
@@ -103,4 +109,17 @@
 // most Config.Buffer suppliers, each until its key would have expired) and
 // applied within 10 ms of the group making the executor on first use; a
 // Strict group sets it aside.
+//
+// # Operator actions, quorum, cluster, view
+//
+// Link.ForceOpen, Disable and Reset act on one supplier on every replica,
+// with the operator's reason: numbered by Redis, stored per supplier (a
+// replica that joins later applies them) and published; Link.Control hands
+// the dashboard's control to them (dashboard.Options.Control).
+// Config.Quorum makes a trip fleet-wide only once several replicas tripped
+// within a window. With a *redis.ClusterClient the keys and channel spread
+// over 16 lanes, each under its own hash tag with its own (sharded, on
+// Redis 7) subscription, so that a lost shard takes only its suppliers'
+// link. Link.View and ViewHandler show every replica's state of a supplier
+// and who probes next.
 package fleet

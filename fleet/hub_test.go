@@ -3,7 +3,9 @@ package fleet
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,11 +16,25 @@ import (
 type hub struct {
 	latency time.Duration
 
+	// What Redis would have carried: commands (a MULTI's commands each,
+	// without MULTI and EXEC), messages delivered to subscribers, and
+	// their bytes.
+	cmds, msgs, bytes atomic.Int64
+
 	mu     sync.Mutex
 	down   bool // every operation fails, as with Redis stopped
 	subs   map[*hubFeed]struct{}
 	keys   map[string]hubKey // the open keys
 	leases map[string]hubKey // payload: the holder
+	seq    int64             // the operator actions' counter
+	acts   map[string]hubAct // the stored operator actions
+	states map[string]hubKey // the view: supplier + "/" + replica
+	votes  map[string]map[string]time.Time
+}
+
+type hubAct struct {
+	seq int64
+	msg []byte
 }
 
 type hubKey struct {
@@ -27,7 +43,8 @@ type hubKey struct {
 }
 
 func newHub(latency time.Duration) *hub {
-	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{}}
+	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{},
+		acts: map[string]hubAct{}, states: map[string]hubKey{}, votes: map[string]map[string]time.Time{}}
 }
 
 // after runs f after the latency, as a message on the wire would arrive.
@@ -51,6 +68,9 @@ func (h *hub) setDown(down bool) {
 		h.subs = map[*hubFeed]struct{}{}
 		clear(h.keys)
 		clear(h.leases)
+		clear(h.acts)
+		clear(h.votes)
+		h.seq = 0
 	}
 	h.mu.Unlock()
 	if down {
@@ -69,12 +89,15 @@ func (h *hub) isDown() bool {
 func (h *hub) publish(msg []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.msgs.Add(int64(len(h.subs)))
+	h.bytes.Add(int64(len(h.subs) * len(msg)))
 	for f := range h.subs {
 		h.after(func() { f.push(hubItem{payload: msg}) })
 	}
 }
 
 func (h *hub) subscribe(context.Context) (feed, error) {
+	h.cmds.Add(1)
 	if h.isDown() {
 		return nil, errHubDown
 	}
@@ -86,6 +109,7 @@ func (h *hub) subscribe(context.Context) (feed, error) {
 }
 
 func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	h.cmds.Add(3) // SET, SADD, PUBLISH
 	if h.isDown() {
 		return errHubDown
 	}
@@ -96,12 +120,13 @@ func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.D
 	return nil
 }
 
-func (h *hub) withdraw(_ context.Context, name string, msg []byte) error {
+func (h *hub) withdraw(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	h.cmds.Add(3) // SET, SADD, PUBLISH
 	if h.isDown() {
 		return errHubDown
 	}
 	h.mu.Lock()
-	delete(h.keys, name)
+	h.keys[name] = hubKey{payload: stored, expires: time.Now().Add(ttl)}
 	h.mu.Unlock()
 	h.publish(msg)
 	return nil
@@ -123,10 +148,13 @@ func (h *hub) opens(context.Context) ([]storedOpen, error) {
 	if h.down {
 		return nil, errHubDown
 	}
-	return h.live(time.Now()), nil
+	live := h.live(time.Now())
+	h.cmds.Add(int64(1 + 2*len(live))) // SMEMBERS, then GET and PTTL each
+	return live, nil
 }
 
 func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
+	h.cmds.Add(2) // SET NX, PTTL
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
@@ -141,6 +169,7 @@ func (h *hub) acquire(_ context.Context, name, replica string, ttl time.Duration
 }
 
 func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) (bool, error) {
+	h.cmds.Add(1) // EVALSHA
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
@@ -155,6 +184,7 @@ func (h *hub) renew(_ context.Context, name, replica string, ttl time.Duration) 
 }
 
 func (h *hub) release(_ context.Context, name, replica string) error {
+	h.cmds.Add(1) // EVALSHA
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
@@ -164,6 +194,124 @@ func (h *hub) release(_ context.Context, name, replica string) error {
 		delete(h.leases, name)
 	}
 	return nil
+}
+
+func (h *hub) act(_ context.Context, name string, reset bool, build func(int64) []byte) (int64, error) {
+	h.cmds.Add(2) // INCR, EVALSHA
+	h.mu.Lock()
+	if h.down {
+		h.mu.Unlock()
+		return 0, errHubDown
+	}
+	h.seq++
+	seq := h.seq
+	h.mu.Unlock()
+	msg := build(seq)
+	if h.put(name, seq, msg, reset) {
+		h.publish(msg)
+	}
+	return seq, nil
+}
+
+func (h *hub) restore(_ context.Context, name string, seq int64, msg []byte) error {
+	h.cmds.Add(1) // EVALSHA
+	if h.isDown() {
+		return errHubDown
+	}
+	if h.put(name, seq, msg, false) {
+		h.publish(msg)
+	}
+	return nil
+}
+
+// put stores an action unless a newer one is stored, as putOverride does.
+func (h *hub) put(name string, seq int64, msg []byte, reset bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq = max(h.seq, seq)
+	if h.acts[name].seq >= seq {
+		return false
+	}
+	h.acts[name] = hubAct{seq: seq, msg: msg}
+	if reset {
+		delete(h.keys, name)
+	}
+	return true
+}
+
+func (h *hub) overrides(context.Context) ([][]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return nil, errHubDown
+	}
+	h.cmds.Add(int64(1 + len(h.acts))) // SMEMBERS, then HGET each
+	var out [][]byte
+	for _, a := range h.acts {
+		out = append(out, a.msg)
+	}
+	return out, nil
+}
+
+func (h *hub) vote(_ context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {
+	h.cmds.Add(1) // EVALSHA
+	h.mu.Lock()
+	if h.down {
+		h.mu.Unlock()
+		return false, errHubDown
+	}
+	now := time.Now()
+	vs := h.votes[name]
+	if vs == nil {
+		vs = map[string]time.Time{}
+		h.votes[name] = vs
+	}
+	vs[replica] = now
+	for r, at := range vs {
+		if now.Sub(at) > q.Window {
+			delete(vs, r)
+		}
+	}
+	k, ok := h.keys[name]
+	open := ok && k.expires.After(now) && strings.Contains(string(k.payload), `"kind":"open"`)
+	if !open && len(vs) < q.Replicas {
+		h.mu.Unlock()
+		return false, nil
+	}
+	h.keys[name] = hubKey{payload: stored, expires: now.Add(ttl)}
+	h.mu.Unlock()
+	h.publish(msg)
+	return true, nil
+}
+
+func (h *hub) report(_ context.Context, name, replica string, state []byte, ttl time.Duration) error {
+	h.cmds.Add(3) // SET, SADD, PEXPIRE
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return errHubDown
+	}
+	h.states[name+"/"+replica] = hubKey{payload: state, expires: time.Now().Add(ttl)}
+	return nil
+}
+
+func (h *hub) view(_ context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return nil, "", 0, errHubDown
+	}
+	now := time.Now()
+	out := map[string]storedOpen{}
+	for k, v := range h.states {
+		if rep, ok := strings.CutPrefix(k, name+"/"); ok && v.expires.After(now) {
+			out[rep] = storedOpen{payload: v.payload, left: v.expires.Sub(now)}
+		}
+	}
+	if l, ok := h.leases[name]; ok && l.expires.After(now) {
+		return out, string(l.payload), l.expires.Sub(now), nil
+	}
+	return out, "", 0, nil
 }
 
 type hubItem struct {
@@ -206,6 +354,7 @@ func (f *hubFeed) receive(_ context.Context, timeout time.Duration) ([]byte, err
 }
 
 func (f *hubFeed) ping(context.Context) error {
+	f.h.cmds.Add(1)
 	f.h.after(func() { f.push(hubItem{}) })
 	return nil
 }

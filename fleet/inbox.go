@@ -33,6 +33,7 @@ type word struct {
 	until  time.Time // open: the probe time
 	reason string    // the sender's, for logs
 	from   string    // the sender
+	ov     *message  // an operator action (override.go), else nil
 }
 
 // pendingOpen is a remote trip of a supplier without an executor here.
@@ -46,6 +47,10 @@ type pendingOpen struct {
 // supplier (see maxProbeIn); clipped reports whether it had to.
 func (l *Link) translate(m message, at time.Time) (w word, clipped bool) {
 	w = word{name: m.Supplier, open: m.Kind == kindOpen, since: at.Add(-time.Duration(m.Age)), reason: m.Reason, from: m.Replica}
+	if isOverride(m.Kind) {
+		w.ov = &m
+		return w, false
+	}
 	if !w.open {
 		return w, false
 	}
@@ -105,6 +110,9 @@ const (
 // package documentation), or remembers a trip of a supplier this replica
 // has no executor for.
 func (l *Link) apply(w word) outcome {
+	if w.ov != nil {
+		return l.applyOverride(*w.ov)
+	}
 	ex, ok := l.g.Lookup(w.name)
 	if !ok {
 		return l.remember(w)

@@ -48,14 +48,10 @@ func (l *Link) schedule() {
 			}
 		case <-t.C:
 		}
-		if l.rescan.Swap(false) {
-			for _, name := range l.g.Names() {
-				l.review(rounds, name)
-			}
-		}
+		l.scan(rounds)
 		now := time.Now()
 		var next time.Time
-		if l.pendingDue() {
+		if pending, actions := l.pendingDue(), l.overridesDue(); pending || actions {
 			next = now.Add(pendingPoll)
 		}
 		for name, r := range rounds {
@@ -78,6 +74,19 @@ func (l *Link) schedule() {
 	}
 }
 
+// scan reviews every supplier when asked to (rescan), after forgetting
+// what the view was told if a new session began (viewReset).
+func (l *Link) scan(rounds map[string]*round) {
+	if l.viewReset.Swap(false) {
+		clear(l.written) // a new session: Redis may have lost the view
+	}
+	if l.rescan.Swap(false) {
+		for _, name := range l.g.Names() {
+			l.review(rounds, name)
+		}
+	}
+}
+
 // review decides what to do about one supplier now.
 func (l *Link) review(rounds map[string]*round, name string) {
 	ex, ok := l.g.Lookup(name)
@@ -87,6 +96,7 @@ func (l *Link) review(rounds map[string]*round, name string) {
 	}
 	b := ex.Breaker()
 	s := b.Stats()
+	l.report(l.written, name, s)
 	r := rounds[name]
 	ttl := leaseTTL(l.gcfg, name, l.cfg.Margin)
 	if s.State != breaker.Open {

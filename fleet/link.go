@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -33,10 +35,31 @@ type Link struct {
 
 	in chan word // received messages for the applier
 
+	// missed keeps the newest transition per supplier that the publisher
+	// could not send (the link was down, or Redis refused it); replay
+	// asks the publisher to send those still current once the link is up
+	// again (replay.go).
+	missedMu sync.Mutex
+	missed   map[string]breaker.Event
+	replay   chan struct{}
+
 	// pending remembers remote trips of suppliers without an executor
 	// here (inbox.go); at most Buffer names.
 	pmu     sync.Mutex
 	pending map[string]pendingOpen
+
+	// overrides is the newest fleet-wide operator action per supplier
+	// (override.go); overriding names the supplier whose breaker the link
+	// is overriding, whose transitions are not published.
+	omu        sync.Mutex
+	overrides  map[string]Override
+	overriding atomic.Pointer[string]
+
+	// written is, per supplier, the breaker generation last reported for
+	// the view (view.go); the scheduler's own. viewReset asks it to
+	// report everything again.
+	written   map[string]uint64
+	viewReset atomic.Bool
 
 	stop  chan struct{}
 	wg    sync.WaitGroup
@@ -57,7 +80,7 @@ type Link struct {
 type counters struct {
 	published, publishFailed, dropped, unsent    atomic.Uint64
 	received, applied, stale, malformed, own     atomic.Uint64
-	deferred, overflow, clipped                  atomic.Uint64
+	deferred, overflow, clipped, replayed, votes atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs                              atomic.Uint64
 	firstMalformed, warnedNever                  atomic.Bool
@@ -79,9 +102,14 @@ type Stats struct {
 
 	// Published counts transitions sent to the fleet; PublishFailed those
 	// Redis refused or did not answer in time; Unsent those skipped while
-	// the link was down (reasserted on reconnect if still open); Dropped
-	// those that found the buffer full.
-	Published, PublishFailed, Unsent, Dropped uint64
+	// the link was down; Replayed those of the last two kinds sent once
+	// the link was up again, because the breaker was still in the state
+	// they announced (an opening still open, a closing still closed);
+	// Dropped those that found the buffer full.
+	Published, PublishFailed, Unsent, Replayed, Dropped uint64
+	// Votes counts this replica's trips that stayed local because fewer
+	// than Config.Quorum.Replicas replicas had tripped within its window.
+	Votes uint64
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
 	// evidence, an operator override, a probe time no later than the
@@ -116,18 +144,26 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 	if err = errors.Join(err, checkGroup(gcfg)); err != nil {
 		return nil, err
 	}
-	return newLink(cfg, gcfg, newRedisBackend(cfg.Client, cfg.Prefix))
+	var be backend = newRedisBackend(cfg.Client, cfg.Prefix)
+	if cc, ok := cfg.Client.(*redis.ClusterClient); ok {
+		be = newClusterBackend(cc, cfg.Prefix, cfg.HealthCheck, cfg.BackoffMin)
+	}
+	return newLink(cfg, gcfg, be)
 }
 
 // newLink links a group through any backend; cfg is resolved.
 func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	l := &Link{
 		cfg: cfg, gcfg: gcfg, be: be,
-		out:     make(chan breaker.Event, cfg.Buffer),
-		wake:    make(chan string, cfg.Buffer),
-		in:      make(chan word, cfg.Buffer),
-		pending: map[string]pendingOpen{},
-		stop:    make(chan struct{}),
+		out:       make(chan breaker.Event, cfg.Buffer),
+		wake:      make(chan string, cfg.Buffer),
+		in:        make(chan word, cfg.Buffer),
+		missed:    map[string]breaker.Event{},
+		overrides: map[string]Override{},
+		written:   map[string]uint64{},
+		replay:    make(chan struct{}, 1),
+		pending:   map[string]pendingOpen{},
+		stop:      make(chan struct{}),
 	}
 	wired := gcfg
 	wired.OnTransition = l.observer(gcfg.OnTransition)
@@ -220,6 +256,7 @@ func (l *Link) Stats() Stats {
 	n := &l.n
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
+	s.Replayed, s.Votes = n.replayed.Load(), n.votes.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
 	s.Deferred, s.Overflow, s.Clipped = n.deferred.Load(), n.overflow.Load(), n.clipped.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
@@ -240,7 +277,7 @@ func (l *Link) isUp() bool {
 // is two non-blocking channel sends.
 func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
 	return func(e breaker.Event) {
-		if publishable(e) {
+		if publishable(e) && !l.isOverriding(e.Name) {
 			select {
 			case l.out <- e:
 			default:
@@ -271,6 +308,14 @@ func publishable(e breaker.Event) bool {
 	return false
 }
 
+// isOverriding reports whether the link is applying a fleet-wide operator
+// action to name's breaker (on this goroutine or another: either way the
+// transition is the fleet's, not this replica's evidence).
+func (l *Link) isOverriding(name string) bool {
+	p := l.overriding.Load()
+	return p != nil && *p == name
+}
+
 // poke asks the scheduler to look at a supplier, without blocking.
 func (l *Link) poke(name string) {
 	select {
@@ -288,13 +333,17 @@ func (l *Link) publish() {
 		select {
 		case <-l.stop:
 			return
+		case <-l.replay:
+			l.replayMissed()
 		case e := <-l.out:
 			if !l.isUp() {
-				l.n.unsent.Add(1) // reasserted on reconnect while still open
+				l.n.unsent.Add(1)
+				l.miss(e) // replayed on reconnect while still current
 				continue
 			}
 			if err := l.send(e); err != nil {
 				l.n.publishFailed.Add(1)
+				l.miss(e)
 				continue
 			}
 			l.n.published.Add(1)
@@ -324,9 +373,23 @@ func (l *Link) send(e breaker.Event) error {
 		stored := m
 		ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
 		stored.TTL = int64(ttl)
-		err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
+		if q := l.cfg.Quorum; q.Replicas > 1 {
+			var announced bool
+			announced, err = l.be.vote(ctx, e.Name, l.cfg.Replica, q, encode(stored), ttl, encode(m))
+			if err == nil && !announced {
+				l.n.votes.Add(1)
+			}
+		} else {
+			err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
+		}
 	} else {
-		err = l.be.withdraw(ctx, e.Name, encode(m))
+		// The key keeps the close for as long as any replica could still
+		// be held open by the trip it ends: a replica that reconnects
+		// after this message reads it there.
+		stored := m
+		ttl := maxProbeIn(l.gcfg, e.Name, l.cfg.Margin)
+		stored.TTL = int64(ttl)
+		err = l.be.withdraw(ctx, e.Name, encode(stored), ttl, encode(m))
 	}
 	if err == nil && e.From == breaker.HalfOpen {
 		// The verdict of this replica's probe is out: free the lease at

@@ -3,6 +3,8 @@ package fleet
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,9 +21,11 @@ type backend interface {
 	// announce writes a supplier's open key, which expires after ttl, and
 	// publishes msg.
 	announce(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
-	// withdraw deletes a supplier's open key and publishes msg.
-	withdraw(ctx context.Context, name string, msg []byte) error
-	// opens returns every open key with the time it has left.
+	// withdraw replaces a supplier's open key by the close stored, which
+	// expires after ttl, and publishes msg.
+	withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
+	// opens returns every supplier's key (an open, or the close that
+	// ended it) with the time it has left.
 	opens(ctx context.Context) ([]storedOpen, error)
 	// acquire takes a supplier's probe lease if nobody holds it; if
 	// somebody does, left is how long the lease has left (0 if unknown).
@@ -30,6 +34,26 @@ type backend interface {
 	renew(ctx context.Context, name, replica string, ttl time.Duration) (bool, error)
 	// release gives the lease up if replica holds it.
 	release(ctx context.Context, name, replica string) error
+	// act numbers an operator action (a counter per fleet), stores
+	// build(seq) as the supplier's override unless a newer one is stored,
+	// and publishes it; a reset also ends the supplier's open key.
+	act(ctx context.Context, name string, reset bool, build func(seq int64) []byte) (int64, error)
+	// restore stores an action again unless one as new is stored, and
+	// raises the counter to seq.
+	restore(ctx context.Context, name string, seq int64, msg []byte) error
+	// overrides returns every stored action.
+	overrides(ctx context.Context) ([][]byte, error)
+	// vote, for a trip under a quorum, announces it as announce does if
+	// the supplier is open fleet-wide already, or if with this replica's
+	// vote q.Replicas replicas have tripped within q.Window; otherwise it
+	// only records the vote.
+	vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (announced bool, err error)
+	// report stores a replica's state of a supplier for the view, expiring
+	// after ttl.
+	report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error
+	// view returns every replica's stored state of a supplier, the
+	// holder of its probe lease and what the lease has left.
+	view(ctx context.Context, name string) (states map[string]storedOpen, prober string, left time.Duration, err error)
 }
 
 // feed is one subscription.
@@ -56,11 +80,23 @@ type storedOpen struct {
 type redisBackend struct {
 	rdb                             redis.UniversalClient
 	channel, suppliers, open, lease string
+	seq, overridden, override       string
+	state, reporters, votes         string
+	// sharded, in a cluster, publishes and subscribes with SPUBLISH and
+	// SSUBSCRIBE (Redis 7), so that a message travels only within the
+	// shard of its channel; nil or false: PUBLISH and SUBSCRIBE.
+	sharded *atomic.Bool
 }
 
 func newRedisBackend(rdb redis.UniversalClient, prefix string) *redisBackend {
-	tag := "{" + prefix + "}:"
-	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:"}
+	return newLane(rdb, "{"+prefix+"}:", nil)
+}
+
+// newLane is a backend whose keys and channel start with tag.
+func newLane(rdb redis.UniversalClient, tag string, sharded *atomic.Bool) *redisBackend {
+	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:",
+		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:",
+		state: tag + "state:", reporters: tag + "reporters:", votes: tag + "votes:", sharded: sharded}
 }
 
 // releaseScript deletes a lease if this replica holds it.
@@ -70,10 +106,25 @@ var releaseScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] th
 var renewScript = redis.NewScript(`if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`)
 
 func (r *redisBackend) subscribe(ctx context.Context) (feed, error) {
-	ps := r.rdb.Subscribe(ctx) // no channel yet: nothing is sent
-	if err := ps.Subscribe(ctx, r.channel); err != nil {
-		_ = ps.Close()
-		return nil, err
+	var ps *redis.PubSub
+	if r.isSharded() {
+		ps = r.rdb.SSubscribe(ctx) // no channel yet: nothing is sent
+		err := ps.SSubscribe(ctx, r.channel)
+		if err != nil && strings.Contains(strings.ToLower(err.Error()), "unknown command") {
+			r.sharded.Store(false) // before Redis 7: plain pub/sub
+			_ = ps.Close()
+			return r.subscribe(ctx)
+		}
+		if err != nil {
+			_ = ps.Close()
+			return nil, err
+		}
+	} else {
+		ps = r.rdb.Subscribe(ctx)
+		if err := ps.Subscribe(ctx, r.channel); err != nil {
+			_ = ps.Close()
+			return nil, err
+		}
 	}
 	f := &redisFeed{ps: ps}
 	// The confirmation comes before anything published after it.
@@ -92,17 +143,28 @@ func (r *redisBackend) announce(ctx context.Context, name string, stored []byte,
 	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, r.open+name, stored, ttl)
 		p.SAdd(ctx, r.suppliers, name)
-		p.Publish(ctx, r.channel, msg)
+		r.publish(ctx, p, msg)
 		return nil
 	})
 	return err
 }
 
-func (r *redisBackend) withdraw(ctx context.Context, name string, msg []byte) error {
-	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, r.open+name)
-		p.SRem(ctx, r.suppliers, name)
+func (r *redisBackend) isSharded() bool { return r.sharded != nil && r.sharded.Load() }
+
+// publish queues the message on the fleet's channel in p.
+func (r *redisBackend) publish(ctx context.Context, p redis.Pipeliner, msg []byte) {
+	if r.isSharded() {
+		p.SPublish(ctx, r.channel, msg)
+	} else {
 		p.Publish(ctx, r.channel, msg)
+	}
+}
+
+func (r *redisBackend) withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, r.open+name, stored, ttl)
+		p.SAdd(ctx, r.suppliers, name)
+		r.publish(ctx, p, msg)
 		return nil
 	})
 	return err
@@ -179,3 +241,140 @@ func (f *redisFeed) receive(ctx context.Context, timeout time.Duration) ([]byte,
 
 func (f *redisFeed) ping(ctx context.Context) error { return f.ps.Ping(ctx) }
 func (f *redisFeed) close() error                   { return f.ps.Close() }
+
+// putOverride stores an action (KEYS[1], a hash of seq and msg) unless a
+// newer one is stored, lists the supplier (KEYS[2]), raises the counter
+// (KEYS[3]) to its seq, and publishes it on KEYS[6] with the command
+// ARGV[4] (PUBLISH or SPUBLISH; the channel is among the keys so that a
+// cluster checks its slot) if it was stored. A reset (ARGV[5] = 1) also
+// ends the supplier's open key (KEYS[4], listed in KEYS[5]).
+var putOverride = redis.NewScript(`
+local seq = tonumber(ARGV[1])
+local cur = tonumber(redis.call("HGET", KEYS[1], "seq") or "0")
+if tonumber(redis.call("GET", KEYS[3]) or "0") < seq then redis.call("SET", KEYS[3], seq) end
+if cur >= seq then return 0 end
+redis.call("HSET", KEYS[1], "seq", seq, "msg", ARGV[2])
+redis.call("SADD", KEYS[2], ARGV[3])
+if ARGV[5] == "1" then
+  redis.call("DEL", KEYS[4])
+  redis.call("SREM", KEYS[5], ARGV[3])
+end
+redis.call(ARGV[4], KEYS[6], ARGV[2])
+return 1`)
+
+func (r *redisBackend) act(ctx context.Context, name string, reset bool, build func(int64) []byte) (int64, error) {
+	seq, err := r.rdb.Incr(ctx, r.seq).Result()
+	if err != nil {
+		return 0, err
+	}
+	return seq, r.put(ctx, name, seq, build(seq), reset)
+}
+
+func (r *redisBackend) restore(ctx context.Context, name string, seq int64, msg []byte) error {
+	return r.put(ctx, name, seq, msg, false)
+}
+
+func (r *redisBackend) put(ctx context.Context, name string, seq int64, msg []byte, resets bool) error {
+	reset := "0"
+	if resets {
+		reset = "1"
+	}
+	keys := []string{r.override + name, r.overridden, r.seq, r.open + name, r.suppliers, r.channel}
+	publish := "PUBLISH"
+	if r.isSharded() {
+		publish = "SPUBLISH"
+	}
+	return putOverride.Run(ctx, r.rdb, keys, seq, msg, name, publish, reset).Err()
+}
+
+func (r *redisBackend) overrides(ctx context.Context) ([][]byte, error) {
+	names, err := r.rdb.SMembers(ctx, r.overridden).Result()
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for _, name := range names {
+		p, err := r.rdb.HGet(ctx, r.override+name, "msg").Bytes()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (r *redisBackend) report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error {
+	_, err := r.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, r.state+name+":"+replica, state, ttl)
+		p.SAdd(ctx, r.reporters+name, replica)
+		p.PExpire(ctx, r.reporters+name, ttl)
+		return nil
+	})
+	return err
+}
+
+func (r *redisBackend) view(ctx context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
+	replicas, err := r.rdb.SMembers(ctx, r.reporters+name).Result()
+	if err != nil {
+		return nil, "", 0, err
+	}
+	gets := make([]*redis.StringCmd, len(replicas))
+	pttls := make([]*redis.DurationCmd, len(replicas))
+	var holder *redis.StringCmd
+	var left *redis.DurationCmd
+	_, err = r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, rep := range replicas {
+			gets[i] = p.Get(ctx, r.state+name+":"+rep)
+			pttls[i] = p.PTTL(ctx, r.state+name+":"+rep)
+		}
+		holder = p.Get(ctx, r.lease+name)
+		left = p.PTTL(ctx, r.lease+name)
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, "", 0, err
+	}
+	out := map[string]storedOpen{}
+	for i, rep := range replicas {
+		if b, err := gets[i].Bytes(); err == nil && pttls[i].Val() > 0 {
+			out[rep] = storedOpen{payload: b, left: pttls[i].Val()}
+		}
+	}
+	return out, holder.Val(), max(left.Val(), 0), nil
+}
+
+// voteScript records a replica's trip (ARGV[1]) in the supplier's votes
+// (KEYS[1], scored by the server's clock in ms, forgetting those older
+// than ARGV[2] ms) and, if the supplier's key (KEYS[2]) holds an open
+// already or the votes reach ARGV[3], writes the key (ARGV[4], expiring
+// after ARGV[5] ms), lists the supplier (KEYS[3], member ARGV[6]) and
+// publishes ARGV[7] on KEYS[4] with the command ARGV[8]. It returns 1 if
+// it announced.
+var voteScript = redis.NewScript(`
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[2])
+redis.call("ZADD", KEYS[1], now, ARGV[1])
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
+redis.call("PEXPIRE", KEYS[1], window)
+local cur = redis.call("GET", KEYS[2])
+local open = cur and string.find(cur, '"kind":"open"', 1, true)
+if not open and redis.call("ZCARD", KEYS[1]) < tonumber(ARGV[3]) then return 0 end
+redis.call("SET", KEYS[2], ARGV[4], "PX", ARGV[5])
+redis.call("SADD", KEYS[3], ARGV[6])
+redis.call(ARGV[8], KEYS[4], ARGV[7])
+return 1`)
+
+func (r *redisBackend) vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {
+	publish := "PUBLISH"
+	if r.isSharded() {
+		publish = "SPUBLISH"
+	}
+	keys := []string{r.votes + name, r.open + name, r.suppliers, r.channel}
+	n, err := voteScript.Run(ctx, r.rdb, keys, replica, q.Window.Milliseconds(), q.Replicas,
+		stored, max(ttl.Milliseconds(), 1), name, msg, publish).Int()
+	return n == 1, err
+}

@@ -18,6 +18,7 @@ import (
 // empty replica would.
 type server struct {
 	t    *testing.T
+	bin  string // redis-server, or redis-sentinel
 	port int
 	args []string
 	cmd  *exec.Cmd
@@ -38,15 +39,12 @@ func startRedisOn(t *testing.T, tls bool, extra ...string) *server {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatalf("redis-server is not installed (it is the Debian package redis-server; `make redis-server` installs it): %v", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
+	port := freePort(t)
 	ports := []string{"--port", strconv.Itoa(port)}
 	if tls {
 		ports = []string{"--port", "0", "--tls-port", strconv.Itoa(port)}
 	}
-	s := &server{t: t, port: port, tls: tls, args: append(append(ports,
+	s := &server{t: t, bin: "redis-server", port: port, tls: tls, args: append(append(ports,
 		"--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--dir", t.TempDir(), "--loglevel", "warning",
 	), extra...)}
@@ -57,7 +55,7 @@ func startRedisOn(t *testing.T, tls bool, extra ...string) *server {
 
 func (s *server) start() {
 	s.t.Helper()
-	s.cmd = exec.Command("redis-server", s.args...)
+	s.cmd = exec.Command(s.bin, s.args...)
 	require.NoError(s.t, s.cmd.Start())
 	// Ready once it answers a PING (bounded: 5 s).
 	deadline := time.Now().Add(5 * time.Second)
@@ -78,7 +76,7 @@ func (s *server) start() {
 			}
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("redis-server on %s did not start within 5 s: %v", s.addr(), err)
+			s.t.Fatalf("%s on %s did not start within 5 s: %v", s.bin, s.addr(), err)
 		}
 		<-time.After(10 * time.Millisecond)
 	}
@@ -105,7 +103,7 @@ func (s *server) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
 // client returns a client of the server, closed at the end of the test.
 func (s *server) client(t *testing.T, opts ...func(*redis.Options)) *redis.Client {
 	o := &redis.Options{Addr: s.addr(), DialTimeout: 200 * time.Millisecond,
-		ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1}
+		ReadTimeout: opTimeout, WriteTimeout: opTimeout, MaxRetries: -1}
 	for _, f := range opts {
 		f(o)
 	}
@@ -132,3 +130,12 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() bool
 }
 
 type redisOptions = redis.Options
+
+// freePort returns a port on 127.0.0.1 that was free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -82,6 +82,11 @@ func (l *Link) session() error {
 	}
 	l.n.sessions.Add(1)
 	l.setUp(true, nil)
+	l.viewReset.Store(true)
+	select { // the publisher sends what it missed meanwhile
+	case l.replay <- struct{}{}:
+	default:
+	}
 	l.rescan.Store(true)
 	l.poke("") // wake the scheduler for the rescan
 
@@ -90,6 +95,13 @@ func (l *Link) session() error {
 		p, err := f.receive(ctx, l.cfg.HealthCheck)
 		if l.stopped() {
 			return nil
+		}
+		if errors.Is(err, errResync) {
+			if err := l.resync(); err != nil {
+				return err
+			}
+			heard, pinged = time.Now(), false
+			continue
 		}
 		if err != nil {
 			if !isTimeout(err) {
@@ -112,6 +124,19 @@ func (l *Link) session() error {
 			l.receive(p, time.Now(), 0, nil)
 		}
 	}
+}
+
+// resync catches up with a lane of a cluster that is back, and has the
+// publisher send what it missed.
+func (l *Link) resync() error {
+	if err := l.catchUp(); err != nil {
+		return err
+	}
+	select {
+	case l.replay <- struct{}{}:
+	default:
+	}
+	return nil
 }
 
 func isTimeout(err error) bool {
@@ -173,7 +198,7 @@ func (l *Link) catchUp() error {
 	}
 	for _, e := range mine {
 		if err := l.send(e); err != nil {
-			return err
+			l.miss(e) // a lane of a cluster may be down: replayed later
 		}
 	}
 
@@ -192,7 +217,7 @@ func (l *Link) catchUp() error {
 	for _, k := range keys {
 		l.receive(k.payload, read, k.left, wctx.Done())
 	}
-	return nil
+	return l.catchUpOverrides(ctx, wctx.Done())
 }
 
 // receive validates one message and hands it to the applier. left is the
@@ -209,8 +234,8 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan s
 		}
 		return
 	}
-	if m.Replica == l.cfg.Replica {
-		l.n.own.Add(1)
+	if m.Replica == l.cfg.Replica && (!isOverride(m.Kind) || l.known(m.Supplier) >= m.Seq) {
+		l.n.own.Add(1) // an action of this replica's it knows already
 		return
 	}
 	if left > 0 {

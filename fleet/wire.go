@@ -34,10 +34,12 @@ type message struct {
 	Age int64 `json:"age_ns"`
 	// ProbeIn is, for "open", how long after sending the probe is due.
 	ProbeIn int64 `json:"probe_in_ns,omitempty"`
-	// TTL is, in the open key only, the expiry the key was written with:
+	// TTL is, in the supplier's key only, the expiry it was written with:
 	// a reader learns how old the key is from TTL minus the key's PTTL,
 	// which is measured by the Redis server's clock alone.
 	TTL int64 `json:"ttl_ns,omitempty"`
+	// Seq numbers an operator action (override.go); 0 for the others.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // errMalformed wraps every reason a message is refused.
@@ -75,13 +77,13 @@ func decode(p []byte) (message, error) {
 		return bad("replica %q", m.Replica)
 	case !validSupplier(m.Supplier):
 		return bad("supplier %q", m.Supplier)
-	case m.Kind != kindOpen && m.Kind != kindClose:
-		return bad("kind %q", m.Kind)
-	case len(m.Reason) > 64 || !printable(m.Reason):
+	case checkKind(m) != "":
+		return bad("%s", checkKind(m))
+	case !validReason(m.Reason):
 		return bad("reason %q", m.Reason)
 	case !inRange(m.Age) || !inRange(m.ProbeIn) || !inRange(m.TTL):
 		return bad("durations out of range: age %d, probe_in %d, ttl %d", m.Age, m.ProbeIn, m.TTL)
-	case m.Kind == kindClose && (m.ProbeIn != 0 || m.TTL != 0):
+	case m.Kind == kindClose && m.ProbeIn != 0:
 		return bad("a close message has no probe time")
 	}
 	return m, nil
@@ -96,4 +98,18 @@ func (m message) aged(d time.Duration) message {
 	m.Age = min(m.Age+int64(d), int64(maxDurationOnWire))
 	m.ProbeIn = max(m.ProbeIn-int64(d), 0)
 	return m
+}
+
+// checkKind returns what is wrong with a message's kind and the fields
+// that go with it, or "".
+func checkKind(m message) string {
+	switch {
+	case m.Kind != kindOpen && m.Kind != kindClose && !isOverride(m.Kind):
+		return fmt.Sprintf("kind %q", m.Kind)
+	case isOverride(m.Kind) != (m.Seq > 0):
+		return fmt.Sprintf("seq %d for kind %q", m.Seq, m.Kind)
+	case isOverride(m.Kind) && (m.ProbeIn != 0 || m.TTL != 0):
+		return "an operator action has no probe time"
+	}
+	return ""
 }

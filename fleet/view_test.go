@@ -1,0 +1,66 @@
+package fleet_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/fleet"
+)
+
+// The view shows every replica's breaker for a supplier and who probes
+// next, read from Redis by any replica, and served as JSON beside the
+// dashboard.
+func TestTheViewShowsEveryReplica(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 3)
+	s := &supplier{}
+	s.set(false, true) // hung: the probe runs its 200 ms
+	stop := traffic(t, rs, s)
+	defer stop()
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	var v fleet.View
+	eventually(t, 3*time.Second, "the view shows three open breakers", func() bool {
+		var err error
+		v, err = rs[2].link.View(context.Background(), "payments")
+		require.NoError(t, err)
+		if len(v.Replicas) != 3 {
+			return false
+		}
+		for _, r := range v.Replicas {
+			if r.State != "open" && r.State != "half-open" {
+				return false
+			}
+		}
+		return true
+	})
+	assert.Equal(t, "r0", v.Replicas[0].Replica)
+	assert.Equal(t, "saturation", v.Replicas[0].Reason)
+	assert.Equal(t, "remote", v.Replicas[1].Reason)
+	// Shortly before the probe is due, one replica holds the lease.
+	eventually(t, 2*reset, "a prober", func() bool {
+		v, _ = rs[1].link.View(context.Background(), "payments")
+		return v.Prober != ""
+	})
+	assert.Contains(t, []string{"r0", "r1", "r2"}, v.Prober)
+	assert.Positive(t, v.ProberLeft)
+
+	h := fleet.ViewHandler(rs[1].link)
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/?supplier=payments", nil))
+	require.Equal(t, http.StatusOK, w.Code)
+	var got fleet.View
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
+	assert.Equal(t, "payments", got.Supplier)
+	assert.Len(t, got.Replicas, 3)
+	w = httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", nil))
+	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
+}
