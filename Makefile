@@ -236,9 +236,6 @@ bench-inbound: ## inbound.Handler beside a bare handler, BENCH_COUNT counts, med
 faults: ## The network-fault tests (Toxiproxy embedded), verbose: trip times, reasons, recovery (~20 s).
 	cd faults && $(GO) test -race -count=1 -v ./...
 
-fuzz: ## Differential fuzzing of the breaker against its reference model for FUZZ_TIME.
-	$(GO) test ./breaker -run '^$$' -fuzz FuzzBreakerMatchesModel -fuzztime $(FUZZ_TIME)
-
 # The fleet module's Sentinel test starts three redis-sentinel processes
 # (Debian package redis-sentinel); its cluster test uses redis-cli, which
 # comes with redis-tools, a dependency of redis-server.
