@@ -60,10 +60,13 @@ func (ex *Executor) overShareOf(ctx context.Context, perMille uint32, p breaker.
 		return false
 	}
 	inUse, _ := ex.bh.Counts()
-	size, _, _ := ex.bh.Size()
-	if inUse >= size {
+	size, queue, _ := ex.bh.Size()
+	if inUse >= size && queue == 0 {
 		return false // full: busy or stuck, as for any call
 	}
+	// With a queue, the shares hold for the queue too: a sheddable call
+	// that found every slot held must not wait its turn for the slots
+	// critical calls are promised.
 	dflt, shed := limits(size, perMille)
 	if inUse < shed {
 		return false

@@ -137,6 +137,14 @@ func (c *call[T]) dequeue(err error) {
 		// caller's deadline: either way the call waited too long for a slot.
 		ex.counts().queueTimeouts.Add(1)
 		c.permit.Ignore()
+		if errors.Is(err, ErrQueueTimeout) && ex.counts().shadow.Load() {
+			// Shadow mode refuses nothing: a call that waited out the queue
+			// timeout runs all the same, outside the bulkhead, still counted
+			// among the calls Close waits for.
+			finished = true
+			c.runShadowed()
+			return
+		}
 	default: // ErrClosed
 		c.permit.Ignore()
 	}

@@ -62,6 +62,15 @@ func runOutside[T any](ctx context.Context, ex *Executor, fn func(context.Contex
 	return c, nil
 }
 
+// runShadowed runs outside the bulkhead a queued call that waited out its
+// queue timeout in shadow mode (see dequeue): it has left the queue, its
+// permit was given back, and it starts now, without a slot.
+func (c *call[T]) runShadowed() {
+	c.permit = breaker.Permit{}
+	c.ctx.node.kind = outsideDeadline
+	c.start()
+}
+
 // outside reports whether c runs outside the bulkhead (shadow mode).
 func (c *call[T]) outside() bool { return c.ctx.node.kind == outsideDeadline }
 

@@ -79,21 +79,19 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	if ex.isClosed() {
 		return nil, ex.reject(RejectedClosed)
 	}
-	if !ex.used.Load() {
-		ex.used.Store(true)
-	}
+	ex.markUsed()
 	permit, err := ex.br.Allow()
 	if err != nil {
 		return nil, ex.refuseOpen()
 	}
-	if ex.overShare(ctx, permit) {
-		return nil, ex.refuseBusy() // over its priority's share (priority.go)
-	}
-	// Most refusals in a burst find the bulkhead full of young calls:
-	// refuse those before counting the call in, with no write but the
-	// rejection count. A probe, or a bulkhead that may be stuck, takes
-	// the full path below.
-	if ex.bh.Full() && !isProbe(permit) && !ex.isStuck() {
+	// A call over its priority's share (priority.go) is refused as busy,
+	// and so are most refusals in a burst, which find the bulkhead full of
+	// young calls: both before the call is counted in, with no write but
+	// the rejection count. A probe, or a bulkhead that may be stuck, takes
+	// the full path below, where stuck slots trip the breaker, for a call
+	// over its share too: a share must not hide a hang.
+	over := ex.overShare(ctx, permit)
+	if (over || ex.bh.Full() && !isProbe(permit)) && !ex.isStuck() {
 		return nil, ex.refuseBusy()
 	}
 	// Count the call in and look for Close in one step: a Close (or an
@@ -102,6 +100,9 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 		permit.Ignore()
 		ex.leave()
 		return nil, ex.reject(RejectedClosed)
+	}
+	if over {
+		return nil, ex.saturated(permit) // stuck: trips the breaker
 	}
 	if ex.bh.Admit(nil) == slots.Acquired {
 		c := newCall(ctx, ex, fn, permit)
@@ -195,4 +196,12 @@ func (ex *Executor) refuseOpen() error {
 		return rc.shadowOpen()
 	}
 	return &rc.errs[RejectedOpen]
+}
+
+// markUsed notes that the executor has had a call (a Group's eviction
+// reads it), writing the shared word only the first time.
+func (ex *Executor) markUsed() {
+	if !ex.used.Load() {
+		ex.used.Store(true)
+	}
 }

@@ -93,16 +93,30 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 	b := ex.Breaker()
 	if s := b.State(); s == breaker.Open || s == breaker.HalfOpen {
 		if err := h.probe(ctx, call.ping); err != nil {
+			if shadowed(ex, err) {
+				return call.run(&inCall{ctx, h, nil}) // shadow mode refuses nothing
+			}
 			return err
 		}
 	}
 	p, err := b.Allow()
 	if err != nil {
+		if ex.Stats().Shadow {
+			return call.run(&inCall{ctx, h, nil}) // shadow mode refuses nothing
+		}
 		return h.refuse
 	}
 	err = call.run(&inCall{ctx, h, nil})
 	record(ctx, p, call.verdict(err))
 	return err
+}
+
+// shadowed reports whether a blocking call that err refused must run all
+// the same: the executor is in shadow mode, which refuses nothing (its
+// own calls, the PING included, ran; the hook's refusal is the one left).
+// Stats is read only on this refusal path.
+func shadowed(ex *executor.Executor, err error) bool {
+	return err != nil && ex.Stats().Shadow
 }
 
 // probe sends a PING through the node's executor for a blocking call that
@@ -114,7 +128,14 @@ func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) erro
 	if err != nil {
 		return err
 	}
+	ended := false
+	defer func() {
+		if !ended {
+			abandoned(l, recover())
+		}
+	}()
 	err = ping(&inCall{ctx, h, l.Context()})
+	ended = true
 	l.Done(h.classify(err))
 	ex, lerr := h.Group.Executor(h.name)
 	if lerr != nil {

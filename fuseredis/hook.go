@@ -162,7 +162,14 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
+		ended := false
+		defer func() {
+			if !ended {
+				abandoned(l, recover())
+			}
+		}()
 		err = next(&inCall{ctx, h, l.Context()}, cmd)
+		ended = true
 		l.Done(h.classify(err))
 		return err
 	}
@@ -201,10 +208,31 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		if err != nil {
 			return setAll(cmds, err)
 		}
+		ended := false
+		defer func() {
+			if !ended {
+				abandoned(l, recover())
+			}
+		}()
 		err = next(&inCall{ctx, h, l.Context()}, cmds)
+		ended = true
 		l.Done(h.verdict(cmds, err))
 		return err
 	}
+}
+
+// abandoned ends the lease of a command whose next hook (go-redis, or a
+// hook added after this one) panicked, with the recovered value v, or
+// ended its goroutine (runtime.Goexit: v is nil): the slot is given back
+// and the command counts as a failure, and a panic goes on up to whoever
+// recovers it (an http.Server does), as without the hook.
+func abandoned(l *executor.Lease, v any) {
+	if v == nil {
+		l.Done(errors.New("fuseredis: the command's goroutine ended (runtime.Goexit)"))
+		return
+	}
+	l.Done(&breaker.PanicError{Callback: "redis command", Value: v, Stack: debug.Stack()})
+	panic(v)
 }
 
 // lease takes a slot of the node's executor, or returns why not.
