@@ -29,11 +29,17 @@ type watch struct {
 	total atomic.Int64
 
 	mu       sync.Mutex
-	inflight map[int64]string // command number → name
+	inflight map[int64]sent // by command number
 	onPath   []string         // stacks of commands sent from a call's path
 }
 
-func newWatch() *watch { return &watch{inflight: map[int64]string{}} }
+// sent is a command in flight.
+type sent struct {
+	name string
+	at   time.Time
+}
+
+func newWatch() *watch { return &watch{inflight: map[int64]sent{}} }
 
 func (w *watch) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -59,7 +65,7 @@ func (w *watch) track(name string) func() {
 	id := w.seq.Add(1)
 	w.total.Add(1)
 	w.mu.Lock()
-	w.inflight[id] = name
+	w.inflight[id] = sent{name, time.Now()}
 	if strings.Contains(stack, "fusebox/breaker.") || strings.Contains(stack, "fusebox/executor.") {
 		w.onPath = append(w.onPath, stack)
 	}
@@ -71,13 +77,15 @@ func (w *watch) track(name string) func() {
 	}
 }
 
-// outstanding returns the numbers of the commands in flight.
-func (w *watch) outstanding() map[int64]string {
+// outstanding returns the commands in flight for at least d.
+func (w *watch) outstanding(d time.Duration) map[int64]sent {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[int64]string, len(w.inflight))
-	for id, n := range w.inflight {
-		out[id] = n
+	out := map[int64]sent{}
+	for id, c := range w.inflight {
+		if time.Since(c.at) >= d {
+			out[id] = c
+		}
 	}
 	return out
 }
@@ -149,9 +157,11 @@ func TestNoSubmitWaitsOnRedis(t *testing.T) {
 	defer srv.thaw()
 	ex := rs[0].payments(t)
 	ex.Breaker().Trip(breaker.Manual)
-	var stuck map[int64]string
+	// A command unanswered for 200 ms is stuck: Redis is stopped, and the
+	// client gives it 30 s.
+	var stuck map[int64]sent
 	eventually(t, 3*time.Second, "a command to the frozen Redis is outstanding", func() bool {
-		stuck = w.outstanding()
+		stuck = w.outstanding(200 * time.Millisecond)
 		return len(stuck) > 0
 	})
 	const calls = 2000
@@ -169,7 +179,7 @@ func TestNoSubmitWaitsOnRedis(t *testing.T) {
 	}
 	_, err := executor.DoIn(context.Background(), rs[1].link.Group(), "fresh", func(context.Context) (int, error) { return 1, nil })
 	require.NoError(t, err, "a first call makes an executor without Redis")
-	still := w.outstanding()
+	still := w.outstanding(0)
 	held := 0
 	for id := range stuck {
 		if _, ok := still[id]; ok {
