@@ -30,7 +30,7 @@ type watch struct {
 
 	mu       sync.Mutex
 	inflight map[int64]sent // by command number
-	onPath   []string         // stacks of commands sent from a call's path
+	onPath   []string       // stacks of commands sent from a call's path
 }
 
 // sent is a command in flight.
