@@ -253,3 +253,9 @@ test: redis-sentinel
 fleet-scale: ## The fleet's cost and speed at 10, 100 and 1,000 replicas (virtual time, ~4 min): table in out/fleet-scale.md.
 	@mkdir -p $(OUT)
 	cd fleet && FLEET_SCALE=10,100,1000 FLEET_SCALE_OUT=$(OUT)/fleet-scale.md $(GO) test -count=1 -timeout 30m -run '^TestVirtualFleetAtScale$$' -v . | grep -v '^=== '
+
+# The fleet on a Redis Cluster: three masters without replicas, one lost;
+# then three masters with a replica each, one failing over (about 12 s).
+.PHONY: fleet-cluster
+fleet-cluster: redis-sentinel ## The fleet's Redis Cluster tests alone, verbose: a lost master, a failover to its replica.
+	cd fleet && $(GO) test -race -count=1 -v -run '^TestCluster(LosingOneMaster|FailoverToAReplica)$$' . | grep -v 'pool.go'

@@ -43,4 +43,11 @@
 // ControlHeader header from the page's own origin; no GET changes
 // anything. The handler has no authentication: mount it only on an admin
 // listener that only operators can reach, never on a public port.
+//
+// # A fleet's view
+//
+// With Options.FleetView (a fleet link's FleetView method fits) each tile
+// has a fleet section: opened, it shows how every replica sees the
+// supplier, who probes next and any fleet-wide override, fetched from GET
+// api/fleet while it is open, at most once per supplier every 2 s.
 package dashboard

@@ -65,6 +65,17 @@ type Options struct {
 	// request's (possibly empty). A fleet link's Control method makes them
 	// fleet-wide. An error is answered as 502 Bad Gateway with its text.
 	Control func(ctx context.Context, supplier, action, reason string) error
+	// FleetView, if set, shows on each tile, when it is expanded, how
+	// the other replicas of a linked fleet see the supplier: the page
+	// asks GET api/fleet?supplier=<ID>, and the handler calls FleetView
+	// with the executor's name at most once per supplier every 2 s
+	// (within 2 s; later requests get the same answer) and answers its
+	// result as JSON. A fleet link's FleetView method fits. The page
+	// draws the fields "replicas" (each with "replica", "state",
+	// "reason", "for_ns", "probe_in_ns"), "prober", "prober_left_ns" and
+	// "override" ("Action", "Reason", "Replica", "Seq"). An error is
+	// answered as 502 Bad Gateway with its text.
+	FleetView func(ctx context.Context, supplier string) (any, error)
 	// Logger receives one record per operator action. nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -137,6 +148,7 @@ func (o *Options) validateClients(bad func(format string, args ...any)) {
 //	GET  /api/snapshot    the current Snapshot as JSON, for scripts and curl
 //	GET  /api/events      the Snapshot as a stream of Server-Sent Events
 //	POST /api/control     operator actions, only with Options.AllowControl
+//	GET  /api/fleet       ?supplier=<ID>: the fleet's view, only with Options.FleetView
 //
 // Mount it under a prefix with http.StripPrefix (the page uses relative
 // URLs). It is safe for concurrent use.
@@ -173,6 +185,8 @@ type Handler struct {
 	sampleMu sync.Mutex
 	tracks   map[string]*track
 	latest   *frame
+
+	fleet fleetCache // Options.FleetView's answers
 }
 
 // source is a Group or a standalone executor added to the handler.
@@ -200,6 +214,7 @@ func New(opts Options) (*Handler, error) {
 		quit:    make(chan struct{}),
 		drained: make(chan struct{}),
 		tracks:  map[string]*track{},
+		fleet:   fleetCache{entries: map[string]*fleetEntry{}},
 	}, nil
 }
 
@@ -298,6 +313,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			setAPIHeaders(w)
 			w.Header().Set("Content-Type", "application/json")
 			w.Write(h.frameFor(time.Now()).full)
+		}
+		return
+	case "/api/fleet":
+		if onlyGet(w, r) {
+			h.serveFleet(w, r)
 		}
 		return
 	case "/api/events":

@@ -201,7 +201,7 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 
 	full := Snapshot{
 		Title: h.opts.Title, Time: now, Seq: seq, IntervalMS: h.opts.Interval.Milliseconds(),
-		History: h.opts.History, Control: h.opts.AllowControl, Full: true, Total: total, Counts: counts,
+		History: h.opts.History, Control: h.opts.AllowControl, Fleet: h.opts.FleetView != nil, Full: true, Total: total, Counts: counts,
 		Suppliers: make([]Supplier, len(rows)),
 	}
 	delta := full

@@ -18,6 +18,7 @@ type Snapshot struct {
 	IntervalMS int64     `json:"interval_ms"` // Options.Interval
 	History    int       `json:"history"`     // Options.History: points kept per series
 	Control    bool      `json:"control"`     // Options.AllowControl
+	Fleet      bool      `json:"fleet"`       // Options.FleetView is set
 	// Full is true when every series holds its whole history; false in
 	// stream updates, whose series hold only the newest point (if the
 	// sample made one) for the page to append.

@@ -36,10 +36,15 @@ type clusterBackend struct {
 	lanes  []*redisBackend
 	health time.Duration
 	backof time.Duration
+	// reload asks the client to read the cluster's slot map again (a
+	// lane that cannot subscribe may have a new master: a replica that
+	// took over after a failover), instead of waiting for go-redis's own
+	// refresh, up to 10 s later.
+	reload func()
 }
 
 func newClusterBackend(rdb *redis.ClusterClient, prefix string, health, backoff time.Duration) *clusterBackend {
-	c := &clusterBackend{health: health, backof: backoff}
+	c := &clusterBackend{health: health, backof: backoff, reload: func() { rdb.ReloadState(context.Background()) }}
 	sharded := &atomic.Bool{}
 	sharded.Store(true) // until a server says it has no SSUBSCRIBE
 	for k := range clusterLanes {
@@ -135,7 +140,7 @@ func (c *clusterBackend) overrides(ctx context.Context) ([][]byte, error) {
 // quiet, subscribing again with backoff when it is lost) on a goroutine
 // of the feed, stopped by close.
 func (c *clusterBackend) subscribe(ctx context.Context) (feed, error) {
-	f := &laneFeeds{items: make(chan laneItem, 64), stop: make(chan struct{}), health: c.health, backoff: c.backof}
+	f := &laneFeeds{items: make(chan laneItem, 64), stop: make(chan struct{}), health: c.health, backoff: c.backof, reload: c.reload}
 	subs := make([]feed, len(c.lanes))
 	var wg sync.WaitGroup
 	var ok atomic.Int32
@@ -173,6 +178,7 @@ type laneFeeds struct {
 	live    atomic.Int32
 	health  time.Duration
 	backoff time.Duration
+	reload  func() // after a lane fails to subscribe
 	mu      sync.Mutex
 	current map[*redisBackend]feed
 }
@@ -210,6 +216,7 @@ func (f *laneFeeds) run(l *redisBackend, s feed) {
 			cancel()
 			if err != nil {
 				s = nil
+				f.reload()
 				continue
 			}
 			wait = f.backoff

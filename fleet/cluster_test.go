@@ -23,27 +23,42 @@ import (
 // startCluster starts a Redis Cluster of three masters (no replicas) on
 // 127.0.0.1. A master that dies takes only its slots away: the others
 // keep serving theirs (cluster-require-full-coverage no).
-func startCluster(t *testing.T) []*server {
+func startCluster(t *testing.T) []*server { return startClusterOf(t, 0) }
+
+// startClusterOf starts a cluster of three masters with replicas replicas
+// each (the first three nodes are the masters).
+func startClusterOf(t *testing.T, replicas int) []*server {
 	t.Helper()
 	if _, err := exec.LookPath("redis-cli"); err != nil {
 		t.Fatalf("redis-cli is not installed (Debian package redis-tools, a dependency of redis-server): %v", err)
 	}
 	var nodes []*server
 	var addrs []string
-	for range 3 {
+	for range 3 * (1 + replicas) {
+		// A replica syncs at once (no diskless-sync delay), so that it
+		// can take over.
 		n := startRedis(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-			"--cluster-node-timeout", "500", "--cluster-require-full-coverage", "no")
+			"--cluster-node-timeout", "500", "--cluster-require-full-coverage", "no",
+			"--repl-diskless-sync-delay", "0")
 		nodes = append(nodes, n)
 		addrs = append(addrs, n.addr())
 	}
 	out, err := exec.Command("redis-cli", append(append([]string{"--cluster", "create"}, addrs...),
-		"--cluster-replicas", "0", "--cluster-yes")...).CombinedOutput()
+		"--cluster-replicas", strconv.Itoa(replicas), "--cluster-yes")...).CombinedOutput()
 	require.NoError(t, err, string(out))
 	for _, n := range nodes {
 		c := n.client(t)
 		eventually(t, 10*time.Second, n.addr()+" cluster ok", func() bool {
 			info, err := c.ClusterInfo(context.Background()).Result()
 			return err == nil && strings.Contains(info, "cluster_state:ok")
+		})
+	}
+	// A replica that has not synced with its master cannot replace it.
+	for _, n := range nodes[3:] {
+		c := n.client(t)
+		eventually(t, 10*time.Second, n.addr()+" replica synced", func() bool {
+			info, err := c.Info(context.Background(), "replication").Result()
+			return err == nil && strings.Contains(info, "master_link_status:up")
 		})
 	}
 	return nodes

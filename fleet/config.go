@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"time"
 	"unicode/utf8"
 
@@ -66,9 +67,10 @@ type Config struct {
 	// attempts; it doubles from BackoffMin after each failure, with up to
 	// 50% jitter. 0 means 50ms and 5s.
 	BackoffMin, BackoffMax time.Duration
-	// Quorum, with Replicas above 1, makes a trip fleet-wide only once
-	// that many replicas have tripped on their own evidence within Window
-	// (see Quorum). The zero value: every trip is fleet-wide at once.
+	// Quorum, with Replicas above 1 or a Share, makes a trip fleet-wide
+	// only once that many replicas (or that share of the live ones) have
+	// tripped on their own evidence within Window (see Quorum). The zero
+	// value: every trip is fleet-wide at once.
 	Quorum Quorum
 	// Logger receives the link's state changes (up at Info, down at Warn)
 	// and the first malformed message. nil means slog.Default().
@@ -80,15 +82,40 @@ type Config struct {
 // cannot open a supplier for everyone. A replica that trips is protected
 // by its own breaker at once, as always; its trip is a vote, kept by Redis
 // (a sorted set per supplier, scored by the Redis server's clock), and the
-// vote that makes Replicas within Window opens the supplier on every
+// vote that makes the quorum within Window opens the supplier on every
 // replica, as a trip without a quorum does. While the supplier is open
 // fleet-wide, a probe's failure reaches the fleet without a vote.
+//
+// The quorum is Replicas, or with Share ⌈Share × live replicas⌉ if that
+// is more. Live replicas are those whose link wrote a heartbeat within
+// the last three HealthCheck periods: with Share set, each link writes one
+// every HealthCheck (one command, ZADD to the sorted set {Prefix}:live,
+// scored by the Redis server's clock), and a trip counts them just before
+// it votes. A replica that stops or loses Redis drops out of the count
+// three periods later.
 type Quorum struct {
 	// Replicas is how many replicas must trip, this one included; 0 or 1
-	// means no quorum. At most 10000.
+	// means no quorum unless Share is set. At most 10000.
 	Replicas int
+	// Share is the share of the live replicas that must trip, in [0, 1]:
+	// 0.5 asks half of them (rounded up). 0 means no share.
+	Share float64
 	// Window is how recent the votes must be. 0 means 10s.
 	Window time.Duration
+}
+
+// active reports whether a trip must be voted on.
+func (q Quorum) active() bool { return q.Replicas > 1 || q.Share > 0 }
+
+// need is the quorum with live replicas: Replicas, or ⌈Share × live⌉ if
+// that is more, and at least 1.
+func (q Quorum) need(live int) int {
+	n := max(q.Replicas, 1)
+	if q.Share > 0 {
+		// The epsilon keeps 0.3 × 10 at 3 despite binary floating point.
+		n = max(n, int(math.Ceil(q.Share*float64(live)-1e-9)))
+	}
+	return n
 }
 
 // DefaultQuorumWindow is the zero value of Quorum.Window.
@@ -99,6 +126,9 @@ func (q *Quorum) resolve() []error {
 	var errs []error
 	if q.Replicas < 0 || q.Replicas > 10000 {
 		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Replicas must be in [0, 10000], got %d", q.Replicas))
+	}
+	if !(q.Share >= 0 && q.Share <= 1) { // NaN fails both
+		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Share must be in [0, 1], got %v", q.Share))
 	}
 	switch {
 	case q.Window < 0 || q.Window > time.Hour:

@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -34,6 +35,12 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`Suppliers["payments"].Breaker.Name`}},
 		{"a quorum out of range is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Replicas: -2, Window: -1}},
 			executor.GroupConfig{}, []string{"Config.Quorum.Replicas", "Config.Quorum.Window"}},
+		{"a share above 1 is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Share: 1.5}},
+			executor.GroupConfig{}, []string{"Config.Quorum.Share must be in [0, 1], got 1.5"}},
+		{"a negative share is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Share: -0.1}},
+			executor.GroupConfig{}, []string{"Config.Quorum.Share must be in [0, 1], got -0.1"}},
+		{"a share that is not a number is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Share: math.NaN()}},
+			executor.GroupConfig{}, []string{"Config.Quorum.Share must be in [0, 1], got NaN"}},
 		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
 			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Workers"}},
 	} {

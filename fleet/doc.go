@@ -116,10 +116,11 @@
 // with the operator's reason: numbered by Redis, stored per supplier (a
 // replica that joins later applies them) and published; Link.Control hands
 // the dashboard's control to them (dashboard.Options.Control).
-// Config.Quorum makes a trip fleet-wide only once several replicas tripped
-// within a window. With a *redis.ClusterClient the keys and channel spread
+// Config.Quorum makes a trip fleet-wide only once several replicas (or a
+// share of the live ones) tripped within a window. With a *redis.ClusterClient the keys and channel spread
 // over 16 lanes, each under its own hash tag with its own (sharded, on
 // Redis 7) subscription, so that a lost shard takes only its suppliers'
 // link. Link.View and ViewHandler show every replica's state of a supplier
-// and who probes next.
+// and who probes next; Link.FleetView shows it on the dashboard's tiles
+// (dashboard.Options.FleetView).
 package fleet

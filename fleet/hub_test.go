@@ -30,6 +30,7 @@ type hub struct {
 	acts   map[string]hubAct // the stored operator actions
 	states map[string]hubKey // the view: supplier + "/" + replica
 	votes  map[string]map[string]time.Time
+	beats  map[string]time.Time // heartbeats
 }
 
 type hubAct struct {
@@ -44,7 +45,7 @@ type hubKey struct {
 
 func newHub(latency time.Duration) *hub {
 	return &hub{latency: latency, subs: map[*hubFeed]struct{}{}, keys: map[string]hubKey{}, leases: map[string]hubKey{},
-		acts: map[string]hubAct{}, states: map[string]hubKey{}, votes: map[string]map[string]time.Time{}}
+		acts: map[string]hubAct{}, states: map[string]hubKey{}, votes: map[string]map[string]time.Time{}, beats: map[string]time.Time{}}
 }
 
 // after runs f after the latency, as a message on the wire would arrive.
@@ -70,6 +71,7 @@ func (h *hub) setDown(down bool) {
 		clear(h.leases)
 		clear(h.acts)
 		clear(h.votes)
+		clear(h.beats)
 		h.seq = 0
 	}
 	h.mu.Unlock()
@@ -367,4 +369,21 @@ func (f *hubFeed) close() error {
 		close(f.done)
 	})
 	return nil
+}
+
+func (h *hub) beat(_ context.Context, replica string, window time.Duration) (int, error) {
+	h.cmds.Add(1) // EVALSHA
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return 0, errHubDown
+	}
+	now := time.Now()
+	h.beats[replica] = now
+	for r, at := range h.beats {
+		if now.Sub(at) > window {
+			delete(h.beats, r)
+		}
+	}
+	return len(h.beats), nil
 }

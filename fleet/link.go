@@ -108,7 +108,8 @@ type Stats struct {
 	// Dropped those that found the buffer full.
 	Published, PublishFailed, Unsent, Replayed, Dropped uint64
 	// Votes counts this replica's trips that stayed local because fewer
-	// than Config.Quorum.Replicas replicas had tripped within its window.
+	// replicas than the quorum (Config.Quorum) had tripped within its
+	// window.
 	Votes uint64
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
@@ -373,9 +374,11 @@ func (l *Link) send(e breaker.Event) error {
 		stored := m
 		ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
 		stored.TTL = int64(ttl)
-		if q := l.cfg.Quorum; q.Replicas > 1 {
+		if q := l.cfg.Quorum; q.active() {
 			var announced bool
-			announced, err = l.be.vote(ctx, e.Name, l.cfg.Replica, q, encode(stored), ttl, encode(m))
+			if q.Replicas, err = l.quorum(ctx); err == nil {
+				announced, err = l.be.vote(ctx, e.Name, l.cfg.Replica, q, encode(stored), ttl, encode(m))
+			}
 			if err == nil && !announced {
 				l.n.votes.Add(1)
 			}

@@ -74,3 +74,61 @@ func TestVotesOutsideTheWindowDoNotCount(t *testing.T) {
 	assert.Equal(t, breaker.Closed, rs[2].state(t).State, "no quorum: the fleet stays closed")
 	assert.Zero(t, rs[2].link.Stats().Received)
 }
+
+// liveReplicas counts the heartbeats Redis holds within the window, by
+// Redis's clock, as a trip's count does.
+func liveReplicas(t *testing.T, srv *server) int64 {
+	t.Helper()
+	raw := srv.client(t)
+	now, err := raw.Time(context.Background()).Result()
+	require.NoError(t, err)
+	from := now.Add(-3 * healthCheck).UnixMilli()
+	n, err := raw.ZCount(context.Background(), "{shop}:live", fmt.Sprint(from), "+inf").Result()
+	require.NoError(t, err)
+	return n
+}
+
+// A quorum by share counts the live replicas: with half of four live
+// replicas, the first trip stays a vote and the second opens the fleet.
+func TestAQuorumByShareOfFourNeedsTwo(t *testing.T) {
+	srv := startRedis(t)
+	rs := startQuorumFleet(t, srv, 4, fleet.Quorum{Share: 0.5, Window: 10 * time.Second})
+	eventually(t, 3*time.Second, "four heartbeats", func() bool { return liveReplicas(t, srv) == 4 })
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	eventually(t, time.Second, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
+	assert.Zero(t, srv.client(t).Exists(context.Background(), "{shop}:open:payments").Val(), "1 of ⌈0.5 × 4⌉ = 2")
+	for _, r := range rs[1:] {
+		assert.Equal(t, breaker.Closed, r.state(t).State)
+	}
+	rs[2].payments(t).Breaker().Trip(breaker.Manual)
+	for _, r := range []*replica{rs[1], rs[3]} {
+		eventually(t, 2*time.Second, r.name+" opens on the quorum", func() bool { return r.state(t).State == breaker.Open })
+		assert.Equal(t, breaker.Remote, r.state(t).Reason)
+	}
+	assert.Zero(t, rs[2].link.Stats().Votes, "q2's trip made the quorum")
+}
+
+// The share follows the live replicas: three of four asks three votes, but
+// once two replicas have stopped (their heartbeats three health checks
+// old), two votes of the two that are left open the supplier.
+func TestAQuorumByShareFollowsTheLiveReplicas(t *testing.T) {
+	srv := startRedis(t)
+	rs := startQuorumFleet(t, srv, 4, fleet.Quorum{Share: 0.75, Window: 10 * time.Second})
+	eventually(t, 3*time.Second, "four heartbeats", func() bool { return liveReplicas(t, srv) == 4 })
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	eventually(t, time.Second, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
+	rs[1].payments(t).Breaker().Trip(breaker.Saturation)
+	eventually(t, time.Second, "q1's trip is a vote too: 2 of ⌈0.75 × 4⌉ = 3", func() bool { return rs[1].link.Stats().Votes == 1 })
+	assert.Zero(t, srv.client(t).Exists(context.Background(), "{shop}:open:payments").Val(), "two votes of three needed")
+	rs[1].payments(t).Breaker().Reset()
+	for _, r := range rs[2:] {
+		require.NoError(t, r.link.Close(context.Background()))
+	}
+	eventually(t, 5*time.Second, "two live replicas", func() bool { return liveReplicas(t, srv) == 2 })
+	rs[1].payments(t).Breaker().Trip(breaker.Saturation)
+	raw := srv.client(t)
+	eventually(t, 2*time.Second, "q1's second trip makes ⌈0.75 × 2⌉ = 2: the open key", func() bool {
+		return raw.Exists(context.Background(), "{shop}:open:payments").Val() == 1
+	})
+	assert.EqualValues(t, 1, rs[1].link.Stats().Votes, "the second trip was not a vote")
+}

@@ -48,6 +48,9 @@ type backend interface {
 	// vote q.Replicas replicas have tripped within q.Window; otherwise it
 	// only records the vote.
 	vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (announced bool, err error)
+	// beat writes replica's heartbeat and returns how many replicas wrote
+	// one within window.
+	beat(ctx context.Context, replica string, window time.Duration) (live int, err error)
 	// report stores a replica's state of a supplier for the view, expiring
 	// after ttl.
 	report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error
@@ -81,7 +84,7 @@ type redisBackend struct {
 	rdb                             redis.UniversalClient
 	channel, suppliers, open, lease string
 	seq, overridden, override       string
-	state, reporters, votes         string
+	state, reporters, votes, live   string
 	// sharded, in a cluster, publishes and subscribes with SPUBLISH and
 	// SSUBSCRIBE (Redis 7), so that a message travels only within the
 	// shard of its channel; nil or false: PUBLISH and SUBSCRIBE.
@@ -96,7 +99,7 @@ func newRedisBackend(rdb redis.UniversalClient, prefix string) *redisBackend {
 func newLane(rdb redis.UniversalClient, tag string, sharded *atomic.Bool) *redisBackend {
 	return &redisBackend{rdb: rdb, channel: tag + "events", suppliers: tag + "open", open: tag + "open:", lease: tag + "lease:",
 		seq: tag + "seq", overridden: tag + "overrides", override: tag + "override:",
-		state: tag + "state:", reporters: tag + "reporters:", votes: tag + "votes:", sharded: sharded}
+		state: tag + "state:", reporters: tag + "reporters:", votes: tag + "votes:", live: tag + "live", sharded: sharded}
 }
 
 // releaseScript deletes a lease if this replica holds it.

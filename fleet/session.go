@@ -91,7 +91,9 @@ func (l *Link) session() error {
 	l.poke("") // wake the scheduler for the rescan
 
 	heard, pinged := time.Now(), false
+	var beat time.Time
 	for {
+		l.heartbeat(&beat)
 		p, err := f.receive(ctx, l.cfg.HealthCheck)
 		if l.stopped() {
 			return nil

@@ -84,6 +84,18 @@ func (l *Link) View(ctx context.Context, supplier string) (View, error) {
 	return v, nil
 }
 
+// FleetView is View for the dashboard's tiles (dashboard.Options.FleetView):
+// dashboard.New(dashboard.Options{FleetView: link.FleetView}) shows every
+// replica's state of a supplier, who probes next and the fleet-wide
+// override in the tile's fleet section, on the dashboard's own listener.
+func (l *Link) FleetView(ctx context.Context, supplier string) (any, error) {
+	v, err := l.View(ctx, supplier)
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // ViewHandler serves GET ?supplier=<name> as the JSON of Link.View, for
 // the admin listener that serves the dashboard (mount it beside it, e.g.
 // at /fusebox/fleet). A request without a supplier is answered with the

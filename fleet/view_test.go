@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/dashboard"
 	"github.com/fusebox-go/fusebox/fleet"
 )
 
@@ -63,4 +64,36 @@ func TestTheViewShowsEveryReplica(t *testing.T) {
 	w = httptest.NewRecorder()
 	h.ServeHTTP(w, httptest.NewRequest(http.MethodPost, "/", nil))
 	assert.Equal(t, http.StatusMethodNotAllowed, w.Code)
+}
+
+// The dashboard, handed the link's FleetView, serves the fleet's view of a
+// supplier for the tile's fleet section: every replica, the prober, and
+// the fleet-wide override.
+func TestTheDashboardShowsTheFleet(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 2)
+	require.NoError(t, rs[0].link.ForceOpen(context.Background(), "payments", "INC-1"))
+	dash, err := dashboard.New(dashboard.Options{FleetView: rs[1].link.FleetView})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dash.Close(context.Background()) })
+	dash.AddGroup(rs[1].link.Group())
+	var got fleet.View
+	eventually(t, 3*time.Second, "the dashboard shows both replicas forced open", func() bool {
+		w := httptest.NewRecorder()
+		dash.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/fleet?supplier=payments", nil))
+		require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
+		n := 0
+		for _, r := range got.Replicas {
+			if r.State == "forced-open" {
+				n++
+			}
+		}
+		return n == 2 && got.Override != nil
+	})
+	assert.Equal(t, "payments", got.Supplier)
+	assert.Equal(t, []string{"r0", "r1"}, []string{got.Replicas[0].Replica, got.Replicas[1].Replica})
+	assert.Equal(t, "force-open", got.Override.Action)
+	assert.Equal(t, "INC-1", got.Override.Reason)
+	assert.Equal(t, "r0", got.Override.Replica)
 }

@@ -147,7 +147,15 @@ function buildTile(s) {
     actions.append(b);
   }
   t.append(actions);
-  return { el: t, badge, sat, shadow, would, since, probe, policy, slots, queue, p50, p99, overdue, late, shed, calls, refused, actions };
+  const fleet = el("details", "fleet");
+  fleet.hidden = true;
+  const fsum = el("summary", "", "fleet: every replica");
+  const fbody = el("div", "fleet-body");
+  fleet.append(fsum, fbody);
+  const p = { el: t, badge, sat, shadow, would, since, probe, policy, slots, queue, p50, p99, overdue, late, shed, calls, refused, actions, fleet, fbody, fleetAt: 0, fleetBusy: false };
+  fleet.addEventListener("toggle", () => { if (fleet.open) fetchFleet(p); });
+  t.append(fleet);
+  return p;
 }
 
 function meter(label) {
@@ -290,6 +298,10 @@ function updateTile(p, s, snap, span) {
   drawSpark(p.calls, s.series.t, s.series.calls, now, span, "calls per second by outcome");
   drawSpark(p.refused, s.series.t, s.series.refused, now, span, "refused calls per second by reason");
   p.actions.hidden = !snap.control;
+  p.fleet.hidden = !snap.fleet;
+  // The fleet's view is fetched only while the section is open, at most
+  // every FLEET_EVERY (the handler asks Redis at most every 2 s anyway).
+  if (snap.fleet && p.fleet.open && Date.now() - p.fleetAt >= FLEET_EVERY) fetchFleet(p);
 }
 
 function matches(s, words) {
@@ -416,6 +428,52 @@ setInterval(() => {
     connect();
   }
 }, 1000);
+
+// --- the fleet's view -------------------------------------------------------
+
+const FLEET_EVERY = 3000;
+
+async function fetchFleet(p) {
+  if (p.fleetBusy) return;
+  p.fleetBusy = true;
+  p.fleetAt = Date.now();
+  try {
+    const r = await fetch("api/fleet?supplier=" + encodeURIComponent(p.el.dataset.id));
+    const body = await r.text();
+    if (r.ok) drawFleet(p.fbody, JSON.parse(body));
+    else p.fbody.replaceChildren(el("p", "line bad", body.trim()));
+  } catch (err) {
+    p.fbody.replaceChildren(el("p", "line bad", "fleet view failed: " + err));
+  } finally {
+    p.fleetBusy = false;
+    p.fleetAt = Date.now();
+  }
+}
+
+function drawFleet(box, v) {
+  const rows = v.replicas || [];
+  const table = el("table", "fleet-replicas");
+  const head = el("tr");
+  for (const h of ["replica", "state", "reason", "for", "probe in"]) head.append(el("th", "", h));
+  table.append(head);
+  for (const r of rows) {
+    const tr = el("tr");
+    tr.dataset.state = r.state;
+    const ms = (ns) => Math.round((ns || 0) / 1e6);
+    tr.append(el("td", "", r.replica), el("td", "", r.state), el("td", "", REASONS[r.reason] || r.reason),
+      el("td", "", duration(ms(r.for_ns))), el("td", "", r.state === "open" ? duration(ms(r.probe_in_ns)) : "—"));
+    if (r.replica === v.prober) tr.classList.add("prober");
+    table.append(tr);
+  }
+  const lease = el("p", "line fleet-prober", v.prober
+    ? "probes next: " + v.prober + " (its lease has " + duration(Math.round((v.prober_left_ns || 0) / 1e6)) + " left)"
+    : "probes next: nobody holds the probe lease");
+  const o = v.override;
+  const over = el("p", "line fleet-override", o
+    ? "fleet-wide " + o.Action + " by " + o.Replica + (o.Reason ? ": " + o.Reason : "") + " (#" + o.Seq + ")"
+    : "no fleet-wide override");
+  box.replaceChildren(rows.length ? table : el("p", "line", "no replica has reported a state yet"), lease, over);
+}
 
 // --- operator actions ---------------------------------------------------------
 
