@@ -73,6 +73,10 @@ type Config struct {
 	// a rollout: watch what enforce mode would do, then switch with
 	// Reconfigure (see docs/shadow.md). false enforces.
 	Shadow bool
+	// Adaptive lets the bulkhead size itself between Adaptive.Min and
+	// Adaptive.Max (Stats.Workers is the limit in force); its zero value
+	// is off: Workers slots. See AdaptiveConfig.
+	Adaptive AdaptiveConfig
 }
 
 // resolved is a Config with its defaults applied.
@@ -82,6 +86,7 @@ type resolved struct {
 	breaker                breaker.Config
 	stuck                  stuckPolicy
 	shadow                 bool
+	adapt                  adaptSet
 }
 
 // resolve checks c and applies the defaults. Every rule has a validator
@@ -90,12 +95,15 @@ func (c Config) resolve(name string) (resolved, error) {
 	ck := &checker{name: name}
 	r := resolved{breaker: c.Breaker}
 	r.slots = ck.slots(c.Workers)
+	if r.adapt = c.Adaptive.resolve(r.slots, ck); r.adapt.on {
+		r.slots = r.adapt.initial // the stuck criterion starts from it; the probes must fit in Min
+	}
 	r.queue = ck.count("Queue", c.Queue)
 	r.timeout = ck.timeout("InvocationTimeout", c.InvocationTimeout, defaultInvocationTimeout)
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
 	r.lowWater = ck.lowWater(c.Queue, c.LowWater)
 	r.stuck = c.Stuck.resolve(r.timeout, r.slots, r.queue, ck.bad)
-	ck.probes(c.Breaker.HalfOpenProbes, r.slots, r.queue)
+	ck.probes(c.Breaker.HalfOpenProbes, cmp.Or(r.adapt.minL, r.slots), r.queue)
 	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name

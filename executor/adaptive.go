@@ -1,0 +1,155 @@
+package executor
+
+import (
+	"math"
+	"time"
+)
+
+// The adaptive limit's algorithm (see AdaptiveConfig and docs/adaptive.md).
+// limiter is the pure part: fed one window's observations at a time, it
+// returns the next limit. It reads no clock and touches no bulkhead, so it
+// can be driven deterministically; adapt (adaptive_exec.go) feeds it from
+// the calls that end.
+const (
+	// adaptTolerance: latency up to this multiple of the baseline is no
+	// sign of a queue at the supplier.
+	adaptTolerance = 1.5
+	// adaptMinGradient bounds one cut: the limit at least halves.
+	adaptMinGradient = 0.5
+	// adaptHeadroom is the limit allowed over the Little's-law need
+	// (best recent throughput × baseline latency), for bursts.
+	adaptHeadroom = 2.0
+	// The baseline is the lowest window mean of the last
+	// adaptBaselineSpans × adaptBaselineSpan windows (some 10 s at 20 ms
+	// calls): a low quantile of the recent windows. An overload that the
+	// limit lets build a queue at the supplier never becomes the norm, as
+	// the windows after each cut see the queue drained; a supplier that
+	// really got slower is followed once the faster windows are out of it.
+	adaptBaselineSpans = 8
+	adaptBaselineSpan  = 8
+	// adaptBestDecay: the best recent throughput forgets this fraction a
+	// window, so a supplier that scaled down is followed in some 30.
+	adaptBestDecay = 1.0 / 32
+	// adaptFull: a window that ends with at least this fraction of the
+	// limit in use had the limit in its way.
+	adaptFull = 0.9
+)
+
+// Why the limit last changed (Stats.LimitReason).
+const (
+	reasonInitial   = "initial"    // the configured Initial, or a Reconfigure
+	reasonSlowStart = "slow start" // doubled: the limit was in the way and latency is at its baseline
+	reasonGrow      = "grow"       // grown by √L: the limit was in the way
+	reasonLatency   = "latency"    // cut: latency rose over the baseline while throughput did not
+	reasonRestart   = "restart"    // halved: the breaker closed again after a trip
+)
+
+// limitObs is what one window saw. Only successful calls admitted under the
+// breaker's current generation that beat their deadline count in n and
+// mean: the rule of the latency history (docs/design.md).
+type limitObs struct {
+	dur    time.Duration // the window's length
+	n      uint64        // successes that count
+	mean   time.Duration // their mean duration
+	busy   uint64        // busy refusals in the window
+	inUse  int           // slots in use when it ended
+	stuck  bool          // a slot held by a call older than the stuck threshold, or overdue
+	newGen bool          // the breaker made a transition since the last window
+}
+
+// limiter is the algorithm's state. Not safe for concurrent use: adapt
+// holds a mutex around it.
+type limiter struct {
+	min, max  int
+	limit     int
+	slowStart bool
+	baseline  float64                     // ns: the lowest window mean of the recent spans
+	spans     [adaptBaselineSpans]float64 // the lowest mean of each span of windows, 0: none
+	span      int                         // the span being filled
+	inSpan    int                         // windows in it so far
+	best      float64                     // calls per ns: the best recent throughput, decaying
+	gradient  float64                     // of the last window: tolerance × baseline / mean, clamped to [0.5, 1]
+	reason    string
+}
+
+func newLimiter(minL, maxL, initial int) limiter {
+	return limiter{min: minL, max: maxL, limit: initial, slowStart: true, gradient: 1, reason: reasonInitial}
+}
+
+// need is the Little's-law concurrency: best recent throughput × baseline.
+func (l *limiter) need() float64 { return l.best * l.baseline }
+
+// next takes one window's observations and returns the new limit.
+//
+// The rules, in order: a breaker that transitioned restarts at half the
+// limit, in slow start; a window without a success that counts changes
+// nothing (a hang freezes the limit and the baselines); latency over the
+// tolerated multiple of the baseline while throughput did not rise cuts
+// the limit by the gradient; a limit that was in the way (busy refusals,
+// or nearly all of it in use) grows, doubling in slow start, by √L after,
+// never past the headroom over the Little's-law need and never while a
+// slot is stuck.
+func (l *limiter) next(o limitObs) int {
+	if o.newGen {
+		l.set(max(l.min, l.limit/2), reasonRestart)
+		l.slowStart = true
+		return l.limit
+	}
+	if o.n == 0 || o.dur <= 0 {
+		return l.limit
+	}
+	mean := float64(max(o.mean, time.Microsecond))
+	x := float64(o.n) / float64(o.dur)
+	prevBest := l.best
+	if !o.stuck {
+		l.learn(mean, x)
+	}
+	l.gradient = min(max(adaptTolerance*l.baseline/mean, adaptMinGradient), 1)
+	switch {
+	case l.gradient < 1 && x <= prevBest*1.1:
+		l.slowStart = false
+		l.set(max(l.min, int(float64(l.limit)*l.gradient)), reasonLatency)
+	case !o.stuck && (o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)):
+		l.grow()
+	}
+	return l.limit
+}
+
+// learn updates the baselines from a window that saw no stuck slot.
+func (l *limiter) learn(mean, x float64) {
+	if l.inSpan == adaptBaselineSpan {
+		l.span, l.inSpan = (l.span+1)%adaptBaselineSpans, 0
+		l.spans[l.span] = 0
+	}
+	l.inSpan++
+	if s := &l.spans[l.span]; *s == 0 || mean < *s {
+		*s = mean
+	}
+	l.baseline = 0
+	for _, s := range l.spans {
+		if s > 0 && (l.baseline == 0 || s < l.baseline) {
+			l.baseline = s
+		}
+	}
+	l.best = max(x, l.best*(1-adaptBestDecay))
+}
+
+// grow raises a limit that was in the way, within the headroom.
+func (l *limiter) grow() {
+	want, why := l.limit+max(1, int(math.Sqrt(float64(l.limit)))), reasonGrow
+	if l.slowStart {
+		want, why = l.limit*2, reasonSlowStart
+	}
+	if c := int(math.Ceil(adaptHeadroom*l.need())) + 1; want > c {
+		want = max(c, l.limit) // slow start goes on: a cold start's first windows underrate the need
+	}
+	if want = min(want, l.max); want > l.limit {
+		l.set(want, why)
+	}
+}
+
+func (l *limiter) set(n int, why string) {
+	if n != l.limit {
+		l.limit, l.reason = n, why
+	}
+}
