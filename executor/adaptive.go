@@ -30,6 +30,14 @@ const (
 	// adaptBestDecay: the best recent throughput forgets this fraction a
 	// window, so a supplier that scaled down is followed in some 30.
 	adaptBestDecay = 1.0 / 32
+	// A growth that raised latency by adaptNoGainLatency but throughput
+	// by no more than adaptNoGainX is undone.
+	adaptNoGainX       = 1.02
+	adaptNoGainLatency = 1.1
+	// adaptProbeEvery: windows between two probes.
+	adaptProbeEvery = 64
+	// adaptProbeWindows: a probe's windows; the first drains the queue.
+	adaptProbeWindows = 2
 	// adaptFull: a window that ends with at least this fraction of the
 	// limit in use had the limit in its way.
 	adaptFull = 0.9
@@ -42,6 +50,8 @@ const (
 	reasonGrow      = "grow"       // grown by √L: the limit was in the way
 	reasonLatency   = "latency"    // cut: latency rose over the baseline while throughput did not
 	reasonRestart   = "restart"    // halved: the breaker closed again after a trip
+	reasonNoGain    = "no gain"    // undone: the last growth raised latency, not throughput
+	reasonProbe     = "probe"      // a quarter for two windows, to measure the latency without a queue
 )
 
 // limitObs is what one window saw. Only successful calls admitted under the
@@ -70,6 +80,14 @@ type limiter struct {
 	best      float64                     // calls per ns: the best recent throughput, decaying
 	gradient  float64                     // of the last window: tolerance × baseline / mean, clamped to [0.5, 1]
 	reason    string
+	// The last window's throughput and mean latency, and the limit before
+	// it grew (0: it did not grow).
+	prevX, prevMean float64
+	grewFrom        int
+	// windows counts the windows; probedAt is the window of the last
+	// probe, restore the limit to go back to after it (0: none running).
+	windows, probedAt uint64
+	restore           int
 }
 
 func newLimiter(minL, maxL, initial int) limiter {
@@ -85,7 +103,8 @@ func (l *limiter) need() float64 { return l.best * l.baseline }
 // limit, in slow start; a window without a success that counts changes
 // nothing (a hang freezes the limit and the baselines); latency over the
 // tolerated multiple of the baseline while throughput did not rise cuts
-// the limit by the gradient; a limit that was in the way (busy refusals,
+// the limit by the gradient; a growth in the last window that raised
+// latency but not throughput is undone; a limit that was in the way (busy refusals,
 // or nearly all of it in use) grows, doubling in slow start, by √L after,
 // never past the headroom over the Little's-law need and never while a
 // slot is stuck.
@@ -100,16 +119,48 @@ func (l *limiter) next(o limitObs) int {
 	}
 	mean := float64(max(o.mean, time.Microsecond))
 	x := float64(o.n) / float64(o.dur)
-	prevBest := l.best
-	if !o.stuck {
+	prevBest, from := l.best, l.limit
+	inTheWay := o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)
+	if l.windows++; !o.stuck {
 		l.learn(mean, x)
 	}
+	if l.restore > 0 && l.windows-l.probedAt >= adaptProbeWindows {
+		l.set(max(l.min, min(l.restore, l.max)), reasonNoGain)
+		l.restore = 0
+		l.prevX, l.prevMean, l.grewFrom = x, mean, 0
+		return l.limit
+	}
+	if l.restore > 0 { // the probe's first window: the supplier's queue drains
+		l.prevX, l.prevMean, l.grewFrom = x, mean, 0
+		return l.limit
+	}
 	l.gradient = min(max(adaptTolerance*l.baseline/mean, adaptMinGradient), 1)
+	defer func() {
+		l.prevX, l.prevMean, l.grewFrom = x, mean, 0
+		if l.limit > from {
+			l.grewFrom = from
+		}
+	}()
 	switch {
-	case l.gradient < 1 && x <= prevBest*1.1:
+	case l.grewFrom > 0 && x <= l.prevX*adaptNoGainX && mean >= l.prevMean*adaptNoGainLatency:
+		// The supplier is saturated: the last growth only queued calls
+		// at it. A baseline learned under overload (a cold start into
+		// it) cannot tell; this can.
+		l.slowStart = false
+		l.set(max(l.min, l.grewFrom), reasonNoGain)
+		if l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0 {
+			// Probe: two windows at a quarter of the limit, where the
+			// supplier's queue drains, for a baseline of its own
+			// latency; then back to the limit, judged by it.
+			l.probedAt, l.restore = l.windows, l.limit
+			l.set(max(l.min, l.limit/4), reasonProbe)
+		}
+	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > int(float64(l.limit)*l.gradient)):
+		// A cut that would bind: latency that rises while the calls in
+		// flight are far below the limit is not the limit's queue.
 		l.slowStart = false
 		l.set(max(l.min, int(float64(l.limit)*l.gradient)), reasonLatency)
-	case !o.stuck && (o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)):
+	case !o.stuck && inTheWay:
 		l.grow()
 	}
 	return l.limit

@@ -94,6 +94,19 @@ func TestLimiter(t *testing.T) {
 		}
 		assert.Equal(t, float64(45*ms), l.baseline, "a supplier that stays slower is followed")
 	})
+	t.Run("a growth that raised latency but not throughput is undone, and the first one probes at a quarter", func(t *testing.T) {
+		l := newLimiter(1, 256, 20)
+		// A cold start into an overloaded supplier: its queue is in the
+		// baseline (50 ms), and doubling the limit doubles the latency.
+		assert.Equal(t, 40, l.next(win(40, 50*ms, 20, 9)))
+		assert.Equal(t, 5, l.next(win(40, 100*ms, 40, 9)), "undone to 20, probing at a quarter of it")
+		assert.Equal(t, reasonProbe, l.reason)
+		assert.Equal(t, 5, l.next(win(40, 60*ms, 5, 9)), "the probe's first window drains the queue")
+		assert.Equal(t, 20, l.next(win(40, 25*ms, 5, 9)), "then back")
+		assert.Equal(t, float64(25*ms), l.baseline, "with the baseline the probe measured")
+		assert.Equal(t, 15, l.next(win(40, 50*ms, 20, 9)), "which cuts the limit the queue was in: 1.5 × 25 / 50")
+		assert.Equal(t, reasonLatency, l.reason)
+	})
 	t.Run("the limit never exceeds Max", func(t *testing.T) {
 		l := newLimiter(1, 30, 20)
 		assert.Equal(t, 30, l.next(win(1000, 20*ms, 20, 9)))
