@@ -39,8 +39,10 @@ type CapacityScenario struct {
 	Seed     uint64
 }
 
-func constRate(r float64) func(time.Duration) float64 { return func(time.Duration) float64 { return r } }
-func constSrv(c int) func(time.Duration) int           { return func(time.Duration) int { return c } }
+func constRate(r float64) func(time.Duration) float64 {
+	return func(time.Duration) float64 { return r }
+}
+func constSrv(c int) func(time.Duration) int { return func(time.Duration) int { return c } }
 
 // CapacityScenarios returns A–F.
 func CapacityScenarios() []CapacityScenario {
@@ -77,16 +79,16 @@ type Sizing struct {
 
 // CapacityRun is what one run measured.
 type CapacityRun struct {
-	Goodput   float64   // successes within 2 × the healthy p99, per second
-	PerSecond []int     // the same, second by second
-	Limits    []int     // the bulkhead's size every 100 ms
-	Refused   uint64    // busy refusals
-	Opens     int       // openings of the breaker
+	Goodput   float64       // successes within 2 × the healthy p99, per second
+	PerSecond []int         // the same, second by second
+	Limits    []int         // the bulkhead's size every 100 ms
+	Refused   uint64        // busy refusals
+	Opens     int           // openings of the breaker
 	FirstOpen time.Duration // when it first opened (0: never)
 	// With a hang: the limit at its onset, and the calls that reached the
 	// hung supplier before the breaker opened.
 	LimitAtHang, HungCalls int
-	Reasons               map[string]int // OnChange reasons seen (adaptive)
+	Reasons                map[string]int // OnChange reasons seen (adaptive)
 }
 
 // RunCapacity runs scenario s with sizing z. Under testing/synctest.

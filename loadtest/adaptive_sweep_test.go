@@ -40,19 +40,35 @@ func TestAdaptiveSweep(t *testing.T) {
 			sizes = append(sizes, n)
 		}
 	}
-	for _, s := range CapacityScenarios()[:5] {
+	c8 := CapacityScenarios()[2]
+	c8.Name, c8.Servers = "C's middle phase alone (8 servers)", constSrv(8)
+	for _, s := range append(CapacityScenarios()[:5], c8) {
 		t0 := time.Now()
 		best, bestN := 0.0, 0
 		line := ""
+		goodput := map[int]float64{}
 		for _, n := range sizes {
 			r := runCapacity(t, s, Sizing{Workers: n})
+			goodput[n] = r.Goodput
 			line += fmt.Sprintf(" %d:%.0f", n, r.Goodput)
 			if r.Goodput > best {
 				best, bestN = r.Goodput, n
 			}
 		}
+		within := ""
+		for _, n := range sizes {
+			if goodput[n] >= 0.95*best {
+				within += fmt.Sprintf(" %d", n)
+			}
+		}
+		line += "\n  within 95 % of the best:" + within
 		a := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
 		t.Logf("%s: best static %d → %.0f/s; adaptive %.0f/s (%.1f %%), opens %d, refused %d, limit last %d; %v\n  %s",
 			s.Name, bestN, best, a.Goodput, 100*a.Goodput/best, a.Opens, a.Refused, a.Limits[len(a.Limits)-1], time.Since(t0), line)
 	}
 }
+
+// rightSize8 are the fixed sizes that serve C's middle phase (8 servers,
+// the same traffic, on its own) with at least 95 % of the best goodput,
+// from make sweep-adaptive.
+var rightSize8 = [2]int{12, 20}

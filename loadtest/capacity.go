@@ -67,6 +67,10 @@ func (s *capacitySupplier) call(ctx context.Context) error {
 	}
 	done := max(now, s.free[lane]) + time.Duration(service)
 	s.free[lane] = done
+	// Answers leave on the millisecond: calls that end together wake
+	// together, which makes a run several times cheaper under synctest,
+	// and a millisecond is small beside the 20 ms of a call.
+	done = (done + capTick - 1) / capTick * capTick
 	s.mu.Unlock()
 	t := time.NewTimer(done - now)
 	defer t.Stop()
