@@ -136,3 +136,19 @@ fuzz: ## Differential fuzzing of the breaker against its reference model for FUZ
 .PHONY: bench-shadow
 bench-shadow: bench-call ## Shadow mode's per-round ratio to enforce mode (target ≤ 1.05×).
 	grep -E '^BenchmarkCallShadow' $(OUT)/bench-call.txt | $(GO) run ./internal/benchratio -base enforce
+
+# The adaptive limit (docs/adaptive.md): its cost per call beside a fixed
+# bulkhead, and the sweep of fixed sizes its goodput is compared with.
+.PHONY: bench-adaptive
+bench-adaptive: ## The adaptive limit's per-round ratio to a fixed bulkhead, BENCH_COUNT interleaved rounds (target ≤ 5 ns added).
+	@mkdir -p $(OUT)
+	$(GO) test -c -o $(OUT)/executor.test ./executor
+	for i in $$(seq $(BENCH_COUNT)); do \
+		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCallAdaptive' -test.benchmem -test.benchtime 200ms -test.count 1; \
+	done | tee $(OUT)/bench-adaptive.txt
+	$(GO) run ./internal/benchratio -base static < $(OUT)/bench-adaptive.txt
+
+.PHONY: sweep-adaptive
+sweep-adaptive: ## Goodput of fixed Workers 1…256 beside the adaptive limit in the scenarios A–E (~1 min).
+	@mkdir -p $(OUT)
+	cd loadtest && FUSEBOX_SWEEP=1 $(GO) test -run '^TestAdaptiveSweep$$' -count=1 -v -timeout 30m . | tee $(OUT)/sweep-adaptive.txt

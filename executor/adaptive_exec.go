@@ -79,7 +79,8 @@ const (
 	adaptWindowMin   = 50 * time.Millisecond
 	adaptWindowMax   = time.Second
 	adaptWindowFirst = 100 * time.Millisecond // before there is a baseline
-	adaptMinSamples  = 16
+	adaptMinSamples  = 16                     // sampled calls: adaptEvery × as many successes
+	adaptEvery       = 4
 	adaptTellEvery   = time.Second // OnChange at most this often
 
 	// acc packs a window's count (low accCountBits) and the sum of its
@@ -112,12 +113,18 @@ func newAdaptState(ex *Executor, a adaptSet) *adaptState {
 	return s
 }
 
-// adaptObserve is the hook where a successful call ends: d is its
-// duration (ns, -1 unknown), now the executor clock, inTime whether it
-// beat its deadline, current whether its permit is of the breaker's
-// current generation.
-func (s *adaptState) observe(ex *Executor, d, now int64, inTime, current bool) {
-	if d < 0 || !inTime || !current {
+// observe is the hook where a successful call ends: d is its duration
+// (ns, -1 unknown), now the executor clock, inTime whether it beat its
+// deadline. The hook calls it for one call in adaptEvery of each
+// duration bucket (as the latency history thins its
+// samples, so the mean keeps its weight), which keeps the atomic add off
+// most calls. A window in which the breaker made a transition is not
+// learned from (closeWindow compares its generations), so calls of an
+// older generation never teach the limit: every call admitted before a
+// trip has ended before the breaker can close again (ResetTimeout >
+// InvocationTimeout).
+func (s *adaptState) observe(ex *Executor, d, now int64, inTime bool) {
+	if d < 0 || !inTime {
 		return
 	}
 	s.acc.Add(1 | uint64(d/int64(time.Microsecond))<<accCountBits)
@@ -143,7 +150,7 @@ func (s *adaptState) closeWindow(ex *Executor, now int64) {
 	inUse, _ := ex.bh.Counts()
 	n := v & accCountMask
 	o := limitObs{
-		dur: time.Duration(now - s.start), n: n,
+		dur: time.Duration(now - s.start), n: n * adaptEvery,
 		mean:  time.Duration(v>>accCountBits/n) * time.Microsecond,
 		busy:  busy - s.busy,
 		inUse: inUse, stuck: ex.anyStuck(now), newGen: gen != s.gen,
