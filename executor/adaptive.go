@@ -101,13 +101,14 @@ func (l *limiter) need() float64 { return l.best * l.baseline }
 //
 // The rules, in order: a breaker that transitioned restarts at half the
 // limit, in slow start; a window without a success that counts changes
-// nothing (a hang freezes the limit and the baselines); latency over the
+// nothing (a hang freezes the limit and the baselines); a probe runs its
+// course; a growth in the last window that raised latency but not
+// throughput is undone (and may start a probe); latency over the
 // tolerated multiple of the baseline while throughput did not rise cuts
-// the limit by the gradient; a growth in the last window that raised
-// latency but not throughput is undone; a limit that was in the way (busy refusals,
-// or nearly all of it in use) grows, doubling in slow start, by √L after,
-// never past the headroom over the Little's-law need and never while a
-// slot is stuck.
+// the limit by the gradient, where the cut binds; a limit that was in the
+// way (busy refusals, or nearly all of it in use) grows, doubling in slow
+// start, by √L after, never past the headroom over the Little's-law need
+// and never while a slot is stuck.
 func (l *limiter) next(o limitObs) int {
 	if o.newGen {
 		l.set(max(l.min, l.limit/2), reasonRestart)
@@ -120,27 +121,39 @@ func (l *limiter) next(o limitObs) int {
 	mean := float64(max(o.mean, time.Microsecond))
 	x := float64(o.n) / float64(o.dur)
 	prevBest, from := l.best, l.limit
-	inTheWay := o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)
 	if l.windows++; !o.stuck {
 		l.learn(mean, x)
 	}
-	if l.restore > 0 && l.windows-l.probedAt >= adaptProbeWindows {
+	probed := l.probing()
+	if !probed {
+		l.gradient = min(max(adaptTolerance*l.baseline/mean, adaptMinGradient), 1)
+		l.decide(o, x, mean, prevBest)
+	}
+	l.prevX, l.prevMean, l.grewFrom = x, mean, 0
+	if l.limit > from && !probed { // the end of a probe is no growth
+		l.grewFrom = from
+	}
+	return l.limit
+}
+
+// probing runs a probe's windows, and reports whether one ran: its first
+// window lets the supplier's queue drain, after its last the limit goes
+// back to where it was.
+func (l *limiter) probing() bool {
+	switch {
+	case l.restore == 0:
+		return false
+	case l.windows-l.probedAt >= adaptProbeWindows:
 		l.set(max(l.min, min(l.restore, l.max)), reasonNoGain)
 		l.restore = 0
-		l.prevX, l.prevMean, l.grewFrom = x, mean, 0
-		return l.limit
 	}
-	if l.restore > 0 { // the probe's first window: the supplier's queue drains
-		l.prevX, l.prevMean, l.grewFrom = x, mean, 0
-		return l.limit
-	}
-	l.gradient = min(max(adaptTolerance*l.baseline/mean, adaptMinGradient), 1)
-	defer func() {
-		l.prevX, l.prevMean, l.grewFrom = x, mean, 0
-		if l.limit > from {
-			l.grewFrom = from
-		}
-	}()
+	return true
+}
+
+// decide applies the rules that move the limit after a window.
+func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
+	inTheWay := o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)
+	cut := int(float64(l.limit) * l.gradient)
 	switch {
 	case l.grewFrom > 0 && x <= l.prevX*adaptNoGainX && mean >= l.prevMean*adaptNoGainLatency:
 		// The supplier is saturated: the last growth only queued calls
@@ -155,15 +168,14 @@ func (l *limiter) next(o limitObs) int {
 			l.probedAt, l.restore = l.windows, l.limit
 			l.set(max(l.min, l.limit/4), reasonProbe)
 		}
-	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > int(float64(l.limit)*l.gradient)):
+	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > cut):
 		// A cut that would bind: latency that rises while the calls in
 		// flight are far below the limit is not the limit's queue.
 		l.slowStart = false
-		l.set(max(l.min, int(float64(l.limit)*l.gradient)), reasonLatency)
+		l.set(max(l.min, cut), reasonLatency)
 	case !o.stuck && inTheWay:
 		l.grow()
 	}
-	return l.limit
 }
 
 // learn updates the baselines from a window that saw no stuck slot.
