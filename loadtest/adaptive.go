@@ -66,15 +66,18 @@ func CapacityScenarios() []CapacityScenario {
 	c.Name, c.Servers = "C capacity 32 → 8 → 32", step
 	d.Name, d.Servers, d.MaxSrv, d.Median = "D latency ×4, same capacity", constSrv(4*capServers), 4*capServers, 4*capService
 	e.Name, e.Rate, e.Duration = "E 10× bursts 2 s every 30 s", bursts, 60*time.Second
-	f.Name, f.HangAt, f.Duration = "F hang at 10 s", 10*time.Second, 20*time.Second
+	f.Name, f.HangAt, f.Duration = "F hang at 10 s", 10*time.Second, 25*time.Second
 	return []CapacityScenario{a, b, c, d, e, f}
 }
 
 // Sizing is the bulkhead of a run: Workers fixed slots, or (Adaptive) a
-// limit from Workers within [1, 256].
+// limit from Workers within [1, 256]. Failsafe replaces the executor with
+// failsafe-go's adaptivelimiter with its defaults (limit 1–200 from 20)
+// and a 5 s timeout: no breaker, so FirstOpen stays 0.
 type Sizing struct {
 	Workers  int
 	Adaptive bool
+	Failsafe bool
 }
 
 // CapacityRun is what one run measured.
@@ -85,9 +88,9 @@ type CapacityRun struct {
 	Refused   uint64        // busy refusals
 	Opens     int           // openings of the breaker
 	FirstOpen time.Duration // when it first opened (0: never)
-	// With a hang: the limit at its onset, and the calls that reached the
-	// hung supplier before the breaker opened.
-	LimitAtHang, HungCalls int
+	// With a hang: the limit at its onset, the calls that reached the
+	// hung supplier before the breaker opened, and in the whole run.
+	LimitAtHang, HungCalls, HungAll int
 	Reasons                map[string]int // OnChange reasons seen (adaptive)
 }
 
@@ -117,14 +120,23 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 			mu.Unlock()
 		}}
 	}
-	ex, err := executor.New("capacity", cfg)
-	if err != nil {
-		return run, err
+	submit, stats, closeFn := func(func(context.Context) (struct{}, error)) {}, func() (int, uint64) { return 0, 0 }, func() error { return nil }
+	if z.Failsafe {
+		submit, stats, closeFn = failsafeLimiter(ctx)
+	} else {
+		ex, err := executor.New("capacity", cfg)
+		if err != nil {
+			return run, err
+		}
+		submit = func(fn func(context.Context) (struct{}, error)) { _, _ = executor.Submit(ctx, ex, fn) }
+		stats = func() (int, uint64) { st := ex.Stats(); return st.Workers, st.Rejected.Busy }
+		closeFn = func() error { return ex.Close(context.Background()) }
 	}
-	var hung atomic.Int64
+	var hung, hungAll atomic.Int64
 	fn := func(cctx context.Context) (struct{}, error) {
 		t0 := time.Since(sup.start)
 		if s.HangAt > 0 && t0 >= s.HangAt {
+			hungAll.Add(1)
 			mu.Lock()
 			if run.FirstOpen == 0 {
 				hung.Add(1)
@@ -144,19 +156,19 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 	for now := time.Duration(0); now < s.Duration && ctx.Err() == nil; now = time.Since(sup.start) {
 		if now >= next {
 			next += capSample
-			run.Limits = append(run.Limits, ex.Stats().Workers)
+			l, _ := stats()
+			run.Limits = append(run.Limits, l)
 		}
 		if s.HangAt > 0 && run.LimitAtHang == 0 && now >= s.HangAt {
-			run.LimitAtHang = ex.Stats().Workers
+			run.LimitAtHang, _ = stats()
 		}
 		for range poisson(rng, s.Rate(now)*capTick.Seconds()) {
-			_, _ = executor.Submit(ctx, ex, fn)
+			submit(fn)
 		}
 		time.Sleep(capTick)
 	}
-	st := ex.Stats()
-	run.Refused = st.Rejected.Busy
-	err = ex.Close(context.Background())
+	_, run.Refused = stats()
+	err := closeFn()
 	mu.Lock()
 	defer mu.Unlock()
 	total := 0
@@ -164,7 +176,7 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 		total += n
 	}
 	run.Goodput = float64(total) / s.Duration.Seconds()
-	run.HungCalls = int(hung.Load())
+	run.HungCalls, run.HungAll = int(hung.Load()), int(hungAll.Load())
 	return run, err
 }
 
