@@ -91,7 +91,7 @@ type CapacityRun struct {
 	// With a hang: the limit at its onset, the calls that reached the
 	// hung supplier before the breaker opened, and in the whole run.
 	LimitAtHang, HungCalls, HungAll int
-	Reasons                map[string]int // OnChange reasons seen (adaptive)
+	Reasons                         map[string]int // OnChange reasons seen (adaptive)
 }
 
 // RunCapacity runs scenario s with sizing z. Under testing/synctest.
