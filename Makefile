@@ -152,3 +152,7 @@ bench-adaptive: ## The adaptive limit's per-round ratio to a fixed bulkhead, BEN
 sweep-adaptive: ## Goodput of fixed Workers 1…256 beside the adaptive limit in the scenarios A–E (~1 min).
 	@mkdir -p $(OUT)
 	cd loadtest && FUSEBOX_SWEEP=1 $(GO) test -run '^TestAdaptiveSweep$$' -count=1 -v -timeout 30m . | tee $(OUT)/sweep-adaptive.txt
+
+.PHONY: demo-adaptive
+demo-adaptive: ## The adaptive limit following a capacity step (scenario C), beside a fixed 32, in real time with a chart (~1 min; out/adaptive.png).
+	cd loadtest && $(GO) run ./cmd/loadtest adaptive -out $(OUT)

@@ -57,6 +57,7 @@ const usage = `Usage:
   loadtest [exhaustion] [flags]   one hung supplier, three protections (the default)
   loadtest queue [flags]          an asynchronous supplier behind a queue
   loadtest burst [flags]          a healthy, bursty supplier: busy or stuck
+  loadtest adaptive [flags]       an adaptive bulkhead beside a fixed one, on a supplier with finite capacity
 Run "loadtest exhaustion -h", "loadtest queue -h" or "loadtest burst -h" for the flags.
 `
 
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runQueue(ctx, args, stdout, stderr)
 	case "burst":
 		return runBurst(ctx, args, stdout, stderr)
+	case "adaptive":
+		return runAdaptive(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil
