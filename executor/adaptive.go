@@ -35,7 +35,7 @@ const (
 	adaptNoGainX       = 1.02
 	adaptNoGainLatency = 1.1
 	// adaptProbeEvery: windows between two probes.
-	adaptProbeEvery = 64
+	adaptProbeEvery = 256
 	// adaptProbeWindows: a probe's windows; the first drains the queue.
 	adaptProbeWindows = 2
 	// adaptFull: a window that ends with at least this fraction of the
