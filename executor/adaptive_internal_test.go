@@ -220,3 +220,33 @@ func BenchmarkAdaptObserve(b *testing.B) {
 		})
 	}
 }
+
+// A limit cut below Initial still trips on a hang: the stuck criterion
+// counts half of the limit in force, not of the size the executor started
+// with (half of 64 old calls could never be found in 4 slots).
+func TestAdaptiveLimitBelowInitialStillTripsOnAHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 64, Initial: 64}, InvocationTimeout: 5 * time.Second,
+			Breaker: breaker.Config{ResetTimeout: 10 * time.Second}, Stuck: StuckConfig{MaxAge: time.Second}})
+		require.NoError(t, err)
+		ex.resizeTo(4) // as the limiter does after cuts
+		hang := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
+		var futures []func()
+		for range 4 {
+			f, err := Submit(t.Context(), ex, hang)
+			require.NoError(t, err)
+			futures = append(futures, func() { _, _ = f.Await(context.Background()) })
+		}
+		_, err = Submit(t.Context(), ex, hang)
+		require.ErrorIs(t, err, ErrSaturated, "busy: the calls are young")
+		assert.Equal(t, breaker.Closed, ex.Breaker().State())
+		time.Sleep(1100 * time.Millisecond) // no history: the threshold is MaxAge
+		_, err = Submit(t.Context(), ex, hang)
+		require.ErrorIs(t, err, ErrSaturated)
+		assert.Equal(t, breaker.Open, ex.Breaker().State(), "stuck: 4 calls older than 1 s hold the 4 slots")
+		for _, wait := range futures {
+			wait()
+		}
+		require.NoError(t, ex.Close(context.Background()))
+	})
+}
