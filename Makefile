@@ -259,3 +259,25 @@ fleet-scale: ## The fleet's cost and speed at 10, 100 and 1,000 replicas (virtua
 .PHONY: fleet-cluster
 fleet-cluster: redis-sentinel ## The fleet's Redis Cluster tests alone, verbose: a lost master, a failover to its replica.
 	cd fleet && $(GO) test -race -count=1 -v -run '^TestCluster(LosingOneMaster|FailoverToAReplica)$$' . | grep -v 'pool.go'
+
+	grep -E '^BenchmarkCallShadow' $(OUT)/bench-call.txt | $(GO) run ./tools/benchratio -base enforce
+
+# The adaptive limit (docs/adaptive.md): its cost per call beside a fixed
+# bulkhead, and the sweep of fixed sizes its goodput is compared with.
+.PHONY: bench-adaptive
+bench-adaptive: ## The adaptive limit's per-round ratio to a fixed bulkhead, BENCH_COUNT interleaved rounds (target ≤ 5 ns added).
+	@mkdir -p $(OUT)
+	$(GO) test -c -o $(OUT)/executor.test ./executor
+	for i in $$(seq $(BENCH_COUNT)); do \
+		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCallAdaptive' -test.benchmem -test.benchtime 200ms -test.count 1; \
+	done | tee $(OUT)/bench-adaptive.txt
+	$(GO) run ./tools/benchratio -base static < $(OUT)/bench-adaptive.txt
+
+.PHONY: sweep-adaptive
+sweep-adaptive: ## Goodput of fixed Workers 1…256 beside the adaptive limit in the scenarios A–E (~1 min).
+	@mkdir -p $(OUT)
+	cd loadtest && FUSEBOX_SWEEP=1 $(GO) test -run '^TestAdaptiveSweep$$' -count=1 -v -timeout 30m . | tee $(OUT)/sweep-adaptive.txt
+
+.PHONY: demo-adaptive
+demo-adaptive: ## The adaptive limit following a capacity step (scenario C), beside a fixed 32, in real time with a chart (~1 min; out/adaptive.png).
+	cd loadtest && $(GO) run ./cmd/loadtest adaptive -out $(OUT)

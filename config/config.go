@@ -55,6 +55,20 @@ type Executor struct {
 	// CriticalShare is executor.Config.CriticalShare: the share of the
 	// slots kept for critical calls (see package priority).
 	CriticalShare *float64 `json:"criticalShare,omitempty" yaml:"criticalShare,omitempty"`
+	// Adaptive is executor.Config.Adaptive, field by field.
+	Adaptive Adaptive `json:"adaptive,omitzero" yaml:"adaptive,omitempty"`
+}
+
+// Adaptive is an executor.AdaptiveConfig as a file writes it: the bounds of
+// an adaptive slot limit. Each field is the executor.AdaptiveConfig field
+// of the same name; OnChange cannot come from a file.
+type Adaptive struct {
+	// Max is executor.AdaptiveConfig.Max: the largest limit; 0 is off.
+	Max *int `json:"max,omitempty" yaml:"max,omitempty"`
+	// Min is executor.AdaptiveConfig.Min: the smallest limit.
+	Min *int `json:"min,omitempty" yaml:"min,omitempty"`
+	// Initial is executor.AdaptiveConfig.Initial: the limit at the start.
+	Initial *int `json:"initial,omitempty" yaml:"initial,omitempty"`
 }
 
 // Stuck is an executor.StuckConfig as a file writes it: when a full

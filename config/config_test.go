@@ -108,6 +108,13 @@ func TestParseFields(t *testing.T) {
 		assert.Equal(t, 500, cfg.MaxSuppliers)
 	})
 
+	t.Run("an adaptive limit per supplier", func(t *testing.T) {
+		cfg, err := config.Parse([]byte(`{"default": {"adaptive": {"max": 64, "min": 4}}, "dependencies": {"a": {"adaptive": {"max": 32}}}}`))
+		require.NoError(t, err)
+		assert.Equal(t, executor.AdaptiveConfig{Max: 64, Min: 4}, cfg.Default.Adaptive)
+		assert.Equal(t, executor.AdaptiveConfig{Max: 32, Min: 4}, cfg.Dependencies["a"].Adaptive, "the other fields come from the default")
+	})
+
 	t.Run("a critical share per supplier", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"criticalShare": 0.25}, "dependencies": {"a": {"criticalShare": 0}}}`))
 		require.NoError(t, err)
@@ -178,7 +185,7 @@ func TestParseErrors(t *testing.T) {
 		{"a duration must be a string", `{"default": {"invocationTimeout": 30}}`,
 			[]string{`config: default.invocationTimeout: want a duration string such as "30s", got 30`}},
 		{"an unknown field lists the known ones", `{"default": {"workerz": 3}}`,
-			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow, criticalShare)"}},
+			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow, criticalShare, adaptive)"}},
 		{"names are matched exactly", `{"default": {"Workers": 3}}`,
 			[]string{`config: default.Workers: unknown field (did you mean "workers"?)`}},
 		{"a func cannot come from a file", `{"default": {"breaker": {"classify": "5xx"}}}`,
@@ -286,12 +293,13 @@ func TestMarshalGroup(t *testing.T) {
 // to either fails here until the file types have it too (or it is listed
 // as code-only).
 func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
-	codeOnly := map[string]bool{"Name": true, "ErrorKinds": true, "Classify": true, "ReadyToTrip": true, "OnTransition": true, "OnBusy": true}
+	codeOnly := map[string]bool{"Name": true, "ErrorKinds": true, "Classify": true, "ReadyToTrip": true, "OnTransition": true, "OnBusy": true, "OnChange": true}
 	durationT := reflect.TypeFor[time.Duration]()
 	pairs := []struct{ file, code reflect.Type }{
 		{reflect.TypeFor[config.Executor](), reflect.TypeFor[executor.Config]()},
 		{reflect.TypeFor[config.Breaker](), reflect.TypeFor[breaker.Config]()},
 		{reflect.TypeFor[config.Stuck](), reflect.TypeFor[executor.StuckConfig]()},
+		{reflect.TypeFor[config.Adaptive](), reflect.TypeFor[executor.AdaptiveConfig]()},
 	}
 	for _, p := range pairs {
 		var fileNames []string

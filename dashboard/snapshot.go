@@ -54,12 +54,17 @@ type Supplier struct {
 	ProbeAt   *time.Time `json:"probe_at,omitempty"`
 	ProbeInMS *int64     `json:"probe_in_ms,omitempty"`
 
-	Slots    int `json:"slots"`
-	Busy     int `json:"busy"`
-	Free     int `json:"free"`
-	Queued   int `json:"queued"`
-	QueueCap int `json:"queue_cap"`
-	Overdue  int `json:"overdue"` // slots held by calls past their deadline
+	// Slots is the bulkhead's size: Workers, or with Adaptive the limit in
+	// force, which LimitReason says why it last changed (see
+	// executor.Stats.LimitReason).
+	Slots       int    `json:"slots"`
+	Adaptive    bool   `json:"adaptive,omitempty"`
+	LimitReason string `json:"limit_reason,omitempty"`
+	Busy        int    `json:"busy"`
+	Free        int    `json:"free"`
+	Queued      int    `json:"queued"`
+	QueueCap    int    `json:"queue_cap"`
+	Overdue     int    `json:"overdue"` // slots held by calls past their deadline
 
 	// LatencyP50MS and LatencyP99MS are call latencies in milliseconds;
 	// 0 when unknown.
@@ -164,7 +169,7 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 		Rank: rank(s, sat), Saturated: sat, Shadow: s.Shadow,
 		Since: s.Breaker.Since, InStateMS: now.Sub(s.Breaker.Since).Milliseconds(),
 		Reason: s.Breaker.Reason.String(), Kind: s.Breaker.Kind,
-		Slots: s.Workers, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
+		Slots: s.Workers, Adaptive: s.Adaptive, LimitReason: s.LimitReason, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
 		LatencyP50MS: ms(p50), LatencyP99MS: ms(p99),
 		Totals: Totals{
 			Successes: s.Successes, Failures: s.Failures, Ignored: s.Ignored,

@@ -118,6 +118,9 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		}
 		if d, n := c.ranFor(o, now); o == breaker.Success {
 			ex.observe(d, n, now < c.ctx.node.at, c.permit)
+			if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+				a.observe(ex, d, now, now < c.ctx.node.at)
+			}
 			ex.closeIfDrained()
 		}
 	}

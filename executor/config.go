@@ -83,6 +83,11 @@ type Config struct {
 	// every call is admitted alike, and priorities are only counted
 	// (Stats.RejectedByPriority).
 	CriticalShare float64
+
+	// Adaptive lets the bulkhead size itself between Adaptive.Min and
+	// Adaptive.Max (Stats.Workers is the limit in force); its zero value
+	// is off: Workers slots. See AdaptiveConfig.
+	Adaptive AdaptiveConfig
 }
 
 // resolved is a Config with its defaults applied.
@@ -93,6 +98,7 @@ type resolved struct {
 	stuck                  stuckPolicy
 	shadow                 bool
 	shares                 uint32 // CriticalShare, per mille
+	adapt                  adaptSet
 }
 
 // resolve checks c and applies the defaults. Every rule has a validator
@@ -101,6 +107,9 @@ func (c Config) resolve(name string) (resolved, error) {
 	ck := &checker{name: name}
 	r := resolved{breaker: c.Breaker}
 	r.slots = ck.slots(c.Workers)
+	if r.adapt = c.Adaptive.resolve(r.slots, ck); r.adapt.on {
+		r.slots = r.adapt.initial // the stuck criterion starts from it; the probes must fit in Min
+	}
 	r.queue = ck.count("Queue", c.Queue)
 	r.timeout = ck.timeout("InvocationTimeout", c.InvocationTimeout, defaultInvocationTimeout)
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
@@ -108,6 +117,7 @@ func (c Config) resolve(name string) (resolved, error) {
 	r.stuck = c.Stuck.resolve(r.timeout, r.slots, r.queue, ck.bad)
 	r.shares = ck.sharePerMille(c.CriticalShare)
 	ck.probes(c.Breaker.HalfOpenProbes, r.slots, r.queue)
+	ck.probes(c.Breaker.HalfOpenProbes, cmp.Or(r.adapt.minL, r.slots), r.queue)
 	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name

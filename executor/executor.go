@@ -55,7 +55,8 @@ type Executor struct {
 	bh      slots.Slots
 	closing atomic.Pointer[closeState] // set by Close: the executor is closed
 
-	rare atomic.Pointer[rareCounts] // made at the first rare event
+	rare  atomic.Pointer[rareCounts] // made at the first rare event
+	adapt atomic.Pointer[adaptState] // nil: a fixed bulkhead (Config.Adaptive off)
 }
 
 // closedBit is set in active once the executor is closed.
@@ -186,7 +187,7 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 		return nil, err
 	}
 	ex := &Executor{env: e, name: name, br: p.br}
-	ex.bh.Init(p.slots, p.queue, p.lowWater) // resolve checked every size
+	ex.bh.Init(ex.applyAdaptive(p.resolved), p.queue, p.lowWater) // resolve checked every size
 	ex.timeout.Store(int64(p.timeout))
 	ex.queueTO.Store(int64(p.queueTimeout))
 	ex.shares.Store(p.shares)
@@ -359,6 +360,22 @@ type Stats struct {
 	// them: with Shadow off, Rejected would have counted them.
 	Shadow   bool
 	Shadowed Rejections
+
+	// With Config.Adaptive on, Adaptive is true, Workers is the limit in
+	// force, between LimitMin and LimitMax, and LimitReason says why it
+	// last changed: "initial", "slow start" (doubled), "grow" (by √L: the
+	// limit was in the way), "latency" (cut: latency rose over its
+	// baseline while throughput did not) or "restart" (halved: the
+	// breaker closed again). LimitBaseline is the latency the limit
+	// judges by (a slow low baseline of recent windows' mean; 0 before
+	// the first window), LimitGradient the last window's ratio of the
+	// tolerated latency to the measured one, in [0.5, 1]: below 1, the
+	// limit was cut by it.
+	Adaptive           bool
+	LimitMin, LimitMax int
+	LimitReason        string
+	LimitBaseline      time.Duration
+	LimitGradient      float64
 }
 
 // Stats returns a snapshot of the supplier's state and counters.
@@ -387,6 +404,7 @@ func (ex *Executor) Stats() Stats {
 		s.Shadow = rc.shadow.Load()
 		s.Shadowed = rc.shadowedStats()
 	}
+	ex.adaptStats(&s)
 	s.Rejected = Rejections{
 		Open: rejected[RejectedOpen], Saturated: rejected[RejectedSaturated], QueueFull: rejected[RejectedQueueFull],
 		Busy: rejected[RejectedBusy], Closed: rejected[RejectedClosed],

@@ -84,7 +84,7 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	if r.queue > 0 && ex.queued.Load() == nil {
 		ex.queued.CompareAndSwap(nil, &lazyTimeline{})
 	}
-	handed := ex.bh.Resize(r.slots, r.queue, r.lowWater) // resolve checked every size
+	handed := ex.bh.Resize(ex.applyAdaptive(r), r.queue, r.lowWater) // resolve checked every size
 	// The new slots went to the oldest queued calls: start them, as a
 	// Release that hands a slot over does.
 	for _, w := range handed {

@@ -242,7 +242,7 @@ func (ex *Executor) isStuck() bool {
 		return true
 	}
 	overdue := int(rc.overdue.Load())
-	needRunning, needQueued := int(p.needRunning), int(p.needQueued)
+	needRunning, needQueued := ex.needRunning(p), int(p.needQueued)
 	if overdue >= needRunning {
 		return true
 	}

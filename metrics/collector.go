@@ -36,6 +36,7 @@ type Collector struct {
 	rejections, byPriority, transitions               *prometheus.Desc
 	durations                                         *prometheus.Desc
 	shadow, shadowed                                  *prometheus.Desc
+	limit, limitBaseline, limitGradient               *prometheus.Desc
 }
 
 // outcomes are the label values of the outcome label, in breaker.Outcome
@@ -68,13 +69,13 @@ var shadowReasons = [...]executor.Rejection{executor.RejectedOpen, executor.Reje
 
 // SeriesPerSupplier is the number of series the collector reports for
 // each supplier: 5 states, 14 transition reasons, 5 rejection reasons, 3
-// priorities of rejections, 3 outcomes, 4 shadowed reasons, 13 metrics
+// priorities of rejections, 3 outcomes, 4 shadowed reasons, 16 metrics
 // without a second label, and the call-duration histogram: 3 outcomes of
 // 14 series each (11 buckets, +Inf, _sum and _count). The number of series
 // is this times the number of suppliers: with one executor per host, bound
 // the hosts with GroupConfig.MaxSuppliers, GroupConfig.IdleTimeout or
 // GroupConfig.Strict.
-const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priority.Levels + 3 + len(shadowReasons) + 13 +
+const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priority.Levels + 3 + len(shadowReasons) + 16 +
 	len(outcomes)*seriesPerHistogram
 
 // NewCollector returns a collector for g. Register it once per group:
@@ -102,6 +103,9 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priorit
 //	fusebox_call_duration_seconds{outcome}    histogram of the durations of the calls that ran, by outcome
 //	fusebox_shadow                            1 in shadow mode (executor.Config.Shadow), 0 enforcing
 //	fusebox_shadowed_total{reason}            calls shadow mode ran that enforce mode would have refused
+//	fusebox_slots_limit                       the bulkhead's slots: Workers, or the adaptive limit in force
+//	fusebox_limit_baseline_seconds            the latency the adaptive limit judges by (0: fixed bulkhead)
+//	fusebox_limit_gradient                    the adaptive limit's last gradient in [0.5, 1] (1: no cut; fixed: 1)
 //
 // In shadow mode the breaker's state and transitions are the shadow
 // breaker's (what enforce mode would do) and rejections_total stays at 0
@@ -113,7 +117,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priorit
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every supplier the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (89) series per
+// NewGroup on, before its first call: SeriesPerSupplier (92) series per
 // supplier.
 //
 // The call-duration histogram has the fixed buckets of
@@ -167,6 +171,12 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 			"1 while the supplier runs in shadow mode (every rule evaluated, nothing refused), 0 while it enforces."),
 		shadowed: desc("shadowed_total",
 			"Calls that shadow mode ran although enforce mode would have refused them, by reason: open, saturated, queue_full, busy.", "reason"),
+		limit: desc("slots_limit",
+			"The bulkhead's slots: Workers, or with executor.Config.Adaptive the limit in force."),
+		limitBaseline: desc("limit_baseline_seconds",
+			"The latency the adaptive limit judges by: the lowest mean of recent windows (0 with a fixed bulkhead)."),
+		limitGradient: desc("limit_gradient",
+			"The adaptive limit's last gradient, 1.5 × baseline / window mean latency in [0.5, 1]: below 1 the limit was cut by it (1 with a fixed bulkhead)."),
 		rejections: desc("rejections_total",
 			"Calls refused without running, by reason: open, saturated, queue_full, closed, busy (a full bulkhead of young calls: the breaker stayed closed).", "reason"),
 		byPriority: desc("rejections_by_priority_total",
@@ -179,7 +189,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
 		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections, c.byPriority, c.durations,
-		c.shadow, c.shadowed,
+		c.shadow, c.shadowed, c.limit, c.limitBaseline, c.limitGradient,
 	} {
 		ch <- d
 	}
@@ -245,6 +255,13 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 		shadow = 1
 	}
 	gauge(c.shadow, shadow)
+	gauge(c.limit, float64(st.Workers))
+	gauge(c.limitBaseline, st.LimitBaseline.Seconds())
+	gradient := 1.0
+	if st.Adaptive {
+		gradient = st.LimitGradient
+	}
+	gauge(c.limitGradient, gradient)
 	for _, r := range shadowReasons {
 		counter(c.shadowed, st.Shadowed.Of(r), snake(r.String()))
 	}

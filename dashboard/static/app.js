@@ -279,8 +279,9 @@ function updateTile(p, s, snap, span) {
     p.policy.textContent = "retries " + pol.retries + " (" + pol.retries_refused + " refused by the budget) · hedges " +
       pol.hedges + " (" + pol.hedges_won + " won, " + pol.hedges_refused + " refused by the budget)";
   }
-  updateMeter(p.slots, s.busy, s.slots, Math.min(s.overdue, s.busy), s.busy + " / " + s.slots + " busy",
-    s.busy + " of " + s.slots + " slots busy, " + s.overdue + " overdue");
+  const limit = s.adaptive ? " (adaptive: " + s.limit_reason + ")" : "";
+  updateMeter(p.slots, s.busy, s.slots, Math.min(s.overdue, s.busy), s.busy + " / " + s.slots + " busy" + limit,
+    s.busy + " of " + s.slots + " slots busy, " + s.overdue + " overdue" + limit);
   if (s.queue_cap > 0) {
     updateMeter(p.queue, s.queued, s.queue_cap, 0, s.queued + " / " + s.queue_cap, s.queued + " of " + s.queue_cap + " queue places taken");
   } else {

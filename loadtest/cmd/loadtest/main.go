@@ -61,6 +61,7 @@ const usage = `Usage:
   loadtest burst [flags]          a healthy, bursty supplier: busy or stuck
   loadtest inbound [flags]        a slow route beside a fast one, with and without inbound.Handler
   loadtest priorities [flags]     critical, default and sheddable requests on one overloaded route
+  loadtest adaptive [flags]       an adaptive bulkhead beside a fixed one, on a supplier with finite capacity
 Run "loadtest exhaustion -h", "loadtest queue -h" or "loadtest burst -h" for the flags.
 `
 
@@ -81,6 +82,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runInbound(ctx, args, stdout, stderr)
 	case "priorities":
 		return runPriorities(ctx, args, stdout, stderr)
+	case "adaptive":
+		return runAdaptive(ctx, args, stdout, stderr)
 	case "help":
 		fmt.Fprint(stdout, usage)
 		return nil

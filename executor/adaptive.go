@@ -1,0 +1,218 @@
+package executor
+
+import (
+	"math"
+	"time"
+)
+
+// The adaptive limit's algorithm (see AdaptiveConfig and docs/adaptive.md).
+// limiter is the pure part: fed one window's observations at a time, it
+// returns the next limit. It reads no clock and touches no bulkhead, so it
+// can be driven deterministically; adapt (adaptive_exec.go) feeds it from
+// the calls that end.
+const (
+	// adaptTolerance: latency up to this multiple of the baseline is no
+	// sign of a queue at the supplier.
+	adaptTolerance = 1.5
+	// adaptMinGradient bounds one cut: the limit at least halves.
+	adaptMinGradient = 0.5
+	// adaptHeadroom is the limit allowed over the Little's-law need
+	// (best recent throughput × baseline latency), for bursts.
+	adaptHeadroom = 2.0
+	// The baseline is the lowest window mean of the last
+	// adaptBaselineSpans × adaptBaselineSpan windows (some 10 s at 20 ms
+	// calls): a low quantile of the recent windows. An overload that the
+	// limit lets build a queue at the supplier never becomes the norm, as
+	// the windows after each cut see the queue drained; a supplier that
+	// really got slower is followed once the faster windows are out of it.
+	adaptBaselineSpans = 8
+	adaptBaselineSpan  = 8
+	// adaptBestDecay: the best recent throughput forgets this fraction a
+	// window, so a supplier that scaled down is followed in some 30.
+	adaptBestDecay = 1.0 / 32
+	// A growth that raised latency by adaptNoGainLatency but throughput
+	// by no more than adaptNoGainX is undone.
+	adaptNoGainX       = 1.02
+	adaptNoGainLatency = 1.1
+	// adaptProbeEvery: windows between two probes.
+	adaptProbeEvery = 256
+	// adaptProbeWindows: a probe's windows; the first drains the queue.
+	adaptProbeWindows = 2
+	// adaptFull: a window that ends with at least this fraction of the
+	// limit in use had the limit in its way.
+	adaptFull = 0.9
+)
+
+// Why the limit last changed (Stats.LimitReason).
+const (
+	reasonInitial   = "initial"    // the configured Initial, or a Reconfigure
+	reasonSlowStart = "slow start" // doubled: the limit was in the way and latency is at its baseline
+	reasonGrow      = "grow"       // grown by √L: the limit was in the way
+	reasonLatency   = "latency"    // cut: latency rose over the baseline while throughput did not
+	reasonRestart   = "restart"    // halved: the breaker closed again after a trip
+	reasonNoGain    = "no gain"    // undone: the last growth raised latency, not throughput
+	reasonProbe     = "probe"      // a quarter for two windows, to measure the latency without a queue
+)
+
+// limitObs is what one window saw. Only successful calls admitted under the
+// breaker's current generation that beat their deadline count in n and
+// mean: the rule of the latency history (docs/design.md).
+type limitObs struct {
+	dur    time.Duration // the window's length
+	n      uint64        // successes that count
+	mean   time.Duration // their mean duration
+	busy   uint64        // busy refusals in the window
+	inUse  int           // slots in use when it ended
+	stuck  bool          // a slot held by a call older than the stuck threshold, or overdue
+	newGen bool          // the breaker made a transition since the last window
+}
+
+// limiter is the algorithm's state. Not safe for concurrent use: adapt
+// holds a mutex around it.
+type limiter struct {
+	min, max  int
+	limit     int
+	slowStart bool
+	baseline  float64                     // ns: the lowest window mean of the recent spans
+	spans     [adaptBaselineSpans]float64 // the lowest mean of each span of windows, 0: none
+	span      int                         // the span being filled
+	inSpan    int                         // windows in it so far
+	best      float64                     // calls per ns: the best recent throughput, decaying
+	gradient  float64                     // of the last window: tolerance × baseline / mean, clamped to [0.5, 1]
+	reason    string
+	// The last window's throughput and mean latency, and the limit before
+	// it grew (0: it did not grow).
+	prevX, prevMean float64
+	grewFrom        int
+	// windows counts the windows; probedAt is the window of the last
+	// probe, restore the limit to go back to after it (0: none running).
+	windows, probedAt uint64
+	restore           int
+}
+
+func newLimiter(minL, maxL, initial int) limiter {
+	return limiter{min: minL, max: maxL, limit: initial, slowStart: true, gradient: 1, reason: reasonInitial}
+}
+
+// need is the Little's-law concurrency: best recent throughput × baseline.
+func (l *limiter) need() float64 { return l.best * l.baseline }
+
+// next takes one window's observations and returns the new limit.
+//
+// The rules, in order: a breaker that transitioned restarts at half the
+// limit, in slow start; a window without a success that counts changes
+// nothing (a hang freezes the limit and the baselines); a probe runs its
+// course; a growth in the last window that raised latency but not
+// throughput is undone (and may start a probe); latency over the
+// tolerated multiple of the baseline while throughput did not rise cuts
+// the limit by the gradient, where the cut binds; a limit that was in the
+// way (busy refusals, or nearly all of it in use) grows, doubling in slow
+// start, by √L after, never past the headroom over the Little's-law need
+// and never while a slot is stuck.
+func (l *limiter) next(o limitObs) int {
+	if o.newGen {
+		l.set(max(l.min, l.limit/2), reasonRestart)
+		l.slowStart = true
+		return l.limit
+	}
+	if o.n == 0 || o.dur <= 0 {
+		return l.limit
+	}
+	mean := float64(max(o.mean, time.Microsecond))
+	x := float64(o.n) / float64(o.dur)
+	prevBest, from := l.best, l.limit
+	if l.windows++; !o.stuck {
+		l.learn(mean, x)
+	}
+	probed := l.probing()
+	if !probed {
+		l.gradient = min(max(adaptTolerance*l.baseline/mean, adaptMinGradient), 1)
+		l.decide(o, x, mean, prevBest)
+	}
+	l.prevX, l.prevMean, l.grewFrom = x, mean, 0
+	if l.limit > from && !probed { // the end of a probe is no growth
+		l.grewFrom = from
+	}
+	return l.limit
+}
+
+// probing runs a probe's windows, and reports whether one ran: its first
+// window lets the supplier's queue drain, after its last the limit goes
+// back to where it was.
+func (l *limiter) probing() bool {
+	switch {
+	case l.restore == 0:
+		return false
+	case l.windows-l.probedAt >= adaptProbeWindows:
+		l.set(max(l.min, min(l.restore, l.max)), reasonNoGain)
+		l.restore = 0
+	}
+	return true
+}
+
+// decide applies the rules that move the limit after a window.
+func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
+	inTheWay := o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)
+	cut := int(float64(l.limit) * l.gradient)
+	switch {
+	case l.grewFrom > 0 && x <= l.prevX*adaptNoGainX && mean >= l.prevMean*adaptNoGainLatency:
+		// The supplier is saturated: the last growth only queued calls
+		// at it. A baseline learned under overload (a cold start into
+		// it) cannot tell; this can.
+		l.slowStart = false
+		l.set(max(l.min, l.grewFrom), reasonNoGain)
+		if l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0 {
+			// Probe: two windows at a quarter of the limit, where the
+			// supplier's queue drains, for a baseline of its own
+			// latency; then back to the limit, judged by it.
+			l.probedAt, l.restore = l.windows, l.limit
+			l.set(max(l.min, l.limit/4), reasonProbe)
+		}
+	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > cut):
+		// A cut that would bind: latency that rises while the calls in
+		// flight are far below the limit is not the limit's queue.
+		l.slowStart = false
+		l.set(max(l.min, cut), reasonLatency)
+	case !o.stuck && inTheWay:
+		l.grow()
+	}
+}
+
+// learn updates the baselines from a window that saw no stuck slot.
+func (l *limiter) learn(mean, x float64) {
+	if l.inSpan == adaptBaselineSpan {
+		l.span, l.inSpan = (l.span+1)%adaptBaselineSpans, 0
+		l.spans[l.span] = 0
+	}
+	l.inSpan++
+	if s := &l.spans[l.span]; *s == 0 || mean < *s {
+		*s = mean
+	}
+	l.baseline = 0
+	for _, s := range l.spans {
+		if s > 0 && (l.baseline == 0 || s < l.baseline) {
+			l.baseline = s
+		}
+	}
+	l.best = max(x, l.best*(1-adaptBestDecay))
+}
+
+// grow raises a limit that was in the way, within the headroom.
+func (l *limiter) grow() {
+	want, why := l.limit+max(1, int(math.Sqrt(float64(l.limit)))), reasonGrow
+	if l.slowStart {
+		want, why = l.limit*2, reasonSlowStart
+	}
+	if c := int(math.Ceil(adaptHeadroom*l.need())) + 1; want > c {
+		want = max(c, l.limit) // slow start goes on: a cold start's first windows underrate the need
+	}
+	if want = min(want, l.max); want > l.limit {
+		l.set(want, why)
+	}
+}
+
+func (l *limiter) set(n int, why string) {
+	if n != l.limit {
+		l.limit, l.reason = n, why
+	}
+}

@@ -1,0 +1,244 @@
+package executor
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// AdaptiveConfig turns the bulkhead's fixed size into a limit that sizes
+// itself: between Min and Max, from what the executor sees where calls end
+// (their throughput and latency, busy refusals, the slots in use), once per
+// window, computed by the call that ends the window: no goroutine, no
+// timer. The limit follows Little's law (best recent throughput × a slow
+// baseline of the latency, with headroom for bursts), is cut when latency
+// rises over its baseline while throughput does not, grows only when it was
+// in the way, starts slowly from Initial and restarts at half after the
+// breaker closes again. It never grows while a slot is held by a stuck call,
+// and without successes its baselines and the limit freeze, so a hang fills
+// the limit's slots and trips the breaker as a fixed bulkhead would. See
+// docs/adaptive.md for the algorithm and its measurements.
+//
+// The zero value is off: the bulkhead has Workers slots.
+type AdaptiveConfig struct {
+	// Max is the largest limit; 0 turns adaptive sizing off. At most
+	// 2^31-1.
+	Max int
+	// Min is the smallest limit. 0 means 1; otherwise at most Max.
+	Min int
+	// Initial is the limit at New. 0 means Workers (10 if 0), brought into
+	// [Min, Max].
+	Initial int
+	// OnChange, if set, is told when the limit changes: at most once a
+	// second, from the limit it was last told of to the new one, with the
+	// reason of the last change (Stats.LimitReason). It runs on the
+	// goroutine of the call that ended the window: keep it short; a panic
+	// in it is recovered.
+	OnChange func(supplier string, from, to int, reason string)
+}
+
+// adaptSet is an AdaptiveConfig resolved; on false: off.
+type adaptSet struct {
+	on                  bool
+	minL, maxL, initial int
+	onChange            func(supplier string, from, to int, reason string)
+}
+
+func (c AdaptiveConfig) resolve(workers int, ck *checker) adaptSet {
+	if c.Max == 0 {
+		if c.Min != 0 || c.Initial != 0 {
+			ck.bad("Adaptive.Min and Adaptive.Initial need Adaptive.Max (0: adaptive sizing off), got Min %d, Initial %d", c.Min, c.Initial)
+		}
+		return adaptSet{}
+	}
+	a := adaptSet{on: true, minL: max(c.Min, 1), maxL: c.Max, onChange: c.OnChange}
+	switch {
+	case c.Max < 0 || c.Max > maxSize:
+		ck.bad("Adaptive.Max must be in [1, %d], or 0 for off, got %d", maxSize, c.Max)
+		return adaptSet{}
+	case c.Min < 0 || c.Min > c.Max:
+		ck.bad("Adaptive.Min must be in [0, Adaptive.Max (%d)], got %d", c.Max, c.Min)
+		return adaptSet{}
+	}
+	a.initial = min(max(workers, a.minL), a.maxL)
+	if c.Initial != 0 {
+		if c.Initial < a.minL || c.Initial > a.maxL {
+			ck.bad("Adaptive.Initial must be in [Adaptive.Min (%d), Adaptive.Max (%d)], or 0 for Workers, got %d", a.minL, a.maxL, c.Initial)
+			return adaptSet{}
+		}
+		a.initial = c.Initial
+	}
+	return a
+}
+
+// The window: it closes at the first counted success after it has lasted
+// adaptWindowK × the baseline latency (within the bounds) and seen at least
+// adaptMinSamples successes.
+const (
+	adaptWindowK     = 8
+	adaptWindowMin   = 50 * time.Millisecond
+	adaptWindowMax   = time.Second
+	adaptWindowFirst = 100 * time.Millisecond // before there is a baseline
+	adaptMinSamples  = 16                     // sampled calls: adaptEvery × as many successes
+	adaptEvery       = 4
+	adaptTellEvery   = time.Second // OnChange at most this often
+
+	// acc packs a window's count (low accCountBits) and the sum of its
+	// durations in µs (the rest): one atomic add per call.
+	accCountBits = 24
+	accCountMask = 1<<accCountBits - 1
+)
+
+// adaptState is an executor's adaptive limit. The hot path (observe) is
+// one atomic add and one load; the rest runs once per window, under mu.
+type adaptState struct {
+	acc       atomic.Uint64
+	windowEnd atomic.Int64 // executor clock: the first success after it closes the window
+
+	mu          sync.Mutex
+	set         adaptSet
+	lim         limiter
+	start       int64  // when the window opened
+	busy, gen   uint64 // busy refusals and breaker generation when it opened
+	told        int64  // when OnChange was last called
+	toldLimit   int    // the limit it was told of
+	windowTaken uint64 // windows closed, for tests
+}
+
+func newAdaptState(ex *Executor, a adaptSet) *adaptState {
+	s := &adaptState{set: a, lim: newLimiter(a.minL, a.maxL, a.initial), toldLimit: a.initial}
+	now := ex.now()
+	s.start, s.gen = now, ex.br.Stats().Generation
+	s.windowEnd.Store(now + int64(adaptWindowFirst))
+	return s
+}
+
+// observe is the hook where a successful call ends: d is its duration
+// (ns, -1 unknown), now the executor clock, inTime whether it beat its
+// deadline. The hook calls it for one call in adaptEvery of each
+// duration bucket (as the latency history thins its
+// samples, so the mean keeps its weight), which keeps the atomic add off
+// most calls. A window in which the breaker made a transition is not
+// learned from (closeWindow compares its generations), so calls of an
+// older generation never teach the limit: every call admitted before a
+// trip has ended before the breaker can close again (ResetTimeout >
+// InvocationTimeout).
+func (s *adaptState) observe(ex *Executor, d, now int64, inTime bool) {
+	if d < 0 || !inTime {
+		return
+	}
+	s.acc.Add(1 | uint64(d/int64(time.Microsecond))<<accCountBits)
+	if now >= s.windowEnd.Load() {
+		s.closeWindow(ex, now)
+	}
+}
+
+// closeWindow feeds the window's observations to the limiter and resizes
+// the bulkhead if the limit changed. One caller at a time; the others go on.
+func (s *adaptState) closeWindow(ex *Executor, now int64) {
+	if !s.mu.TryLock() {
+		return
+	}
+	defer s.mu.Unlock()
+	v := s.acc.Load()
+	if now < s.windowEnd.Load() || v&accCountMask < adaptMinSamples {
+		return
+	}
+	v = s.acc.Swap(0)
+	rc := ex.counts()
+	busy, gen := rc.rejected[RejectedBusy].Load(), ex.br.Stats().Generation
+	inUse, _ := ex.bh.Counts()
+	n := v & accCountMask
+	o := limitObs{
+		dur: time.Duration(now - s.start), n: n * adaptEvery,
+		mean:  time.Duration(v>>accCountBits/n) * time.Microsecond,
+		busy:  busy - s.busy,
+		inUse: inUse, stuck: ex.anyStuck(now), newGen: gen != s.gen,
+	}
+	s.start, s.busy, s.gen = now, busy, gen
+	s.windowTaken++
+	from := s.lim.limit
+	to := s.lim.next(o)
+	s.windowEnd.Store(now + int64(min(max(time.Duration(adaptWindowK*s.lim.baseline), adaptWindowMin), adaptWindowMax)))
+	if to == from {
+		return
+	}
+	ex.resizeTo(to)
+	if s.set.onChange != nil && (s.told == 0 || now-s.told >= int64(adaptTellEvery)) {
+		s.told, from, s.toldLimit = now, s.toldLimit, to
+		tellLimit(s.set.onChange, ex.name, from, to, s.lim.reason)
+	}
+}
+
+// tellLimit calls AdaptiveConfig.OnChange; a panic in it is recovered.
+func tellLimit(f func(string, int, int, string), name string, from, to int, why string) {
+	defer func() { _ = recover() }()
+	f(name, from, to, why)
+}
+
+// anyStuck reports whether a slot is held by a call older than the stuck
+// threshold, or overdue: then the limit must not grow.
+func (ex *Executor) anyStuck(now int64) bool {
+	rc := ex.counts()
+	if rc.overdue.Load() > 0 {
+		return true
+	}
+	old, _ := ex.run.countOld(now-ex.stuckAfter(), rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), 1)
+	return old > 0
+}
+
+// resizeTo sets the bulkhead's slots, keeping its queue, and starts the
+// queued calls that the new slots went to.
+func (ex *Executor) resizeTo(slots int) {
+	_, queue, low := ex.bh.Size()
+	for _, w := range ex.bh.Resize(slots, queue, low) {
+		w.Value.(promoter).promote()
+	}
+}
+
+// needRunning is the number of old calls that make a full bulkhead stuck:
+// half of its slots, rounded up, of the limit now in force.
+func (ex *Executor) needRunning(p *stuckPolicy) int {
+	if ex.adapt.Load() == nil {
+		return int(p.needRunning)
+	}
+	size, _, _ := ex.bh.Size()
+	return (size + 1) / 2
+}
+
+// applyAdaptive puts the adaptive settings of r in force (New and
+// Reconfigure) and returns the bulkhead's size: the limit, kept within the
+// new bounds when adaptive sizing stays on, Initial when it turns on,
+// Workers when it is off.
+func (ex *Executor) applyAdaptive(r resolved) int {
+	if !r.adapt.on {
+		ex.adapt.Store(nil)
+		return r.slots
+	}
+	s := ex.adapt.Load()
+	if s == nil {
+		ex.adapt.Store(newAdaptState(ex, r.adapt))
+		return r.adapt.initial
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.set = r.adapt
+	s.lim.min, s.lim.max = r.adapt.minL, r.adapt.maxL
+	s.lim.limit = min(max(s.lim.limit, s.lim.min), s.lim.max)
+	return s.lim.limit
+}
+
+// adaptStats fills the limit's fields of Stats.
+func (ex *Executor) adaptStats(st *Stats) {
+	s := ex.adapt.Load()
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.Adaptive = true
+	st.LimitReason = s.lim.reason
+	st.LimitBaseline = time.Duration(s.lim.baseline)
+	st.LimitGradient = s.lim.gradient
+	st.LimitMin, st.LimitMax = s.lim.min, s.lim.max
+}

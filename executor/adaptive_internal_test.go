@@ -1,0 +1,252 @@
+package executor
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+)
+
+// win is a window of 100 ms in which the limit's calls ran at mean
+// latency, inUse slots in use at its end; n successes (throughput n/100ms).
+func win(n uint64, mean time.Duration, inUse int, busy uint64) limitObs {
+	return limitObs{dur: 100 * time.Millisecond, n: n, mean: mean, inUse: inUse, busy: busy}
+}
+
+func TestLimiter(t *testing.T) {
+	ms := time.Millisecond
+	t.Run("a limit in the way doubles in slow start while latency stays at its baseline", func(t *testing.T) {
+		l := newLimiter(1, 256, 10)
+		// 10 slots of 20 ms calls: 50 calls in 100 ms, every slot in use.
+		assert.Equal(t, 20, l.next(win(50, 20*ms, 10, 3)))
+		assert.Equal(t, reasonSlowStart, l.reason)
+		assert.Equal(t, 40, l.next(win(100, 20*ms, 20, 3)))
+	})
+	t.Run("growth stops at twice the Little's-law need", func(t *testing.T) {
+		l := newLimiter(1, 256, 64)
+		// 1000/s × 20 ms = 20 calls needed: the cap is 41, below 64.
+		assert.Equal(t, 64, l.next(win(100, 20*ms, 64, 9)))
+		l = newLimiter(1, 256, 10)
+		assert.Equal(t, 20, l.next(win(50, 20*ms, 10, 9)), "10 × 2 ≤ 2 × 10 + 1")
+		l = newLimiter(1, 256, 16)
+		assert.Equal(t, 21, l.next(win(50, 20*ms, 16, 9)), "2 × 10 + 1")
+	})
+	t.Run("a limit that is not in the way stays", func(t *testing.T) {
+		l := newLimiter(1, 256, 40)
+		assert.Equal(t, 40, l.next(win(100, 20*ms, 20, 0)))
+		assert.Equal(t, reasonInitial, l.reason)
+	})
+	t.Run("latency over 1.5 × the baseline at the same throughput cuts the limit by the gradient", func(t *testing.T) {
+		l := newLimiter(1, 256, 40)
+		l.next(win(100, 20*ms, 20, 0))
+		got := l.next(win(100, 60*ms, 40, 5))
+		assert.Equal(t, 20, got, "gradient 1.5 × 20 / 60 = 0.5")
+		assert.Equal(t, reasonLatency, l.reason)
+		assert.InDelta(t, 0.5, l.gradient, 1e-9)
+	})
+	t.Run("a cut at most halves, and never goes under Min", func(t *testing.T) {
+		l := newLimiter(15, 256, 40)
+		l.next(win(100, 20*ms, 20, 0))
+		assert.Equal(t, 20, l.next(win(100, 10*20*ms, 40, 5)))
+		assert.Equal(t, 15, l.next(win(100, 10*20*ms, 40, 5)))
+	})
+	t.Run("a stuck slot stops growth and the baselines", func(t *testing.T) {
+		l := newLimiter(1, 256, 10)
+		l.next(win(50, 20*ms, 0, 0))
+		base, best := l.baseline, l.best
+		o := win(500, 5*ms, 10, 50)
+		o.stuck = true
+		assert.Equal(t, 10, l.next(o))
+		assert.Equal(t, base, l.baseline)
+		assert.Equal(t, best, l.best)
+	})
+	t.Run("a window without a success changes nothing", func(t *testing.T) {
+		l := newLimiter(1, 256, 10)
+		l.next(win(50, 20*ms, 0, 0))
+		before := l
+		assert.Equal(t, 10, l.next(win(0, 0, 10, 1000)))
+		assert.Equal(t, before, l)
+	})
+	t.Run("a breaker that transitioned restarts at half the limit, in slow start", func(t *testing.T) {
+		l := newLimiter(1, 256, 40)
+		l.slowStart = false
+		o := win(100, 20*ms, 0, 0)
+		o.newGen = true
+		assert.Equal(t, 20, l.next(o))
+		assert.Equal(t, reasonRestart, l.reason)
+		assert.True(t, l.slowStart)
+	})
+	t.Run("an overload's slow windows do not raise the baseline while faster ones are in its spans", func(t *testing.T) {
+		l := newLimiter(1, 256, 40)
+		l.next(win(100, 20*ms, 10, 0))
+		for range adaptBaselineSpan*adaptBaselineSpans - 1 {
+			l.next(win(160, 45*ms, 40, 9))
+		}
+		assert.Equal(t, float64(20*ms), l.baseline)
+		for range adaptBaselineSpan {
+			l.next(win(160, 45*ms, 40, 9))
+		}
+		assert.Equal(t, float64(45*ms), l.baseline, "a supplier that stays slower is followed")
+	})
+	t.Run("a growth that raised latency but not throughput is undone, and the first one probes at a quarter", func(t *testing.T) {
+		l := newLimiter(1, 256, 20)
+		// A cold start into an overloaded supplier: its queue is in the
+		// baseline (50 ms), and doubling the limit doubles the latency.
+		assert.Equal(t, 40, l.next(win(40, 50*ms, 20, 9)))
+		assert.Equal(t, 5, l.next(win(40, 100*ms, 40, 9)), "undone to 20, probing at a quarter of it")
+		assert.Equal(t, reasonProbe, l.reason)
+		assert.Equal(t, 5, l.next(win(40, 60*ms, 5, 9)), "the probe's first window drains the queue")
+		assert.Equal(t, 20, l.next(win(40, 25*ms, 5, 9)), "then back")
+		assert.Equal(t, float64(25*ms), l.baseline, "with the baseline the probe measured")
+		assert.Equal(t, 15, l.next(win(40, 50*ms, 20, 9)), "which cuts the limit the queue was in: 1.5 × 25 / 50")
+		assert.Equal(t, reasonLatency, l.reason)
+	})
+	t.Run("the limit never exceeds Max", func(t *testing.T) {
+		l := newLimiter(1, 30, 20)
+		assert.Equal(t, 30, l.next(win(1000, 20*ms, 20, 9)))
+	})
+}
+
+func TestAdaptiveConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  AdaptiveConfig
+		want string
+	}{
+		{"a negative Max", AdaptiveConfig{Max: -1}, "Adaptive.Max must be in [1, "},
+		{"Min above Max", AdaptiveConfig{Max: 4, Min: 5}, "Adaptive.Min must be in [0, Adaptive.Max (4)], got 5"},
+		{"Initial outside the bounds", AdaptiveConfig{Max: 40, Min: 5, Initial: 41}, "Adaptive.Initial must be in [Adaptive.Min (5), Adaptive.Max (40)]"},
+		{"Min without Max", AdaptiveConfig{Min: 5}, "Adaptive.Min and Adaptive.Initial need Adaptive.Max"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New("s", Config{Adaptive: tc.cfg})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	t.Run("the probes must fit in Min", func(t *testing.T) {
+		_, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 40, Min: 1}, Breaker: breaker.Config{HalfOpenProbes: 2}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "HalfOpenProbes (2) must not exceed Workers (1)")
+	})
+	t.Run("Initial defaults to Workers within the bounds", func(t *testing.T) {
+		for _, c := range []struct{ workers, min, max, want int }{{0, 0, 40, 10}, {20, 0, 40, 20}, {50, 0, 40, 40}, {2, 5, 40, 5}} {
+			ex, err := New("s", Config{Workers: c.workers, Adaptive: AdaptiveConfig{Min: c.min, Max: c.max}})
+			require.NoError(t, err)
+			st := ex.Stats()
+			assert.Equal(t, c.want, st.Workers, "Workers %d in [%d, %d]", c.workers, c.min, c.max)
+			assert.True(t, st.Adaptive)
+			assert.Equal(t, reasonInitial, st.LimitReason)
+			require.NoError(t, ex.Close(context.Background()))
+		}
+	})
+}
+
+// TestAdaptiveExecutor drives an executor whose calls take 20 ms and
+// whose callers keep 30 calls in flight: from 10 slots the limit grows
+// past 30, and Reconfigure keeps it within new bounds or turns it off.
+func TestAdaptiveExecutor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var told []string
+		ex, err := New("s", Config{Workers: 10, Adaptive: AdaptiveConfig{Max: 100, OnChange: func(_ string, from, to int, why string) {
+			mu.Lock()
+			told = append(told, why)
+			mu.Unlock()
+			panic("a listener's panic is recovered")
+		}}})
+		require.NoError(t, err)
+		call := func(ctx context.Context) (int, error) { time.Sleep(20 * time.Millisecond); return 0, nil }
+		var wg sync.WaitGroup
+		for range 30 {
+			wg.Go(func() {
+				for done := 0; done < 100; {
+					if _, err := Do(t.Context(), ex, call); err != nil {
+						time.Sleep(time.Millisecond) // refused: try again soon
+						continue
+					}
+					done++
+				}
+			})
+		}
+		wg.Wait()
+		st := ex.Stats()
+		assert.GreaterOrEqual(t, st.Workers, 30, "the limit grew to the callers' concurrency")
+		assert.LessOrEqual(t, st.Workers, 100)
+		assert.Equal(t, breaker.Closed, st.Breaker.State, "busy refusals never trip")
+		assert.InDelta(t, float64(20*time.Millisecond), float64(st.LimitBaseline), float64(5*time.Millisecond))
+		mu.Lock()
+		assert.NotEmpty(t, told, "OnChange was told")
+		assert.Contains(t, told, reasonSlowStart)
+		mu.Unlock()
+
+		require.NoError(t, ex.Reconfigure(Config{Adaptive: AdaptiveConfig{Max: 16}}))
+		assert.Equal(t, 16, ex.Stats().Workers, "kept within the new Max")
+		require.NoError(t, ex.Reconfigure(Config{Workers: 7}))
+		st = ex.Stats()
+		assert.Equal(t, 7, st.Workers, "off: Workers again")
+		assert.False(t, st.Adaptive)
+		require.NoError(t, ex.Close(context.Background()))
+	})
+}
+
+// BenchmarkAdaptObserve is what the adaptive limit adds where a successful
+// call ends (the hook in record), beside the same hook with adaptive off:
+// the ≤ 5 ns target, measured without the noise of a whole call.
+func BenchmarkAdaptObserve(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{{"off", Config{}}, {"on", Config{Adaptive: AdaptiveConfig{Max: 1 << 20, Initial: 1 << 20}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			ex, err := New("bench", c.cfg)
+			require.NoError(b, err)
+			defer ex.Close(context.Background())
+			now := ex.now()
+			n := uint64(0)
+			b.ReportAllocs()
+			for b.Loop() {
+				n++
+				if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+					a.observe(ex, int64(20*time.Millisecond), now, true)
+				}
+			}
+		})
+	}
+}
+
+// A limit cut below Initial still trips on a hang: the stuck criterion
+// counts half of the limit in force, not of the size the executor started
+// with (half of 64 old calls could never be found in 4 slots).
+func TestAdaptiveLimitBelowInitialStillTripsOnAHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 64, Initial: 64}, InvocationTimeout: 5 * time.Second,
+			Breaker: breaker.Config{ResetTimeout: 10 * time.Second}, Stuck: StuckConfig{MaxAge: time.Second}})
+		require.NoError(t, err)
+		ex.resizeTo(4) // as the limiter does after cuts
+		hang := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
+		var futures []func()
+		for range 4 {
+			f, err := Submit(t.Context(), ex, hang)
+			require.NoError(t, err)
+			futures = append(futures, func() { _, _ = f.Await(context.Background()) })
+		}
+		_, err = Submit(t.Context(), ex, hang)
+		require.ErrorIs(t, err, ErrSaturated, "busy: the calls are young")
+		assert.Equal(t, breaker.Closed, ex.Breaker().State())
+		time.Sleep(1100 * time.Millisecond) // no history: the threshold is MaxAge
+		_, err = Submit(t.Context(), ex, hang)
+		require.ErrorIs(t, err, ErrSaturated)
+		assert.Equal(t, breaker.Open, ex.Breaker().State(), "stuck: 4 calls older than 1 s hold the 4 slots")
+		for _, wait := range futures {
+			wait()
+		}
+		require.NoError(t, ex.Close(context.Background()))
+	})
+}

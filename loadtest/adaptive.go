@@ -1,0 +1,192 @@
+package loadtest
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// The scenarios of the adaptive limit (docs/adaptive.md): a supplier with
+// finite capacity (capacitySupplier), called by Poisson arrivals, through
+// one executor with a fixed bulkhead or an adaptive one. All of it runs on
+// the wall clock: under testing/synctest a minute of traffic takes a few
+// seconds of CPU.
+const (
+	capServers = 32                    // the supplier's servers (scenarios A, B, C, E, F)
+	capService = 20 * time.Millisecond // their median service time
+	capSigma   = 0.25                  // lognormal σ: p99 ≈ 1.8 × median
+	capRate    = 1120                  // 70 % of 32 servers / 20 ms (a mean service of 20.6 ms: 72 %)
+	capTick    = time.Millisecond      // arrivals are drawn per tick
+	capSample  = 100 * time.Millisecond
+)
+
+// CapacityScenario is one of the scenarios A–F: the traffic and the
+// supplier over time.
+type CapacityScenario struct {
+	Name     string
+	Duration time.Duration
+	Rate     func(t time.Duration) float64 // calls per second at t
+	Servers  func(t time.Duration) int     // the supplier's servers at t
+	MaxSrv   int                           // the most servers it ever has
+	Median   time.Duration                 // its median service time
+	HangAt   time.Duration                 // it hangs from then on (0: never)
+	Seed     uint64
+}
+
+func constRate(r float64) func(time.Duration) float64 {
+	return func(time.Duration) float64 { return r }
+}
+func constSrv(c int) func(time.Duration) int { return func(time.Duration) int { return c } }
+
+// CapacityScenarios returns A–F.
+func CapacityScenarios() []CapacityScenario {
+	step := func(t time.Duration) int {
+		if t >= 10*time.Second && t < 20*time.Second {
+			return 8
+		}
+		return capServers
+	}
+	bursts := func(t time.Duration) float64 {
+		if t >= 10*time.Second && (t-10*time.Second)%(30*time.Second) < 2*time.Second {
+			return 10 * capRate / 3.5
+		}
+		return capRate / 3.5
+	}
+	base := CapacityScenario{Duration: 30 * time.Second, Rate: constRate(capRate), Servers: constSrv(capServers),
+		MaxSrv: capServers, Median: capService, Seed: 1}
+	a, b, c, d, e, f := base, base, base, base, base, base
+	a.Name = "A steady 70 %"
+	b.Name, b.Rate = "B 2× overload", constRate(2*capServers*float64(time.Second/capService))
+	c.Name, c.Servers = "C capacity 32 → 8 → 32", step
+	d.Name, d.Servers, d.MaxSrv, d.Median = "D latency ×4, same capacity", constSrv(4*capServers), 4*capServers, 4*capService
+	e.Name, e.Rate, e.Duration = "E 10× bursts 2 s every 30 s", bursts, 60*time.Second
+	f.Name, f.HangAt, f.Duration = "F hang at 10 s", 10*time.Second, 25*time.Second
+	return []CapacityScenario{a, b, c, d, e, f}
+}
+
+// Sizing is the bulkhead of a run: Workers fixed slots, or (Adaptive) a
+// limit from Workers within [1, 256]. Failsafe replaces the executor with
+// failsafe-go's adaptivelimiter with its defaults (limit 1–200 from 20)
+// and a 5 s timeout: no breaker, so FirstOpen stays 0.
+type Sizing struct {
+	Workers  int
+	Adaptive bool
+	Failsafe bool
+}
+
+// CapacityRun is what one run measured.
+type CapacityRun struct {
+	Goodput   float64       // successes within 2 × the healthy p99, per second
+	PerSecond []int         // the same, second by second
+	Limits    []int         // the bulkhead's size every 100 ms
+	Refused   uint64        // busy refusals
+	Opens     int           // openings of the breaker
+	FirstOpen time.Duration // when it first opened (0: never)
+	// With a hang: the limit at its onset, the calls that reached the
+	// hung supplier before the breaker opened, and in the whole run.
+	LimitAtHang, HungCalls, HungAll int
+	Reasons                         map[string]int // OnChange reasons seen (adaptive)
+}
+
+// RunCapacity runs scenario s with sizing z. Under testing/synctest.
+func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun, error) {
+	sup := newCapacitySupplier(s.Seed, s.MaxSrv, s.Median, capSigma)
+	sup.servers, sup.hangAt = s.Servers, s.HangAt
+	good := time.Duration(2 * float64(sup.healthyP99()))
+	var mu sync.Mutex
+	run := CapacityRun{PerSecond: make([]int, int(s.Duration/time.Second)+1), Reasons: map[string]int{}}
+	cfg := executor.Config{
+		Workers: z.Workers, InvocationTimeout: 5 * time.Second,
+		Breaker: breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: func(e breaker.Event) {
+			if e.To == breaker.Open {
+				mu.Lock()
+				if run.Opens++; run.FirstOpen == 0 {
+					run.FirstOpen = time.Since(sup.start)
+				}
+				mu.Unlock()
+			}
+		}},
+	}
+	if z.Adaptive {
+		cfg.Adaptive = executor.AdaptiveConfig{Max: 256, OnChange: func(_ string, _, _ int, why string) {
+			mu.Lock()
+			run.Reasons[why]++
+			mu.Unlock()
+		}}
+	}
+	submit, stats, closeFn := func(func(context.Context) (struct{}, error)) {}, func() (int, uint64) { return 0, 0 }, func() error { return nil }
+	if z.Failsafe {
+		submit, stats, closeFn = failsafeLimiter(ctx)
+	} else {
+		ex, err := executor.New("capacity", cfg)
+		if err != nil {
+			return run, err
+		}
+		submit = func(fn func(context.Context) (struct{}, error)) { _, _ = executor.Submit(ctx, ex, fn) }
+		stats = func() (int, uint64) { st := ex.Stats(); return st.Workers, st.Rejected.Busy }
+		closeFn = func() error { return ex.Close(context.Background()) }
+	}
+	var hung, hungAll atomic.Int64
+	fn := func(cctx context.Context) (struct{}, error) {
+		t0 := time.Since(sup.start)
+		if s.HangAt > 0 && t0 >= s.HangAt {
+			hungAll.Add(1)
+			mu.Lock()
+			if run.FirstOpen == 0 {
+				hung.Add(1)
+			}
+			mu.Unlock()
+		}
+		err := sup.call(cctx)
+		if t1 := time.Since(sup.start); err == nil && t1-t0 <= good {
+			mu.Lock()
+			run.PerSecond[min(int(t1/time.Second), len(run.PerSecond)-1)]++
+			mu.Unlock()
+		}
+		return struct{}{}, err
+	}
+	rng := rand.New(rand.NewPCG(s.Seed, 7))
+	next := capSample
+	for now := time.Duration(0); now < s.Duration && ctx.Err() == nil; now = time.Since(sup.start) {
+		if now >= next {
+			next += capSample
+			l, _ := stats()
+			run.Limits = append(run.Limits, l)
+		}
+		if s.HangAt > 0 && run.LimitAtHang == 0 && now >= s.HangAt {
+			run.LimitAtHang, _ = stats()
+		}
+		for range poisson(rng, s.Rate(now)*capTick.Seconds()) {
+			submit(fn)
+		}
+		time.Sleep(capTick)
+	}
+	_, run.Refused = stats()
+	err := closeFn()
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for _, n := range run.PerSecond {
+		total += n
+	}
+	run.Goodput = float64(total) / s.Duration.Seconds()
+	run.HungCalls, run.HungAll = int(hung.Load()), int(hungAll.Load())
+	return run, err
+}
+
+// poisson draws a Poisson count of mean m (Knuth's method; m is small).
+func poisson(rng *rand.Rand, m float64) int {
+	l, k, p := math.Exp(-m), 0, 1.0
+	for {
+		if p *= rng.Float64(); p <= l {
+			return k
+		}
+		k++
+	}
+}

@@ -1,0 +1,100 @@
+package loadtest
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bestStatic is the best fixed Workers of each of A–E found by make
+// sweep-adaptive (Workers 1…256; docs/adaptive.md has the table).
+var bestStatic = map[string]int{
+	"A steady 70 %":               48,
+	"B 2× overload":               64,
+	"C capacity 32 → 8 → 32":      28,
+	"D latency ×4, same capacity": 160,
+	"E 10× bursts 2 s every 30 s": 80,
+}
+
+// TestAdaptiveGoodput: in each of A–E the adaptive limit's goodput is at
+// least 95 % of the best static size's, its breaker never opens, in A the
+// limit is stable, and in C it follows the capacity step. Under the race
+// detector the runs are shorter (raceDurations): the same comparison.
+func TestAdaptiveGoodput(t *testing.T) {
+	for _, s := range CapacityScenarios()[:5] {
+		if raceEnabled {
+			s.Duration = raceDurations[s.Name[0]]
+		}
+		t.Run(s.Name, func(t *testing.T) {
+			size, ok := bestStatic[s.Name]
+			require.True(t, ok)
+			t.Parallel()
+			adaptive := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
+			best := runCapacity(t, s, Sizing{Workers: size})
+			t.Logf("adaptive %.0f/s, best static (%d) %.0f/s", adaptive.Goodput, size, best.Goodput)
+			assert.GreaterOrEqual(t, adaptive.Goodput, 0.95*best.Goodput, "got %.0f/s, want ≥ 95 %% of %.0f/s", adaptive.Goodput, best.Goodput)
+			assert.Zero(t, adaptive.Opens, "a healthy supplier's breaker never opens")
+			switch s.Name[0] {
+			case 'A':
+				cv := variation(adaptive.Limits[20:]) // from 2 s on
+				t.Logf("limit in A: coefficient of variation %.3f", cv)
+				assert.LessOrEqual(t, cv, 0.10)
+			case 'C':
+				followsStep(t, adaptive)
+			}
+		})
+	}
+}
+
+// raceDurations are the scenarios' lengths under the race detector, which
+// makes a run some ten times dearer: A and B 10 s (of 30), E 35 s
+// (one burst); C and D in full (the step, the convergence check and D's
+// slow start need it).
+var raceDurations = map[byte]time.Duration{'A': 10 * time.Second, 'B': 10 * time.Second,
+	'C': 30 * time.Second, 'D': 30 * time.Second, 'E': 35 * time.Second}
+
+// variation is the coefficient of variation of xs.
+func variation(xs []int) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += float64(x)
+	}
+	mean := sum / float64(len(xs))
+	for _, x := range xs {
+		sq += (float64(x) - mean) * (float64(x) - mean)
+	}
+	return math.Sqrt(sq/float64(len(xs))) / mean
+}
+
+// followsStep checks C's run: 5 s after the supplier's capacity falls
+// from 32 servers to 8 (at 10 s), the limit stays within ±25 % of the
+// sizes that serve 8 servers best, until the capacity comes back at 20 s.
+func followsStep(t *testing.T, run CapacityRun) {
+	t.Helper()
+	lo, hi := rightSize8[0], rightSize8[1]
+	for i, l := range run.Limits[150:199] { // 15.0 s to 19.9 s
+		assert.True(t, float64(l) >= 0.75*float64(lo) && float64(l) <= 1.25*float64(hi),
+			"at %v: limit %d, want within ±25 %% of [%d, %d]", time.Duration(150+i)*capSample, l, lo, hi)
+	}
+	t.Logf("limits 10–20 s: %v", run.Limits[100:200])
+}
+
+// TestAdaptiveHangTrips: in F the adaptive limit trips the breaker no later
+// than a static bulkhead of the limit's size at the onset, and sends no
+// more calls into the hung supplier than that limit.
+func TestAdaptiveHangTrips(t *testing.T) {
+	f := CapacityScenarios()[5]
+	adaptive := runCapacity(t, f, Sizing{Workers: 20, Adaptive: true})
+	require.NotZero(t, adaptive.FirstOpen, "the hang trips the breaker")
+	static := runCapacity(t, f, Sizing{Workers: adaptive.LimitAtHang})
+	require.NotZero(t, static.FirstOpen)
+	t.Logf("limit at the onset %d; trip %v after the onset (static %d: %v); calls into the hang %d (static %d)",
+		adaptive.LimitAtHang, adaptive.FirstOpen-f.HangAt, adaptive.LimitAtHang, static.FirstOpen-f.HangAt,
+		adaptive.HungCalls, static.HungCalls)
+	assert.LessOrEqual(t, adaptive.FirstOpen, static.FirstOpen, "no later than the static bulkhead")
+	assert.LessOrEqual(t, adaptive.FirstOpen-f.HangAt, 1500*time.Millisecond, "in about a second")
+	assert.LessOrEqual(t, adaptive.HungCalls, adaptive.LimitAtHang, "at most the limit's calls go into the hang")
+}
