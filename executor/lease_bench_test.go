@@ -1,0 +1,58 @@
+package executor_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fusebox-go/fusebox/executor"
+)
+
+// BenchmarkLease is the cost of one Lease and Done, the path of every
+// fuseredis command and fusesql query, beside its baseline: the
+// context.WithTimeout and cancel a careful user adds by hand around a
+// call to a supplier. "watched" asks the lease's context for Done, as a
+// driver that follows its context (pgx) does; "deadline" is a caller
+// whose context carries a deadline of its own.
+func BenchmarkLease(b *testing.B) {
+	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ex.Close(context.Background())
+	withDeadline := func(b *testing.B) context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		b.Cleanup(cancel)
+		return ctx
+	}
+	timeout := func(watch bool) func(b *testing.B, ctx context.Context) {
+		return func(b *testing.B, ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, time.Second)
+			if watch {
+				_ = ctx.Done()
+			}
+			cancel()
+		}
+	}
+	lease := func(watch bool) func(b *testing.B, ctx context.Context) {
+		return func(b *testing.B, ctx context.Context) {
+			l, err := ex.Lease(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if watch {
+				_ = l.Context().Done()
+			}
+			l.Done(nil)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		newCtx func(*testing.B) context.Context
+	}{{"background", background}, {"cancellable", cancellable}, {"deadline", withDeadline}} {
+		b.Run(c.name+"/timeout", func(b *testing.B) { serialAndParallel(b, c.newCtx, timeout(false)) })
+		b.Run(c.name+"/fusebox", func(b *testing.B) { serialAndParallel(b, c.newCtx, lease(false)) })
+		b.Run(c.name+"/timeout+watched", func(b *testing.B) { serialAndParallel(b, c.newCtx, timeout(true)) })
+		b.Run(c.name+"/fusebox+watched", func(b *testing.B) { serialAndParallel(b, c.newCtx, lease(true)) })
+	}
+}
