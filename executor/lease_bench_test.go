@@ -50,9 +50,39 @@ func BenchmarkLease(b *testing.B) {
 		name   string
 		newCtx func(*testing.B) context.Context
 	}{{"background", background}, {"cancellable", cancellable}, {"deadline", withDeadline}} {
-		b.Run(c.name+"/timeout", func(b *testing.B) { serialAndParallel(b, c.newCtx, timeout(false)) })
-		b.Run(c.name+"/fusebox", func(b *testing.B) { serialAndParallel(b, c.newCtx, lease(false)) })
-		b.Run(c.name+"/timeout+watched", func(b *testing.B) { serialAndParallel(b, c.newCtx, timeout(true)) })
-		b.Run(c.name+"/fusebox+watched", func(b *testing.B) { serialAndParallel(b, c.newCtx, lease(true)) })
+		b.Run(c.name+"/timeout", func(b *testing.B) { withCPU(b, c.newCtx, timeout(false)) })
+		b.Run(c.name+"/fusebox", func(b *testing.B) { withCPU(b, c.newCtx, lease(false)) })
+		b.Run(c.name+"/timeout+watched", func(b *testing.B) { withCPU(b, c.newCtx, timeout(true)) })
+		b.Run(c.name+"/fusebox+watched", func(b *testing.B) { withCPU(b, c.newCtx, lease(true)) })
 	}
+}
+
+// withCPU is serialAndParallel with the process's CPU time per operation
+// (cpu-ns/op) beside the wall time, where the system has a CPU clock.
+func withCPU(b *testing.B, newCtx func(b *testing.B) context.Context, op func(b *testing.B, ctx context.Context)) {
+	report := func(b *testing.B, start time.Duration, ok bool) {
+		if end, _ := cpuNow(); ok {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+	b.Run("serial", func(b *testing.B) {
+		ctx := newCtx(b)
+		b.ReportAllocs()
+		start, ok := cpuNow()
+		for b.Loop() {
+			op(b, ctx)
+		}
+		report(b, start, ok)
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		start, ok := cpuNow()
+		b.RunParallel(func(pb *testing.PB) {
+			ctx := newCtx(b)
+			for pb.Next() {
+				op(b, ctx)
+			}
+		})
+		report(b, start, ok)
+	})
 }
