@@ -13,7 +13,8 @@ import (
 // context.WithTimeout and cancel a careful user adds by hand around a
 // call to a supplier. "watched" asks the lease's context for Done, as a
 // driver that follows its context (pgx) does; "deadline" is a caller
-// whose context carries a deadline of its own.
+// whose context carries a deadline of its own, "request" one with a
+// context of its own for every call.
 func BenchmarkLease(b *testing.B) {
 	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
 	if err != nil {
@@ -55,6 +56,17 @@ func BenchmarkLease(b *testing.B) {
 		b.Run(c.name+"/timeout+watched", func(b *testing.B) { withCPU(b, c.newCtx, timeout(true)) })
 		b.Run(c.name+"/fusebox+watched", func(b *testing.B) { withCPU(b, c.newCtx, lease(true)) })
 	}
+	// "request": every call has a caller's context of its own, with a
+	// deadline, as a served request has.
+	perRequest := func(op func(b *testing.B, ctx context.Context)) func(b *testing.B, ctx context.Context) {
+		return func(b *testing.B, ctx context.Context) {
+			ctx, cancel := context.WithTimeout(ctx, time.Hour)
+			op(b, ctx)
+			cancel()
+		}
+	}
+	b.Run("request/timeout+watched", func(b *testing.B) { withCPU(b, background, perRequest(timeout(true))) })
+	b.Run("request/fusebox+watched", func(b *testing.B) { withCPU(b, background, perRequest(lease(true))) })
 }
 
 // withCPU is serialAndParallel with the process's CPU time per operation
