@@ -45,7 +45,13 @@ type call[T any] struct {
 }
 
 func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error), p breaker.Permit) *call[T] {
-	c := &call[T]{fn: fn, permit: p}
+	var c *call[T]
+	if fn == nil {
+		c = newLeaseCall[T]() // inside its Lease: one allocation for both
+	} else {
+		c = new(call[T])
+	}
+	c.fn, c.permit = fn, p
 	c.ctx.parent = ctx
 	c.ctx.ex = ex
 	c.ctx.node.owner = c // kind: invocationDeadline, the zero value

@@ -37,10 +37,14 @@ import (
 // and the deadline lives in a ctxState made only when somebody needs it
 // (Done, AfterFunc, a Value that must answer for the cause, the end of the
 // context while somebody can see it, a timeout). The done channel is made
-// only if somebody asks for it, and the caller's context is watched (one
-// context.AfterFunc) only then, since a function that never looks at Done
+// only if somebody asks for it, since a function that never looks at Done
 // learns about cancellation from Err, which checks the caller's context
-// itself. A call that ends before its deadline, whose function never asked
+// itself. While the caller's context can end, Done is the channel of a
+// child of it (one context.WithCancel), which the context package ends
+// with the caller's context and this one ends when it ends first:
+// following the caller's context costs no watcher of this package's. Only
+// AfterFunc watches the caller's context itself (one context.AfterFunc),
+// to run its functions when it ends. A call that ends before its deadline, whose function never asked
 // for Done, takes no lock and makes no ctxState at all.
 type callCtx struct {
 	parent context.Context
@@ -66,6 +70,14 @@ type ctxState struct {
 	// context's cause for context.Cause (see Value); nil until then.
 	inner       context.Context
 	cancelInner context.CancelCauseFunc
+	// parentDone, while the caller's context can end, is what Done
+	// returns instead of done: the channel of a child of the caller's
+	// context (context.WithCancel), which the context package ends with
+	// the caller's and endLocked ends with this one (stopDone). Not
+	// inner's: a context derived from this one would take inner for this
+	// context (same channel) and end with inner's Err, always Canceled.
+	parentDone <-chan struct{}
+	stopDone   context.CancelFunc
 
 	// A call whose deadline (or Close) came before its function returned:
 	// terr is the error its future resolves with; meet reaches 2 once the
@@ -136,23 +148,36 @@ func (c *callCtx) innerCtx() context.Context {
 	return x.inner
 }
 
+// Done returns, while the caller's context can end, the channel of a child
+// of it (parentDone): the context package closes it when the caller's
+// context ends, and endLocked when this one ends first, so following the
+// caller's context costs no watcher of this package's. Otherwise (the
+// caller's context cannot end, or this one has ended already) the channel
+// is its own.
 func (c *callCtx) Done() <-chan struct{} {
 	x := c.state()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.done == nil {
-		x.done = make(chan struct{})
-		switch {
-		case x.err != nil:
-			// Ended before anyone asked: a closed channel of its own (a
-			// rare path; the future package keeps the library's shared
-			// closed channel for its hot one).
-			close(x.done)
-		case c.node.done.Load():
-			c.endLocked(x, context.Canceled)
-		default:
-			c.watchParentLocked(x)
-		}
+	switch {
+	case x.parentDone != nil:
+		return x.parentDone
+	case x.done != nil:
+		return x.done
+	case x.err == nil && !c.node.done.Load() && c.parent.Done() != nil:
+		var child context.Context
+		child, x.stopDone = context.WithCancel(c.parent)
+		x.parentDone = child.Done()
+		return x.parentDone
+	}
+	x.done = make(chan struct{})
+	switch {
+	case x.err != nil:
+		// Ended before anyone asked: a closed channel of its own (a
+		// rare path; the future package keeps the library's shared
+		// closed channel for its hot one).
+		close(x.done)
+	case c.node.done.Load():
+		c.endLocked(x, context.Canceled) // fn has returned
 	}
 	return x.done
 }
@@ -245,6 +270,9 @@ func (c *callCtx) endLocked(x *ctxState, err error) {
 	x.err = err
 	if x.done != nil {
 		close(x.done)
+	}
+	if x.stopDone != nil {
+		x.stopDone() // closes parentDone, and leaves the caller's context
 	}
 	for a := range x.afters {
 		go a.f()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/priority"
@@ -21,8 +22,22 @@ import (
 // bulkhead. A holder must call Done exactly once, however the work ends;
 // later calls do nothing.
 type Lease struct {
-	c    *call[struct{}]
+	// c is the lease's call, its first field: the call and its Lease are
+	// one allocation (newLeaseCall), and leaseOf finds one from the other.
+	c    call[struct{}]
 	done atomic.Bool
+}
+
+// newLeaseCall makes a lease's call inside a new Lease. Only a lease has
+// no function, and a lease's T is always struct{}.
+func newLeaseCall[T any]() *call[T] {
+	l := new(Lease)
+	return any(&l.c).(*call[T])
+}
+
+// leaseOf returns the Lease a lease's call is the first field of.
+func leaseOf(c *call[struct{}]) *Lease {
+	return (*Lease)(unsafe.Pointer(c)) // made by newLeaseCall: c is at the Lease's address
 }
 
 // Lease takes a slot for work the caller does itself, or returns a
@@ -60,7 +75,7 @@ func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 		}
 		return nil, err
 	}
-	return &Lease{c: c}, nil
+	return leaseOf(c), nil
 }
 
 // LeaseIn is Lease on the executor of the supplier name in g; like
