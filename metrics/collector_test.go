@@ -96,10 +96,13 @@ func TestCollectorReportsWhatHappened(t *testing.T) {
 			_, err := executor.Do(t.Context(), pay, ok)
 			require.NoError(t, err)
 		}
+		// Cancelled before it could start, so that it never runs (a call
+		// cancelled while its function runs would be in the duration
+		// histogram, depending on which came first).
 		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
 		f, err := executor.Submit(ctx, pay, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
 		require.NoError(t, err)
-		cancel()
 		_, err = f.Await(t.Context())
 		require.ErrorIs(t, err, context.Canceled)
 		_, err = executor.Do(t.Context(), pay, func(context.Context) (int, error) { panic("bug") })
