@@ -3,9 +3,11 @@ package fuseredis_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,12 +30,35 @@ type server struct {
 	cmd  *exec.Cmd
 }
 
-// freePort returns a port nothing listens on now.
+// handedOut holds every port freePort has returned in this process, so
+// that two parallel tests never get the same one (the kernel may hand a
+// closed port out again, and a test that kills and restarts its server
+// keeps its port).
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// freePort returns a port nothing listens on now, and that no other test
+// of this process has been given.
 func freePort(t testing.TB) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
+	}
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
+	}
+	t.Fatal("no free port in 100 tries")
+	return 0
 }
 
 // startRedis starts redis-server. A machine without it fails the test with
@@ -63,12 +88,17 @@ func (s *server) start() {
 	for {
 		c, err := net.DialTimeout("tcp", s.addr(), 100*time.Millisecond)
 		if err == nil {
-			_, _ = c.Write([]byte("PING\r\n"))
-			buf := make([]byte, 64)
+			// INFO server answers with the process id: the server on the
+			// port must be this test's, not another process's.
+			_, _ = c.Write([]byte("INFO server\r\n"))
+			buf := make([]byte, 8192)
 			_ = c.SetReadDeadline(time.Now().Add(time.Second))
-			n, _ := c.Read(buf)
+			n, _ := io.ReadAtLeast(c, buf, 1)
 			_ = c.Close()
 			if n > 0 {
+				if want := fmt.Sprintf("process_id:%d\r\n", s.cmd.Process.Pid); !strings.Contains(string(buf[:n]), want) && strings.Contains(string(buf[:n]), "process_id:") {
+					s.t.Fatalf("port %d answers for another redis-server than this test's (pid %d)", s.port, s.cmd.Process.Pid)
+				}
 				return
 			}
 		}
