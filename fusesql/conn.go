@@ -55,6 +55,7 @@ func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, contex
 	lctx := l.Context()
 	if c.reset {
 		c.reset = false
+		defer endOnPanic(l)
 		// As in database/sql, only driver.ErrBadConn counts: the pool then
 		// discards the connection and retries the call on another, whose
 		// outcome is the one recorded. A connection that died in the pool
@@ -105,6 +106,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
+	defer endOnPanic(l)
 	r, err := q.QueryContext(lctx, query, args)
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)
@@ -127,6 +129,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
+	defer endOnPanic(l)
 	res, err := e.ExecContext(lctx, query, args)
 	return res, c.s.end(ctx, l, err)
 }
@@ -141,6 +144,7 @@ func (c *conn) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer endOnPanic(l)
 	return c.s.end(ctx, l, p.Ping(lctx))
 }
 
@@ -160,6 +164,7 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if err != nil {
 		return nil, err
 	}
+	defer endOnPanic(l)
 	ds, err := c.prepare(lctx, query)
 	if err = c.s.end(ctx, l, err); err != nil {
 		return nil, err
@@ -192,6 +197,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err != nil {
 		return nil, err
 	}
+	defer endOnPanic(l)
 	dt, err := c.beginTx(lctx, opts)
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)

@@ -244,6 +244,19 @@ func (s *shared) lease(ctx context.Context, query string) (*executor.Lease, erro
 	return executor.LeaseIn(ctx, s.group, name)
 }
 
+// endOnPanic, deferred by every call that holds a lease while the driver
+// runs, gives the slot back if the driver panics, recording the panic as
+// the call's failure, and lets the panic go on: database/sql does not
+// recover a driver's panic and neither does fusesql, but a call that will
+// never return must not keep its slot. Once the lease is done or handed to
+// rows or a transaction, it does nothing.
+func endOnPanic(l *executor.Lease) {
+	if p := recover(); p != nil {
+		l.Done(&breaker.PanicError{Callback: "the driver", Value: p, Stack: debug.Stack()})
+		panic(p)
+	}
+}
+
 // verdict runs Classify, recovering a panic there as the call's failure.
 func (s *shared) verdict(err error) (v error) {
 	if err == nil && s.classify == nil {

@@ -84,7 +84,10 @@
 // driver may watch each call's context on a goroutine of its own while it
 // runs, as pgx does; fusesql's contexts always carry the invocation
 // deadline, so the driver watches them even for a caller whose own
-// context, context.Background, it would not have watched.)
+// context, context.Background, it would not have watched.) A driver that
+// panics in a call gives the slot back as the panic passes, counted as a
+// panic (a failure); the panic goes on to the caller, as it would without
+// fusesql.
 //
 // # Suppliers and classification
 //

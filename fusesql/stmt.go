@@ -39,6 +39,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	if err != nil {
 		return nil, err
 	}
+	defer endOnPanic(l)
 	res, err := s.exec(lctx, args)
 	return res, s.c.s.end(ctx, l, err)
 }
@@ -58,6 +59,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	if err != nil {
 		return nil, err
 	}
+	defer endOnPanic(l)
 	r, err := s.query1(lctx, args)
 	if err != nil {
 		return nil, s.c.s.end(ctx, l, err)
