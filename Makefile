@@ -278,6 +278,11 @@ sweep-adaptive: ## Goodput of fixed Workers 1…256 beside the adaptive limit in
 	@mkdir -p $(OUT)
 	cd loadtest && FUSEBOX_SWEEP=1 $(GO) test -run '^TestAdaptiveSweep$$' -count=1 -v -timeout 30m . | tee $(OUT)/sweep-adaptive.txt
 
+.PHONY: soak-adaptive
+soak-adaptive: ## The adaptive limit over 10 minutes of virtual time in each healthy scenario A–E, and cold starts under three other seeds: no opening, no drift (~1 min).
+	@mkdir -p $(OUT)
+	cd loadtest && FUSEBOX_SOAK=1 $(GO) test -run '^TestAdaptiveSoak$$' -count=1 -v -timeout 30m . | tee $(OUT)/soak-adaptive.txt
+
 .PHONY: demo-adaptive
 demo-adaptive: ## The adaptive limit following a capacity step (scenario C), beside a fixed 32, in real time with a chart (~1 min; out/adaptive.png).
 	cd loadtest && $(GO) run ./cmd/loadtest adaptive -out $(OUT)

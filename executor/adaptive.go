@@ -36,6 +36,15 @@ const (
 	adaptNoGainLatency = 1.1
 	// adaptProbeEvery: windows between two probes.
 	adaptProbeEvery = 256
+	// adaptProbeBusy: windows between two probes while the limit is in
+	// the way, about as many as the baseline remembers. Under a sustained
+	// overload every window sees the supplier's queue, and a baseline of
+	// queued windows only would rise with the limit, which then never
+	// cuts (the limit drifted to its Max and goodput fell to 0 in a
+	// 10-minute overload, make soak-adaptive); a probe measures the
+	// supplier without its queue again before the drained windows are
+	// forgotten.
+	adaptProbeBusy = adaptBaselineSpans * adaptBaselineSpan
 	// adaptProbeWindows: a probe's windows; the first drains the queue.
 	adaptProbeWindows = 2
 	// adaptFull: a window that ends with at least this fraction of the
@@ -162,12 +171,10 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 		l.slowStart = false
 		l.set(max(l.min, l.grewFrom), reasonNoGain)
 		if l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0 {
-			// Probe: two windows at a quarter of the limit, where the
-			// supplier's queue drains, for a baseline of its own
-			// latency; then back to the limit, judged by it.
-			l.probedAt, l.restore = l.windows, l.limit
-			l.set(max(l.min, l.limit/4), reasonProbe)
+			l.probe()
 		}
+	case inTheWay && !l.slowStart && l.windows-l.probedAt >= adaptProbeBusy:
+		l.probe()
 	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > cut):
 		// A cut that would bind: latency that rises while the calls in
 		// flight are far below the limit is not the limit's queue.
@@ -176,6 +183,14 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 	case !o.stuck && inTheWay:
 		l.grow()
 	}
+}
+
+// probe runs two windows at a quarter of the limit, where the supplier's
+// queue drains, for a baseline of its own latency; then the limit goes
+// back to where it was, judged by that baseline.
+func (l *limiter) probe() {
+	l.probedAt, l.restore = l.windows, l.limit
+	l.set(max(l.min, l.limit/4), reasonProbe)
 }
 
 // learn updates the baselines from a window that saw no stuck slot.

@@ -98,3 +98,27 @@ func TestAdaptiveHangTrips(t *testing.T) {
 	assert.LessOrEqual(t, adaptive.FirstOpen-f.HangAt, 1500*time.Millisecond, "in about a second")
 	assert.LessOrEqual(t, adaptive.HungCalls, adaptive.LimitAtHang, "at most the limit's calls go into the hang")
 }
+
+// TestAdaptiveOverloadDoesNotDrift: in a sustained 2× overload (B for 90
+// s) the limit does not creep up with a baseline learned from queued
+// windows only: the last 30 s serve as well as seconds 5–30, and the limit
+// ends within 2× the best static size. (Without the periodic probe the
+// limit reached 139 at 51 s and goodput fell to 0.)
+func TestAdaptiveOverloadDoesNotDrift(t *testing.T) {
+	t.Parallel()
+	b := CapacityScenarios()[1]
+	b.Duration = 90 * time.Second
+	run := runCapacity(t, b, Sizing{Workers: 20, Adaptive: true})
+	mean := func(from, to int) float64 {
+		sum := 0
+		for _, n := range run.PerSecond[from:to] {
+			sum += n
+		}
+		return float64(sum) / float64(to-from)
+	}
+	early, late := mean(5, 30), mean(60, 90)
+	end := run.Limits[len(run.Limits)-1]
+	t.Logf("goodput 5–30 s %.0f/s, 60–90 s %.0f/s; limit at the end %d; reasons %v", early, late, end, run.Reasons)
+	assert.GreaterOrEqual(t, late, 0.9*early, "the last 30 s serve as well as the first")
+	assert.LessOrEqual(t, end, 2*bestStatic[b.Name], "the limit does not drift up")
+}
