@@ -173,7 +173,7 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 		if l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0 {
 			l.probe()
 		}
-	case inTheWay && !l.slowStart && l.windows-l.probedAt >= adaptProbeBusy:
+	case l.probeDue(inTheWay):
 		l.probe()
 	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > cut):
 		// A cut that would bind: latency that rises while the calls in
@@ -183,6 +183,12 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 	case !o.stuck && inTheWay:
 		l.grow()
 	}
+}
+
+// probeDue reports whether a limit in the way is due a probe
+// (adaptProbeBusy): not in slow start, which has no queue to learn from.
+func (l *limiter) probeDue(inTheWay bool) bool {
+	return inTheWay && !l.slowStart && l.windows-l.probedAt >= adaptProbeBusy
 }
 
 // probe runs two windows at a quarter of the limit, where the supplier's

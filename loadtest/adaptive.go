@@ -120,7 +120,11 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 			mu.Unlock()
 		}}
 	}
-	submit, stats, closeFn := func(func(context.Context) (struct{}, error)) {}, func() (int, uint64) { return 0, 0 }, func() error { return nil }
+	var (
+		submit  func(func(context.Context) (struct{}, error))
+		stats   func() (int, uint64)
+		closeFn func() error
+	)
 	if z.Failsafe {
 		submit, stats, closeFn = failsafeLimiter(ctx)
 	} else {
