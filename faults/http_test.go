@@ -100,25 +100,17 @@ func awaitOK(t *testing.T, l *load, n int64) {
 // awaitOutcome waits until the load has seen n calls end with outcome.
 func awaitOutcome(t *testing.T, l *load, outcome string, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for l.get(outcome) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d calls %q within %v: %v", l.get(outcome), outcome, wait, l.snapshot())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	awaitChange(t, &l.ended, func() bool { return l.get(outcome) >= n }, func() {
+		t.Fatalf("only %d calls %q within %v: %v", l.get(outcome), outcome, wait, l.snapshot())
+	})
 }
 
 // awaitHit waits until the supplier has seen a request beyond the n-th.
 func awaitHit(t *testing.T, s *supplier, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for s.hits.Load() <= n {
-		if time.Now().After(deadline) {
-			t.Fatalf("no request reached the supplier within %v", wait)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	awaitChange(t, &s.hit, func() bool { return s.hits.Load() > n }, func() {
+		t.Fatalf("no request reached the supplier within %v", wait)
+	})
 }
 
 // After the fault, the load stops, every call ends, and the supplier's

@@ -157,6 +157,53 @@ type load struct {
 	stopped chan struct{}
 	wg      sync.WaitGroup
 	counts  sync.Map // outcome name → *atomic.Int64
+	ended   changes  // a call ended
+}
+
+// changes lets a test wait for the next change of something instead of
+// sleeping between looks: next returns a channel that the next notify
+// closes.
+type changes struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (c *changes) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		c.ch = make(chan struct{})
+	}
+	return c.ch
+}
+
+func (c *changes) notify() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch != nil {
+		close(c.ch)
+		c.ch = nil
+	}
+}
+
+// awaitChange waits, at most wait, until cond holds, looking again at each
+// change of c; fail reports a timeout.
+func awaitChange(t *testing.T, c *changes, cond func() bool, fail func()) {
+	t.Helper()
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	for {
+		next := c.next() // before the look: a change after it is not missed
+		if cond() {
+			return
+		}
+		select {
+		case <-next:
+		case <-timeout.C:
+			fail()
+			return
+		}
+	}
 }
 
 func startLoad(t *testing.T, call func(ctx context.Context) string) *load {
@@ -188,6 +235,7 @@ func startLoad(t *testing.T, call func(ctx context.Context) string) *load {
 func (l *load) count(outcome string) {
 	n, _ := l.counts.LoadOrStore(outcome, new(atomic.Int64))
 	n.(*atomic.Int64).Add(1)
+	l.ended.notify()
 }
 
 // get returns how many calls ended with outcome.

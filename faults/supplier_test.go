@@ -25,10 +25,12 @@ const bigBody = 64 << 10
 // counts the requests that reached it.
 type supplier struct {
 	hits atomic.Int64
+	hit  changes
 }
 
 func (s *supplier) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.hits.Add(1)
+	s.hit.notify()
 	if r.URL.Path == "/big" {
 		w.Header().Set("Content-Length", fmt.Sprint(bigBody))
 		w.Write(make([]byte, bigBody))
