@@ -40,6 +40,8 @@ var allowed = map[string][]string{
 
 	// Retries with a budget and hedged calls, around any executor.
 	"policy": {module + "executor", module + "breaker", module + "future"},
+	// Ports for the servers the nested modules' tests start, std only.
+	"internal/testport": nil,
 	// A command for make bench-call: reads benchmark output, std only.
 	"tools/benchratio": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).

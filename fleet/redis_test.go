@@ -11,6 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/internal/testport"
 )
 
 // server is a redis-server process of a test, on 127.0.0.1 on a free port,
@@ -131,11 +133,11 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() bool
 
 type redisOptions = redis.Options
 
-// freePort returns a port on 127.0.0.1 that was free a moment ago.
+// freePort returns a port on 127.0.0.1 that no other test, of this
+// process or another test process running beside it, has been given.
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testport.Free()
 	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fuseredis"
+	"github.com/fusebox-go/fusebox/internal/testport"
 )
 
 // server is a redis-server process of a test, on 127.0.0.1 on a free port,
@@ -30,35 +31,13 @@ type server struct {
 	cmd  *exec.Cmd
 }
 
-// handedOut holds every port freePort has returned in this process, so
-// that two parallel tests never get the same one (the kernel may hand a
-// closed port out again, and a test that kills and restarts its server
-// keeps its port).
-var handedOut struct {
-	sync.Mutex
-	ports map[int]bool
-}
-
-// freePort returns a port nothing listens on now, and that no other test
-// of this process has been given.
+// freePort returns a port nothing listened on a moment ago, that no
+// other test, of this process or another test process beside it, has been
+// given: a test that kills and restarts its server keeps its port.
 func freePort(t testing.TB) int {
-	handedOut.Lock()
-	defer handedOut.Unlock()
-	if handedOut.ports == nil {
-		handedOut.ports = map[int]bool{}
-	}
-	for range 100 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
-		}
-	}
-	t.Fatal("no free port in 100 tries")
-	return 0
+	port, err := testport.Free()
+	require.NoError(t, err)
+	return port
 }
 
 // startRedis starts redis-server. A machine without it fails the test with

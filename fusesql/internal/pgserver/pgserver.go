@@ -8,10 +8,8 @@
 package pgserver
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -21,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/fusebox-go/fusebox/internal/testport"
 )
 
 // Server is one running PostgreSQL.
@@ -251,12 +251,6 @@ func (s *Server) Stop() {
 	os.RemoveAll(s.dir)
 }
 
-// freePort asks the kernel for a free TCP port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort returns a port on 127.0.0.1 that no other caller, of this
+// process or another one beside it (the tests of other modules), holds.
+func freePort() (int, error) { return testport.Free() }
