@@ -44,6 +44,7 @@ func TestAdaptiveBesideFailsafe(t *testing.T) {
 
 // The chart of a run draws (its content is looked at by eye).
 func TestSaveCapacityChart(t *testing.T) {
+	t.Parallel()
 	s := CapacityScenarios()[2]
 	s.Duration = 3 * time.Second
 	run := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})

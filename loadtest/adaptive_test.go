@@ -86,6 +86,7 @@ func followsStep(t *testing.T, run CapacityRun) {
 // than a static bulkhead of the limit's size at the onset, and sends no
 // more calls into the hung supplier than that limit.
 func TestAdaptiveHangTrips(t *testing.T) {
+	t.Parallel()
 	f := CapacityScenarios()[5]
 	adaptive := runCapacity(t, f, Sizing{Workers: 20, Adaptive: true})
 	require.NotZero(t, adaptive.FirstOpen, "the hang trips the breaker")

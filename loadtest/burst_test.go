@@ -27,6 +27,7 @@ func runBurstVirtual(t *testing.T, cfg BurstConfig) *BurstReport {
 // trips and reports its busy refusals; the literal rule trips again and
 // again on the same traffic.
 func TestHealthyBurstsNeverTrip(t *testing.T) {
+	t.Parallel()
 	small := func(c *BurstConfig) {
 		// A small service's healthy upstream: 4 slots, 10 ms answers,
 		// 100 calls/s, no stalls; the cold start alone fills the slots.
@@ -42,6 +43,7 @@ func TestHealthyBurstsNeverTrip(t *testing.T) {
 		{"4 slots, 10 ms answers, 100 calls/s, no stalls", small},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			cfg := DefaultBurst()
 			tc.edit(&cfg)
 			rep := runBurstVirtual(t, cfg)

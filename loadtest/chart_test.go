@@ -14,6 +14,7 @@ import (
 )
 
 func TestCharts(t *testing.T) {
+	t.Parallel()
 	ec := DefaultExhaustion()
 	ec.OutageStart, ec.OutageEnd, ec.Duration = 5*time.Second, 20*time.Second, 40*time.Second
 	qc := DefaultQueue()

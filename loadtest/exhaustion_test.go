@@ -52,6 +52,7 @@ func secsOf(t *testing.T, v *float64, what string) float64 {
 }
 
 func TestExhaustionScenario(t *testing.T) {
+	t.Parallel()
 	cfg := virtualConfig()
 	rep := runVirtual(t, cfg)
 	byMode := map[Mode]ModeReport{}
@@ -141,6 +142,7 @@ func TestExhaustionScenario(t *testing.T) {
 // call); during a probe that hangs, that probe still times out first
 // (≤ invocation timeout + reset timeout + one call).
 func TestFuseboxRecovery(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultExhaustion()
 	for _, tc := range []struct {
 		name        string

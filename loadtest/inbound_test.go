@@ -15,6 +15,7 @@ import (
 // The scenario of docs/inbound.md, 30 s instead of a minute (the
 // supplier is slow from 15 s on): make demo-inbound has the whole minute.
 func TestInboundScenarioInVirtualTime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		cfg := DefaultInbound()
 		cfg.Duration = 30 * time.Second
@@ -52,6 +53,7 @@ func TestInboundScenarioInVirtualTime(t *testing.T) {
 }
 
 func TestPrioritiesScenarioInVirtualTime(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		cfg := DefaultPriorities()
 		cfg.Duration = 20 * time.Second

@@ -46,6 +46,7 @@ func runs(t *testing.T, rep *PolicyReport, names ...string) []PolicyRun {
 }
 
 func TestRetryStorm(t *testing.T) {
+	t.Parallel()
 	rep := playVirtual(t, RunRetryStorm)
 	r := runs(t, rep, PolicyNone, PolicyNaiveRetry, PolicyRetry)
 	none, naive, budget := r[0], r[1], r[2]
@@ -70,6 +71,7 @@ func TestRetryHungSupplier(t *testing.T) {
 }
 
 func TestHedgeTail(t *testing.T) {
+	t.Parallel()
 	rep := playVirtual(t, RunHedgeTail)
 	r := runs(t, rep, PolicyNone, PolicyHedgeP95)
 	none, hedged := r[0], r[1]
@@ -81,6 +83,7 @@ func TestHedgeTail(t *testing.T) {
 }
 
 func TestHedgeOverload(t *testing.T) {
+	t.Parallel()
 	rep := playVirtual(t, RunHedgeOverload)
 	r := runs(t, rep, PolicyNone, PolicyHedgeFixed, PolicyHedgeBound)
 	none, unbounded, bounded := r[0], r[1], r[2]

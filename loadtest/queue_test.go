@@ -9,6 +9,7 @@ import (
 )
 
 func TestQueueScenario(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultQueue()
 	var rep *QueueReport
 	synctest.Test(t, func(t *testing.T) {

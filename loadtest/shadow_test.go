@@ -59,6 +59,7 @@ func total(r executor.Rejections) uint64 { return r.Open + r.Saturated + r.Queue
 // enforcing one does and counts what it would have refused: the same
 // number, within 1 %, as an enforcing executor refuses on the same traffic.
 func TestShadowModeReportsWhatEnforceModeWouldDo(t *testing.T) {
+	t.Parallel()
 	cfg := virtualConfig()
 	var mu sync.Mutex
 	var arrivals []time.Duration

@@ -10,6 +10,7 @@ import (
 // Scenario 1 of the stuck-vs-busy criterion: the seed outage, with the
 // executor's default criterion, still trips within about a second.
 func TestSeedOutageWithTheStuckCriterion(t *testing.T) {
+	t.Parallel()
 	t.Run("200 workers, 60 s timeout, 50 payments/s: the bulkhead fills in 0.2 s, the trip comes at 0.9 s", func(t *testing.T) {
 		cfg := virtualConfig()
 		cfg.Workers, cfg.InvocationTimeout, cfg.ResetTimeout, cfg.PaymentRate = 200, 60*time.Second, 65*time.Second, 50
@@ -42,6 +43,7 @@ func TestSeedOutageWithTheStuckCriterion(t *testing.T) {
 // ((1 − p⁵) / ((1 − p) p⁵) with p = 1/3), 7.3 s at 50/s; classified as
 // successes they never trip.
 func TestRandomBusinessErrors(t *testing.T) {
+	t.Parallel()
 	cfg := DefaultExhaustion()
 	cfg.OutageStart, cfg.OutageEnd, cfg.Duration = 0, 0, 10*time.Minute
 	cfg.PaymentRate, cfg.BusinessErrors = 50, 1.0/3
