@@ -53,6 +53,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/mod/modfile"
@@ -66,6 +67,7 @@ const rootPath = "github.com/fusebox-go/fusebox"
 var (
 	verbose = flag.Bool("v", false, "print every go command with the time it took")
 	oldest  = flag.String("go", "", "a toolchain such as go1.25.14: vet each module whose go directive it satisfies with it")
+	jobs    = flag.Int("j", 4, "how many modules to check at once")
 )
 
 func main() {
@@ -194,8 +196,23 @@ func run(repo, rev, version string, keep, tidy bool) error {
 	}
 	fmt.Printf("releasecheck: a new module got, built and ran the published modules (%s)\n", since(start))
 
-	for _, m := range mods {
-		if err := checkTidy(g, filepath.Join(work, "tidy"), proxy, m, version); err != nil {
+	// The modules are checked side by side, -j at a time: most of the time
+	// goes to library tests that wait on real servers (each test server on
+	// a port of its own, which internal/testport reserves across
+	// processes), not to the CPU.
+	errs := make([]error, len(mods))
+	sem := make(chan struct{}, max(1, *jobs))
+	var wg sync.WaitGroup
+	for i, m := range mods {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = checkTidy(g, filepath.Join(work, "tidy"), proxy, m, version)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			problems = append(problems, err)
 		}
 	}

@@ -73,7 +73,7 @@ func (g *goEnv) run(dir string, extra []string, args ...string) (string, error) 
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	if *verbose {
-		fmt.Printf("releasecheck: %5s  go %s\n", since(start), strings.Join(args, " "))
+		fmt.Printf("releasecheck: %5s  %s: go %s\n", since(start), filepath.Base(dir), strings.Join(args, " "))
 	}
 	if err != nil {
 		return string(out), fmt.Errorf("in %s: go %s: %w\n%s", dir, strings.Join(args, " "), err, indent(out))
