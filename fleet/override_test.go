@@ -87,12 +87,18 @@ func TestAFleetResetEndsATrip(t *testing.T) {
 	// The trip's open key went with the reset: a late replica stays closed.
 	late := startReplica(t, srv, "late")
 	everyReplica(t, []*replica{late}, breaker.Closed, "reset", "false-alarm")
-	// The applier counts after applying; a stale open key would have been
-	// applied within the pending poll (10 ms) of the reset.
-	eventually(t, time.Second, "the reset counted", func() bool { return late.link.Stats().Applied >= 1 })
-	time.Sleep(50 * time.Millisecond)
+	// Once its session is up, the late replica has received everything its
+	// catch-up read (the open keys, then the actions), and once the
+	// applier has dealt with each, a stale open key would have shown: as a
+	// second message received and applied.
+	eventually(t, time.Second, "the catch-up applied", func() bool {
+		st := late.link.Stats()
+		return st.Sessions >= 1 && st.Applied+st.Stale+st.Deferred >= st.Received
+	})
+	st := late.link.Stats()
 	assert.Equal(t, breaker.Closed, late.state(t).State)
-	assert.Equal(t, uint64(1), late.link.Stats().Applied, "only the reset applied")
+	assert.Equal(t, uint64(1), st.Received, "the catch-up read only the reset")
+	assert.Equal(t, uint64(1), st.Applied, "only the reset applied")
 }
 
 func TestConcurrentActionsEndTheSameEverywhere(t *testing.T) {
