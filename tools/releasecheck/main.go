@@ -28,7 +28,8 @@
 // with the toolchain -go names when its go directive claims that Go;
 // the tests of each library module (metrics, fusegrpc, ...: not the root,
 // whose tests make test runs alone, nor the examples and tools) run there
-// too, so at the oldest versions of their dependencies that they require.
+// too, with the same toolchain, so at the oldest versions of their
+// dependencies that they require and on the oldest Go they claim.
 //
 // Checksums of this repository's modules are not in the public checksum
 // database before the tags exist, so GONOSUMDB names them. The module

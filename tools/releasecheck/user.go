@@ -214,10 +214,12 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 		return fmt.Errorf("%s: the published module does not build on its own: %w", m, err)
 	}
 	// A library module's tests, run alone, run at exactly the versions it
-	// requires: the floors its users may get. (In the workspace, the
-	// newest version any module requires wins.)
+	// requires: the floors its users may get (in the workspace, the newest
+	// version any module requires wins), and on the toolchain vet used,
+	// the oldest Go the module claims: the floor of that too, and the build
+	// vet just made serves the tests.
 	if isLibrary(m, dir) {
-		if _, err := g.run(dir, nil, "test", "-count=1", "./..."); err != nil {
+		if _, err := g.run(dir, toolchain, "test", "-count=1", "./..."); err != nil {
 			return fmt.Errorf("%s: the tests fail at the versions the module requires: %w", m, err)
 		}
 	}
