@@ -94,6 +94,39 @@ func BenchmarkQueryRowPaired(b *testing.B) {
 			b.ReportMetric(float64(tf)/float64(tp), "fusesql/plain")
 		})
 	}
+	// "own-timeout": plain database/sql given what fusesql gives each
+	// query, a timeout of its own (the supplier's InvocationTimeout, with
+	// context.WithTimeout around the caller's context), beside fusesql:
+	// what fusebox costs beyond the deadline any protected query carries.
+	b.Run("own-timeout", func(b *testing.B) {
+		timeout := supplierConfig(4).InvocationTimeout
+		var tp, tf time.Duration
+		i := 0
+		for b.Loop() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			plainCall := func() {
+				qctx, qcancel := context.WithTimeout(ctx, timeout)
+				queryRow(b, plain, qctx)
+				qcancel()
+			}
+			fuseCall := func() { queryRow(b, fuse, ctx) }
+			first, second, t1, t2 := plainCall, fuseCall, &tp, &tf
+			if i%2 == 1 {
+				first, second, t1, t2 = fuseCall, plainCall, &tf, &tp
+			}
+			i++
+			start := time.Now()
+			first()
+			mid := time.Now()
+			second()
+			*t1 += mid.Sub(start)
+			*t2 += time.Since(mid)
+			cancel()
+		}
+		b.ReportMetric(float64(tp.Nanoseconds())/float64(b.N), "plain-ns/call")
+		b.ReportMetric(float64(tf.Nanoseconds())/float64(b.N), "fusesql-ns/call")
+		b.ReportMetric(float64(tf)/float64(tp), "fusesql/plain")
+	})
 }
 
 // cpuClock reads the CPU time of this process (user and system, all its
