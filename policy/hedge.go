@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,7 +57,11 @@ type Hedger struct {
 
 // hedgeSupplier is a Hedger's state for one supplier.
 type hedgeSupplier struct {
-	budget                                *budget
+	budget *budget
+	// admit makes the hedges of the supplier take turns from reading the
+	// free slots to taking one: hedges asked for at the same instant
+	// would otherwise all see the same free slots and take the reserve.
+	admit                                 sync.Mutex
 	delay, delayAt                        atomic.Int64 // ns; delayAt since the Hedger's epoch, 0: never read
 	calls, hedges, won, refused, declined atomic.Uint64
 }
@@ -97,7 +102,12 @@ func NewHedger(cfg HedgeConfig) (*Hedger, error) {
 // that yields: it starts only while the breaker is closed, more than
 // HedgeConfig.Reserve slots are free and nobody waits in the queue, and the
 // supplier's budget allows it; otherwise the first attempt runs on alone.
-// The first attempt is never refused or displaced because of a hedge.
+// The first attempt is never displaced because of a hedge, nor refused
+// because hedges took the reserve: the hedges of a supplier are admitted
+// one at a time. (A first attempt admitted at the very instant a hedge is
+// may still find the reserve one slot short, as the priorities' limits
+// may be passed by calls admitted at the same moment: the counts are read
+// without a lock.)
 // When Hedge returns it cancels the context of the attempt still running
 // (the loser), which counts as Ignored on the breaker, as a call its caller
 // gave up is, and gives its slot back as soon as its fn returns.
@@ -161,6 +171,8 @@ func start[T any](ctx context.Context, h *Hedger, s *hedgeSupplier, ex *executor
 		h.log(ctx, "hedge refused by the budget", ex.Name())
 		return nil
 	}
+	s.admit.Lock()
+	defer s.admit.Unlock()
 	st := ex.Stats()
 	reserve := h.cfg.Reserve
 	if reserve == 0 {
