@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -211,8 +212,9 @@ func TestPoolSizing(t *testing.T) {
 
 	d, err := fusesql.WrapDriver(base(t).Driver(), fusesql.Config{Group: g, Default: "catalog"})
 	require.NoError(t, err)
-	sql.Register("pgx+fusesql-test", d)
-	sdb, err := sql.Open("pgx+fusesql-test", pg.DSN())
+	name := fmt.Sprintf("pgx+fusesql-test-%d", registered.Add(1)) // a name per run: -count registers again
+	sql.Register(name, d)
+	sdb, err := sql.Open(name, pg.DSN())
 	require.NoError(t, err)
 	defer sdb.Close()
 	var v int
@@ -222,3 +224,7 @@ func TestPoolSizing(t *testing.T) {
 	sdb.SetMaxOpenConns(2)
 	assert.ErrorContains(t, fusesql.Check(sdb), "the slots of catalog may hold 5")
 }
+
+// registered numbers the drivers TestPoolSizing registers, which
+// database/sql keeps for the life of the process.
+var registered atomic.Int64

@@ -17,13 +17,24 @@ import (
 	"github.com/fusebox-go/fusebox/fusesql"
 )
 
-// exec runs statements on a plain pool of their own.
+// exec runs statements on a plain pool of their own. The tables and
+// roles a CREATE makes are dropped when the test ends: the tests of a
+// process share one server, and -count runs a test again on it.
 func exec(t testing.TB, stmts ...string) {
 	t.Helper()
 	db := plainDB(t, 1)
 	for _, s := range stmts {
 		_, err := db.Exec(s)
 		require.NoError(t, err, s)
+		if f := strings.Fields(s); len(f) >= 3 && f[0] == "CREATE" && (f[1] == "TABLE" || f[1] == "ROLE") {
+			drop := "DROP " + f[1] + " IF EXISTS " + f[2]
+			t.Cleanup(func() {
+				db := plainDB(t, 1)
+				_, err := db.Exec(drop)
+				assert.NoError(t, err, drop)
+				db.Close()
+			})
+		}
 	}
 	db.Close()
 }
