@@ -75,7 +75,7 @@ func (r *grpcRig) call(ctx context.Context) string {
 func (r *grpcRig) requireRecovered(t *testing.T, l *load) {
 	t.Helper()
 	l.stop()
-	requireAllFree(t, r.ex)
+	requireAllFree(t, r.ex, r.w)
 	requireClosed(t, r.ex)
 	t.Logf("outcomes %v; transitions %v", l.snapshot(), describe(r.w.events()))
 }

@@ -118,7 +118,7 @@ func awaitHit(t *testing.T, s *supplier, n int64) {
 func (r *httpRig) requireRecovered(t *testing.T, l *load) {
 	t.Helper()
 	l.stop()
-	requireAllFree(t, r.ex)
+	requireAllFree(t, r.ex, r.w)
 	requireClosed(t, r.ex)
 	t.Logf("outcomes %v; transitions %v", l.snapshot(), describe(r.w.events()))
 }
@@ -267,7 +267,7 @@ func TestStoppedProcessTripsBySaturation(t *testing.T) {
 	assert.Equal(t, breaker.ProbesSucceeded, closed.Reason)
 	t.Logf("closed %v after SIGCONT, by way of %v", closed.Time.Sub(resumed).Round(time.Millisecond), describe(between))
 	l.stop()
-	requireAllFree(t, ex)
+	requireAllFree(t, ex, w)
 	requireClosed(t, ex)
 	t.Logf("outcomes %v", l.snapshot())
 }

@@ -46,6 +46,7 @@ func newGroup(t *testing.T) (*executor.Group, *watch) {
 			Breaker:           breaker.Config{ResetTimeout: resetTimeout},
 		},
 		OnTransition: w.record,
+		Runner:       w,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -56,11 +57,25 @@ func newGroup(t *testing.T) (*executor.Group, *watch) {
 	return g, w
 }
 
-// watch collects a breaker's transitions.
+// watch collects a breaker's transitions, and runs the group's submitted
+// calls (its Runner), announcing each that returned.
 type watch struct {
 	ch  chan breaker.Event
 	mu  sync.Mutex
 	all []breaker.Event
+	// returned changes when a submitted call's function has returned: by
+	// then the executor has given its slot back.
+	returned changes
+}
+
+// Go starts a call as the executor's default runner does, and announces
+// its end.
+func (w *watch) Go(fn func()) error {
+	go func() {
+		defer w.returned.notify()
+		fn()
+	}()
+	return nil
 }
 
 func (w *watch) record(e breaker.Event) {
@@ -268,20 +283,20 @@ func (l *load) stop() {
 }
 
 // requireAllFree waits until no slot of the supplier is held and no call is
-// overdue: every call has ended and released its slot.
-func requireAllFree(t *testing.T, ex *executor.Executor) {
+// overdue: every call has ended and released its slot. It runs after the
+// load has stopped: a lease (fusehttp) is given back before its call
+// returns, and a submitted call (fusegrpc) whose caller stopped waiting at
+// its deadline gives its slot back when its function returns, which w
+// announces.
+func requireAllFree(t *testing.T, ex *executor.Executor, w *watch) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		s := ex.Stats()
-		if s.Busy == 0 && s.Free == s.Workers && s.Overdue == 0 && s.Queued == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("slots still held %v after the calls ended: busy %d, free %d of %d, overdue %d", wait, s.Busy, s.Free, s.Workers, s.Overdue)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var s executor.Stats
+	awaitChange(t, &w.returned, func() bool {
+		s = ex.Stats()
+		return s.Busy == 0 && s.Free == s.Workers && s.Overdue == 0 && s.Queued == 0
+	}, func() {
+		t.Fatalf("slots still held %v after the calls ended: busy %d, free %d of %d, overdue %d", wait, s.Busy, s.Free, s.Workers, s.Overdue)
+	})
 }
 
 // requireClosed checks that the supplier's breaker is closed.

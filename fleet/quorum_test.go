@@ -66,11 +66,15 @@ func TestVotesOutsideTheWindowDoNotCount(t *testing.T) {
 	rs := startQuorumFleet(t, srv, 3, fleet.Quorum{Replicas: 2, Window: 200 * time.Millisecond})
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	eventually(t, time.Second, "q0 votes", func() bool { return rs[0].link.Stats().Votes == 1 })
-	time.Sleep(300 * time.Millisecond) // the window passes: q0's vote expires in Redis
+	// The window passes: Redis expires the votes a window after the last.
+	raw := srv.client(t)
+	eventually(t, 2*time.Second, "q0's vote expires in Redis", func() bool {
+		return raw.Exists(context.Background(), "{shop}:votes:payments").Val() == 0
+	})
 	rs[1].payments(t).Breaker().Trip(breaker.Saturation)
 	eventually(t, time.Second, "q1 votes", func() bool { return rs[1].link.Stats().Votes == 1 })
 	// Neither vote opened the fleet: no key, no message.
-	assert.Zero(t, srv.client(t).Exists(context.Background(), "{shop}:open:payments").Val())
+	assert.Zero(t, raw.Exists(context.Background(), "{shop}:open:payments").Val())
 	assert.Equal(t, breaker.Closed, rs[2].state(t).State, "no quorum: the fleet stays closed")
 	assert.Zero(t, rs[2].link.Stats().Received)
 }
