@@ -57,13 +57,13 @@ type Hedger struct {
 
 // hedgeSupplier is a Hedger's state for one supplier.
 type hedgeSupplier struct {
-	budget *budget
+	budget                                *budget
+	delay, delayAt                        atomic.Int64 // ns; delayAt since the Hedger's epoch, 0: never read
+	calls, hedges, won, refused, declined atomic.Uint64
 	// admit makes the hedges of the supplier take turns from reading the
 	// free slots to taking one: hedges asked for at the same instant
 	// would otherwise all see the same free slots and take the reserve.
-	admit                                 sync.Mutex
-	delay, delayAt                        atomic.Int64 // ns; delayAt since the Hedger's epoch, 0: never read
-	calls, hedges, won, refused, declined atomic.Uint64
+	admit sync.Mutex
 }
 
 // NewHedger validates cfg and returns a Hedger, or an error naming the
