@@ -293,5 +293,5 @@ soak-adaptive: ## The adaptive limit over 10 minutes of virtual time in each hea
 	cd loadtest && FUSEBOX_SOAK=1 $(GO) test -run '^TestAdaptiveSoak$$' -count=1 -v -timeout 30m . | tee $(OUT)/soak-adaptive.txt
 
 .PHONY: demo-adaptive
-demo-adaptive: ## The adaptive limit following a capacity step (scenario C), beside a fixed 32, in real time with a chart (~1 min; out/adaptive.png).
+demo-adaptive: ## The adaptive limit following a capacity step (scenario C), beside a fixed 32, over loopback HTTP in real time, with a chart (~1 min; out/adaptive.png).
 	cd loadtest && $(GO) run ./cmd/loadtest adaptive -out $(OUT)

@@ -73,11 +73,15 @@ func CapacityScenarios() []CapacityScenario {
 // Sizing is the bulkhead of a run: Workers fixed slots, or (Adaptive) a
 // limit from Workers within [1, 256]. Failsafe replaces the executor with
 // failsafe-go's adaptivelimiter with its defaults (limit 1–200 from 20)
-// and a 5 s timeout: no breaker, so FirstOpen stays 0.
+// and a 5 s timeout: no breaker, so FirstOpen stays 0. Loopback sends
+// every call over HTTP on 127.0.0.1, through a fusehttp.Transport, to a
+// server whose handler is the supplier: real time only (synctest has no
+// network), for the demo.
 type Sizing struct {
 	Workers  int
 	Adaptive bool
 	Failsafe bool
+	Loopback bool
 }
 
 // CapacityRun is what one run measured.
@@ -120,24 +124,9 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 			mu.Unlock()
 		}}
 	}
-	var (
-		submit  func(func(context.Context) (struct{}, error))
-		stats   func() (int, uint64)
-		closeFn func() error
-	)
-	if z.Failsafe {
-		submit, stats, closeFn = failsafeLimiter(ctx)
-	} else {
-		ex, err := executor.New("capacity", cfg)
-		if err != nil {
-			return run, err
-		}
-		submit = func(fn func(context.Context) (struct{}, error)) { _, _ = executor.Submit(ctx, ex, fn) }
-		stats = func() (int, uint64) { st := ex.Stats(); return st.Workers, st.Rejected.Busy }
-		closeFn = func() error { return ex.Close(context.Background()) }
-	}
 	var hung, hungAll atomic.Int64
-	fn := func(cctx context.Context) (struct{}, error) {
+	// serve is the supplier's side of a call, record the caller's.
+	serve := func(cctx context.Context) error {
 		t0 := time.Since(sup.start)
 		if s.HangAt > 0 && t0 >= s.HangAt {
 			hungAll.Add(1)
@@ -147,13 +136,45 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 			}
 			mu.Unlock()
 		}
-		err := sup.call(cctx)
+		return sup.call(cctx)
+	}
+	record := func(t0 time.Duration, err error) {
 		if t1 := time.Since(sup.start); err == nil && t1-t0 <= good {
 			mu.Lock()
 			run.PerSecond[min(int(t1/time.Second), len(run.PerSecond)-1)]++
 			mu.Unlock()
 		}
+	}
+	fn := func(cctx context.Context) (struct{}, error) {
+		t0 := time.Since(sup.start)
+		err := serve(cctx)
+		record(t0, err)
 		return struct{}{}, err
+	}
+	var (
+		submit  func()
+		stats   func() (int, uint64)
+		closeFn func() error
+	)
+	switch {
+	case z.Failsafe:
+		var fsubmit func(func(context.Context) (struct{}, error))
+		fsubmit, stats, closeFn = failsafeLimiter(ctx)
+		submit = func() { fsubmit(fn) }
+	case z.Loopback:
+		var err error
+		submit, stats, closeFn, err = loopbackCaller(ctx, cfg, serve, func() time.Duration { return time.Since(sup.start) }, record)
+		if err != nil {
+			return run, err
+		}
+	default:
+		ex, err := executor.New("capacity", cfg)
+		if err != nil {
+			return run, err
+		}
+		submit = func() { _, _ = executor.Submit(ctx, ex, fn) }
+		stats = func() (int, uint64) { st := ex.Stats(); return st.Workers, st.Rejected.Busy }
+		closeFn = func() error { return ex.Close(context.Background()) }
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 7))
 	next := capSample
@@ -167,7 +188,7 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 			run.LimitAtHang, _ = stats()
 		}
 		for range poisson(rng, s.Rate(now)*capTick.Seconds()) {
-			submit(fn)
+			submit()
 		}
 		time.Sleep(capTick)
 	}
