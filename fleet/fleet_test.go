@@ -67,6 +67,24 @@ func (r *replica) payments(t *testing.T) *executor.Executor {
 
 func (r *replica) state(t *testing.T) breaker.Stats { return r.payments(t).Breaker().Stats() }
 
+// firstEvent waits for the replica's first transition event: a listener
+// is told after the state has changed, so a state seen open does not mean
+// its event has been recorded yet.
+func (r *replica) firstEvent(t *testing.T) breaker.Event {
+	t.Helper()
+	var e breaker.Event
+	eventually(t, 2*time.Second, r.name+"'s first event", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if len(r.evs) == 0 {
+			return false
+		}
+		e = r.evs[0]
+		return true
+	})
+	return e
+}
+
 // supplier counts the calls (probes, in an outage) that reach it, and who
 // made them.
 type supplier struct {
@@ -184,16 +202,12 @@ func TestTripReachesTheFleet(t *testing.T) {
 
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	require.Equal(t, breaker.Open, rs[0].state(t).State)
-	rs[0].mu.Lock()
-	opened := rs[0].evs[0]
-	rs[0].mu.Unlock()
+	opened := rs[0].firstEvent(t)
 	for _, r := range rs[1:] {
 		eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 		s := r.state(t)
 		assert.Equal(t, breaker.Remote, s.Reason)
-		r.mu.Lock()
-		e := r.evs[0]
-		r.mu.Unlock()
+		e := r.firstEvent(t)
 		assert.Equal(t, breaker.Remote, e.Reason)
 		// Both events carry the monotonic time of the transition.
 		took := e.Time.Sub(opened.Time)

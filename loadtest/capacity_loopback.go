@@ -49,8 +49,8 @@ func loopbackCaller(ctx context.Context, cfg executor.Config, serve func(context
 	}}
 	var wg sync.WaitGroup
 	submit = func() {
+		t0 := now() // the arrival: a late goroutine counts against the call
 		wg.Go(func() {
-			t0 := now()
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.url, nil)
 			if err == nil {
 				var resp *http.Response
