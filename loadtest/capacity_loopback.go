@@ -19,7 +19,7 @@ import (
 // runs on a goroutine of its own, as a request handler's would, and
 // record is told when it began (by now's clock) and how it ended; a call
 // the bulkhead refuses ends at once, with no request sent. closeFn waits
-// for every call, which the server ends (a hung one answers at once), then
+// for every call, which it cancels (a hung one returns at once), then
 // closes the group and the server.
 func loopbackCaller(ctx context.Context, cfg executor.Config, serve func(context.Context) error,
 	now func() time.Duration, record func(time.Duration, error),
@@ -47,11 +47,15 @@ func loopbackCaller(ctx context.Context, cfg executor.Config, serve func(context
 		Group: g, Base: base.Transport,
 		Names: map[string]string{strings.TrimPrefix(srv.url, "http://"): "capacity"},
 	}}
+	// The calls' own context: cancelled at the end, so that what is still
+	// in flight ends as the caller's cancellation, which the breaker
+	// ignores, rather than as failures of the supplier.
+	cctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	submit = func() {
 		t0 := now() // the arrival: a late goroutine counts against the call
 		wg.Go(func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.url, nil)
+			req, err := http.NewRequestWithContext(cctx, http.MethodGet, srv.url, nil)
 			if err == nil {
 				var resp *http.Response
 				if resp, err = client.Do(req); err == nil {
@@ -66,7 +70,7 @@ func loopbackCaller(ctx context.Context, cfg executor.Config, serve func(context
 	}
 	stats = func() (int, uint64) { st := ex.Stats(); return st.Workers, st.Rejected.Busy }
 	closeFn = func() error {
-		srv.cancel() // a call into a hang returns now, not at its timeout
+		cancel() // a call into a hang returns now, not at its timeout
 		wg.Wait()
 		base.CloseIdleConnections()
 		return errors.Join(g.Close(context.Background()), srv.close())

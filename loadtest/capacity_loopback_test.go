@@ -30,6 +30,8 @@ func TestCapacityOverLoopback(t *testing.T) {
 			require.Positive(t, run.PerSecond[0], "%+v: calls served over loopback before the hang", z)
 			require.Positive(t, run.Opens, "%+v: the hang must open the breaker", z)
 			require.GreaterOrEqual(t, run.FirstOpen, s.HangAt, "%+v: opened before the hang", z)
+			require.Less(t, run.FirstOpen, s.Duration, "%+v: opened only as the run ended", z)
+			require.Equal(t, 1, run.Opens, "%+v: one hang, one opening", z)
 			most := 0
 			for _, l := range run.Limits {
 				require.True(t, l >= 1 && l <= 256, "%+v: limit %d out of bounds", z, l)
