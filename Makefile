@@ -133,9 +133,12 @@ bench-call: ## Submit+Await beside its baselines, BENCH_COUNT interleaved rounds
 COMPARE_FLAGS ?=
 
 .PHONY: compare
-compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-resiliency, ants (~2 min; out/compare/).
+compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-resiliency, ants, and its adaptive limit beside failsafe-go's (~2 min; out/compare/).
 	@mkdir -p $(OUT)/compare
 	cd compare && $(GO) run ./cmd/report -out $(OUT)/compare $(COMPARE_FLAGS)
+	@echo "adaptive limits, in loadtest's finite-capacity harness (virtual time):"
+	cd loadtest && $(GO) test -count=1 -run '^TestAdaptiveBesideFailsafe$$' -v . > $(OUT)/compare/adaptive.log; rc=$$?; \
+		grep -E 'adaptive_failsafe_test|^(ok|FAIL|---)' $(OUT)/compare/adaptive.log | tee $(OUT)/compare/adaptive.txt; exit $$rc
 
 # Fuzzing: every fuzz target of the repository (each `func Fuzz...` in a
 # tracked _test.go file, in whichever module holds it), one after the other,
