@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -170,6 +171,23 @@ func stats(t *testing.T, g *executor.Group, key string) executor.Stats {
 	ex, ok := g.Lookup(key)
 	require.True(t, ok, "no executor for %q", key)
 	return ex.Stats()
+}
+
+// settled waits until key's executor holds no slot and recorded(its
+// stats) holds, and returns the stats then. A call gives its slot back
+// just before its outcome is counted, so a free slot alone does not mean
+// the counts are final.
+func settled(t *testing.T, g *executor.Group, key string, recorded func(executor.Stats) bool) executor.Stats {
+	t.Helper()
+	var st executor.Stats
+	ok := assert.Eventually(t, func() bool {
+		st = stats(t, g, key)
+		return st.Busy == 0 && recorded(st)
+	}, wait, tick)
+	if !ok {
+		t.Fatalf("%s not settled after %v: %+v", key, wait, st)
+	}
+	return st
 }
 
 // busy returns a func for require.Eventually: true once key's executor has
