@@ -6,7 +6,7 @@
 // bare goroutine plus channel.
 //
 // It is a module of its own so that none of these libraries becomes a
-// dependency of fusebox. Six comparisons live here:
+// dependency of fusebox. Seven comparisons live here:
 //
 //  1. closed-breaker overhead per call (Cases, group Closed);
 //  2. the cost of a rejection while open (group Reject);
@@ -16,7 +16,10 @@
 //  5. behaviour under a hung supplier (Hung, Sequential, Late);
 //  6. retries and hedged calls beside failsafe-go's retry and hedge
 //     policies and their budget (PolicyScenarios, RunPolicy), and the
-//     per-call overhead of each policy (group Policy).
+//     per-call overhead of each policy (group Policy);
+//  7. fusebox's adaptive slot limit beside failsafe-go's adaptivelimiter in
+//     loadtest's finite-capacity harness (TestAdaptiveBesideFailsafe, run
+//     by make compare).
 //
 // Every library is configured alike from one Settings value; Describe says
 // how each one maps it, including where a library cannot express a setting.

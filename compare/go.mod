@@ -8,6 +8,7 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/fusebox-go/fusebox v0.1.0
 	github.com/fusebox-go/fusebox/antspool v0.1.0
+	github.com/fusebox-go/fusebox/loadtest v0.1.0
 	github.com/panjf2000/ants/v2 v2.12.1
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1
@@ -15,8 +16,21 @@ require (
 )
 
 require (
+	codeberg.org/go-fonts/liberation v0.5.0 // indirect
+	codeberg.org/go-latex/latex v0.2.0 // indirect
+	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
+	git.sr.ht/~sbinet/gg v0.7.0 // indirect
+	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
+	github.com/influxdata/tdigest v0.0.1 // indirect
+	golang.org/x/image v0.30.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
+	gonum.org/v1/plot v0.17.0 // indirect
+)
+
+require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/smartystreets/goconvey v1.8.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sync v0.11.0 // indirect
+	golang.org/x/sync v0.16.0 // indirect
 )

@@ -71,18 +71,26 @@ func CapacityScenarios() []CapacityScenario {
 }
 
 // Sizing is the bulkhead of a run: Workers fixed slots, or (Adaptive) a
-// limit from Workers within [1, 256]. Failsafe replaces the executor with
-// failsafe-go's adaptivelimiter with its defaults (limit 1–200 from 20)
-// and a 5 s timeout: no breaker, so FirstOpen stays 0. Loopback sends
+// limit from Workers within [1, 256]. Limiter replaces the executor with
+// another library's limiter (the compare module runs failsafe-go's
+// adaptivelimiter so): no breaker, so FirstOpen stays 0. Loopback sends
 // every call over HTTP on 127.0.0.1, through a fusehttp.Transport, to a
 // server whose handler is the supplier: real time only (synctest has no
 // network), for the demo.
 type Sizing struct {
 	Workers  int
 	Adaptive bool
-	Failsafe bool
+	Limiter  Limiter
 	Loopback bool
 }
+
+// A Limiter is a concurrency limiter run in the harness in place of the
+// executor. Start is called once per run with the run's context; it
+// returns how to submit a call (run fn on a goroutine of its own, with a
+// 5 s timeout as the executor's runs have, or refuse it at once), the
+// limit and the refusals so far, and how to wait for the calls still
+// running.
+type Limiter func(ctx context.Context) (submit func(fn func(context.Context) error), stats func() (limit int, refused uint64), wait func())
 
 // CapacityRun is what one run measured.
 type CapacityRun struct {
@@ -157,10 +165,10 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 		closeFn func() error
 	)
 	switch {
-	case z.Failsafe:
-		var fsubmit func(func(context.Context) (struct{}, error))
-		fsubmit, stats, closeFn = failsafeLimiter(ctx)
-		submit = func() { fsubmit(fn) }
+	case z.Limiter != nil:
+		lsubmit, lstats, wait := z.Limiter(ctx)
+		submit = func() { lsubmit(func(cctx context.Context) error { _, err := fn(cctx); return err }) }
+		stats, closeFn = lstats, func() error { wait(); return nil }
 	case z.Loopback:
 		var err error
 		submit, stats, closeFn, err = loopbackCaller(ctx, cfg, serve, func() time.Duration { return time.Since(sup.start) }, record)

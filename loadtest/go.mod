@@ -3,16 +3,10 @@ module github.com/fusebox-go/fusebox/loadtest
 go 1.25.0
 
 require (
-	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/fusebox-go/fusebox v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.17.0
-)
-
-require (
-	github.com/bits-and-blooms/bitset v1.24.4 // indirect
-	github.com/influxdata/tdigest v0.0.1 // indirect
 )
 
 require (
