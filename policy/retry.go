@@ -27,8 +27,10 @@ type RetryConfig struct {
 	// at random from the upper half of its value (jitter), so that callers
 	// that failed together do not come back together. 0: 100 ms.
 	Backoff time.Duration
-	// MaxBackoff caps the exponential wait. A Retry-After the supplier
-	// gave (RetryAfterError) is honoured even when it is longer. 0: 10 s.
+	// MaxBackoff caps the exponential wait; any value works, up to
+	// time.Duration's largest (no cap in practice). A Retry-After the
+	// supplier gave (RetryAfterError) is honoured even when it is longer.
+	// 0: 10 s.
 	MaxBackoff time.Duration
 	// Seed seeds the jitter, for reproducible runs. 0: a random seed.
 	Seed uint64
@@ -211,9 +213,16 @@ func (r *Retrier) retryable(ctx context.Context, err error, idempotent bool) (ok
 func (r *Retrier) wait(attempt int, err error) time.Duration {
 	d := r.cfg.Backoff
 	for i := 1; i < attempt && d < r.cfg.MaxBackoff; i++ {
+		// A wait above half the cap would double past it, and past
+		// time.Duration's largest value for a cap near it (a negative
+		// wait, and rand's panic on the caller's goroutine): it saturates
+		// at the cap instead. The jitter's bound, d/2+1, cannot overflow.
+		if d > r.cfg.MaxBackoff/2 {
+			d = r.cfg.MaxBackoff
+			break
+		}
 		d *= 2
 	}
-	d = min(d, r.cfg.MaxBackoff)
 	r.rngMu.Lock()
 	j := r.rng.Int64N(int64(d)/2 + 1)
 	r.rngMu.Unlock()

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -135,6 +136,18 @@ func TestRetryBackoff(t *testing.T) {
 				assert.LessOrEqual(t, at[i]-at[i-1], 2*time.Second)
 			}
 		})
+	})
+	t.Run("a cap up to time.Duration's largest value saturates the doubling instead of overflowing", func(t *testing.T) {
+		for _, cfg := range []policy.RetryConfig{
+			{MaxAttempts: 40, Backoff: time.Second, MaxBackoff: math.MaxInt64, Budget: policy.Budget{Unlimited: true}, Seed: 1},
+			{MaxAttempts: 3, Backoff: 5e18, MaxBackoff: math.MaxInt64, Seed: 1}, // doubled once, past the largest value
+		} {
+			synctest.Test(t, func(t *testing.T) {
+				var at []time.Duration
+				require.NotPanics(t, func() { at = attemptTimes(t, cfg, errBadGateway) })
+				assert.Len(t, at, cfg.MaxAttempts)
+			})
+		}
 	})
 	t.Run("a Retry-After longer than the back-off is honoured", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
