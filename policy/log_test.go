@@ -3,6 +3,7 @@ package policy_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"testing"
@@ -49,5 +50,35 @@ func TestDebugLines(t *testing.T) {
 		r, _ = policy.NewRetrier(policy.RetryConfig{Backoff: time.Millisecond, Logger: quiet})
 		_, _ = policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) { return 0, errBadGateway })
 		assert.Empty(t, none.String())
+	})
+}
+
+// codeError is an error whose Error method reads a field through a pointer
+// receiver: a typed nil panics in it.
+type codeError struct{ code int }
+
+func (e *codeError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
+
+func TestDebugLinesSurviveAnErrorWhoseErrorMethodPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out syncBuffer
+		l := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		ex := newExecutor(t, "quotes", 4)
+		r, _ := policy.NewRetrier(policy.RetryConfig{MaxAttempts: 2, Backoff: 10 * time.Millisecond, Seed: 1, Logger: l})
+		typedNil := error((*codeError)(nil))
+		calls := 0
+		var err error
+		require.NotPanics(t, func() {
+			_, err = policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) {
+				calls++
+				if calls == 1 {
+					return 0, typedNil
+				}
+				return 0, errBadGateway
+			})
+		})
+		require.ErrorIs(t, err, errBadGateway, "the call went on as without a Logger")
+		assert.Equal(t, 2, calls)
+		assert.Contains(t, out.String(), `msg="fusebox: retry" supplier=quotes attempt=1 error="fusebox: error.Error panicked: runtime error: invalid memory address or nil pointer dereference" wait=`)
 	})
 }

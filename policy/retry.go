@@ -44,14 +44,21 @@ type RetryConfig struct {
 	// *breaker.PanicError.
 	Retryable func(error) bool
 	// Logger gets a Debug line for each retry and each retry the budget
-	// refused. nil: no logging.
+	// refused. nil: no logging. An error whose Error method panics (a
+	// typed nil *T, say) is logged with the text of a *breaker.PanicError
+	// naming "error.Error" instead: a log line is no reason to change
+	// what the call does.
 	Logger *slog.Logger
 }
 
 // RetryAfterError is an error that carries the supplier's own word on when
 // to call it again (an HTTP 429 or 503 with Retry-After, a rejection that
 // knows when its breaker closes). A retry waits at least RetryAfter; 0
-// means the supplier did not say.
+// means the supplier did not say. RetryAfter runs on the caller's
+// goroutine; a panic in it (or in an As or Unwrap method errors.As reaches
+// to find it) ends the call with a *breaker.PanicError naming
+// "RetryAfterError.RetryAfter", as a panic in RetryConfig.Retryable does:
+// the error is not retried.
 type RetryAfterError interface {
 	error
 	RetryAfter() time.Duration
@@ -163,7 +170,10 @@ func retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, idempo
 			}
 			return v, err
 		}
-		wait := r.wait(attempt, err)
+		wait, perr := r.wait(attempt, err)
+		if perr != nil {
+			return zero, perr
+		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			s.ctx.Add(1)
 			return v, err // the wait alone would outlast the caller
@@ -209,9 +219,10 @@ func (r *Retrier) retryable(ctx context.Context, err error, idempotent bool) (ok
 
 // wait is the back-off before retry number attempt (from 1): Backoff ×
 // 2^(attempt−1), capped at MaxBackoff, drawn from its upper half, and at
-// least the Retry-After err carries.
-func (r *Retrier) wait(attempt int, err error) time.Duration {
-	d := r.cfg.Backoff
+// least the Retry-After err carries; a panic in the latter is returned as
+// perr.
+func (r *Retrier) wait(attempt int, err error) (d time.Duration, perr error) {
+	d = r.cfg.Backoff
 	for i := 1; i < attempt && d < r.cfg.MaxBackoff; i++ {
 		// A wait above half the cap would double past it, and past
 		// time.Duration's largest value for a cap near it (a negative
@@ -227,11 +238,36 @@ func (r *Retrier) wait(attempt int, err error) time.Duration {
 	j := r.rng.Int64N(int64(d)/2 + 1)
 	r.rngMu.Unlock()
 	d = d/2 + time.Duration(j)
+	after, perr := retryAfter(err)
+	return max(d, after), perr
+}
+
+// retryAfter returns the Retry-After err carries, 0 if none. The method is
+// the caller's code run on the caller's goroutine: its panic is returned
+// as perr, as Retryable's is.
+func retryAfter(err error) (after time.Duration, perr error) {
+	defer func() {
+		if v := recover(); v != nil {
+			after, perr = 0, &breaker.PanicError{Callback: "RetryAfterError.RetryAfter", Value: v, Stack: debug.Stack()}
+		}
+	}()
 	var ra RetryAfterError
 	if errors.As(err, &ra) {
-		d = max(d, ra.RetryAfter())
+		return ra.RetryAfter(), nil
 	}
-	return d
+	return 0, nil
+}
+
+// errorText is err.Error() for a log line. The method is the caller's
+// code: its panic is logged as the text of a *breaker.PanicError, and the
+// call goes on as it would without a Logger.
+func errorText(err error) (text string) {
+	defer func() {
+		if v := recover(); v != nil {
+			text = (&breaker.PanicError{Callback: "error.Error", Value: v}).Error()
+		}
+	}()
+	return err.Error()
 }
 
 func (r *Retrier) log(ctx context.Context, msg, supplier string, attempt int, err error, wait time.Duration) {
@@ -239,7 +275,7 @@ func (r *Retrier) log(ctx context.Context, msg, supplier string, attempt int, er
 	if l == nil || !l.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
-	attrs := []slog.Attr{slog.String("supplier", supplier), slog.Int("attempt", attempt), slog.String("error", err.Error())}
+	attrs := []slog.Attr{slog.String("supplier", supplier), slog.Int("attempt", attempt), slog.String("error", errorText(err))}
 	if wait > 0 {
 		attrs = append(attrs, slog.Duration("wait", wait))
 	}

@@ -3,6 +3,7 @@ package policy_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -97,7 +98,45 @@ func TestRetryRefusals(t *testing.T) {
 			assert.Equal(t, "RetryConfig.Retryable", pe.Callback)
 		})
 	})
+	t.Run("a panic in the error's RetryAfter ends the call with a PanicError", func(t *testing.T) {
+		for name, e := range map[string]error{
+			"a panicking method":                     panickingAfterError{},
+			"a typed nil whose method reads a field": (*afterPtrError)(nil),
+		} {
+			t.Run(name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					ex := newExecutor(t, "quotes", 4)
+					r, _ := policy.NewRetrier(policy.RetryConfig{Seed: 1})
+					calls := 0
+					var err error
+					require.NotPanics(t, func() {
+						_, err = policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) { calls++; return 0, e })
+					})
+					var pe *breaker.PanicError
+					require.ErrorAs(t, err, &pe)
+					assert.Equal(t, "RetryAfterError.RetryAfter", pe.Callback)
+					assert.Equal(t, 1, calls, "not retried")
+				})
+			})
+		}
+	})
 }
+
+// panickingAfterError is an error whose RetryAfter panics.
+type panickingAfterError struct{}
+
+func (panickingAfterError) Error() string             { return "429 too many requests" }
+func (panickingAfterError) RetryAfter() time.Duration { panic("RetryAfter bug") }
+
+// afterPtrError is an error whose methods read its fields through a
+// pointer receiver, as most do: a typed nil panics in them.
+type afterPtrError struct {
+	code  int
+	after time.Duration
+}
+
+func (e *afterPtrError) Error() string             { return fmt.Sprintf("HTTP %d", e.code) }
+func (e *afterPtrError) RetryAfter() time.Duration { return e.after }
 
 func TestRetryBackoff(t *testing.T) {
 	// attemptTimes runs a call that always fails and returns when each of
