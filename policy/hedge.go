@@ -97,6 +97,8 @@ func NewHedger(cfg HedgeConfig) (*Hedger, error) {
 // (HedgeConfig.Delay, by default the supplier's recent p95), starts a second
 // attempt of fn; it returns the first success, or the first attempt's error
 // if both fail. Only for idempotent calls: fn may run twice, concurrently.
+// A first attempt that has ended when the delay is seen to have passed is
+// not hedged, whatever its outcome: its error is returned as it is.
 //
 // Both attempts go through ex's breaker and bulkhead. The hedge is the one
 // that yields: it starts only while the breaker is closed, more than
@@ -137,6 +139,15 @@ func Hedge[T any](ctx context.Context, h *Hedger, ex *executor.Executor, fn func
 	case <-ctx.Done():
 		return zero, ctx.Err()
 	case <-t.C:
+		// The first attempt may have ended as the delay did, and select
+		// picked the timer: a hedge started now would spend the budget
+		// after the outcome is known, and could turn the first attempt's
+		// permanent error into the hedge's success.
+		select {
+		case <-first.Done():
+			return first.Await(ctx)
+		default:
+		}
 	}
 	second := start(actx, h, s, ex, fn)
 	if second == nil {

@@ -35,6 +35,23 @@ func slowFirst(slow, fast time.Duration) (func(context.Context) (int, error), *a
 	}, &n
 }
 
+// pausedCtx is a context that never ends, whose Done, the first time it is
+// called while ex has a call running, sleeps for pause: it stands for a
+// caller's goroutine that is descheduled on its way into a select.
+type pausedCtx struct {
+	context.Context
+	ex     *executor.Executor
+	pause  time.Duration
+	paused atomic.Bool
+}
+
+func (c *pausedCtx) Done() <-chan struct{} {
+	if c.ex.Stats().Busy > 0 && c.paused.CompareAndSwap(false, true) {
+		time.Sleep(c.pause)
+	}
+	return nil
+}
+
 func TestHedge(t *testing.T) {
 	t.Run("a slow call is hedged, the hedge wins, and the loser's slot is returned", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -99,6 +116,32 @@ func TestHedge(t *testing.T) {
 			})
 			require.ErrorIs(t, err, errBadGateway)
 		})
+	})
+	t.Run("a first attempt that ended by the time the delay fired is not hedged", func(t *testing.T) {
+		// The caller's goroutine reaches the select only once both the
+		// first attempt has failed and the delay has fired (pausedCtx),
+		// and select picks either at random: over 64 calls the timer is
+		// picked (and a hedge started, on the old code) in all but 2^-64
+		// of runs.
+		for range 64 {
+			synctest.Test(t, func(t *testing.T) {
+				ex := newExecutor(t, "search", 4)
+				h, _ := policy.NewHedger(policy.HedgeConfig{Delay: 100 * time.Millisecond, Budget: policy.Budget{Unlimited: true}})
+				var n atomic.Int32
+				ctx := &pausedCtx{Context: context.Background(), ex: ex, pause: 200 * time.Millisecond}
+				_, err := policy.Hedge(ctx, h, ex, func(context.Context) (int, error) {
+					if n.Add(1) == 1 {
+						time.Sleep(50 * time.Millisecond)
+						return 0, errBadGateway // a permanent error
+					}
+					return 2, nil
+				})
+				require.True(t, ctx.paused.Load(), "the caller was paused with the first attempt running")
+				require.ErrorIs(t, err, errBadGateway, "the first attempt's outcome")
+				assert.Equal(t, int32(1), n.Load(), "no hedge")
+				assert.Zero(t, h.Stats()[0].Hedges)
+			})
+		}
 	})
 	t.Run("the default delay is the supplier's recent p95", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
