@@ -42,7 +42,9 @@ type Config struct {
 	// unready. A supplier not listed (or listed false) is not critical, so
 	// its open breaker makes the service degraded at worst. Every name must be
 	// one the Group holds (list it in GroupConfig.Dependencies, so that it
-	// is there from the start) or an Executor's.
+	// is there from the start) or an Executor's. New copies the map: a
+	// change made to it later neither bypasses that check nor races with
+	// the reports.
 	Critical map[string]bool
 }
 
@@ -84,6 +86,7 @@ func New(cfg Config) (*Checker, error) {
 		return nil, errors.Join(errs...)
 	}
 	cfg.Executors = slices.Clone(cfg.Executors)
+	cfg.Critical = maps.Clone(cfg.Critical)
 	return &Checker{cfg: cfg}, nil
 }
 

@@ -167,3 +167,26 @@ func TestConfigValidation(t *testing.T) {
 		})
 	}
 }
+
+func TestCriticalIsCopied(t *testing.T) {
+	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{
+		"payments":        {Breaker: breaker.Config{ResetTimeout: time.Hour}},
+		"recommendations": {Breaker: breaker.Config{ResetTimeout: time.Hour}},
+	}})
+	require.NoError(t, err)
+	defer g.Close(context.Background())
+	critical := map[string]bool{"payments": true}
+	ready, err := readiness.New(readiness.Config{Group: g, Critical: critical})
+	require.NoError(t, err)
+	recs, _ := g.Lookup("recommendations")
+	recs.Breaker().Trip(breaker.Manual)
+	require.Equal(t, readiness.Degraded, ready.Report().State)
+
+	critical["recommendations"] = true // the caller reuses its map after New
+	critical["paymnts"] = true         // a name New would have refused
+	r := ready.Report()
+	assert.Equal(t, readiness.Degraded, r.State, "the Checker keeps the map New checked")
+	for _, s := range r.Suppliers {
+		assert.Equal(t, s.Name == "payments", s.Critical, s.Name)
+	}
+}
