@@ -68,7 +68,9 @@ type Config struct {
 // as a call that outlives its deadline is, and keeps its slot until it
 // returns; the saturation of a route full of such handlers trips its
 // breaker. A panic in next counts as a failure and goes on up to
-// http.Server, as without Handler. Handler returns an error handler
+// http.Server, as without Handler; a next that ends its goroutine
+// (runtime.Goexit) counts as a failure too, a *breaker.PanicError, unless
+// the client had gone. Handler returns an error handler
 // (500 to every request) when cfg has no Group, so that the mistake shows
 // on the first request rather than in a nil dereference.
 func Handler(next http.Handler, cfg Config) http.Handler {
@@ -116,13 +118,19 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, l *executor.Leas
 		if ended {
 			return
 		}
-		// next panicked (or ended its goroutine): a failure, and the
-		// panic goes on to http.Server.
+		// next panicked, or ended its goroutine (runtime.Goexit, as
+		// t.FailNow does: recover returns nil then): a failure, unless
+		// the client had gone, and a panic goes on to http.Server.
 		v := recover()
-		if v == nil || v == http.ErrAbortHandler {
+		switch {
+		case v == http.ErrAbortHandler:
 			l.Done(r.Context().Err()) // an abort is the client's, not the route's
-		} else {
+		case v != nil:
 			l.Done(&breaker.PanicError{Callback: "handler", Value: v, Stack: debug.Stack()})
+		case r.Context().Err() != nil:
+			l.Done(r.Context().Err())
+		default:
+			l.Done(&breaker.PanicError{Callback: "handler", Value: errGoexit, Stack: debug.Stack()})
 		}
 		if v != nil {
 			panic(v)
@@ -134,6 +142,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, l *executor.Leas
 	// breaker, as a caller's cancellation is.
 	l.Done(r.Context().Err())
 }
+
+// errGoexit is the Value of the *breaker.PanicError a handler that ended
+// its goroutine is recorded with.
+var errGoexit = errors.New("inbound: the handler called runtime.Goexit")
 
 // key returns the executor name of r.
 func (h *handler) key(r *http.Request) (key string, err error) {

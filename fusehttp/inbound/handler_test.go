@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -185,6 +186,30 @@ func TestHandlerLeaseRules(t *testing.T) {
 		st := stats(t, g, "p")
 		assert.Equal(t, uint64(1), st.Failures)
 		assert.Equal(t, 0, st.Busy)
+	})
+	t.Run("a handler that calls runtime.Goexit is a failure, unless the client had gone", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{})
+		h := inbound.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { runtime.Goexit() }),
+			inbound.Config{Group: g, Key: func(*http.Request) string { return "g" }})
+		serve := func(r *http.Request) {
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				h.ServeHTTP(httptest.NewRecorder(), r)
+			}()
+			<-done
+		}
+		serve(httptest.NewRequest(http.MethodGet, "/", nil))
+		st := stats(t, g, "g")
+		assert.Equal(t, uint64(1), st.Failures)
+		assert.Zero(t, st.Successes)
+		assert.Equal(t, 0, st.Busy)
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		serve(httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil))
+		st = stats(t, g, "g")
+		assert.Equal(t, uint64(1), st.Ignored)
+		assert.Equal(t, uint64(1), st.Failures)
 	})
 	t.Run("a panicking Key answers 500 without calling the handler", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{})
