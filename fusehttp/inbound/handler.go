@@ -35,10 +35,15 @@ type Config struct {
 	// pattern that matched the request (Request.Pattern, e.g.
 	// "GET /search/{q}"): wrap each handler you register on the mux, or
 	// wrap the mux itself, whose pattern Handler then looks up (one or the
-	// other: a request through both would take two slots). A request
-	// whose key is "" (no pattern matched: the mux answers 404) is served
-	// without a slot. A Key of your own runs on the request's goroutine; if
-	// it panics, the request is answered 500 and the handler is not called.
+	// other: a request through both would take two slots). A request that
+	// reached a wrapped mux and matched no pattern (the mux answers 404),
+	// or whose Key returns "", is served without a slot. Any other request
+	// without a pattern (next is a router other than *http.ServeMux, or a
+	// mux behind a middleware such as http.StripPrefix) is a mistake of
+	// configuration that would leave every route unprotected: it is
+	// answered 500, and next is not called. A Key of your own runs on the
+	// request's goroutine; if it panics, the request is answered 500 and
+	// the handler is not called.
 	Key func(*http.Request) string
 
 	// Reject answers a request that was refused a slot. nil means a 503
@@ -147,6 +152,10 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request, l *executor.Leas
 // its goroutine is recorded with.
 var errGoexit = errors.New("inbound: the handler called runtime.Goexit")
 
+// errNoPattern answers a request that no http.ServeMux routed, when
+// Config.Key is nil.
+var errNoPattern = errors.New("inbound: no route pattern for this request: wrap the handlers registered on an http.ServeMux, or the mux itself, or set Config.Key")
+
 // key returns the executor name of r.
 func (h *handler) key(r *http.Request) (key string, err error) {
 	if h.cfg.Key != nil {
@@ -157,11 +166,16 @@ func (h *handler) key(r *http.Request) (key string, err error) {
 		}()
 		return h.cfg.Key(r), nil
 	}
-	if r.Pattern == "" && h.mux != nil {
+	switch {
+	case r.Pattern != "":
+		return r.Pattern, nil
+	case h.mux != nil:
 		_, p := h.mux.Handler(r)
 		return p, nil
 	}
-	return r.Pattern, nil
+	// No mux has routed r, and next is not one: every request would be
+	// served without a slot, silently.
+	return "", errNoPattern
 }
 
 func (h *handler) reject(w http.ResponseWriter, r *http.Request, err error) {

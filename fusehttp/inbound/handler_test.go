@@ -125,6 +125,23 @@ func TestHandlerBulkheadsEachRoute(t *testing.T) {
 		assert.Equal(t, []string{"GET /items/{id}"}, g.Names())
 		assert.Equal(t, uint64(1), stats(t, g, "GET /items/{id}").Successes)
 	})
+	t.Run("without a Key, a request no mux routed is answered 500 naming the fix, unserved", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{})
+		var called atomic.Int64
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /search", func(http.ResponseWriter, *http.Request) { called.Add(1) })
+		for name, next := range map[string]http.Handler{
+			"a mux behind a middleware":  http.StripPrefix("/api", mux),
+			"a router that is not a mux": http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called.Add(1) }),
+		} {
+			rec := httptest.NewRecorder()
+			inbound.Handler(next, inbound.Config{Group: g}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/search", nil))
+			assert.Equal(t, http.StatusInternalServerError, rec.Code, name)
+			assert.Contains(t, rec.Body.String(), "wrap the handlers registered on an http.ServeMux, or the mux itself, or set Config.Key", name)
+		}
+		assert.Zero(t, called.Load(), "next is not called")
+		assert.Empty(t, g.Names())
+	})
 	t.Run("an open breaker sheds with the time to its probe", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ResetTimeout: 30 * time.Second}}})
 		h := inbound.Handler(http.HandlerFunc(ok), inbound.Config{Group: g, Key: func(*http.Request) string { return "export" }})
