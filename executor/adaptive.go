@@ -133,7 +133,7 @@ func (l *limiter) next(o limitObs) int {
 	if l.windows++; !o.stuck {
 		l.learn(mean, x)
 	}
-	probed := l.probing()
+	probed := l.probing(o.stuck)
 	if !probed {
 		l.gradient = min(max(adaptTolerance*l.baseline/mean, adaptMinGradient), 1)
 		l.decide(o, x, mean, prevBest)
@@ -147,12 +147,13 @@ func (l *limiter) next(o limitObs) int {
 
 // probing runs a probe's windows, and reports whether one ran: its first
 // window lets the supplier's queue drain, after its last the limit goes
-// back to where it was.
-func (l *limiter) probing() bool {
+// back to where it was, but not while a slot is stuck (the limit never
+// grows then): the probe goes on until a window without one.
+func (l *limiter) probing(stuck bool) bool {
 	switch {
 	case l.restore == 0:
 		return false
-	case l.windows-l.probedAt >= adaptProbeWindows:
+	case l.windows-l.probedAt >= adaptProbeWindows && !stuck:
 		l.set(max(l.min, min(l.restore, l.max)), reasonNoGain)
 		l.restore = 0
 	}

@@ -19,7 +19,8 @@ import (
 // the limit's slots and trips the breaker as a fixed bulkhead would. See
 // docs/adaptive.md for the algorithm and its measurements.
 //
-// The zero value is off: the bulkhead has Workers slots.
+// The zero value is off: the bulkhead has Workers slots. Adaptive sizing
+// needs an InvocationTimeout of at most an hour.
 type AdaptiveConfig struct {
 	// Max is the largest limit; 0 turns adaptive sizing off. At most
 	// 2^31-1.
@@ -32,8 +33,10 @@ type AdaptiveConfig struct {
 	// OnChange, if set, is told when the limit changes: at most once a
 	// second, from the limit it was last told of to the new one, with the
 	// reason of the last change (Stats.LimitReason). It runs on the
-	// goroutine of the call that ended the window: keep it short; a panic
-	// in it is recovered.
+	// goroutine of the call that ended the window, after the bulkhead has
+	// the new limit and with no lock of the executor held (it may read
+	// Stats or call Reconfigure): keep it short; a panic in it is
+	// recovered.
 	OnChange func(supplier string, from, to int, reason string)
 }
 
@@ -90,9 +93,18 @@ const (
 	adaptTellEvery   = time.Second // OnChange at most this often
 
 	// acc packs a window's count (low accCountBits) and the sum of its
-	// durations in µs (the rest): one atomic add per call.
-	accCountBits = 24
+	// durations in µs (the rest): one atomic add per call. A call counts
+	// at most adaptMaxTimeout (under 2^32 µs), and a window closes early
+	// once it holds accFull calls, so the sum never overflows its 48 bits
+	// and the count has accFull of margin for the calls that end while
+	// the window closes.
+	accCountBits = 16
 	accCountMask = 1<<accCountBits - 1
+	accFull      = 1 << (accCountBits - 1)
+	// adaptMaxTimeout is the longest InvocationTimeout adaptive sizing
+	// takes: its windows last a second at most, and a call's duration
+	// must fit in acc.
+	adaptMaxTimeout = time.Hour
 )
 
 // adaptState is an executor's adaptive limit. The hot path (observe) is
@@ -101,7 +113,14 @@ type adaptState struct {
 	acc       atomic.Uint64
 	windowEnd atomic.Int64 // executor clock: the first success after it closes the window
 
+	// sizeMu orders the resizes of the bulkhead: a window's (resizeToLimit)
+	// and Reconfigure's (apply), so that whichever comes last leaves the
+	// bulkhead at the limit in force and the configured queue. Taken
+	// before mu, never under it.
+	sizeMu sync.Mutex
+
 	mu          sync.Mutex
+	retired     bool // adaptive sizing was turned off: the bulkhead is no longer this limit's
 	set         adaptSet
 	lim         limiter
 	start       int64  // when the window opened
@@ -133,22 +152,44 @@ func (s *adaptState) observe(ex *Executor, d, now int64, inTime bool) {
 	if d < 0 || !inTime {
 		return
 	}
-	s.acc.Add(1 | uint64(d/int64(time.Microsecond))<<accCountBits)
-	if now >= s.windowEnd.Load() {
+	us := min(d, int64(adaptMaxTimeout)) / int64(time.Microsecond) // a call that began under a longer, static timeout
+	if v := s.acc.Add(1 | uint64(us)<<accCountBits); now >= s.windowEnd.Load() || v&accCountMask >= accFull {
 		s.closeWindow(ex, now)
 	}
 }
 
 // closeWindow feeds the window's observations to the limiter and resizes
 // the bulkhead if the limit changed. One caller at a time; the others go on.
+// OnChange is told after the locks are released: it may read Stats, which
+// takes mu, or Reconfigure.
 func (s *adaptState) closeWindow(ex *Executor, now int64) {
 	if !s.mu.TryLock() {
 		return
 	}
-	defer s.mu.Unlock()
-	v := s.acc.Load()
-	if now < s.windowEnd.Load() || v&accCountMask < adaptMinSamples {
+	changed, t := s.closeLocked(ex, now)
+	s.mu.Unlock()
+	if !changed {
 		return
+	}
+	ex.resizeToLimit(s)
+	if t.f != nil {
+		tellLimit(t.f, ex.name, t.from, t.to, t.why)
+	}
+}
+
+// limitTell is a call of OnChange that is due (f nil: none).
+type limitTell struct {
+	f        func(string, int, int, string)
+	from, to int
+	why      string
+}
+
+// closeLocked is closeWindow's part under mu. It reports whether the limit
+// changed, and the OnChange call that is due.
+func (s *adaptState) closeLocked(ex *Executor, now int64) (changed bool, t limitTell) {
+	v := s.acc.Load()
+	if n := v & accCountMask; n < adaptMinSamples || (now < s.windowEnd.Load() && n < accFull) || s.retired {
+		return false, t
 	}
 	v = s.acc.Swap(0)
 	rc := ex.counts()
@@ -163,21 +204,21 @@ func (s *adaptState) closeWindow(ex *Executor, now int64) {
 	}
 	s.start, s.busy, s.gen = now, busy, gen
 	s.windowTaken++
-	from := s.lim.limit
+	was := s.lim.limit
 	to := s.lim.next(o)
 	k := float64(adaptWindowK)
 	if s.lim.slowStart {
 		k = adaptWindowKSlow
 	}
 	s.windowEnd.Store(now + int64(min(max(time.Duration(k*s.lim.baseline), adaptWindowMin), adaptWindowMax)))
-	if to == from {
-		return
+	if to == was {
+		return false, t
 	}
-	ex.resizeTo(to)
 	if s.set.onChange != nil && (s.told == 0 || now-s.told >= int64(adaptTellEvery)) {
-		s.told, from, s.toldLimit = now, s.toldLimit, to
-		tellLimit(s.set.onChange, ex.name, from, to, s.lim.reason)
+		t = limitTell{f: s.set.onChange, from: s.toldLimit, to: to, why: s.lim.reason}
+		s.told, s.toldLimit = now, to
 	}
+	return true, t
 }
 
 // tellLimit calls AdaptiveConfig.OnChange; a panic in it is recovered.
@@ -197,11 +238,29 @@ func (ex *Executor) anyStuck(now int64) bool {
 	return old > 0
 }
 
-// resizeTo sets the bulkhead's slots, keeping its queue, and starts the
-// queued calls that the new slots went to.
-func (ex *Executor) resizeTo(slots int) {
+// resizeToLimit sets the bulkhead's slots to s's limit, keeping its queue,
+// unless adaptive sizing has been turned off since, and starts the queued
+// calls that the new slots went to (outside the locks: a Runner is user
+// code). It reads the limit under sizeMu, so that of two windows that
+// closed one after the other the later limit is the one that stays.
+func (ex *Executor) resizeToLimit(s *adaptState) {
+	s.sizeMu.Lock()
+	s.mu.Lock()
+	to, retired := s.lim.limit, s.retired
+	s.mu.Unlock()
+	if retired {
+		s.sizeMu.Unlock()
+		return
+	}
 	_, queue, low := ex.bh.Size()
-	for _, w := range ex.bh.Resize(slots, queue, low) {
+	handed := ex.bh.Resize(to, queue, low)
+	// needRunning follows the limit: a "not stuck before" computed for the
+	// old one would refuse a bulkhead stuck under a cut limit as busy.
+	if rc := ex.rare.Load(); rc != nil {
+		rc.busyUntil.Store(0)
+	}
+	s.sizeMu.Unlock()
+	for _, w := range handed {
 		w.Value.(promoter).promote()
 	}
 }
@@ -220,9 +279,18 @@ func (ex *Executor) needRunning(p *stuckPolicy) int {
 // Reconfigure) and returns the bulkhead's size: the limit, kept within the
 // new bounds when adaptive sizing stays on, Initial when it turns on,
 // Workers when it is off.
+//
+// Reconfigure calls it, and resizes the bulkhead to what it returns, under
+// the sizeMu of the state in force before (see sizeMu); a state turned off
+// is retired under its mu, so that a window closing across the
+// Reconfigure does not resize the bulkhead after it.
 func (ex *Executor) applyAdaptive(r resolved) int {
 	if !r.adapt.on {
-		ex.adapt.Store(nil)
+		if s := ex.adapt.Swap(nil); s != nil {
+			s.mu.Lock()
+			s.retired = true
+			s.mu.Unlock()
+		}
 		return r.slots
 	}
 	s := ex.adapt.Load()

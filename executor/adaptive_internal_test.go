@@ -107,6 +107,19 @@ func TestLimiter(t *testing.T) {
 		assert.Equal(t, 15, l.next(win(40, 50*ms, 20, 9)), "which cuts the limit the queue was in: 1.5 × 25 / 50")
 		assert.Equal(t, reasonLatency, l.reason)
 	})
+	t.Run("a probe does not end while a slot is stuck: the limit never grows then", func(t *testing.T) {
+		l := newLimiter(1, 256, 20)
+		l.next(win(40, 50*ms, 20, 9))
+		require.Equal(t, 5, l.next(win(40, 100*ms, 40, 9)), "probing at a quarter")
+		// A partial hang: some slots are held by stuck calls while the
+		// others' successes still close windows.
+		for range 3 {
+			o := win(40, 60*ms, 5, 9)
+			o.stuck = true
+			assert.Equal(t, 5, l.next(o))
+		}
+		assert.Equal(t, 20, l.next(win(40, 25*ms, 5, 9)), "back after the first window without a stuck slot")
+	})
 	t.Run("the limit never exceeds Max", func(t *testing.T) {
 		l := newLimiter(1, 30, 20)
 		assert.Equal(t, 30, l.next(win(1000, 20*ms, 20, 9)))
@@ -130,6 +143,17 @@ func TestAdaptiveConfig(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+	t.Run("an InvocationTimeout over an hour", func(t *testing.T) {
+		_, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 64}, InvocationTimeout: 48 * time.Hour,
+			Breaker: breaker.Config{ResetTimeout: 49 * time.Hour}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "InvocationTimeout must be at most 1h0m0s with Adaptive sizing")
+		ex, err := New("s", Config{InvocationTimeout: 48 * time.Hour, Breaker: breaker.Config{ResetTimeout: 49 * time.Hour}})
+		require.NoError(t, err, "a static bulkhead takes it")
+		require.Error(t, ex.Reconfigure(Config{Adaptive: AdaptiveConfig{Max: 64}, InvocationTimeout: 48 * time.Hour,
+			Breaker: breaker.Config{ResetTimeout: 49 * time.Hour}}))
+		require.NoError(t, ex.Close(context.Background()))
+	})
 	t.Run("the probes must fit in Min", func(t *testing.T) {
 		_, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 40, Min: 1}, Breaker: breaker.Config{HalfOpenProbes: 2}})
 		require.Error(t, err)
@@ -229,7 +253,8 @@ func TestAdaptiveLimitBelowInitialStillTripsOnAHang(t *testing.T) {
 		ex, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 64, Initial: 64}, InvocationTimeout: 5 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 10 * time.Second}, Stuck: StuckConfig{MaxAge: time.Second}})
 		require.NoError(t, err)
-		ex.resizeTo(4) // as the limiter does after cuts
+		ex.adapt.Load().lim.limit = 4
+		ex.resizeToLimit(ex.adapt.Load()) // as the limiter does after cuts
 		hang := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
 		var futures []func()
 		for range 4 {
@@ -249,4 +274,128 @@ func TestAdaptiveLimitBelowInitialStillTripsOnAHang(t *testing.T) {
 		}
 		require.NoError(t, ex.Close(context.Background()))
 	})
+}
+
+// fill holds n slots of ex with calls that wait for release.
+func fill(t *testing.T, ex *Executor, n int, release <-chan struct{}) {
+	t.Helper()
+	for range n {
+		_, err := Submit(context.Background(), ex, func(context.Context) (int, error) { <-release; return 0, nil })
+		require.NoError(t, err)
+	}
+}
+
+// closeAWindow plays the end of adaptMinSamples successful 20 ms calls,
+// 200 ms after now: a window closes (adaptWindowFirst is 100 ms).
+func closeAWindow(ex *Executor, a *adaptState) {
+	now := ex.now() + int64(200*time.Millisecond)
+	for range adaptMinSamples {
+		a.observe(ex, int64(20*time.Millisecond), now, true)
+	}
+}
+
+// OnChange is user code, run by the call whose end closed the window: it
+// may read Stats and Reconfigure (it was called under the limiter's lock,
+// which Stats takes: the call's future never resolved, and Close gave up).
+// Real time: a goroutine blocked on a mutex is not durably blocked for
+// synctest, and a bubble would hang rather than fail.
+func TestAdaptiveOnChangeMayUseTheExecutor(t *testing.T) {
+	var ex *Executor
+	told := make(chan Stats, 1)
+	ex, err := New("s", Config{Workers: 4, Adaptive: AdaptiveConfig{Max: 100, OnChange: func(_ string, from, to int, why string) {
+		st := ex.Stats()
+		assert.NoError(t, ex.Reconfigure(Config{Workers: 4, Adaptive: AdaptiveConfig{Max: 50}}))
+		told <- st
+	}}})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	fill(t, ex, 4, release) // the limit is in the way: slow start doubles it
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		closeAWindow(ex, ex.adapt.Load())
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call that closed the window is still in OnChange")
+	}
+	st := <-told
+	assert.Equal(t, 8, st.Workers, "OnChange sees the new limit in force")
+	assert.Equal(t, reasonSlowStart, st.LimitReason)
+	assert.Equal(t, 50, ex.Stats().LimitMax, "its Reconfigure took")
+	close(release)
+	require.NoError(t, ex.Close(context.Background()))
+}
+
+// A call that ended just before a Reconfigure turned adaptive sizing off,
+// and closes its window just after, must not put the limit back: the
+// bulkhead keeps the new Workers. The interleaving is played in order: a is
+// the state the ending call loaded before the Reconfigure.
+func TestAdaptiveWindowAcrossReconfigureToStatic(t *testing.T) {
+	ex, err := New("s", Config{Workers: 10, Adaptive: AdaptiveConfig{Max: 100}})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	fill(t, ex, 10, release)
+	a := ex.adapt.Load()
+	require.NoError(t, ex.Reconfigure(Config{Workers: 7}))
+	closeAWindow(ex, a) // in the way: it would have doubled to 20
+	st := ex.Stats()
+	assert.Equal(t, 7, st.Workers)
+	assert.False(t, st.Adaptive)
+	close(release)
+	require.NoError(t, ex.Close(context.Background()))
+}
+
+// A cut of the limit halves the calls that make the bulkhead stuck
+// (needRunning): a "not stuck before" computed for the old limit must not
+// hold, or a bulkhead stuck under the cut limit is refused as busy for up
+// to the stuck threshold longer.
+func TestAdaptiveCutAppliesToTheStuckCriterionAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 64, Initial: 64}, InvocationTimeout: 5 * time.Second,
+			Breaker: breaker.Config{ResetTimeout: 10 * time.Second}, Stuck: StuckConfig{MaxAge: time.Second}})
+		require.NoError(t, err)
+		release := make(chan struct{})
+		fill(t, ex, 20, release)
+		time.Sleep(1100 * time.Millisecond) // 20 calls older than the threshold
+		fill(t, ex, 44, release)            // 44 young ones fill the 64 slots
+		_, err = Submit(t.Context(), ex, func(context.Context) (int, error) { return 0, nil })
+		require.ErrorIs(t, err, ErrSaturated, "busy: 20 old calls are not half of 64")
+		require.Equal(t, breaker.Closed, ex.Breaker().State())
+		a := ex.adapt.Load()
+		a.mu.Lock()
+		a.lim.limit = 32 // a cut
+		a.mu.Unlock()
+		ex.resizeToLimit(a)
+		time.Sleep(100 * time.Millisecond)
+		_, err = Submit(t.Context(), ex, func(context.Context) (int, error) { return 0, nil })
+		require.ErrorIs(t, err, ErrSaturated)
+		assert.Equal(t, breaker.Open, ex.Breaker().State(), "stuck: 20 old calls are more than half of 32")
+		close(release)
+		require.NoError(t, ex.Close(context.Background()))
+	})
+}
+
+// A window's durations are summed in 48 bits of µs: a call counts at most
+// an hour (the longest InvocationTimeout adaptive sizing takes; a longer
+// one is a static bulkhead's, whose calls may still end after a
+// Reconfigure to adaptive), and a window closes early once it holds
+// accFull calls, so the sum cannot overflow into garbage.
+func TestAdaptiveWindowSumCannotOverflow(t *testing.T) {
+	ex, err := New("s", Config{Workers: 64, Adaptive: AdaptiveConfig{Max: 64, Min: 64}})
+	require.NoError(t, err)
+	a := ex.adapt.Load()
+	now := ex.now() + int64(200*time.Millisecond)
+	for range adaptMinSamples {
+		a.observe(ex, int64(20*time.Hour), now, true)
+	}
+	assert.Equal(t, time.Hour, ex.Stats().LimitBaseline, "20 h calls count as an hour")
+	taken := a.windowTaken
+	now = ex.now()
+	for range accFull {
+		a.observe(ex, int64(time.Millisecond), now, true) // before the window's end
+	}
+	assert.Equal(t, taken+1, a.windowTaken, "a full window closes early")
+	require.NoError(t, ex.Close(context.Background()))
 }

@@ -112,6 +112,9 @@ func (c Config) resolve(name string) (resolved, error) {
 	}
 	r.queue = ck.count("Queue", c.Queue)
 	r.timeout = ck.timeout("InvocationTimeout", c.InvocationTimeout, defaultInvocationTimeout)
+	if r.adapt.on && r.timeout > adaptMaxTimeout {
+		ck.bad("InvocationTimeout must be at most %v with Adaptive sizing (its windows last a second at most), got %v", adaptMaxTimeout, r.timeout)
+	}
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
 	r.lowWater = ck.lowWater(c.Queue, c.LowWater)
 	r.stuck = c.Stuck.resolve(r.timeout, r.slots, r.queue, ck.bad)

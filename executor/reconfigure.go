@@ -84,7 +84,16 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	if r.queue > 0 && ex.queued.Load() == nil {
 		ex.queued.CompareAndSwap(nil, &lazyTimeline{})
 	}
+	// A window of the adaptive limit may be closing: the resize is ordered
+	// with its (see applyAdaptive).
+	s := ex.adapt.Load()
+	if s != nil {
+		s.sizeMu.Lock()
+	}
 	handed := ex.bh.Resize(ex.applyAdaptive(r), r.queue, r.lowWater) // resolve checked every size
+	if s != nil {
+		s.sizeMu.Unlock()
+	}
 	// The new slots went to the oldest queued calls: start them, as a
 	// Release that hands a slot over does.
 	for _, w := range handed {
