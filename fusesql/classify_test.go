@@ -168,6 +168,8 @@ func TestConfigErrors(t *testing.T) {
 		{"a nil connector", nil, fusesql.Config{Group: g}, "base connector is nil"},
 		{"no group", base(t), fusesql.Config{}, "Config.Group is nil"},
 		{"an empty supplier", base(t), fusesql.Config{Group: g, Suppliers: []string{"orders", ""}}, "Config.Suppliers[1] is empty"},
+		{"a blank supplier", base(t), fusesql.Config{Group: g, Suppliers: []string{" "}}, "Config.Suppliers[0] is empty"},
+		{"a blank default", base(t), fusesql.Config{Group: g, Default: "  "}, `Config.Default "  " is blank`},
 		{"a name the strict group lacks", base(t), fusesql.Config{Group: g, Suppliers: []string{"catalog"}}, `"catalog"`},
 	}
 	for _, tt := range tests {

@@ -73,7 +73,11 @@ func newShared(cfg Config) (*shared, error) {
 		s.def = DefaultSupplier
 	}
 	for i, name := range append([]string{s.def}, cfg.Suppliers...) {
-		if strings.TrimSpace(name) == "" {
+		switch {
+		case i == 0 && strings.TrimSpace(name) == "":
+			// "" became DefaultSupplier above: this one is blank, not empty.
+			return nil, fmt.Errorf("fusesql: Config.Default %q is blank: leave it empty for %q or name a supplier", name, DefaultSupplier)
+		case strings.TrimSpace(name) == "":
 			return nil, fmt.Errorf("fusesql: Config.Suppliers[%d] is empty", i-1)
 		}
 		if s.allowed[name] {
