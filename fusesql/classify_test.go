@@ -6,8 +6,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -230,3 +232,47 @@ func TestPoolSizing(t *testing.T) {
 // registered numbers the drivers TestPoolSizing registers, which
 // database/sql keeps for the life of the process.
 var registered atomic.Int64
+
+// A Classify that ends its goroutine (runtime.Goexit, as t.FailNow does)
+// never returns a verdict: the call's slot is given back all the same, the
+// call counted as a panic, a *breaker.PanicError naming Config.Classify,
+// and the Goexit goes on. Classify runs when a call returns (an Exec) and
+// when rows end (a query).
+func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var goexit atomic.Bool
+		classify := func(err error) error {
+			if goexit.Load() {
+				runtime.Goexit()
+			}
+			return fusesql.DefaultClassify(err)
+		}
+		db, g := fakeDB(t, fakeConfig(), &fakeFuncs{}, fusesql.Config{Classify: classify})
+		ctx := context.Background()
+		require.NoError(t, db.PingContext(ctx)) // the dial, with a Classify that returns
+		goexit.Store(true)
+		calls := map[string]func(){
+			"exec": func() { _, _ = db.ExecContext(ctx, "UPDATE t") },
+			"query": func() {
+				var v int
+				_ = db.QueryRowContext(ctx, "SELECT 1").Scan(&v)
+			},
+		}
+		for name, call := range calls {
+			returned := false
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				call()
+				returned = true
+			}()
+			<-done
+			assert.False(t, returned, "%s: the Goexit went on", name)
+			st := dbStats(t, g)
+			assert.Zero(t, st.Busy, "%s: the slot is given back", name)
+		}
+		st := dbStats(t, g)
+		assert.EqualValues(t, 2, st.Panics, "each counted as a panic")
+		assert.EqualValues(t, 2, st.Failures)
+	})
+}

@@ -93,14 +93,14 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if !ok {
 		return nil, driver.ErrSkip // database/sql prepares the statement instead
 	}
-	if c.tx != nil {
-		tctx, cancel := c.tx.context(ctx)
+	if t := c.tx; t != nil {
+		tctx, cancel := t.context(ctx)
 		r, err := q.QueryContext(tctx, query, args)
 		if err != nil {
 			cancel()
-			return nil, err
+			return nil, t.callerErr(ctx, err)
 		}
-		return newRows(r, nil, cancel, c.s), nil
+		return newRows(ctx, r, t.l, cancel, c.s), nil
 	}
 	l, lctx, err := c.begin(ctx, query)
 	if err != nil {
@@ -111,7 +111,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)
 	}
-	return newRows(r, l, nil, c.s), nil
+	return newRows(ctx, r, l, nil, c.s), nil
 }
 
 // ExecContext runs a statement under a slot held until it returns.
@@ -120,10 +120,11 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	if c.tx != nil {
-		tctx, cancel := c.tx.context(ctx)
+	if t := c.tx; t != nil {
+		tctx, cancel := t.context(ctx)
 		defer cancel()
-		return e.ExecContext(tctx, query, args)
+		res, err := e.ExecContext(tctx, query, args)
+		return res, t.callerErr(ctx, err)
 	}
 	l, lctx, err := c.begin(ctx, query)
 	if err != nil {
@@ -151,12 +152,12 @@ func (c *conn) Ping(ctx context.Context) error {
 // PrepareContext prepares a statement, a round trip to the server, under
 // a slot held until the server answers (or the transaction's).
 func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	if c.tx != nil {
-		tctx, cancel := c.tx.context(ctx)
+	if t := c.tx; t != nil {
+		tctx, cancel := t.context(ctx)
 		defer cancel()
 		ds, err := c.prepare(tctx, query)
 		if err != nil {
-			return nil, err
+			return nil, t.callerErr(ctx, err)
 		}
 		return &stmt{c: c, ds: ds, query: query}, nil
 	}
@@ -253,11 +254,32 @@ func (t *tx) context(ctx context.Context) (context.Context, context.CancelFunc) 
 	return ctx, func() {}
 }
 
-// Commit commits and gives the slot back.
-func (t *tx) Commit() error { return t.end(t.dt.Commit()) }
+// callerErr is the error the caller of a statement in the transaction
+// gets for the driver's err: wrapped in executor.ErrTimeout when the
+// transaction's deadline, not ctx, the statement's context, ended it, as
+// outside a transaction (shared.callerErr).
+func (t *tx) callerErr(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	return t.c.s.callerErr(ctx, t.l, err)
+}
 
-// Rollback rolls back and gives the slot back.
-func (t *tx) Rollback() error { return t.end(t.dt.Rollback()) }
+// Commit commits and gives the slot back. The transaction is over whatever
+// the driver does, so it is no longer the connection's before the driver
+// is called, and a driver that panics gives the slot back (endOnPanic).
+func (t *tx) Commit() error {
+	t.c.tx = nil
+	defer endOnPanic(t.l)
+	return t.end(t.dt.Commit())
+}
+
+// Rollback rolls back and gives the slot back, as Commit does.
+func (t *tx) Rollback() error {
+	t.c.tx = nil
+	defer endOnPanic(t.l)
+	return t.end(t.dt.Rollback())
+}
 
 func (t *tx) end(err error) error {
 	t.c.tx = nil

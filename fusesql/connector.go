@@ -9,6 +9,7 @@ import (
 	"io"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
@@ -47,9 +48,10 @@ type Config struct {
 	// Classify turns the driver's error of one call into the error the
 	// supplier's breaker records: nil for an answer, any error for a
 	// failure. It never changes what the caller receives. nil means
-	// DefaultClassify. If it panics, the call counts as a failure with a
-	// *breaker.PanicError naming it; the caller still gets the driver's
-	// own result.
+	// DefaultClassify. If it panics, or ends its goroutine
+	// (runtime.Goexit), the call counts as a failure with a
+	// *breaker.PanicError naming it and its slot is given back; after a
+	// panic the caller still gets the driver's own result.
 	Classify func(error) error
 }
 
@@ -261,41 +263,90 @@ func endOnPanic(l *executor.Lease) {
 	}
 }
 
-// verdict runs Classify, recovering a panic there as the call's failure.
-func (s *shared) verdict(err error) (v error) {
+// errClassifyGoexit is the Value of the *breaker.PanicError recorded for a
+// call whose Classify ended its goroutine with runtime.Goexit (as t.FailNow
+// does in a test's classifier) instead of returning.
+var errClassifyGoexit = errors.New("runtime.Goexit instead of a return")
+
+// errSkipped is what the breaker records for a call the driver answered
+// with driver.ErrSkip: it sent nothing and asks database/sql to take
+// another way (prepare the statement, then execute it), which is a call of
+// its own. Ignored, as a cancelled call is.
+var errSkipped = fmt.Errorf("fusesql: the driver sent nothing (driver.ErrSkip); database/sql takes another way: %w", context.Canceled)
+
+// done gives the slot of l back with the verdict of the driver's err, which
+// Config.Classify gives. A Classify that panics makes the call a failure, a
+// *breaker.PanicError naming it. One that ends the goroutine
+// (runtime.Goexit) is recorded the same way, since the slot must not stay
+// held by a call that will never return; the Goexit then goes on, as
+// nothing can stop it.
+func (s *shared) done(l *executor.Lease, err error) {
 	if err == nil && s.classify == nil {
-		return nil
+		l.Done(nil)
+		return
 	}
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			v = &breaker.PanicError{Callback: "fusesql.Config.Classify", Value: p, Stack: debug.Stack()}
+		if returned {
+			return
 		}
+		v := recover() // nil for a Goexit
+		if v == nil {
+			v = errClassifyGoexit
+		}
+		l.Done(&breaker.PanicError{Callback: "fusesql.Config.Classify", Value: v, Stack: debug.Stack()})
 	}()
+	var verdict error
 	if s.classify == nil {
-		return DefaultClassify(err)
+		verdict = DefaultClassify(err)
+	} else {
+		verdict = s.classify(err)
 	}
-	return s.classify(err)
+	returned = true
+	l.Done(verdict)
 }
 
 // end ends the call of lease l whose driver returned err, and returns what
 // the caller gets: err itself, wrapped in executor.ErrTimeout when the
 // supplier's invocation timeout, not the caller's own context, ended it.
+// driver.ErrSkip is returned as it is, for database/sql to see, and
+// recorded as ignored (errSkipped).
 func (s *shared) end(ctx context.Context, l *executor.Lease, err error) error {
 	if err == nil {
-		l.Done(s.verdict(nil))
+		s.done(l, nil)
 		return nil
 	}
+	if err == driver.ErrSkip { // database/sql compares it so, unwrapped
+		l.Done(errSkipped)
+		return err
+	}
 	out := s.callerErr(ctx, l, err)
-	l.Done(s.verdict(err))
+	s.done(l, err)
 	return out
 }
 
-// callerErr is err as the caller sees it (see end); it must run before the
-// lease is done, since Done ends the lease's context.
+// callerErr is err as the caller sees it (see end): wrapped in
+// executor.ErrTimeout when it is a deadline, the lease's deadline has
+// passed, and the caller's context ctx has neither ended nor a deadline of
+// its own as early. l is the call's lease, or for a statement in a
+// transaction the transaction's, whose deadline bounds the statement.
+//
+// The deadline is judged by the clock as well as by the lease's context:
+// that context ends when the executor's timeline fires, which a driver
+// watching a context derived from it (a statement in a transaction, see
+// tx.context) may beat. It must run before the lease is done, since Done
+// ends the lease's context.
 func (s *shared) callerErr(ctx context.Context, l *executor.Lease, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, executor.ErrTimeout) &&
-		l.Context().Err() != nil && ctx.Err() == nil {
-		return fmt.Errorf("%w: %w", executor.ErrTimeout, err)
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, executor.ErrTimeout) || ctx.Err() != nil {
+		return err
 	}
-	return err
+	lctx := l.Context()
+	d, _ := lctx.Deadline()
+	if lctx.Err() == nil && time.Now().Before(d) {
+		return err // a deadline of the driver's own
+	}
+	if cd, ok := ctx.Deadline(); ok && !cd.After(d) {
+		return err // the caller's own deadline
+	}
+	return fmt.Errorf("%w: %w", executor.ErrTimeout, err)
 }

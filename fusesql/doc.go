@@ -77,7 +77,9 @@
 // context, which ends at the supplier's InvocationTimeout: that bounds a
 // statement, a query with its rows, and a whole transaction (its
 // statements run with the transaction's deadline). At the deadline the
-// timeout is recorded on the breaker and the driver cancels the work; the
+// timeout is recorded on the breaker, the driver cancels the work, and the
+// caller's error, whether the statement, a statement of the transaction or
+// a row's read met it, matches executor.ErrTimeout; the
 // slot stays held until the driver returns or the Rows are closed, as
 // the connection does. Nothing in this package waits on a goroutine for
 // any of these ends: open Rows and transactions cost no goroutine. (A
@@ -85,9 +87,9 @@
 // runs, as pgx does; fusesql's contexts always carry the invocation
 // deadline, so the driver watches them even for a caller whose own
 // context, context.Background, it would not have watched.) A driver that
-// panics in a call gives the slot back as the panic passes, counted as a
-// panic (a failure); the panic goes on to the caller, as it would without
-// fusesql.
+// panics in a call (Commit, Rollback and the Rows' methods included) gives
+// the slot back as the panic passes, counted as a panic (a failure); the
+// panic goes on to the caller, as it would without fusesql.
 //
 // # Suppliers and classification
 //
@@ -106,7 +108,9 @@
 // that failed with driver.ErrBadConn on another connection; each try is a
 // call of its own, except that a pooled connection the session reset finds
 // dead (the server restarted since) is recorded as ignored: it says
-// nothing of the database now.
+// nothing of the database now. So is a try the driver answers with
+// driver.ErrSkip: it sent nothing, and database/sql prepares the statement
+// and runs it instead, each a call of its own.
 //
 // Refusals are the executor's *executor.RejectedError: errors.Is matches
 // breaker.ErrOpen or executor.ErrSaturated, and the message names the

@@ -33,21 +33,48 @@ func (panicConn) Close() error                        { return nil }
 func (panicConn) Begin() (driver.Tx, error)           { return nil, driver.ErrSkip }
 func (c panicConn) BeginTx(context.Context, driver.TxOptions) (driver.Tx, error) {
 	c.maybePanic("begin")
-	return nil, driver.ErrBadConn
+	return panicTx(c), nil
 }
 func (c panicConn) QueryContext(context.Context, string, []driver.NamedValue) (driver.Rows, error) {
 	c.maybePanic("query")
-	return &memRows{}, nil
+	return &panicRows{c: c, rows: fakeRows{sets: [][]int64{{1}, {2}}}}, nil
 }
 func (c panicConn) ExecContext(context.Context, string, []driver.NamedValue) (driver.Result, error) {
 	c.maybePanic("exec")
 	return driver.RowsAffected(1), nil
 }
 
+// panicTx panics in Commit or Rollback, as its connection says.
+type panicTx panicConn
+
+func (t panicTx) Commit() error   { panicConn(t).maybePanic("commit"); return nil }
+func (t panicTx) Rollback() error { panicConn(t).maybePanic("rollback"); return nil }
+
+// panicRows, two result sets of one row, panic in Next, NextResultSet or
+// Close, as their connection says.
+type panicRows struct {
+	c    panicConn
+	rows fakeRows
+}
+
+func (r *panicRows) Columns() []string { return r.rows.Columns() }
+func (r *panicRows) Close() error      { r.c.maybePanic("rows.Close"); return nil }
+func (r *panicRows) Next(dest []driver.Value) error {
+	r.c.maybePanic("rows.Next")
+	return r.rows.Next(dest)
+}
+func (r *panicRows) HasNextResultSet() bool { return r.rows.HasNextResultSet() }
+func (r *panicRows) NextResultSet() error {
+	r.c.maybePanic("rows.NextResultSet")
+	return r.rows.NextResultSet()
+}
+
 // TestDriverPanicGivesTheSlotBack: a driver that panics in a call never
 // returns from it, so its slot is given back as the panic passes, counted
 // as a panic; the panic itself reaches the caller, as it would without
-// fusesql.
+// fusesql. That holds for the calls that end a slot held past the call
+// that took it: Commit and Rollback of a transaction, Next, NextResultSet
+// and Close of rows.
 func TestDriverPanicGivesTheSlotBack(t *testing.T) {
 	calls := map[string]func(ctx context.Context, db *sql.DB) error{
 		"query": func(ctx context.Context, db *sql.DB) error {
@@ -61,6 +88,45 @@ func TestDriverPanicGivesTheSlotBack(t *testing.T) {
 		"begin": func(ctx context.Context, db *sql.DB) error {
 			_, err := db.BeginTx(ctx, nil)
 			return err
+		},
+		"commit": func(ctx context.Context, db *sql.DB) error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			return tx.Commit()
+		},
+		"rollback": func(ctx context.Context, db *sql.DB) error {
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			return tx.Rollback()
+		},
+		"rows.Next": func(ctx context.Context, db *sql.DB) error {
+			rows, err := db.QueryContext(ctx, "SELECT 1")
+			if err != nil {
+				return err
+			}
+			rows.Next()
+			return rows.Close()
+		},
+		"rows.NextResultSet": func(ctx context.Context, db *sql.DB) error {
+			rows, err := db.QueryContext(ctx, "SELECT 1; SELECT 2")
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+			}
+			rows.NextResultSet()
+			return rows.Close()
+		},
+		"rows.Close": func(ctx context.Context, db *sql.DB) error {
+			rows, err := db.QueryContext(ctx, "SELECT 1")
+			if err != nil {
+				return err
+			}
+			return rows.Close()
 		},
 	}
 	for what, call := range calls {

@@ -5,7 +5,9 @@ import (
 	"database/sql/driver"
 	"io"
 	"reflect"
+	"runtime/debug"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -16,15 +18,23 @@ import (
 // invocation deadline; nothing in this package waits for either, so open
 // rows cost no goroutine.
 type rows struct {
-	dr     driver.Rows
-	l      *executor.Lease    // nil in a transaction, whose slot it is
-	cancel context.CancelFunc // of the statement's context in a transaction
+	dr driver.Rows
+	// ctx is the caller's context of the query: an error of Next that the
+	// invocation deadline caused, not ctx's own, is wrapped in
+	// executor.ErrTimeout (callerErr).
+	ctx context.Context
+	// l is the query's slot, or in a transaction the transaction's, which
+	// the rows do not give back.
+	l *executor.Lease
+	// cancel, in a transaction, ends the statement's context; nil
+	// otherwise.
+	cancel context.CancelFunc
 	s      *shared
 	ended  bool
 }
 
-func newRows(dr driver.Rows, l *executor.Lease, cancel context.CancelFunc, s *shared) *rows {
-	return &rows{dr: dr, l: l, cancel: cancel, s: s}
+func newRows(ctx context.Context, dr driver.Rows, l *executor.Lease, cancel context.CancelFunc, s *shared) *rows {
+	return &rows{dr: dr, ctx: ctx, l: l, cancel: cancel, s: s}
 }
 
 // end gives the slot back once, recording err's verdict. database/sql
@@ -36,10 +46,39 @@ func (r *rows) end(err error) {
 	r.ended = true
 	if r.cancel != nil {
 		r.cancel()
+		return
 	}
-	if r.l != nil {
-		r.l.Done(r.s.verdict(err))
+	r.s.done(r.l, err)
+}
+
+// endOnPanic, deferred by every method that calls the driver's rows, ends
+// the rows if the driver panics, as endOnPanic does for a call: the slot is
+// given back, the panic recorded as the query's failure, and the panic goes
+// on.
+func (r *rows) endOnPanic() {
+	if p := recover(); p != nil {
+		if !r.ended {
+			r.ended = true
+			if r.cancel != nil {
+				r.cancel()
+			} else {
+				r.l.Done(&breaker.PanicError{Callback: "the driver", Value: p, Stack: debug.Stack()})
+			}
+		}
+		panic(p)
 	}
+}
+
+// fail ends the rows with the driver's error err and returns what the
+// caller gets: err, wrapped in executor.ErrTimeout when the invocation
+// deadline ended the query (callerErr, before the slot is given back).
+func (r *rows) fail(err error) error {
+	if r.ended {
+		return err
+	}
+	out := r.s.callerErr(r.ctx, r.l, err)
+	r.end(err)
+	return out
 }
 
 func (r *rows) Columns() []string { return r.dr.Columns() }
@@ -47,14 +86,16 @@ func (r *rows) Columns() []string { return r.dr.Columns() }
 // Close closes the rows and then gives the slot back: when it returns, the
 // supplier's slot is free.
 func (r *rows) Close() error {
+	defer r.endOnPanic()
 	err := r.dr.Close()
 	r.end(err)
 	return err
 }
 
 // Next reads the next row; the end of the last result set, or an error,
-// ends the rows.
+// ends the rows. io.EOF is returned as it is: database/sql compares it.
 func (r *rows) Next(dest []driver.Value) error {
+	defer r.endOnPanic()
 	err := r.dr.Next(dest)
 	switch {
 	case err == nil:
@@ -63,7 +104,7 @@ func (r *rows) Next(dest []driver.Value) error {
 			r.end(nil)
 		}
 	default:
-		r.end(err)
+		return r.fail(err)
 	}
 	return err
 }
@@ -80,11 +121,12 @@ func (r *rows) NextResultSet() error {
 	if !ok {
 		return io.EOF
 	}
+	defer r.endOnPanic()
 	err := n.NextResultSet()
 	if err == io.EOF {
 		r.end(nil)
 	} else if err != nil {
-		r.end(err)
+		return r.fail(err)
 	}
 	return err
 }

@@ -3,12 +3,15 @@ package fusesql_test
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusesql"
 )
@@ -126,7 +129,253 @@ func TestInvocationTimeoutEndsTheCall(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.Exec("SELECT pg_sleep(10)")
 	assert.ErrorIs(t, err, context.DeadlineExceeded, "the transaction's deadline bounds its statements")
+	assert.ErrorIs(t, err, executor.ErrTimeout, "and is the invocation timeout")
 	tx.Rollback()
 	s.released(t, "db")
 	assert.GreaterOrEqual(t, s.stats(t, "db").Timeouts, uint64(2))
+}
+
+// A driver that answers a query or an Exec with arguments driver.ErrSkip
+// (go-sql-driver/mysql does without interpolateParams) has sent nothing:
+// database/sql prepares the statement and runs it instead, and gets its
+// result. The skipped try gives its slot back recorded as ignored, neither
+// a failure nor a success.
+func TestErrSkipIsIgnored(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		skip := &fakeFuncs{
+			query: func(context.Context, string, []driver.NamedValue) (driver.Rows, error) { return nil, driver.ErrSkip },
+			exec:  func(context.Context, string, []driver.NamedValue) (driver.Result, error) { return nil, driver.ErrSkip },
+		}
+		cfg := fakeConfig()
+		cfg.Breaker.ConsecutiveFailures = 1
+		db, g := fakeDB(t, cfg, skip, fusesql.Config{})
+		ctx := context.Background()
+		require.NoError(t, db.PingContext(ctx)) // the dial
+		before := dbStats(t, g)
+		for range 3 {
+			var v int
+			require.NoError(t, db.QueryRowContext(ctx, "SELECT ?", 1).Scan(&v), "database/sql prepared the query")
+			assert.Equal(t, 1, v)
+			res, err := db.ExecContext(ctx, "UPDATE t SET v = ?", 1)
+			require.NoError(t, err, "database/sql prepared the statement")
+			n, _ := res.RowsAffected()
+			assert.EqualValues(t, 1, n)
+		}
+		st := dbStats(t, g)
+		assert.Zero(t, st.Failures, "a skipped try is no failure")
+		assert.Equal(t, breaker.Closed, st.Breaker.State)
+		assert.Equal(t, before.Ignored+6, st.Ignored, "each skipped try is ignored")
+		assert.Equal(t, before.Successes+12, st.Successes, "each prepare and each execution is a call")
+		assert.Zero(t, st.Busy)
+	})
+}
+
+// A query holds its slot between its result sets and gives it back at the
+// end of the last one.
+func TestSlotHeldAcrossResultSets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sets := &fakeFuncs{query: func(context.Context, string, []driver.NamedValue) (driver.Rows, error) {
+			return &fakeRows{sets: [][]int64{{1, 2}, {3}}}, nil
+		}}
+		db, g := fakeDB(t, fakeConfig(), sets, fusesql.Config{})
+		rows, err := db.QueryContext(context.Background(), "CALL two_sets()")
+		require.NoError(t, err)
+		var got []int
+		for rows.Next() {
+			var v int
+			require.NoError(t, rows.Scan(&v))
+			got = append(got, v)
+		}
+		assert.Equal(t, 1, dbStats(t, g).Busy, "held between the result sets")
+		require.True(t, rows.NextResultSet())
+		for rows.Next() {
+			var v int
+			require.NoError(t, rows.Scan(&v))
+			got = append(got, v)
+		}
+		require.NoError(t, rows.Err())
+		assert.Equal(t, []int{1, 2, 3}, got)
+		assert.Zero(t, dbStats(t, g).Busy, "given back at the end of the last set")
+		assert.False(t, rows.NextResultSet())
+		require.NoError(t, rows.Close())
+		st := dbStats(t, g)
+		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.Failures)
+	})
+}
+
+// The caller who cancels while reading rows gets its cancellation; the
+// slot is given back, and nothing counts against the database.
+func TestCallerCancellingMidScanIsNoFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var vals []int64
+		for i := range 100 {
+			vals = append(vals, int64(i))
+		}
+		endless := &fakeFuncs{query: func(ctx context.Context, _ string, _ []driver.NamedValue) (driver.Rows, error) {
+			return &fakeRows{sets: [][]int64{vals}, ctx: ctx}, nil
+		}}
+		db, g := fakeDB(t, fakeConfig(), endless, fusesql.Config{})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rows, err := db.QueryContext(ctx, "SELECT v FROM big")
+		require.NoError(t, err)
+		n := 0
+		for rows.Next() {
+			if n++; n == 10 {
+				cancel()
+				synctest.Wait() // database/sql closes the rows on the cancellation
+			}
+		}
+		assert.ErrorIs(t, rows.Err(), context.Canceled)
+		require.NoError(t, rows.Close())
+		st := dbStats(t, g)
+		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.Failures)
+		assert.Less(t, n, 100, "the scan ended at the cancellation")
+	})
+}
+
+// A statement prepared on the pool runs under a slot of its own outside a
+// transaction and under the transaction's in one (Tx.StmtContext), and
+// fails once the transaction is over.
+func TestPreparedStatementInAndOutOfATransaction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		db, g := fakeDB(t, fakeConfig(), &fakeFuncs{}, fusesql.Config{})
+		ctx := context.Background()
+		st, err := db.PrepareContext(ctx, "UPDATE t")
+		require.NoError(t, err)
+		defer st.Close()
+		_, err = st.ExecContext(ctx)
+		require.NoError(t, err)
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		ts := tx.StmtContext(ctx, st)
+		_, err = ts.ExecContext(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, dbStats(t, g).Busy, "the statement in the transaction runs under its slot")
+		_, err = st.ExecContext(ctx) // on the other connection meanwhile
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		assert.ErrorIs(t, tx.Commit(), sql.ErrTxDone)
+		_, err = ts.ExecContext(ctx)
+		assert.Error(t, err, "the transaction's statement is closed with it")
+		stats := dbStats(t, g)
+		assert.Zero(t, stats.Busy)
+		assert.Zero(t, stats.Failures)
+	})
+}
+
+// A statement in a transaction that runs into the transaction's deadline,
+// the supplier's invocation timeout, gets executor.ErrTimeout, as the same
+// statement outside a transaction does: an Exec, a query, a prepare, a
+// prepared statement's Exec and query (whose fake driver checks its
+// context before it answers, as pgx does). A deadline of the caller's own,
+// earlier, stays the caller's.
+func TestTransactionStatementTimeoutIsErrTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hang := &fakeFuncs{
+			query: func(ctx context.Context, _ string, _ []driver.NamedValue) (driver.Rows, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			},
+			exec: func(ctx context.Context, _ string, _ []driver.NamedValue) (driver.Result, error) {
+				<-ctx.Done()
+				return nil, ctx.Err()
+			},
+		}
+		cfg := fakeConfig()
+		cfg.Breaker.ConsecutiveFailures = 10 // open, it would refuse the transactions
+		db, g := fakeDB(t, cfg, hang, fusesql.Config{})
+		ctx := context.Background()
+		_, err := db.ExecContext(ctx, "UPDATE t")
+		require.ErrorIs(t, err, executor.ErrTimeout, "outside a transaction")
+
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		_, err = tx.ExecContext(short, "UPDATE t")
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.NotErrorIs(t, err, executor.ErrTimeout, "the caller's own deadline")
+		_, err = tx.ExecContext(ctx, "UPDATE t")
+		assert.ErrorIs(t, err, executor.ErrTimeout, "an Exec in a transaction")
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "the driver's error stays in the chain")
+		require.NoError(t, tx.Rollback())
+
+		stmts := []struct {
+			name string
+			run  func(tx *sql.Tx) error
+		}{
+			{"a query", func(tx *sql.Tx) error {
+				_, err := tx.QueryContext(ctx, "SELECT 1")
+				return err
+			}},
+			{"a prepared statement's Exec", func(tx *sql.Tx) error {
+				st, err := tx.PrepareContext(ctx, "UPDATE t")
+				require.NoError(t, err)
+				time.Sleep(time.Second + time.Millisecond) // the bubble's clock: past the transaction's deadline
+				_, err = st.ExecContext(ctx)
+				return err
+			}},
+			{"a prepared statement's query", func(tx *sql.Tx) error {
+				st, err := tx.PrepareContext(ctx, "SELECT 1")
+				require.NoError(t, err)
+				time.Sleep(time.Second + time.Millisecond)
+				_, err = st.QueryContext(ctx)
+				return err
+			}},
+			{"a prepare", func(tx *sql.Tx) error {
+				time.Sleep(time.Second + time.Millisecond)
+				_, err := tx.PrepareContext(ctx, "SELECT 1")
+				return err
+			}},
+		}
+		for _, stmt := range stmts {
+			tx, err := db.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			assert.ErrorIs(t, stmt.run(tx), executor.ErrTimeout, stmt.name)
+			_ = tx.Rollback()
+		}
+		assert.Zero(t, dbStats(t, g).Busy)
+	})
+}
+
+// Rows still being read when the invocation timeout passes: the driver's
+// error reaches the caller (Rows.Err) as executor.ErrTimeout, as a query
+// that timed out before its first row does.
+func TestRowsTimeoutIsErrTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := &fakeFuncs{query: func(ctx context.Context, _ string, _ []driver.NamedValue) (driver.Rows, error) {
+			return &fakeRows{sets: [][]int64{{1, 2, 3}}, ctx: ctx}, nil
+		}}
+		db, g := fakeDB(t, fakeConfig(), slow, fusesql.Config{})
+		for _, inTx := range []bool{false, true} {
+			var q interface {
+				QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+			} = db
+			var tx *sql.Tx
+			if inTx {
+				var err error
+				tx, err = db.BeginTx(context.Background(), nil)
+				require.NoError(t, err)
+				q = tx
+			}
+			rows, err := q.QueryContext(context.Background(), "SELECT v FROM big")
+			require.NoError(t, err)
+			require.True(t, rows.Next())
+			time.Sleep(time.Second + time.Millisecond) // the bubble's clock: past the deadline
+			assert.False(t, rows.Next())
+			err = rows.Err()
+			assert.ErrorIs(t, err, executor.ErrTimeout, "in a transaction: %v", inTx)
+			assert.ErrorIs(t, err, context.DeadlineExceeded, "the driver's error stays in the chain")
+			require.NoError(t, rows.Close())
+			if tx != nil {
+				_ = tx.Rollback()
+			}
+		}
+		st := dbStats(t, g)
+		assert.Zero(t, st.Busy)
+		assert.EqualValues(t, 2, st.Timeouts)
+	})
 }

@@ -33,7 +33,8 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	if t := s.c.tx; t != nil {
 		tctx, cancel := t.context(ctx)
 		defer cancel()
-		return s.exec(tctx, args)
+		res, err := s.exec(tctx, args)
+		return res, t.callerErr(ctx, err)
 	}
 	l, lctx, err := s.c.begin(ctx, s.query)
 	if err != nil {
@@ -51,9 +52,9 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 		r, err := s.query1(tctx, args)
 		if err != nil {
 			cancel()
-			return nil, err
+			return nil, t.callerErr(ctx, err)
 		}
-		return newRows(r, nil, cancel, s.c.s), nil
+		return newRows(ctx, r, t.l, cancel, s.c.s), nil
 	}
 	l, lctx, err := s.c.begin(ctx, s.query)
 	if err != nil {
@@ -64,7 +65,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	if err != nil {
 		return nil, s.c.s.end(ctx, l, err)
 	}
-	return newRows(r, l, nil, s.c.s), nil
+	return newRows(ctx, r, l, nil, s.c.s), nil
 }
 
 func (s *stmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
