@@ -42,24 +42,35 @@ func IsBlocking(cmd redis.Cmder) bool {
 			}
 		}
 	case 'x', 'X':
-		if strings.EqualFold(name, "xread") || strings.EqualFold(name, "xreadgroup") {
-			return hasBlock(args[1:])
+		switch {
+		case strings.EqualFold(name, "xread"):
+			return hasBlock(args[1:], false)
+		case strings.EqualFold(name, "xreadgroup"):
+			return hasBlock(args[1:], true)
 		}
 	}
 	return false
 }
 
-// hasBlock reports whether the options of an XREAD or XREADGROUP, which
-// end where STREAMS begins, hold BLOCK.
-func hasBlock(args []any) bool {
-	for _, a := range args {
-		if s, ok := a.(string); ok {
-			if strings.EqualFold(s, "block") {
-				return true
-			}
-			if strings.EqualFold(s, "streams") {
-				return false // keys and ids follow
-			}
+// hasBlock reports whether the options of an XREAD or XREADGROUP (group:
+// GROUP is an option), which end where STREAMS begins, hold BLOCK. The
+// arguments of an option are skipped: a group, a consumer or a count may
+// be named "block" or "streams" and is no option for that.
+func hasBlock(args []any, group bool) bool {
+	for i := 0; i < len(args); i++ {
+		s, ok := args[i].(string)
+		if !ok {
+			continue // a number: an option's argument
+		}
+		switch {
+		case strings.EqualFold(s, "block"):
+			return true
+		case strings.EqualFold(s, "streams"):
+			return false // keys and ids follow
+		case group && strings.EqualFold(s, "group"):
+			i += 2 // the group and the consumer
+		case strings.EqualFold(s, "count"), group && strings.EqualFold(s, "claim"):
+			i++ // the count, the minimum idle time
 		}
 	}
 	return false

@@ -63,6 +63,13 @@ func TestIsBlocking(t *testing.T) {
 		{"XREADGROUP with BLOCK blocks", redis.NewXStreamSliceCmd(ctx, "xreadgroup", "group", "g", "c", "block", 0, "streams", "s", ">"), true},
 		{"XREAD without BLOCK does not", redis.NewXStreamSliceCmd(ctx, "xread", "count", 1, "streams", "s", "0"), false},
 		{"XREAD of a stream named block does not", redis.NewXStreamSliceCmd(ctx, "xread", "streams", "block", "0"), false},
+		{"XREAD with a count and BLOCK blocks", redis.NewXStreamSliceCmd(ctx, "XREAD", "COUNT", "10", "BLOCK", "0", "STREAMS", "s", "$"), true},
+		{"XREADGROUP of a group named streams with BLOCK blocks", redis.NewXStreamSliceCmd(ctx, "xreadgroup", "group", "streams", "c1", "block", 0, "streams", "s", ">"), true},
+		{"XREADGROUP of a consumer named streams with BLOCK blocks", redis.NewXStreamSliceCmd(ctx, "xreadgroup", "group", "g", "streams", "block", 0, "streams", "s", ">"), true},
+		{"XREADGROUP of a group named block does not", redis.NewXStreamSliceCmd(ctx, "xreadgroup", "group", "block", "c1", "streams", "s", ">"), false},
+		{"XREADGROUP of a consumer named block does not", redis.NewXStreamSliceCmd(ctx, "XREADGROUP", "GROUP", "g", "BLOCK", "NOACK", "STREAMS", "s", ">"), false},
+		{"XREADGROUP with NOACK and BLOCK blocks", redis.NewXStreamSliceCmd(ctx, "xreadgroup", "group", "g", "c", "noack", "block", 0, "streams", "s", ">"), true},
+		{"XREADGROUP of a stream named block does not", redis.NewXStreamSliceCmd(ctx, "xreadgroup", "group", "g", "c", "streams", "block", ">"), false},
 		{"GET does not", redis.NewStringCmd(ctx, "get", "k"), false},
 		{"BITCOUNT does not", redis.NewIntCmd(ctx, "bitcount", "k"), false},
 		{"LPOP does not", redis.NewStringCmd(ctx, "lpop", "q"), false},
@@ -75,4 +82,13 @@ func TestIsBlocking(t *testing.T) {
 	// The client's own XRead with a block time builds a blocking command.
 	cmd := c.XRead(ctx, &redis.XReadArgs{Streams: []string{"s", "$"}, Block: time.Millisecond})
 	assert.True(t, fuseredis.IsBlocking(cmd))
+	// So does its XReadGroup, whatever the group and consumer are named
+	// (built in a pipeline never executed: nothing is sent).
+	p := c.Pipeline()
+	for _, name := range []string{"streams", "block", "count", "group", "claim"} {
+		xcmd := p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: name, Consumer: name, Streams: []string{"s", ">"}, Block: time.Millisecond})
+		assert.True(t, fuseredis.IsBlocking(xcmd), "IsBlocking(%v)", xcmd.Args())
+		xcmd = p.XReadGroup(ctx, &redis.XReadGroupArgs{Group: name, Consumer: name, Streams: []string{"s", ">"}, Count: 1, Block: -1})
+		assert.False(t, fuseredis.IsBlocking(xcmd), "IsBlocking(%v)", xcmd.Args())
+	}
 }
