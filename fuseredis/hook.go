@@ -3,9 +3,11 @@ package fuseredis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -117,6 +119,10 @@ func (h *Hook) init() {
 		switch {
 		case h.Group == nil:
 			h.bad = errors.New("fuseredis: Hook.Group is nil")
+		case h.Supplier != "" && strings.TrimSpace(h.Supplier) == "":
+			h.bad = fmt.Errorf("fuseredis: Hook.Supplier %q is blank: leave it empty for Addr or name the node's executor", h.Supplier)
+		case h.Addr != "" && strings.TrimSpace(h.Addr) == "":
+			h.bad = fmt.Errorf("fuseredis: Hook.Addr %q is blank: set it to the node's address (the client's Options.Addr)", h.Addr)
 		case h.Addr == "" && h.Supplier == "":
 			h.bad = errors.New("fuseredis: Hook.Addr is empty: set it to the node's address (the client's Options.Addr)")
 		}

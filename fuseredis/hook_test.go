@@ -355,6 +355,8 @@ func TestBadConfiguration(t *testing.T) {
 	}{
 		{"a hook without a group names Group", fuseredis.New(nil, s.addr()), "Hook.Group"},
 		{"a hook without an address names Addr", fuseredis.New(g, ""), "Hook.Addr"},
+		{"a hook with a blank address names Addr", fuseredis.New(g, "  "), "Hook.Addr"},
+		{"a hook with a blank supplier names Supplier", &fuseredis.Hook{Group: g, Addr: s.addr(), Supplier: " "}, "Hook.Supplier"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
