@@ -117,8 +117,28 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 		}
 		return h.refuse
 	}
-	err = call.run(&inCall{ctx, h, nil})
-	record(ctx, p, call.verdict(err))
+	// The permit must end however the call does: one left open would keep
+	// a half-open breaker's probe place for ever.
+	at := sending
+	defer func() {
+		if at != finished {
+			abandoned(p, at, recover())
+		}
+	}()
+	c := &inCall{ctx, h, nil}
+	err = call.run(c)
+	at = classifying
+	v := call.verdict(err)
+	at = finished
+	if v != nil && c.Err() != nil {
+		// A blocking command waits by design, for as long as its caller
+		// lets it: one that the caller's context ended (its deadline, or
+		// go-redis's i/o timeout at that deadline, or a cancellation)
+		// says nothing of the node.
+		p.Ignore()
+		return err
+	}
+	record(ctx, p, v)
 	return err
 }
 
@@ -139,15 +159,17 @@ func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) erro
 	if err != nil {
 		return err
 	}
-	ended := false
+	at := sending
 	defer func() {
-		if !ended {
-			abandoned(l, recover())
+		if at != finished {
+			abandoned(l, at, recover())
 		}
 	}()
 	err = ping(&inCall{ctx, h, l.Context()})
-	ended = true
-	l.Done(h.classify(err))
+	at = classifying
+	v := h.classify(err)
+	at = finished
+	l.Done(v)
 	ex, lerr := h.Group.Executor(h.name)
 	if lerr != nil {
 		return lerr

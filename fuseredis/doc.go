@@ -75,7 +75,11 @@
 // timeout ("redis: connection pool timeout") is ignored as well: it says
 // the client ran out of its own connections, not that the node failed, and
 // a node that hangs is caught anyway, by the slots its commands hold. The
-// caller always gets the command's own result.
+// caller gets the command's own result, but for a command or pipeline that
+// the invocation timeout ended (not the caller's own deadline): its error,
+// and that of each of the pipeline's commands that got no reply, matches
+// executor.ErrTimeout and wraps go-redis's own (the socket's i/o timeout).
+// Replies, redis.Nil among them, are never wrapped.
 //
 // A dial that fails outside any command (a pool refill for MinIdleConns, a
 // pub/sub connection) counts as a failure of the node while its breaker is
@@ -96,7 +100,11 @@
 // only once that answer has closed the breaker; otherwise it is refused
 // with breaker.ErrOpen. A client of blocking commands alone thus still
 // lets the breaker close. They are bounded by their own block time and go-redis's
-// read timeout on top of it, not by the invocation timeout. A pipeline
+// read timeout on top of it, not by the invocation timeout. Since they wait
+// by design, for as long as their caller lets them, one that the caller's
+// context ends (its deadline, go-redis's i/o timeout at that deadline, or
+// a cancellation) is recorded as ignored, not as a failure: a consumer's
+// BLPOP 0 under a deadline of its own never trips a healthy node. A pipeline
 // that holds a blocking command is treated as one. Pub/sub receives do not
 // go through go-redis's command hooks at all: a subscription holds no slot,
 // and only the dials of its connections are counted.

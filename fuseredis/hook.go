@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -46,7 +47,9 @@ type Hook struct {
 	// success, an error matching context.Canceled as ignored (with the
 	// breaker's default classifier), anything else as a failure. It never
 	// changes what the caller receives. nil means DefaultClassify. A
-	// Classify that panics is logged, and the command counts as a failure.
+	// Classify that panics is logged, and the command counts as a failure;
+	// one that ends its goroutine (runtime.Goexit) gives the command's slot
+	// back, counted as a failure, before the Goexit goes on.
 	Classify func(err error) error
 
 	once   sync.Once
@@ -168,16 +171,21 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
-		ended := false
+		at := sending
 		defer func() {
-			if !ended {
-				abandoned(l, recover())
+			if at != finished {
+				abandoned(l, at, recover())
 			}
 		}()
 		err = next(&inCall{ctx, h, l.Context()}, cmd)
-		ended = true
-		l.Done(h.classify(err))
-		return err
+		at = classifying
+		v := h.classify(err)
+		at = finished
+		if err != nil {
+			err = timedOut(ctx, l, err) // before Done, while the lease is the call's
+		}
+		l.Done(v)
+		return err // go-redis sets it on cmd
 	}
 }
 
@@ -214,31 +222,101 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		if err != nil {
 			return setAll(cmds, err)
 		}
-		ended := false
+		at := sending
 		defer func() {
-			if !ended {
-				abandoned(l, recover())
+			if at != finished {
+				abandoned(l, at, recover())
 			}
 		}()
 		err = next(&inCall{ctx, h, l.Context()}, cmds)
-		ended = true
-		l.Done(h.verdict(cmds, err))
+		at = classifying
+		v := h.verdict(cmds, err)
+		at = finished
+		if err != nil {
+			if werr := timedOut(ctx, l, err); werr != err {
+				// Exec returns the hook's error, and the commands keep
+				// their own: go-redis sets the i/o timeout on those that
+				// got no reply, or (when it would retry and may not) on
+				// none. Each that has the timeout or no result has it
+				// wrapped, as go-redis does when it sets them.
+				for _, cmd := range cmds {
+					if cerr := cmd.Err(); cerr == nil {
+						cmd.SetErr(werr)
+					} else if w := timedOut(ctx, l, cerr); w != cerr {
+						cmd.SetErr(w)
+					}
+				}
+				err = werr
+			}
+		}
+		l.Done(v)
 		return err
 	}
 }
 
-// abandoned ends the lease of a command whose next hook (go-redis, or a
-// hook added after this one) panicked, with the recovered value v, or
-// ended its goroutine (runtime.Goexit: v is nil): the slot is given back
-// and the command counts as a failure, and a panic goes on up to whoever
-// recovers it (an http.Server does), as without the hook.
-func abandoned(l *executor.Lease, v any) {
-	if v == nil {
+// stage is how far a command of the hook has got, for the deferred
+// function that ends its lease (or a blocking command's permit) should the
+// command's goroutine never come back to end it: a panic or a
+// runtime.Goexit while it is sent (in next: go-redis, or a hook added after
+// this one), or a runtime.Goexit in Classify, which recovers its own
+// panics.
+type stage uint8
+
+const (
+	sending stage = iota
+	classifying
+	finished
+)
+
+// errClassifyGoexit is the Value of the *breaker.PanicError recorded for a
+// command whose Hook.Classify ended its goroutine with runtime.Goexit (as
+// t.FailNow does in a test's classifier) instead of returning.
+var errClassifyGoexit = errors.New("runtime.Goexit instead of a return")
+
+// doner is what abandoned ends: an *executor.Lease, or a blocking
+// command's breaker.Permit.
+type doner interface{ Done(error) }
+
+// abandoned ends the lease (or permit) l of a command whose goroutine will
+// not come back to end it, at stage at, with the recovered value v (nil
+// for a runtime.Goexit): the slot is given back and the command counts as
+// a failure, and a panic goes on up to whoever recovers it (an http.Server
+// does), as without the hook. A Goexit cannot be stopped either; it goes
+// on once the slot is back.
+func abandoned(l doner, at stage, v any) {
+	switch {
+	case v != nil:
+		l.Done(&breaker.PanicError{Callback: "redis command", Value: v, Stack: debug.Stack()})
+		panic(v)
+	case at == classifying:
+		l.Done(&breaker.PanicError{Callback: "fuseredis.Hook.Classify", Value: errClassifyGoexit, Stack: debug.Stack()})
+	default:
 		l.Done(errors.New("fuseredis: the command's goroutine ended (runtime.Goexit)"))
-		return
 	}
-	l.Done(&breaker.PanicError{Callback: "redis command", Value: v, Stack: debug.Stack()})
-	panic(v)
+}
+
+// timedOut is the error the caller gets for a command (or pipeline) of
+// lease l that failed with err: err wrapped in executor.ErrTimeout when the
+// executor's invocation deadline ended it, not the caller's own context,
+// and err itself otherwise. A deadline ended it when err is a deadline
+// (go-redis's i/o timeout on the socket, or context.DeadlineExceeded from
+// inCall.Err) and the lease's deadline, earlier than any of the caller's,
+// has passed: the socket's deadline is the lease's, which passes by the
+// clock, whatever the executor's timeline has done yet. Replies of the
+// server (redis.Nil among them) are never deadlines and stay as they are.
+func timedOut(ctx context.Context, l *executor.Lease, err error) error {
+	if !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, executor.ErrTimeout) || ctx.Err() != nil {
+		return err
+	}
+	d, _ := l.Context().Deadline()
+	if cd, ok := ctx.Deadline(); ok && !cd.After(d) {
+		return err // the caller's own deadline
+	}
+	if time.Now().Before(d) {
+		return err // a timeout of go-redis's own (ReadTimeout, WriteTimeout)
+	}
+	return fmt.Errorf("%w: %w", executor.ErrTimeout, err)
 }
 
 // lease takes a slot of the node's executor, or returns why not.

@@ -3,6 +3,8 @@ package fuseredis_test
 import (
 	"context"
 	"errors"
+	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -384,4 +386,114 @@ func TestNewConnectionTakesOneSlot(t *testing.T) {
 	st := stats(t, g, s.addr())
 	assert.Equal(t, uint64(1), st.Successes, "one command, one call")
 	assert.Zero(t, st.Rejected.Busy+st.Failures)
+}
+
+// TestClassifyGoexitGivesTheSlotBack: a Hook.Classify that ends its
+// goroutine (runtime.Goexit, as t.FailNow does) never returns a verdict.
+// The command's slot is given back all the same (a blocking command's
+// breaker permit ended), the command counted as a failure, and the Goexit
+// goes on: for a command, a pipeline and a blocking command.
+func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
+	s := startRedis(t)
+	g, _ := testGroup(t)
+	c := s.plain(t)
+	h := fuseredis.New(g, s.addr())
+	h.Classify = func(error) error { runtime.Goexit(); return nil }
+	c.AddHook(h)
+	ctx := context.Background()
+	require.NoError(t, c.Ping(ctx).Err()) // no error: Classify does not run
+	calls := []struct {
+		name string
+		run  func()
+	}{ // each ends in redis.Nil, which Classify sees
+		{"a command", func() { c.Get(ctx, "missing") }},
+		{"a pipeline", func() {
+			_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, "missing"); return nil })
+		}},
+		{"a blocking command", func() { c.BLPop(ctx, 10*time.Millisecond, "empty") }},
+	}
+	for _, call := range calls {
+		before := stats(t, g, s.addr())
+		returned := false
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			call.run()
+			returned = true
+		}()
+		<-done
+		assert.False(t, returned, "%s: the Goexit went on", call.name)
+		after := stats(t, g, s.addr())
+		assert.Zero(t, after.Busy, "%s: the slot is given back", call.name)
+		assert.Equal(t, before.Failures+1, after.Failures, "%s: counted as a failure", call.name)
+	}
+	assert.EqualValues(t, 2, stats(t, g, s.addr()).Panics, "the command and the pipeline each a panic")
+}
+
+// TestInvocationTimeoutIsErrTimeout stops the node (SIGSTOP) past the
+// invocation timeout: a command and a pipeline it ends return an error matching
+// executor.ErrTimeout that keeps go-redis's own (the socket's i/o
+// timeout) in its chain, on every command of the pipeline too. A deadline
+// of the caller's own, earlier, stays the caller's, and replies such as
+// redis.Nil stay as they are.
+func TestInvocationTimeoutIsErrTimeout(t *testing.T) {
+	t.Parallel()
+	s := startRedis(t)
+	g, _ := testGroup(t, func(c *executor.Config) {
+		c.InvocationTimeout = 300 * time.Millisecond
+		c.Breaker.ConsecutiveFailures = 100
+	})
+	c := s.hooked(t, g) // ReadTimeout 2 s: the invocation deadline comes first
+	ctx := context.Background()
+	require.Equal(t, redis.Nil, c.Get(ctx, "missing").Err(), "an answer is the command's own, comparable with ==")
+
+	s.freeze()
+	defer s.thaw()
+	err := c.Get(ctx, "k").Err()
+	assert.ErrorIs(t, err, executor.ErrTimeout, "a command")
+	assert.ErrorIs(t, err, os.ErrDeadlineExceeded, "go-redis's i/o timeout stays in the chain")
+
+	cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Get(ctx, "k")
+		p.Incr(ctx, "n")
+		return nil
+	})
+	assert.ErrorIs(t, err, executor.ErrTimeout, "a pipeline")
+	require.Len(t, cmds, 2)
+	for _, cmd := range cmds {
+		assert.ErrorIs(t, cmd.Err(), executor.ErrTimeout, "a command of the pipeline: %v", cmd.Args())
+		assert.ErrorIs(t, cmd.Err(), os.ErrDeadlineExceeded)
+	}
+
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	err = c.Get(short, "k").Err()
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, executor.ErrTimeout, "the caller's own deadline: %v", err)
+}
+
+// TestBlockingCommandEndedByItsCallerIsIgnored: a queue consumer waits on
+// a healthy node with BLPOP 0 under its own deadline, again and again. A
+// blocking command waits by design, for as long as its caller lets it: its
+// caller's deadline (go-redis's i/o timeout at that deadline) says nothing
+// of the node, and is ignored, so the breaker never opens.
+func TestBlockingCommandEndedByItsCallerIsIgnored(t *testing.T) {
+	t.Parallel()
+	s := startRedis(t)
+	g, ev := testGroup(t)
+	c := s.hooked(t, g)
+	require.NoError(t, c.Ping(context.Background()).Err())
+	before := stats(t, g, s.addr())
+	for range 6 { // more than the five in a row that trip the breaker
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err := c.BLPop(ctx, 0, "queue").Err()
+		cancel()
+		require.Error(t, err, "nothing came")
+		assert.NotErrorIs(t, err, executor.ErrTimeout, "no invocation timeout bounds a blocking command")
+	}
+	after := stats(t, g, s.addr())
+	assert.Equal(t, before.Failures, after.Failures, "got %d failures, want %d", after.Failures, before.Failures)
+	assert.Equal(t, before.Ignored+6, after.Ignored)
+	assert.Empty(t, ev.of(s.addr()), "the breaker never moved")
+	require.NoError(t, c.Set(context.Background(), "k", "v", 0).Err())
 }
