@@ -148,12 +148,17 @@ func (l *limiter) next(o limitObs) int {
 // probing runs a probe's windows, and reports whether one ran: its first
 // window lets the supplier's queue drain, after its last the limit goes
 // back to where it was, but not while a slot is stuck (the limit never
-// grows then): the probe goes on until a window without one.
+// grows then): the probe goes on until a window without one, or for
+// adaptProbeBusy windows at most. A stall that long that has not tripped
+// the breaker is no hang filling the bulkhead, but a call that keeps its
+// slot (a leaked lease is overdue for good), and must not hold the limit
+// at a quarter.
 func (l *limiter) probing(stuck bool) bool {
+	ran := l.windows - l.probedAt
 	switch {
 	case l.restore == 0:
 		return false
-	case l.windows-l.probedAt >= adaptProbeWindows && !stuck:
+	case ran >= adaptProbeWindows && (!stuck || ran >= adaptProbeBusy):
 		l.set(max(l.min, min(l.restore, l.max)), reasonNoGain)
 		l.restore = 0
 	}
@@ -171,10 +176,10 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 		// it) cannot tell; this can.
 		l.slowStart = false
 		l.set(max(l.min, l.grewFrom), reasonNoGain)
-		if l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0 {
+		if (l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0) && !o.stuck {
 			l.probe()
 		}
-	case l.probeDue(inTheWay):
+	case l.probeDue(inTheWay) && !o.stuck: // a probe measures the supplier, not a stall
 		l.probe()
 	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > cut):
 		// A cut that would bind: latency that rises while the calls in

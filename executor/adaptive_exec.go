@@ -171,8 +171,7 @@ func (s *adaptState) closeWindow(ex *Executor, now int64) {
 	if !changed {
 		return
 	}
-	ex.resizeToLimit(s)
-	if t.f != nil {
+	if ex.resizeToLimit(s) && t.f != nil {
 		tellLimit(t.f, ex.name, t.from, t.to, t.why)
 	}
 }
@@ -242,20 +241,22 @@ func (ex *Executor) anyStuck(now int64) bool {
 // unless adaptive sizing has been turned off since, and starts the queued
 // calls that the new slots went to (outside the locks: a Runner is user
 // code). It reads the limit under sizeMu, so that of two windows that
-// closed one after the other the later limit is the one that stays.
-func (ex *Executor) resizeToLimit(s *adaptState) {
+// closed one after the other the later limit is the one that stays. It
+// reports false when adaptive sizing was off.
+func (ex *Executor) resizeToLimit(s *adaptState) bool {
 	s.sizeMu.Lock()
 	s.mu.Lock()
 	to, retired := s.lim.limit, s.retired
 	s.mu.Unlock()
 	if retired {
 		s.sizeMu.Unlock()
-		return
+		return false
 	}
 	_, queue, low := ex.bh.Size()
 	handed := ex.bh.Resize(to, queue, low)
 	// needRunning follows the limit: a "not stuck before" computed for the
-	// old one would refuse a bulkhead stuck under a cut limit as busy.
+	// old one would refuse a bulkhead stuck under a cut limit as busy
+	// (isStuck looks at the size again after it stores one).
 	if rc := ex.rare.Load(); rc != nil {
 		rc.busyUntil.Store(0)
 	}
@@ -263,6 +264,7 @@ func (ex *Executor) resizeToLimit(s *adaptState) {
 	for _, w := range handed {
 		w.Value.(promoter).promote()
 	}
+	return true
 }
 
 // needRunning is the number of old calls that make a full bulkhead stuck:
@@ -283,27 +285,32 @@ func (ex *Executor) needRunning(p *stuckPolicy) int {
 // Reconfigure calls it, and resizes the bulkhead to what it returns, under
 // the sizeMu of the state in force before (see sizeMu); a state turned off
 // is retired under its mu, so that a window closing across the
-// Reconfigure does not resize the bulkhead after it.
-func (ex *Executor) applyAdaptive(r resolved) int {
+// Reconfigure does not resize the bulkhead after it. A state turned on is
+// returned as fresh, with its sizeMu held: its windows may close as soon
+// as it is published, and their resizes must come after the caller's.
+// The caller unlocks it once the bulkhead has the size.
+func (ex *Executor) applyAdaptive(r resolved) (size int, fresh *adaptState) {
 	if !r.adapt.on {
 		if s := ex.adapt.Swap(nil); s != nil {
 			s.mu.Lock()
 			s.retired = true
 			s.mu.Unlock()
 		}
-		return r.slots
+		return r.slots, nil
 	}
 	s := ex.adapt.Load()
 	if s == nil {
-		ex.adapt.Store(newAdaptState(ex, r.adapt))
-		return r.adapt.initial
+		s = newAdaptState(ex, r.adapt)
+		s.sizeMu.Lock()
+		ex.adapt.Store(s)
+		return r.adapt.initial, s
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.set = r.adapt
 	s.lim.min, s.lim.max = r.adapt.minL, r.adapt.maxL
 	s.lim.limit = min(max(s.lim.limit, s.lim.min), s.lim.max)
-	return s.lim.limit
+	return s.lim.limit, nil
 }
 
 // adaptStats fills the limit's fields of Stats.

@@ -120,6 +120,35 @@ func TestLimiter(t *testing.T) {
 		}
 		assert.Equal(t, 20, l.next(win(40, 25*ms, 5, 9)), "back after the first window without a stuck slot")
 	})
+	t.Run("no probe starts in a window with a stuck slot", func(t *testing.T) {
+		// A trickle of hung calls: one slot is always stuck, the others'
+		// successes close windows, and busy refusals say the limit is in
+		// the way. A probe started now would measure the stall.
+		l := newLimiter(1, 256, 20)
+		l.slowStart = false
+		l0 := l.next(win(200, 20*ms, 20, 9)) // a baseline, no stuck slot
+		for range 2 * adaptProbeBusy {
+			o := win(200, 20*ms, l.limit, 9)
+			o.stuck = true
+			require.Equal(t, l0, l.next(o))
+		}
+	})
+	t.Run("a probe held by stuck slots ends after as many windows as the baseline remembers", func(t *testing.T) {
+		// A call that keeps its slot for good (a leaked lease is overdue
+		// for ever) must not hold the limit at a quarter.
+		l := newLimiter(1, 256, 20)
+		l.next(win(40, 50*ms, 20, 9))
+		require.Equal(t, 5, l.next(win(40, 100*ms, 40, 9)), "probing at a quarter")
+		n := 0
+		for l.limit == 5 && n < 2*adaptProbeBusy {
+			o := win(40, 25*ms, 5, 9)
+			o.stuck = true
+			l.next(o)
+			n++
+		}
+		assert.Equal(t, 20, l.limit)
+		assert.Equal(t, adaptProbeBusy, n, "counted from the probe's start")
+	})
 	t.Run("the limit never exceeds Max", func(t *testing.T) {
 		l := newLimiter(1, 30, 20)
 		assert.Equal(t, 30, l.next(win(1000, 20*ms, 20, 9)))
@@ -397,5 +426,41 @@ func TestAdaptiveWindowSumCannotOverflow(t *testing.T) {
 		a.observe(ex, int64(time.Millisecond), now, true) // before the window's end
 	}
 	assert.Equal(t, taken+1, a.windowTaken, "a full window closes early")
+	require.NoError(t, ex.Close(context.Background()))
+}
+
+// A Reconfigure that turns adaptive sizing on publishes the limit's state
+// before it resizes the bulkhead to Initial: a window that closes in
+// between (its Reconfigure's goroutine descheduled) must resize after it,
+// or the bulkhead keeps Initial while the limit says otherwise until the
+// limit next changes. The interleaving is played in order.
+func TestAdaptiveWindowAcrossReconfigureToAdaptive(t *testing.T) {
+	ex, err := New("s", Config{Workers: 7})
+	require.NoError(t, err)
+	release := make(chan struct{})
+	fill(t, ex, 7, release) // the limit will be in the way: it doubles
+	r, err := Config{Workers: 7, Adaptive: AdaptiveConfig{Max: 1000}}.check("s")
+	require.NoError(t, err)
+	size, fresh := ex.applyAdaptive(r) // apply, up to its Resize
+	require.NotNil(t, fresh)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		closeAWindow(ex, ex.adapt.Load())
+	}()
+	time.Sleep(10 * time.Millisecond) // lets the window close first, if it can (it must wait)
+	for _, w := range ex.bh.Resize(size, r.queue, r.lowWater) {
+		w.Value.(promoter).promote()
+	}
+	fresh.sizeMu.Unlock()
+	<-done
+	got, _, _ := ex.bh.Size()
+	a := ex.adapt.Load()
+	a.mu.Lock()
+	want := a.lim.limit
+	a.mu.Unlock()
+	assert.Equal(t, 14, want, "the window doubled the limit")
+	assert.Equal(t, want, got, "the bulkhead has the limit")
+	close(release)
 	require.NoError(t, ex.Close(context.Background()))
 }

@@ -187,7 +187,11 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 		return nil, err
 	}
 	ex := &Executor{env: e, name: name, br: p.br}
-	ex.bh.Init(ex.applyAdaptive(p.resolved), p.queue, p.lowWater) // resolve checked every size
+	size, fresh := ex.applyAdaptive(p.resolved)
+	ex.bh.Init(size, p.queue, p.lowWater) // resolve checked every size
+	if fresh != nil {
+		fresh.sizeMu.Unlock()
+	}
 	ex.timeout.Store(int64(p.timeout))
 	ex.queueTO.Store(int64(p.queueTimeout))
 	ex.shares.Store(p.shares)

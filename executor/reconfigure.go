@@ -90,7 +90,11 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	if s != nil {
 		s.sizeMu.Lock()
 	}
-	handed := ex.bh.Resize(ex.applyAdaptive(r), r.queue, r.lowWater) // resolve checked every size
+	size, fresh := ex.applyAdaptive(r)
+	handed := ex.bh.Resize(size, r.queue, r.lowWater) // resolve checked every size
+	if fresh != nil {
+		fresh.sizeMu.Unlock()
+	}
 	if s != nil {
 		s.sizeMu.Unlock()
 	}

@@ -262,6 +262,12 @@ func (ex *Executor) isStuck() bool {
 	}
 	if !stuck && next < math.MaxInt64-after { // else no call was listed yet: look again next time
 		rc.busyUntil.Store(next + after)
+		if ex.needRunning(p) != needRunning {
+			// The adaptive limit changed meanwhile, and its reset of the
+			// cache may have come before this store: it holds for the
+			// old limit only.
+			rc.busyUntil.Store(0)
+		}
 	}
 	return stuck
 }

@@ -38,10 +38,11 @@ type Config struct {
 	// other: a request through both would take two slots). A request that
 	// reached a wrapped mux and matched no pattern (the mux answers 404),
 	// or whose Key returns "", is served without a slot. Any other request
-	// without a pattern (next is a router other than *http.ServeMux, or a
-	// mux behind a middleware such as http.StripPrefix) is a mistake of
+	// without a pattern (next is a router other than *http.ServeMux, a
+	// mux behind a middleware such as http.StripPrefix, or a ServeMux under
+	// GODEBUG=httpmuxgo121=1, which sets no pattern) is a mistake of
 	// configuration that would leave every route unprotected: it is
-	// answered 500, and next is not called. A Key of your own runs on the
+	// answered 500, and next is not called. Set Key for such a router. A Key of your own runs on the
 	// request's goroutine; if it panics, the request is answered 500 and
 	// the handler is not called.
 	Key func(*http.Request) string
