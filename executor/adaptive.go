@@ -176,7 +176,7 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 		// it) cannot tell; this can.
 		l.slowStart = false
 		l.set(max(l.min, l.grewFrom), reasonNoGain)
-		if (l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0) && !o.stuck {
+		if l.probeAfterUndo(o.stuck) {
 			l.probe()
 		}
 	case l.probeDue(inTheWay) && !o.stuck: // a probe measures the supplier, not a stall
@@ -189,6 +189,14 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 	case !o.stuck && inTheWay:
 		l.grow()
 	}
+}
+
+// probeAfterUndo reports whether an undone growth starts a probe: the
+// first one does, then at most one every adaptProbeEvery windows, and none
+// in a window with a stuck slot (a probe measures the supplier, not a
+// stall).
+func (l *limiter) probeAfterUndo(stuck bool) bool {
+	return (l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0) && !stuck
 }
 
 // probeDue reports whether a limit in the way is due a probe
