@@ -280,8 +280,12 @@ func outOfRange(t reflect.Type, tok json.Token) string {
 	f, err := strconv.ParseFloat(string(n), 64)
 	switch t.Kind() {
 	case reflect.Int:
-		if err != nil || f == math.Trunc(f) {
+		switch {
+		case err != nil || math.Abs(f) >= 1<<63:
 			return ", which is out of range"
+		case f == math.Trunc(f):
+			// 1e3 or 4.0: a whole number, written as JSON would a float.
+			return ", which must be written as a whole number: " + strconv.FormatFloat(f, 'f', -1, 64)
 		}
 	case reflect.Float64:
 		return ", which is out of range"
