@@ -30,8 +30,13 @@ type Opts struct {
 // callback that, at each collection, reads Executor.Stats of every supplier
 // of g and observes one data point per supplier (attribute "supplier") and
 // instrument. It keeps no state of its own and starts nothing; an executor
-// evicted from the group disappears from the next collection. Unregister
-// the returned registration to stop observing g.
+// evicted from the group disappears from the next collection. One made
+// again for the same name counts from 0: through OpenTelemetry's Prometheus
+// exporter that is a counter reset, as after a restart, but the metrics API
+// gives an observable counter no start time per series, so an OTLP
+// consumer sees the drop under the series' first start time and must take
+// a drop for a reset (the duration producer's histograms do get a new
+// start time). Unregister the returned registration to stop observing g.
 //
 // The instruments, named so that OpenTelemetry's Prometheus exporter gives
 // the names of the metrics package's collector (dots become underscores,

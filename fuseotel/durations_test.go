@@ -82,3 +82,54 @@ func TestDurationProducer(t *testing.T) {
 		assert.InDelta(t, 0.32, byKey["payments/success"].Sum, 1e-9)
 	})
 }
+
+// An executor the group evicts and makes again starts its histograms from
+// 0: its points get a new start time, so that a consumer sees a reset and
+// not a cumulative count that went backwards. A supplier that stays keeps
+// its start time.
+func TestDurationProducerStartsAgainWithAnExecutorMadeAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"a": {}, "b": {}}}
+		g, err := executor.NewGroup(cfg)
+		require.NoError(t, err)
+		defer g.Close(context.Background())
+		p := fuseotel.NewDurationProducer(g, fuseotel.Opts{})
+		ok := func(context.Context) (int, error) { return 1, nil }
+		for _, name := range []string{"a", "b"} {
+			_, err = executor.DoIn(context.Background(), g, name, ok)
+			require.NoError(t, err)
+		}
+		type point struct {
+			count uint64
+			start time.Time
+		}
+		read := func() map[string]point {
+			sms, err := p.Produce(context.Background())
+			require.NoError(t, err)
+			got := map[string]point{}
+			for _, dp := range sms[0].Metrics[0].Data.(metricdata.Histogram[float64]).DataPoints {
+				if o, _ := dp.Attributes.Value("outcome"); o.AsString() == "success" {
+					s, _ := dp.Attributes.Value("supplier")
+					got[s.AsString()] = point{dp.Count, dp.StartTime}
+				}
+			}
+			return got
+		}
+		made := time.Now()
+		first := read()
+		require.Equal(t, uint64(1), first["a"].count)
+		assert.Equal(t, made, first["a"].start, "there at the producer's creation: its points start then")
+
+		time.Sleep(time.Minute)
+		second := read() // the last collection before "a" is made again
+		time.Sleep(time.Minute)
+		require.NoError(t, g.Reconfigure(executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"b": {}}}))
+		require.NoError(t, g.Reconfigure(cfg))
+		third := read()
+		assert.Equal(t, uint64(0), third["a"].count, "a new executor counts from 0")
+		assert.True(t, third["a"].start.After(first["a"].start), "and its points start again: %v, then %v", first["a"].start, third["a"].start)
+		assert.Equal(t, made.Add(time.Minute), third["a"].start, "at the last collection that did not see it")
+		assert.Equal(t, second["b"], third["b"], "b stays as it was")
+		assert.Equal(t, first["b"].start, third["b"].start)
+	})
+}
