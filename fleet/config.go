@@ -100,7 +100,8 @@ type Quorum struct {
 	// Share is the share of the live replicas that must trip, in [0, 1]:
 	// 0.5 asks half of them (rounded up). 0 means no share.
 	Share float64
-	// Window is how recent the votes must be. 0 means 10s.
+	// Window is how recent the votes must be: at least 1ms (Redis keeps
+	// the votes in whole milliseconds) and at most 1h. 0 means 10s.
 	Window time.Duration
 }
 
@@ -131,10 +132,13 @@ func (q *Quorum) resolve() []error {
 		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Share must be in [0, 1], got %v", q.Share))
 	}
 	switch {
-	case q.Window < 0 || q.Window > time.Hour:
-		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Window must be in [0, 1h], got %v", q.Window))
 	case q.Window == 0:
 		q.Window = DefaultQuorumWindow
+	case q.Window < time.Millisecond || q.Window > time.Hour:
+		// The vote script counts in whole milliseconds: a shorter window
+		// would expire every vote as it is cast, and no quorum would ever
+		// be reached.
+		errs = append(errs, fmt.Errorf("fleet: Config.Quorum.Window must be 0 (10s) or in [1ms, 1h], got %v", q.Window))
 	}
 	return errs
 }

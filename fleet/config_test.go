@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -35,6 +36,8 @@ func TestConfigErrors(t *testing.T) {
 			[]string{`Suppliers["payments"].Breaker.Name`}},
 		{"a quorum out of range is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Replicas: -2, Window: -1}},
 			executor.GroupConfig{}, []string{"Config.Quorum.Replicas", "Config.Quorum.Window"}},
+		{"a quorum window under a millisecond is refused", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Replicas: 2, Window: 500 * time.Microsecond}},
+			executor.GroupConfig{}, []string{"Config.Quorum.Window must be 0 (10s) or in [1ms, 1h], got 500µs"}},
 		{"a share above 1 is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Share: 1.5}},
 			executor.GroupConfig{}, []string{"Config.Quorum.Share must be in [0, 1], got 1.5"}},
 		{"a negative share is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Share: -0.1}},
