@@ -253,8 +253,22 @@ func validReason(s string) bool {
 }
 
 // validSupplier reports whether s can name a supplier on the wire.
-func validSupplier(s string) bool {
-	return s != "" && len(s) <= MaxSupplierLen && validText(s)
+func validSupplier(s string) bool { return supplierFault(s) == "" }
+
+// supplierFault says why s cannot name a supplier on the wire (every
+// replica drops a message that names it as malformed), or "" if it can.
+func supplierFault(s string) string {
+	switch {
+	case s == "":
+		return "it is empty"
+	case len(s) > MaxSupplierLen:
+		return fmt.Sprintf("it is %d bytes, at most %d", len(s), MaxSupplierLen)
+	case !utf8.ValidString(s):
+		return "it is not valid UTF-8"
+	case !validText(s):
+		return "it has a control character"
+	}
+	return ""
 }
 
 // validText reports whether s is valid UTF-8 without control characters.

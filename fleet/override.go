@@ -47,7 +47,9 @@ type Override struct {
 
 // ForceOpen refuses every call to supplier on every replica until a
 // Reset, with no probes, for reason (an operator's words, for logs and
-// the fleet's view; at most 64 printable bytes). This replica's breaker is
+// the fleet's view; at most 64 printable bytes). A supplier name the wire
+// cannot carry (over 256 bytes, not UTF-8, with a control character) is
+// refused with an error, and nothing changes. This replica's breaker is
 // forced open before ForceOpen returns, whatever Redis says; the error
 // reports that the fleet could not be told (the link is down, or Redis
 // refused), and the operator may try again.
@@ -104,6 +106,11 @@ func (l *Link) Overrides() map[string]Override {
 
 // act carries out one operator action here, then tells the fleet.
 func (l *Link) act(ctx context.Context, supplier, kind, reason string) error {
+	// Every other replica would drop the action as malformed: refuse it
+	// here, before it makes an executor or reaches Redis.
+	if why := supplierFault(supplier); why != "" {
+		return fmt.Errorf("fleet: %s %q: the supplier name cannot go on the wire (%s): every other replica would refuse it", kind, supplier, why)
+	}
 	if !validReason(reason) {
 		return fmt.Errorf("fleet: the reason must be at most %d bytes of valid UTF-8 without control characters, got %q", maxReasonLen, reason)
 	}

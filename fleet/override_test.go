@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -160,6 +161,27 @@ func TestActionErrors(t *testing.T) {
 		err := l.ForceOpen(ctx, "payments", "line\nbreak")
 		require.ErrorContains(t, err, "reason")
 		assert.Empty(t, l.Group().Names())
+	})
+	t.Run("a supplier name the wire refuses is refused before Redis", func(t *testing.T) {
+		srv := startRedis(t)
+		l, err := fleet.New(linkConfig(srv, t, "r0"), groupConfig())
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = l.Close(ctx) })
+		eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+		for name, why := range map[string]string{
+			strings.Repeat("x", fleet.MaxSupplierLen+1): "257 bytes, at most 256",
+			"pay\tments":   "control character",
+			"pay\xffments": "not valid UTF-8",
+		} {
+			for _, act := range []func(context.Context, string, string) error{l.ForceOpen, l.Disable, l.Reset} {
+				err := act(ctx, name, "INC-2")
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), fmt.Sprintf("%q", name))
+				assert.Contains(t, err.Error(), why)
+			}
+		}
+		assert.Empty(t, l.Group().Names(), "no executor was made")
+		assert.Zero(t, srv.client(t).Exists(ctx, "{shop}:seq", "{shop}:overrides").Val(), "nothing reached Redis")
 	})
 	t.Run("a strict group refuses a supplier it does not list", func(t *testing.T) {
 		g := groupConfig()
