@@ -118,8 +118,8 @@ func (c *clusterBackend) opens(ctx context.Context) ([]storedOpen, error) {
 	return out, nil
 }
 
-func (c *clusterBackend) overrides(ctx context.Context) ([][]byte, error) {
-	var out [][]byte
+func (c *clusterBackend) overrides(ctx context.Context) ([]storedOpen, error) {
+	var out []storedOpen
 	var errs []error
 	for _, l := range c.lanes {
 		o, err := l.overrides(ctx)

@@ -468,6 +468,41 @@ func TestMalformedMessagesAreDroppedAndCounted(t *testing.T) {
 	assert.True(t, st.Up)
 }
 
+// A key of the fleet's that holds another type (an operator's mistake,
+// another program's key) is bad data, as a malformed message is: the
+// catch-up counts it and reads the other keys, and the link comes up.
+func TestKeysOfTheWrongTypeAreCountedAsMalformed(t *testing.T) {
+	ctx := context.Background()
+	t.Run("an open key and an override key", func(t *testing.T) {
+		srv := startRedis(t)
+		rs := startFleet(t, srv, 1)
+		rs[0].payments(t).Breaker().Trip(breaker.Manual)
+		require.NoError(t, rs[0].link.ForceOpen(ctx, "search", "INC-1"))
+		eventually(t, 2*time.Second, "the trip is published", func() bool { return rs[0].link.Stats().Published == 1 })
+		raw := srv.client(t)
+		require.NoError(t, raw.SAdd(ctx, "{shop}:open", "bad").Err())
+		require.NoError(t, raw.HSet(ctx, "{shop}:open:bad", "f", "v").Err())
+		require.NoError(t, raw.SAdd(ctx, "{shop}:overrides", "bad").Err())
+		require.NoError(t, raw.Set(ctx, "{shop}:override:bad", "v", 0).Err())
+		late := startReplica(t, srv, "late") // waits until its link is up
+		st := late.link.Stats()
+		assert.Equal(t, 2*st.Sessions, st.Malformed, "each catch-up counts the two bad keys")
+		eventually(t, 2*time.Second, "the open key applies", func() bool { return late.state(t).State == breaker.Open })
+		eventually(t, 2*time.Second, "the override is known", func() bool {
+			return late.link.Overrides()["search"].Action == "force-open"
+		})
+	})
+	t.Run("the sets that list them", func(t *testing.T) {
+		srv := startRedis(t)
+		raw := srv.client(t)
+		require.NoError(t, raw.Set(ctx, "{shop}:open", "v", 0).Err())
+		require.NoError(t, raw.Set(ctx, "{shop}:overrides", "v", 0).Err())
+		r := startReplica(t, srv, "r0")
+		st := r.link.Stats()
+		assert.Equal(t, 2*st.Sessions, st.Malformed, "each catch-up counts the two bad keys")
+	})
+}
+
 func TestPrefixesSeparateFleets(t *testing.T) {
 	srv := startRedis(t)
 	shop := startReplica(t, srv, "shop-1")

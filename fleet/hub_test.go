@@ -241,16 +241,16 @@ func (h *hub) put(name string, seq int64, msg []byte, reset bool) bool {
 	return true
 }
 
-func (h *hub) overrides(context.Context) ([][]byte, error) {
+func (h *hub) overrides(context.Context) ([]storedOpen, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
 		return nil, errHubDown
 	}
 	h.cmds.Add(int64(1 + len(h.acts))) // SMEMBERS, then HGET each
-	var out [][]byte
+	var out []storedOpen
 	for _, a := range h.acts {
-		out = append(out, a.msg)
+		out = append(out, storedOpen{payload: a.msg})
 	}
 	return out, nil
 }

@@ -120,8 +120,9 @@ type Stats struct {
 	// (then counted again as Applied or Stale) or their probe time and a
 	// lease have passed; Overflow those dropped because Buffer messages
 	// were already waiting to be applied (a transition listener blocking);
-	// Malformed those refused as invalid; Own this replica's own messages
-	// coming back.
+	// Malformed those refused as invalid (and, at each catch-up, the keys
+	// of the fleet's that hold another type); Own this replica's own
+	// messages coming back.
 	Received, Applied, Stale, Deferred, Overflow, Malformed, Own uint64
 	// Clipped counts trips whose probe time lay further ahead than this
 	// replica's own breaker would ever wait (its MaxResetTimeout, or

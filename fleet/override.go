@@ -243,11 +243,15 @@ func (l *Link) catchUpOverrides(ctx context.Context, wait <-chan struct{}) error
 	}
 	have := map[string]int64{}
 	read := time.Now()
-	for _, p := range stored {
-		if m, err := decode(p); err == nil {
+	for _, k := range stored {
+		if k.bad != nil {
+			l.malformed(k.bad)
+			continue
+		}
+		if m, err := decode(k.payload); err == nil {
 			have[m.Supplier] = m.Seq
 		}
-		l.receive(p, read, 0, wait)
+		l.receive(k.payload, read, 0, wait)
 	}
 	for name, o := range l.Overrides() {
 		if have[name] >= o.Seq {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,7 +26,8 @@ type backend interface {
 	// expires after ttl, and publishes msg.
 	withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
 	// opens returns every supplier's key (an open, or the close that
-	// ended it) with the time it has left.
+	// ended it) with the time it has left; a key it cannot read as a
+	// string comes back with bad set.
 	opens(ctx context.Context) ([]storedOpen, error)
 	// acquire takes a supplier's probe lease if nobody holds it; if
 	// somebody does, left is how long the lease has left (0 if unknown).
@@ -41,8 +43,9 @@ type backend interface {
 	// restore stores an action again unless one as new is stored, and
 	// raises the counter to seq.
 	restore(ctx context.Context, name string, seq int64, msg []byte) error
-	// overrides returns every stored action.
-	overrides(ctx context.Context) ([][]byte, error)
+	// overrides returns every stored action (left unused); a key it
+	// cannot read as a hash comes back with bad set.
+	overrides(ctx context.Context) ([]storedOpen, error)
 	// vote, for a trip under a quorum, announces it as announce does if
 	// the supplier is open fleet-wide already, or if with this replica's
 	// vote q.Replicas replicas have tripped within q.Window; otherwise it
@@ -71,10 +74,22 @@ type feed interface {
 	close() error
 }
 
-// storedOpen is an open key as read back.
+// storedOpen is an open key (or an override) as read back.
 type storedOpen struct {
 	payload []byte
 	left    time.Duration // the key's remaining expiry
+	// bad, if not nil, is why the key could not be read: it holds another
+	// type (an operator's mistake, another program's key). That is bad
+	// data, as a malformed message is: the link counts it and goes on
+	// with the other keys, rather than failing every catch-up on it.
+	bad error
+}
+
+// wrongType reports whether Redis refused a command because its key holds
+// another type.
+func wrongType(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "WRONGTYPE")
 }
 
 // redisBackend keeps the fleet in Redis. Its keys and channel start with
@@ -175,6 +190,9 @@ func (r *redisBackend) withdraw(ctx context.Context, name string, stored []byte,
 
 func (r *redisBackend) opens(ctx context.Context) ([]storedOpen, error) {
 	names, err := r.rdb.SMembers(ctx, r.suppliers).Result()
+	if wrongType(err) {
+		return []storedOpen{{bad: fmt.Errorf("key %s: %w", r.suppliers, err)}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +205,10 @@ func (r *redisBackend) opens(ctx context.Context) ([]storedOpen, error) {
 			pttl = p.PTTL(ctx, r.open+name)
 			return nil
 		})
+		if wrongType(get.Err()) {
+			out = append(out, storedOpen{bad: fmt.Errorf("key %s: %w", r.open+name, get.Err())})
+			continue
+		}
 		if errors.Is(err, redis.Nil) || (err == nil && pttl.Val() <= 0) {
 			r.rdb.SRem(ctx, r.suppliers, name) // expired: tidy the set
 			continue
@@ -290,21 +312,27 @@ func (r *redisBackend) put(ctx context.Context, name string, seq int64, msg []by
 	return putOverride.Run(ctx, r.rdb, keys, seq, msg, name, publish, reset).Err()
 }
 
-func (r *redisBackend) overrides(ctx context.Context) ([][]byte, error) {
+func (r *redisBackend) overrides(ctx context.Context) ([]storedOpen, error) {
 	names, err := r.rdb.SMembers(ctx, r.overridden).Result()
+	if wrongType(err) {
+		return []storedOpen{{bad: fmt.Errorf("key %s: %w", r.overridden, err)}}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	var out [][]byte
+	var out []storedOpen
 	for _, name := range names {
 		p, err := r.rdb.HGet(ctx, r.override+name, "msg").Bytes()
-		if errors.Is(err, redis.Nil) {
+		switch {
+		case errors.Is(err, redis.Nil):
 			continue
-		}
-		if err != nil {
+		case wrongType(err):
+			out = append(out, storedOpen{bad: fmt.Errorf("key %s: %w", r.override+name, err)})
+			continue
+		case err != nil:
 			return nil, err
 		}
-		out = append(out, p)
+		out = append(out, storedOpen{payload: p})
 	}
 	return out, nil
 }

@@ -217,6 +217,10 @@ func (l *Link) catchUp() error {
 	wctx, wcancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer wcancel()
 	for _, k := range keys {
+		if k.bad != nil {
+			l.malformed(k.bad)
+			continue
+		}
 		l.receive(k.payload, read, k.left, wctx.Done())
 	}
 	return l.catchUpOverrides(ctx, wctx.Done())
@@ -229,11 +233,7 @@ func (l *Link) catchUp() error {
 func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan struct{}) {
 	m, err := decode(p)
 	if err != nil {
-		l.n.malformed.Add(1)
-		if l.n.firstMalformed.CompareAndSwap(false, true) {
-			l.cfg.Logger.Warn("fusebox: fleet link dropped a malformed message (further ones are only counted)",
-				"replica", l.cfg.Replica, "error", err.Error())
-		}
+		l.malformed(err)
 		return
 	}
 	if m.Replica == l.cfg.Replica && (!isOverride(m.Kind) || l.known(m.Supplier) >= m.Seq) {
@@ -264,5 +264,15 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan s
 	case <-wait:
 		l.n.overflow.Add(1)
 	case <-l.stop:
+	}
+}
+
+// malformed counts a message or a key refused as invalid, and logs the
+// first.
+func (l *Link) malformed(err error) {
+	l.n.malformed.Add(1)
+	if l.n.firstMalformed.CompareAndSwap(false, true) {
+		l.cfg.Logger.Warn("fusebox: fleet link dropped a malformed message or key (further ones are only counted)",
+			"replica", l.cfg.Replica, "error", err.Error())
 	}
 }
