@@ -2,6 +2,8 @@ package fleet_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,4 +84,63 @@ func TestCollector(t *testing.T) {
 		"fusebox_fleet_link_up": 1, "fusebox_fleet_link_sessions_total": 1, "fusebox_fleet_link_downs_total": 1,
 		"fusebox_fleet_messages_total": 12, "fusebox_fleet_leases_total": 4,
 	}, got)
+}
+
+// openWrites is a go-redis hook that counts the commands writing an open
+// key: the announces of a link's trips.
+type openWrites struct{ n atomic.Int64 }
+
+func (w *openWrites) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (w *openWrites) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return next
+}
+
+func (w *openWrites) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if args := c.Args(); c.Name() == "set" && len(args) > 1 && strings.HasPrefix(fmt.Sprint(args[1]), "{shop}:open:") {
+				w.n.Add(1)
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A reconnection's catch-up writes this replica's open breakers again, one
+// command after another, each waiting its timeout on a Redis that takes
+// the subscription but does not answer writes (CLIENT PAUSE WRITE). Close
+// waits for the write in progress only: the catch-up looks at Close's stop
+// between two writes, and sends nothing more.
+func TestCloseDuringACatchUpWaitsForOneWriteOnly(t *testing.T) {
+	srv := startRedis(t)
+	cfg := linkConfig(srv, t, "r0")
+	writes := &openWrites{}
+	cfg.Client.(*redis.Client).AddHook(writes)
+	l, err := fleet.New(cfg, groupConfig())
+	require.NoError(t, err)
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			_ = l.Close(context.Background())
+		}
+	})
+	eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+	const n = 8
+	for i := range n {
+		ex, err := l.Group().Executor(fmt.Sprintf("s%d", i))
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual) // open for the reset timeout: through the catch-up
+	}
+	eventually(t, 3*time.Second, "the trips are published", func() bool { return l.Stats().Published == n })
+	before := writes.n.Load()
+	raw := srv.client(t)
+	require.NoError(t, raw.Do(context.Background(), "CLIENT", "PAUSE", "20000", "WRITE").Err())
+	t.Cleanup(func() { raw.Do(context.Background(), "CLIENT", "UNPAUSE") })
+	require.NoError(t, raw.Do(context.Background(), "CLIENT", "KILL", "TYPE", "pubsub").Err())
+	eventually(t, 3*time.Second, "the catch-up's first write", func() bool { return writes.n.Load() > before })
+	started := writes.n.Load()
+	require.NoError(t, l.Close(context.Background()))
+	closed = true
+	assert.LessOrEqual(t, writes.n.Load(), started+1, "the catch-up went on writing after Close")
 }

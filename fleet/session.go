@@ -12,6 +12,9 @@ import (
 // errSilent ends a session whose subscription stopped answering pings.
 var errSilent = errors.New("fleet: no answer from Redis")
 
+// errClosing ends a catch-up that Close interrupted.
+var errClosing = errors.New("fleet: the link is closing")
+
 // subscribe keeps a session with Redis until Close: connect and subscribe,
 // catch up (reassert this replica's open breakers, learn the fleet's), then
 // apply messages as they come. A lost session marks the link down and the
@@ -199,9 +202,17 @@ func (l *Link) catchUp() error {
 		}
 	}
 	for _, e := range mine {
+		// Each send may wait OpTimeout on a Redis that does not answer:
+		// Close waits for the one in progress, not for every open supplier.
+		if l.stopped() {
+			return errClosing
+		}
 		if err := l.send(e); err != nil {
 			l.miss(e) // a lane of a cluster may be down: replayed later
 		}
+	}
+	if l.stopped() {
+		return errClosing
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
