@@ -102,7 +102,9 @@
 // Messages are validated (version, known kind, names of bounded length and
 // valid UTF-8, durations in range, at most 2 KiB, no unknown fields); a
 // malformed one is dropped and counted in Stats.Malformed, never trusted,
-// and so is a key of the fleet's that holds another type.
+// and so is a key of the fleet's that holds another type. A supplier name
+// the wire cannot carry never travels: its transitions stay on this
+// replica (Stats.Unpublishable).
 // Every replica sharing a prefix can open every other's breakers: give each
 // fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
 // options). The wire never makes an executor: a trip of a supplier this

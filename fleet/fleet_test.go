@@ -503,6 +503,34 @@ func TestKeysOfTheWrongTypeAreCountedAsMalformed(t *testing.T) {
 	})
 }
 
+// A supplier made on first use may have a name the wire cannot carry (too
+// long, a control character): every other replica would drop its trip as
+// malformed. The trip stays on this replica, protecting it, and is counted
+// in Stats.Unpublishable instead of being published.
+func TestATripOfANameTheWireCannotCarryStaysLocal(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 2)
+	bad := []string{strings.Repeat("x", fleet.MaxSupplierLen+1), "pay\nments"}
+	for _, name := range bad {
+		ex, err := rs[0].link.Group().Executor(name)
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual)
+	}
+	// The publisher handles transitions in order: once the trip after
+	// them reaches r1, theirs have been handled.
+	rs[0].payments(t).Breaker().Trip(breaker.Manual)
+	eventually(t, 2*time.Second, "r1 opens", func() bool { return rs[1].state(t).State == breaker.Open })
+	st := rs[0].link.Stats()
+	assert.Equal(t, uint64(len(bad)), st.Unpublishable)
+	assert.Equal(t, uint64(1), st.Published, "only the payments trip")
+	assert.Zero(t, rs[1].link.Stats().Malformed, "nothing the fleet refuses was sent")
+	for _, name := range bad {
+		ex, ok := rs[0].link.Group().Lookup(name)
+		require.True(t, ok)
+		assert.Equal(t, breaker.Open, ex.Breaker().State(), "the trip protects this replica")
+	}
+}
+
 func TestPrefixesSeparateFleets(t *testing.T) {
 	srv := startRedis(t)
 	shop := startReplica(t, srv, "shop-1")

@@ -82,8 +82,8 @@ type counters struct {
 	received, applied, stale, malformed, own     atomic.Uint64
 	deferred, overflow, clipped, replayed, votes atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
-	sessions, downs                              atomic.Uint64
-	firstMalformed, warnedNever                  atomic.Bool
+	sessions, downs, unpublishable               atomic.Uint64
+	firstMalformed, warnedNever, firstLocal      atomic.Bool
 }
 
 // Stats is a snapshot of a link.
@@ -111,6 +111,14 @@ type Stats struct {
 	// replicas than the quorum (Config.Quorum) had tripped within its
 	// window.
 	Votes uint64
+	// Unpublishable counts this replica's transitions that stayed local
+	// because the supplier's name cannot go on the wire (over
+	// MaxSupplierLen bytes, not UTF-8, or with a control character: a
+	// supplier made on first use may have any name). Every other replica
+	// would drop the message as malformed, so the link does not send it;
+	// the supplier is protected by this replica's breaker alone. The first
+	// one is logged.
+	Unpublishable uint64
 	// Received counts messages from other replicas; Applied those that
 	// changed a breaker; Stale those the rules set aside (newer local
 	// evidence, an operator override, a probe time no later than the
@@ -258,7 +266,7 @@ func (l *Link) Stats() Stats {
 	n := &l.n
 	s.Sessions, s.Downs = n.sessions.Load(), n.downs.Load()
 	s.Published, s.PublishFailed, s.Unsent, s.Dropped = n.published.Load(), n.publishFailed.Load(), n.unsent.Load(), n.dropped.Load()
-	s.Replayed, s.Votes = n.replayed.Load(), n.votes.Load()
+	s.Replayed, s.Votes, s.Unpublishable = n.replayed.Load(), n.votes.Load(), n.unpublishable.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
 	s.Deferred, s.Overflow, s.Clipped = n.deferred.Load(), n.overflow.Load(), n.clipped.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
@@ -338,6 +346,9 @@ func (l *Link) publish() {
 		case <-l.replay:
 			l.replayMissed()
 		case e := <-l.out:
+			if !l.wireable(e.Name) {
+				continue
+			}
 			if !l.isUp() {
 				l.n.unsent.Add(1)
 				l.miss(e) // replayed on reconnect while still current
@@ -351,6 +362,23 @@ func (l *Link) publish() {
 			l.n.published.Add(1)
 		}
 	}
+}
+
+// wireable reports whether a transition of name can go to the fleet. One
+// that cannot (every other replica would refuse the message) is counted in
+// Stats.Unpublishable, and the first is logged, rather than sent and
+// dropped everywhere unseen.
+func (l *Link) wireable(name string) bool {
+	why := supplierFault(name)
+	if why == "" {
+		return true
+	}
+	l.n.unpublishable.Add(1)
+	if l.n.firstLocal.CompareAndSwap(false, true) {
+		l.cfg.Logger.Warn("fusebox: fleet link keeps a transition on this replica: the supplier's name cannot go on the wire (further ones are only counted)",
+			"replica", l.cfg.Replica, "supplier", name, "why", why)
+	}
+	return false
 }
 
 // send publishes one transition and keeps the open key up to date.

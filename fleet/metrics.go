@@ -14,7 +14,8 @@ import "github.com/prometheus/client_golang/prometheus"
 //	fusebox_fleet_link_sessions_total            connections that reached the subscribed state
 //	fusebox_fleet_link_downs_total               losses of the link
 //	fusebox_fleet_messages_total{outcome}        published, publish-failed, unsent, dropped,
-//	                                             received, applied, stale, malformed, own
+//	                                             unpublishable, received, applied, stale,
+//	                                             malformed, own
 //	fusebox_fleet_leases_total{outcome}          won, lost, error, renewed
 //
 // It keeps no state and starts nothing; it is safe for concurrent use.
@@ -39,7 +40,7 @@ func NewCollector(l *Link, namespace string) *Collector {
 		up:       desc("link_up", "1 while the fleet link is connected to Redis and subscribed; 0 while each supplier is protected by this replica alone."),
 		sessions: desc("link_sessions_total", "Connections of the fleet link that reached the subscribed state."),
 		downs:    desc("link_downs_total", "Losses of the fleet link."),
-		messages: desc("messages_total", "Fleet messages by outcome: published, publish-failed, unsent (link down), dropped (buffer full), received, applied, stale (set aside by the rules), deferred (no executor yet), overflow (applier backlog full), clipped (probe time cut to the local bound), malformed, own.", "outcome"),
+		messages: desc("messages_total", "Fleet messages by outcome: published, publish-failed, unsent (link down), dropped (buffer full), unpublishable (a supplier name the wire cannot carry: kept local), received, applied, stale (set aside by the rules), deferred (no executor yet), overflow (applier backlog full), clipped (probe time cut to the local bound), malformed, own.", "outcome"),
 		leases:   desc("leases_total", "Probe lease contentions by outcome: won, lost, error (this replica probed on its own), renewed.", "outcome"),
 	}
 }
@@ -66,6 +67,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		n       uint64
 	}{
 		{"published", s.Published}, {"publish-failed", s.PublishFailed}, {"unsent", s.Unsent}, {"dropped", s.Dropped},
+		{"unpublishable", s.Unpublishable},
 		{"received", s.Received}, {"applied", s.Applied}, {"stale", s.Stale}, {"deferred", s.Deferred},
 		{"overflow", s.Overflow}, {"clipped", s.Clipped}, {"malformed", s.Malformed}, {"own", s.Own},
 	} {

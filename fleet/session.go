@@ -196,7 +196,9 @@ func (l *Link) catchUp() error {
 			continue // evicted meanwhile
 		}
 		s := ex.Breaker().Stats()
-		if s.State == breaker.Open && s.Reason != breaker.Remote {
+		// A supplier whose name cannot go on the wire stays local; its
+		// trip was counted when it happened.
+		if s.State == breaker.Open && s.Reason != breaker.Remote && validSupplier(name) {
 			mine = append(mine, breaker.Event{Name: name, From: breaker.Closed, To: breaker.Open,
 				Reason: s.Reason, Time: s.Since, OpenUntil: s.OpenUntil, Generation: s.Generation})
 		}
