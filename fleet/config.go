@@ -33,10 +33,20 @@ const (
 // Config links the replicas of one service. Every field but Client and
 // Prefix has a documented zero value.
 type Config struct {
-	// Client talks to Redis: a *redis.Client, a *redis.ClusterClient, or
-	// anything redis.NewUniversalClient returns. AUTH (Username, Password),
-	// TLS (TLSConfig), dial and read timeouts and the connection pool are
-	// the client's options. Required. The link does not close it.
+	// Client talks to Redis: a *redis.Client (redis.NewClient,
+	// redis.NewFailoverClient), a *redis.ClusterClient, or anything
+	// redis.NewUniversalClient returns. AUTH (Username, Password), TLS
+	// (TLSConfig), dial and read timeouts and the connection pool are the
+	// client's options. Required. The link does not close it.
+	//
+	// The client must end every command within OpTimeout: set
+	// ContextTimeoutEnabled: true in its options (without it, go-redis
+	// ignores the deadline of the link's context on the socket, and a
+	// Redis that hangs holds each command for the client's ReadTimeout, 3s
+	// by default), or ReadTimeout and WriteTimeout of at most OpTimeout.
+	// New refuses a *redis.Client or *redis.ClusterClient that does
+	// neither; a client of another type cannot be checked, and must bound
+	// its commands the same way.
 	Client redis.UniversalClient
 	// Prefix namespaces the fleet: every key and the channel of the link
 	// start with "{Prefix}:" (the braces keep a fleet's keys in one Redis
@@ -174,6 +184,11 @@ func (c Config) resolve() (Config, error) {
 		}
 	}
 	dur("OpTimeout", &c.OpTimeout, DefaultOpTimeout)
+	if c.Client != nil && c.OpTimeout > 0 && c.OpTimeout <= time.Hour {
+		if err := checkClient(c.Client, c.OpTimeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	dur("Margin", &c.Margin, DefaultMargin)
 	dur("HealthCheck", &c.HealthCheck, DefaultHealthCheck)
 	dur("BackoffMin", &c.BackoffMin, DefaultBackoffMin)
@@ -192,6 +207,43 @@ func (c Config) resolve() (Config, error) {
 		c.Logger = slog.Default()
 	}
 	return c, errors.Join(errs...)
+}
+
+// checkClient refuses a go-redis client that would not end a command at
+// op. go-redis sets a socket deadline from a command's context only with
+// ContextTimeoutEnabled; without it the deadline is the client's own
+// ReadTimeout and WriteTimeout, and a Redis that accepts commands but
+// answers none would hold every command of the link that long.
+func checkClient(client redis.UniversalClient, op time.Duration) error {
+	var ctxTimeout bool
+	var read, write time.Duration
+	switch c := client.(type) {
+	case *redis.Client: // redis.NewFailoverClient's too
+		o := c.Options()
+		ctxTimeout, read, write = o.ContextTimeoutEnabled, o.ReadTimeout, o.WriteTimeout
+	case *redis.ClusterClient:
+		o := c.Options()
+		ctxTimeout, read, write = o.ContextTimeoutEnabled, o.ReadTimeout, o.WriteTimeout
+	default:
+		return nil // it cannot be checked: Config.Client's doc asks for the bound
+	}
+	// The options are the client's after go-redis applied its defaults: a
+	// timeout given as 0 reads 3s, and one given as -1 or -2 (no timeout,
+	// no deadline at all) reads 0 or less.
+	bounded := func(d time.Duration) bool { return d > 0 && d <= op }
+	if ctxTimeout || (bounded(read) && bounded(write)) {
+		return nil
+	}
+	show := func(d time.Duration) string {
+		if d <= 0 {
+			return "none"
+		}
+		return d.String()
+	}
+	return fmt.Errorf("fleet: Config.Client must end every command within Config.OpTimeout (%v): set ContextTimeoutEnabled: true in its options "+
+		"(without it go-redis ignores the link's deadlines and waits its ReadTimeout on a Redis that does not answer), "+
+		"or ReadTimeout and WriteTimeout of at most %v; it has ReadTimeout %s and WriteTimeout %s (go-redis reads 0 as 3s, -1 and -2 as none)",
+		op, op, show(read), show(write))
 }
 
 // checkGroup refuses group configurations whose breaker names differ from

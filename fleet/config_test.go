@@ -1,6 +1,7 @@
 package fleet_test
 
 import (
+	"context"
 	"math"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 )
 
 func TestConfigErrors(t *testing.T) {
-	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled: New fails first
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true}) // never dialled: New fails first
 	defer client.Close()
 	for _, tc := range []struct {
 		name string
@@ -52,6 +53,57 @@ func TestConfigErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.Nil(t, l)
 			for _, w := range tc.want {
+				assert.Contains(t, err.Error(), w)
+			}
+		})
+	}
+}
+
+// The link's commands must end at Config.OpTimeout: go-redis honours a
+// context's deadline on the socket only with ContextTimeoutEnabled, and
+// otherwise waits its ReadTimeout (3 s by default) on a Redis that hangs.
+// New refuses a client of go-redis that bounds its commands neither way,
+// naming the field and the fix; either way is accepted.
+func TestConfigClientMustBoundItsCommands(t *testing.T) {
+	const addr = "127.0.0.1:1" // nothing listens there
+	plain := func(o redis.Options) redis.UniversalClient { o.Addr = addr; return redis.NewClient(&o) }
+	failover := func(o redis.FailoverOptions) redis.UniversalClient {
+		o.MasterName, o.SentinelAddrs = "mymaster", []string{addr}
+		return redis.NewFailoverClient(&o)
+	}
+	cluster := func(o redis.ClusterOptions) redis.UniversalClient {
+		o.Addrs = []string{addr}
+		return redis.NewClusterClient(&o)
+	}
+	for _, tc := range []struct {
+		name   string
+		client redis.UniversalClient
+		op     time.Duration
+		want   string // "" if accepted
+	}{
+		{"go-redis's defaults are refused", plain(redis.Options{}), 0, "ReadTimeout 3s and WriteTimeout 3s"},
+		{"no read timeout (-1) is refused", plain(redis.Options{ReadTimeout: -1, WriteTimeout: 100 * time.Millisecond}), 0, "ReadTimeout none"},
+		{"no write deadline (-2) is refused", plain(redis.Options{ReadTimeout: 100 * time.Millisecond, WriteTimeout: -2}), 0, "WriteTimeout none"},
+		{"timeouts above OpTimeout are refused", plain(redis.Options{ReadTimeout: time.Second, WriteTimeout: time.Second}), 0, "within Config.OpTimeout (500ms)"},
+		{"a failover client is checked", failover(redis.FailoverOptions{}), 0, "ReadTimeout 3s"},
+		{"a cluster client is checked", cluster(redis.ClusterOptions{}), 0, "ReadTimeout 3s"},
+		{"ContextTimeoutEnabled is accepted", plain(redis.Options{ContextTimeoutEnabled: true, ReadTimeout: -1}), 0, ""},
+		{"a write timeout that follows the read timeout is accepted", plain(redis.Options{ReadTimeout: 200 * time.Millisecond}), 0, ""},
+		{"the 3 s default under an OpTimeout of 3 s is accepted", plain(redis.Options{}), 3 * time.Second, ""},
+		{"a failover client with ContextTimeoutEnabled is accepted", failover(redis.FailoverOptions{ContextTimeoutEnabled: true}), 0, ""},
+		{"a cluster client with ContextTimeoutEnabled is accepted", cluster(redis.ClusterOptions{ContextTimeoutEnabled: true}), 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer tc.client.Close()
+			l, err := fleet.New(fleet.Config{Client: tc.client, Prefix: "p", OpTimeout: tc.op, Logger: testLogger}, executor.GroupConfig{})
+			if tc.want == "" {
+				require.NoError(t, err)
+				require.NoError(t, l.Close(context.Background()))
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, l)
+			for _, w := range []string{"Config.Client", "ContextTimeoutEnabled: true", tc.want} {
 				assert.Contains(t, err.Error(), w)
 			}
 		})

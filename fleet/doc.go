@@ -6,7 +6,8 @@
 // its own goroutines, behind bounded buffers.
 //
 //	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: []string{"redis:6379"},
-//		Password: os.Getenv("REDIS_PASSWORD"), TLSConfig: &tls.Config{}})
+//		Password: os.Getenv("REDIS_PASSWORD"), TLSConfig: &tls.Config{},
+//		ContextTimeoutEnabled: true}) // so that Config.OpTimeout bounds each command
 //	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop"}, executor.GroupConfig{
 //		Default: executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
 //			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},

@@ -20,13 +20,16 @@ import (
 
 // A replica of the shop links its Group to the others through Redis. AUTH
 // and TLS are options of the go-redis client; a cluster works through
-// redis.NewUniversalClient with several addresses. (It needs a Redis
-// server, so it is compiled, not run.)
+// redis.NewUniversalClient with several addresses. ContextTimeoutEnabled
+// lets Config.OpTimeout bound each command (New refuses a client whose
+// commands nothing bounds). (It needs a Redis server, so it is compiled,
+// not run.)
 func ExampleNew() {
 	rdb := redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:     []string{"redis.internal:6379"},
-		Password:  os.Getenv("REDIS_PASSWORD"),
-		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12},
+		Addrs:                 []string{"redis.internal:6379"},
+		Password:              os.Getenv("REDIS_PASSWORD"),
+		TLSConfig:             &tls.Config{MinVersion: tls.VersionTLS12},
+		ContextTimeoutEnabled: true,
 	})
 	defer rdb.Close()
 	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop"}, executor.GroupConfig{
@@ -52,7 +55,7 @@ func ExampleNew() {
 // be reached: the replica's own breaker is forced open all the same, and
 // the error says the fleet was not told.
 func ExampleLink_ForceOpen() {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1}) // nothing listens there
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, ContextTimeoutEnabled: true}) // nothing listens there
 	defer rdb.Close()
 	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop", Logger: slog.New(slog.DiscardHandler)}, executor.GroupConfig{})
 	if err != nil {
@@ -74,7 +77,8 @@ func ExampleLink_ForceOpen() {
 // compiled, not run.)
 func ExampleViewHandler() {
 	rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: "mymaster",
-		SentinelAddrs: []string{"sentinel-1:26379", "sentinel-2:26379", "sentinel-3:26379"}})
+		SentinelAddrs:         []string{"sentinel-1:26379", "sentinel-2:26379", "sentinel-3:26379"},
+		ContextTimeoutEnabled: true})
 	defer rdb.Close()
 	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop",
 		Quorum: fleet.Quorum{Replicas: 3, Window: 10 * time.Second}}, executor.GroupConfig{})

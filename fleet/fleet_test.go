@@ -388,6 +388,39 @@ func TestRedisDownAndBack(t *testing.T) {
 	assert.Less(t, slowest, noWait, "no Submit waited for the network while Redis was down")
 }
 
+// Config.OpTimeout bounds each command of the link, on a client whose own
+// timeouts bound nothing (ReadTimeout and WriteTimeout -1): with
+// ContextTimeoutEnabled, which New asks for, go-redis honours the link's
+// deadline on the socket. A fleet-wide action on a frozen Redis returns
+// its error while Redis is still frozen.
+func TestOpTimeoutBoundsACommandOnAHungRedis(t *testing.T) {
+	srv := startRedis(t)
+	cfg := linkConfig(srv, t, "r0")
+	cfg.Client = srv.client(t, func(o *redis.Options) {
+		o.ReadTimeout, o.WriteTimeout, o.ContextTimeoutEnabled = -1, -1, true
+	})
+	cfg.OpTimeout = 100 * time.Millisecond
+	cfg.HealthCheck = 5 * time.Second // the link stays up while Redis is frozen
+	l, err := fleet.New(cfg, groupConfig())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		srv.thaw()
+		_ = l.Close(context.Background())
+	})
+	eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+	srv.freeze()
+	done := make(chan error, 1)
+	go func() { done <- l.ForceOpen(context.Background(), "payments", "INC-1") }()
+	select {
+	case err := <-done:
+		require.ErrorContains(t, err, "applied on this replica only")
+	case <-time.After(10 * time.Second): // a hang: only the thaw ends it
+		srv.thaw()
+		<-done
+		t.Fatal("ForceOpen waited for the frozen Redis: OpTimeout did not bound the command")
+	}
+}
+
 func TestHungRedisNeverBlocksACall(t *testing.T) {
 	srv := startRedis(t)
 	rs := startFleet(t, srv, 2)

@@ -22,7 +22,7 @@ import (
 // port 1): the group must work alone.
 func unreachable(t *testing.T, g executor.GroupConfig) *fleet.Link {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1})
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 50 * time.Millisecond, MaxRetries: -1, ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	l, err := fleet.New(fleet.Config{Client: c, Prefix: "p", Replica: "alone", Logger: testLogger,
 		BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond}, g)
