@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
@@ -17,7 +18,12 @@ import (
 // the response has no body to wait for; otherwise the body ends it.
 func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Response, error) {
 	ctx := l.Context()
-	resp, err := t.roundTrip(req.WithContext(ctx))
+	out := req.WithContext(ctx)
+	var sent *sentBody
+	if req.Body != nil && req.Body != http.NoBody {
+		sent = sendBody(out)
+	}
+	resp, err := t.roundTrip(out, l)
 	if _, ok := err.(*breaker.PanicError); ok {
 		l.Done(err)
 		return nil, err
@@ -36,7 +42,12 @@ func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Respon
 			err = executor.ErrTimeout
 		}
 	}
-	verdict := t.verdict(resp, err)
+	var verdict error
+	if sent != nil && err != nil && sent.failed(err) {
+		verdict = callersBody(err)
+	} else {
+		verdict = t.verdict(resp, err, l)
+	}
 	if resp == nil || !holdsSlot(req, resp) {
 		if resp != nil {
 			resp.Request = req
@@ -45,35 +56,135 @@ func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Respon
 		return resp, err
 	}
 	resp.Request = req
-	resp.Body = newBody(resp.Body, l, verdict)
+	resp.Body = newBody(resp.Body, l, verdict, req.Context())
 	return resp, nil
 }
 
+// errGoexit is the Value of the *breaker.PanicError recorded for an
+// exchange whose Base or Classify ended its goroutine with runtime.Goexit
+// (as t.FailNow does in a test's fake) instead of returning.
+var errGoexit = errors.New("runtime.Goexit instead of a return")
+
 // roundTrip runs the base transport; a panic there becomes an
 // *breaker.PanicError, recorded as the exchange's failure, as a panic in a
-// submitted function is.
-func (t *Transport) roundTrip(req *http.Request) (resp *http.Response, err error) {
+// submitted function is. A base that ends the goroutine (runtime.Goexit)
+// never returns: the slot is given back, the exchange recorded as a
+// failure with a *breaker.PanicError naming it, and the Goexit goes on, as
+// nothing can stop it. A nil Body is http.NoBody, as http.Client makes
+// it; a nil response with a nil error is an error of the base.
+func (t *Transport) roundTrip(req *http.Request, l *executor.Lease) (resp *http.Response, err error) {
+	base := t.baseTransport()
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			resp, err = nil, &breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: p, Stack: debug.Stack()}
+		if returned {
+			return
 		}
+		p := recover() // nil for a Goexit
+		if p == nil {
+			l.Done(&breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: errGoexit, Stack: debug.Stack()})
+			return
+		}
+		resp, err = nil, &breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: p, Stack: debug.Stack()}
 	}()
-	return t.baseTransport().RoundTrip(req)
+	resp, err = base.RoundTrip(req)
+	returned = true
+	switch {
+	case resp == nil && err == nil:
+		err = fmt.Errorf("fusehttp: Transport.Base (%T) returned a nil *http.Response with a nil error", base)
+	case resp != nil && resp.Body == nil:
+		resp.Body = http.NoBody
+	}
+	return resp, err
 }
 
 // verdict runs the user's Classify. A panic there is the exchange's failure
 // (recorded with a *breaker.PanicError naming it); the response still
-// goes to the caller, and its body is still looked after.
-func (t *Transport) verdict(resp *http.Response, err error) (v error) {
+// goes to the caller, and its body is still looked after. A Classify that
+// ends the goroutine (runtime.Goexit) is recorded the same way, once the
+// response, which will never reach the caller, is closed; the slot is
+// given back and the Goexit goes on.
+func (t *Transport) verdict(resp *http.Response, err error, l *executor.Lease) (v error) {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			v = &breaker.PanicError{Callback: "fusehttp.Transport.Classify", Value: p, Stack: debug.Stack()}
+		if returned {
+			return
 		}
+		p := recover() // nil for a Goexit
+		if p == nil {
+			if resp != nil {
+				resp.Body.Close()
+			}
+			l.Done(&breaker.PanicError{Callback: "fusehttp.Transport.Classify", Value: errGoexit, Stack: debug.Stack()})
+			return
+		}
+		v = &breaker.PanicError{Callback: "fusehttp.Transport.Classify", Value: p, Stack: debug.Stack()}
 	}()
 	if t.Classify == nil {
-		return DefaultClassify(resp, err)
+		v = DefaultClassify(resp, err)
+	} else {
+		v = t.Classify(resp, err)
 	}
-	return t.Classify(resp, err)
+	returned = true
+	return v
+}
+
+// sentBody is a request body as the base reads it: it remembers an error
+// of the body's own Read, so that a request that failed because its body
+// did (an upload whose source broke) is told apart from one the supplier
+// failed, without parsing the base's error. The bodies that GetBody returns
+// for the base's retries report to the same sentBody.
+type sentBody struct {
+	first   bodyReader
+	getBody func() (io.ReadCloser, error)
+	err     atomic.Pointer[error] // the last error of a Read
+}
+
+// bodyReader is one body of a sentBody.
+type bodyReader struct {
+	io.ReadCloser
+	s *sentBody
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		failure := err // on the heap only when there is one
+		r.s.err.Store(&failure)
+	}
+	return n, err
+}
+
+// sendBody wraps the body of req, which has one, and GetBody's.
+func sendBody(req *http.Request) *sentBody {
+	s := &sentBody{getBody: req.GetBody}
+	s.first = bodyReader{ReadCloser: req.Body, s: s}
+	req.Body = &s.first
+	if req.GetBody != nil {
+		req.GetBody = s.rewind
+	}
+	return s
+}
+
+// rewind is the request's GetBody, its body wrapped as the first one is.
+func (s *sentBody) rewind() (io.ReadCloser, error) {
+	rc, err := s.getBody()
+	if err != nil || rc == nil || rc == http.NoBody {
+		return rc, err
+	}
+	return &bodyReader{ReadCloser: rc, s: s}, nil
+}
+
+// failed reports whether err is (or wraps) an error of the body's own Read.
+func (s *sentBody) failed(err error) bool {
+	p := s.err.Load()
+	return p != nil && errors.Is(err, *p)
+}
+
+// callersBody is what the breaker records for an exchange that failed
+// because reading the request's own body did: the caller's error, not the
+// supplier's, ignored as a cancellation is.
+func callersBody(err error) error {
+	return fmt.Errorf("fusehttp: reading the request body failed on the caller's side (%w): %w", err, context.Canceled)
 }
 
 // holdsSlot reports whether the exchange goes on after the response
@@ -100,13 +211,14 @@ func holdsSlot(req *http.Request, resp *http.Response) bool {
 type body struct {
 	rc      io.ReadCloser
 	lease   *executor.Lease
-	verdict error       // Classify's, at the headers
-	stop    func() bool // stops watching the lease's context
+	caller  context.Context // the request's own
+	verdict error           // Classify's, at the headers
+	stop    func() bool     // stops watching the lease's context
 	once    sync.Once
 }
 
-func newBody(rc io.ReadCloser, l *executor.Lease, verdict error) *body {
-	b := &body{rc: rc, lease: l, verdict: verdict}
+func newBody(rc io.ReadCloser, l *executor.Lease, verdict error, caller context.Context) *body {
+	b := &body{rc: rc, lease: l, caller: caller, verdict: verdict}
 	ctx := l.Context()
 	// context.AfterFunc on the lease's context registers f with it, without
 	// a goroutine until the context ends.
@@ -115,13 +227,26 @@ func newBody(rc io.ReadCloser, l *executor.Lease, verdict error) *body {
 }
 
 // Read reads the body. At EOF, or at an error that breaks the body, the
-// exchange ends: Read returns once the slot has been released.
+// exchange ends: Read returns once the slot has been released. A body cut
+// off by the invocation deadline returns an error matching
+// executor.ErrTimeout, as the round trip does, that wraps the base's.
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
+		timedOut := b.timedOut(err)
 		b.finish(err)
+		if timedOut {
+			err = fmt.Errorf("%w: %w", executor.ErrTimeout, err)
+		}
 	}
 	return n, err
+}
+
+// timedOut reports whether the invocation deadline, not the caller's own
+// context, ended the body with err.
+func (b *body) timedOut(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, executor.ErrTimeout) &&
+		errors.Is(b.lease.Context().Err(), context.DeadlineExceeded) && b.caller.Err() == nil
 }
 
 // Close closes the body, which returns its connection to the base

@@ -90,7 +90,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		// The next read blocks until the deadline cuts the body off, and
 		// returns once the slot is free.
 		_, err = resp.Body.Read(chunk)
-		assert.Error(t, err, "the body is cut off at the deadline")
+		assert.ErrorIs(t, err, executor.ErrTimeout, "the body is cut off at the deadline, as the round trip would be")
 		assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "not before the invocation timeout")
 		st := stats(t, g, key)
 		assert.Zero(t, st.Busy)

@@ -47,7 +47,8 @@
 //
 // The executor's InvocationTimeout bounds the whole exchange, body
 // included, like http.Client.Timeout: a body still open at the deadline is
-// cut off, the slot is released and the call counts as a timeout. Give
+// cut off (its Read returns an error matching executor.ErrTimeout), the
+// slot is released and the call counts as a timeout. Give
 // suppliers that stream long responses a timeout long enough for the body.
 //
 // # Classification and keys
@@ -56,7 +57,8 @@
 // returns; DefaultClassify counts transport errors, timeouts, 5xx and 429
 // as failures and every other response as a success, which still reaches
 // the caller as an ordinary response. A body that breaks while being read
-// counts as a failure; the caller's own cancellation is ignored.
+// counts as a failure; the caller's own cancellation, and a request body
+// whose own Read fails on the caller's side, are ignored.
 //
 // Requests are keyed by host and port; Transport.Key takes any func (one
 // that returns "" leaves a request to host and port). Transport.Names maps

@@ -3,6 +3,7 @@ package fusehttp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -41,6 +42,20 @@ func (b *streamBody) Read([]byte) (int, error) {
 }
 
 func (b *streamBody) Close() error { b.closes.Add(1); return nil }
+
+// cutBody is a streamBody whose reads fail with err once the request's
+// context ends, as a base's own error wrapping the context's.
+type cutBody struct {
+	ctx context.Context
+	err error
+}
+
+func (b *cutBody) Read([]byte) (int, error) {
+	<-b.ctx.Done()
+	return 0, b.err
+}
+
+func (b *cutBody) Close() error { return nil }
 
 // fakeTransport returns a Transport over base that keys every request
 // "api", on a group with one slot and a one-second invocation timeout.
@@ -131,6 +146,37 @@ func TestExactTiming(t *testing.T) {
 			_, err := tr.RoundTrip(newRequest(t, ctx, nil))
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Equal(t, 100*time.Millisecond, time.Since(start))
+		})
+	})
+
+	t.Run("a body cut off by the invocation deadline reads as executor.ErrTimeout, wrapping the base's error", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			errCut := fmt.Errorf("stream reset: %w", context.DeadlineExceeded)
+			tr, _ := fakeTransport(t, oneSlot(), func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: http.StatusOK, ContentLength: -1, Body: &cutBody{ctx: r.Context(), err: errCut}}, nil
+			})
+			resp, err := tr.RoundTrip(newRequest(t, t.Context(), nil))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			_, err = io.ReadAll(resp.Body)
+			require.ErrorIs(t, err, executor.ErrTimeout)
+			require.ErrorIs(t, err, errCut, "the base's error stays in the chain")
+		})
+	})
+
+	t.Run("a body cut off by the caller's earlier deadline reads as the caller's deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			tr, _ := fakeTransport(t, oneSlot(), func(r *http.Request) (*http.Response, error) {
+				return &http.Response{StatusCode: http.StatusOK, ContentLength: -1, Body: &streamBody{ctx: r.Context()}}, nil
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+			defer cancel()
+			resp, err := tr.RoundTrip(newRequest(t, ctx, nil))
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			_, err = io.ReadAll(resp.Body)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.NotErrorIs(t, err, executor.ErrTimeout)
 		})
 	})
 

@@ -45,9 +45,16 @@ type Transport struct {
 	// cancelling it, and a Base that ignores it holds its caller until it
 	// returns (the response is then too late: RoundTrip closes it and
 	// returns executor.ErrTimeout). If Base panics, RoundTrip returns an
-	// *breaker.PanicError naming it, counted as a failure. An
-	// *http.Transport of your own can keep as many idle connections per
-	// host as there are slots (MaxIdleConnsPerHost; the default keeps 2).
+	// *breaker.PanicError naming it, counted as a failure; if it ends the
+	// goroutine (runtime.Goexit), the slot is given back, recorded the same
+	// way, and the Goexit goes on. A response with a nil Body gets
+	// http.NoBody, as http.Client gives it; a nil response with a nil error
+	// is an error of Base, counted as a failure. An error of the request
+	// body's own Read, which Base returns, is the caller's: the caller
+	// gets it, and the breaker records the exchange as ignored, without
+	// calling Classify. An *http.Transport of your own can keep as many
+	// idle connections per host as there are slots (MaxIdleConnsPerHost;
+	// the default keeps 2).
 	Base http.RoundTripper
 
 	// Key names the executor of a request. nil, or a Key that returns ""
@@ -83,9 +90,14 @@ type Transport struct {
 	// the caller receives: a response classified as a failure still reaches
 	// the caller as a normal *http.Response with a nil error. It must not
 	// read or close the response body. nil means DefaultClassify. It runs
-	// on the caller's goroutine, in RoundTrip; if it panics, the breaker
+	// on the caller's goroutine, in RoundTrip, with the slot held: keep it
+	// pure and quick, since a Classify that blocks blocks the call (the
+	// invocation timeout does not end it). If it panics, the breaker
 	// records the call as a failure with a *breaker.PanicError naming it,
-	// and the caller still gets the response.
+	// and the caller still gets the response; if it ends the goroutine
+	// (runtime.Goexit), the response, which no caller will get, is closed,
+	// the slot is given back, recorded the same way, and the Goexit goes
+	// on.
 	Classify func(*http.Response, error) error
 
 	// MaxRetryAfter caps how long an upstream's Retry-After keeps its
@@ -130,7 +142,11 @@ func (e *StatusError) Error() string {
 // transport errors (refused or reset connections, timeouts, the caller's
 // context.Canceled, which the breaker then ignores), 5xx responses and 429
 // Too Many Requests, the last two as a *StatusError. Every other response,
-// 4xx included, is a success: the supplier answered.
+// 4xx included, is a success: the supplier answered. An error of a request
+// that net/http refuses to send (an invalid header value, say) is a
+// transport error like any other, so it counts as a failure unless a
+// Classify of one's own says otherwise; an error of the request body's own
+// Read never reaches Classify (see Transport.Base).
 func DefaultClassify(resp *http.Response, err error) error {
 	switch {
 	case err != nil:
@@ -146,7 +162,9 @@ func DefaultClassify(resp *http.Response, err error) error {
 // at once when the call is refused, without reading req.Body, which it
 // closes as the RoundTripper contract asks. It returns req's context error
 // when the caller gives up first, and executor.ErrTimeout when the call
-// outlives the invocation timeout before a response arrives.
+// outlives the invocation timeout before a response arrives; a body that
+// the invocation timeout cuts off returns an error matching
+// executor.ErrTimeout from Read.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, err := t.key(req)
 	if err == nil {

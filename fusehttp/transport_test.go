@@ -3,8 +3,11 @@ package fusehttp_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -236,6 +239,84 @@ func TestCallerCancellation(t *testing.T) {
 	assert.Equal(t, uint64(1), st.Cancelled)
 	assert.Zero(t, st.Failures, "the upstream did nothing wrong")
 	assert.Equal(t, breaker.Closed, st.Breaker.State)
+}
+
+// failingBody is a request body whose own Read fails after its first
+// chunk: an upload whose source broke on the caller's side.
+type failingBody struct {
+	reads atomic.Int64
+	err   error
+}
+
+func (b *failingBody) Read(p []byte) (int, error) {
+	if b.reads.Add(1) == 1 {
+		return copy(p, "partial"), nil
+	}
+	return 0, b.err
+}
+
+func (b *failingBody) Close() error { return nil }
+
+// A request whose own body fails to read failed on the caller's side: the
+// caller gets the body's error, and the supplier's breaker ignores it, so
+// that broken uploads never open a healthy host's breaker.
+func TestARequestBodyThatFailsIsTheCallersError(t *testing.T) {
+	errSource := errors.New("the upload's source broke")
+
+	t.Run("over the network", func(t *testing.T) {
+		up := newUpstream(t)
+		cfg := roomy(4)
+		cfg.Breaker.ConsecutiveFailures = 1 // one failure would open it
+		g := newGroup(t, executor.GroupConfig{Default: cfg})
+		client := newClient(t, &fusehttp.Transport{Group: g})
+		for i := range 3 {
+			req, err := http.NewRequest(http.MethodPost, up.URL, &failingBody{err: errSource})
+			require.NoError(t, err)
+			req.ContentLength = 100
+			_, err = client.Do(req)
+			require.ErrorIs(t, err, errSource, "request %d", i)
+		}
+		st := stats(t, g, up.key(t))
+		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.Failures)
+		assert.Equal(t, uint64(3), st.Ignored)
+		assert.Equal(t, breaker.Closed, st.Breaker.State)
+	})
+
+	t.Run("read again through GetBody", func(t *testing.T) {
+		cfg := oneSlot()
+		cfg.Breaker.ConsecutiveFailures = 1
+		tr, g := fakeTransport(t, cfg, func(r *http.Request) (*http.Response, error) {
+			r.Body.Close()
+			rc, err := r.GetBody() // as a base retrying on a new connection does
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			if _, err := io.ReadAll(rc); err != nil {
+				return nil, fmt.Errorf("writing the request: %w", err)
+			}
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+		})
+		req := newRequest(t, t.Context(), strings.NewReader("order=42"))
+		req.GetBody = func() (io.ReadCloser, error) { return &failingBody{err: errSource}, nil }
+		_, err := tr.RoundTrip(req)
+		require.ErrorIs(t, err, errSource)
+		st := stats(t, g, "api")
+		assert.Zero(t, st.Failures)
+		assert.Equal(t, uint64(1), st.Ignored)
+	})
+
+	t.Run("a supplier that fails while the body reads fine is a failure", func(t *testing.T) {
+		errReset := errors.New("connection reset by peer")
+		tr, g := fakeTransport(t, oneSlot(), func(r *http.Request) (*http.Response, error) {
+			io.Copy(io.Discard, r.Body)
+			return nil, errReset
+		})
+		_, err := tr.RoundTrip(newRequest(t, t.Context(), strings.NewReader("order=42")))
+		require.ErrorIs(t, err, errReset)
+		assert.Equal(t, uint64(1), stats(t, g, "api").Failures)
+	})
 }
 
 func TestKeys(t *testing.T) {
