@@ -7,21 +7,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusegrpc"
 )
-
-// memStream is a client stream that ends at once, from memory.
-type memStream struct{ ctx context.Context }
-
-func (s *memStream) Header() (metadata.MD, error) { return nil, nil }
-func (s *memStream) Trailer() metadata.MD         { return nil }
-func (s *memStream) CloseSend() error             { return nil }
-func (s *memStream) Context() context.Context     { return s.ctx }
-func (s *memStream) SendMsg(any) error            { return nil }
-func (s *memStream) RecvMsg(any) error            { return io.EOF }
 
 // BenchmarkInterceptors is the per-call cost of the interceptors over an
 // invoker and a streamer that answer from memory, without a connection: a

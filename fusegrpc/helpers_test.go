@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/fusebox-go/fusebox/breaker"
@@ -214,3 +215,13 @@ func deadAddr(t *testing.T) string {
 	require.NoError(t, lis.Close())
 	return addr
 }
+
+// memStream is a client stream that ends at once, from memory.
+type memStream struct{ ctx context.Context }
+
+func (s *memStream) Header() (metadata.MD, error) { return nil, nil }
+func (s *memStream) Trailer() metadata.MD         { return nil }
+func (s *memStream) CloseSend() error             { return nil }
+func (s *memStream) Context() context.Context     { return s.ctx }
+func (s *memStream) SendMsg(any) error            { return nil }
+func (s *memStream) RecvMsg(any) error            { return io.EOF }

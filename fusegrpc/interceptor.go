@@ -42,14 +42,22 @@ type Interceptor struct {
 	// metric labels read as the supplier ("payments") rather than its
 	// target: a call whose key is in Names runs on the executor of the name
 	// it maps to. Other calls keep their key; with a Strict group they are
-	// refused. nil means no mapping.
+	// refused. A key mapped to "" fails the call with codes.Internal, an
+	// error naming Names, without sending it. nil means no mapping.
 	Names map[string]string
 
 	// Classify turns a call's final error into the error its breaker
 	// records: nil counts as a success, context.Canceled as ignored (with
 	// the breaker's default classifier), anything else as a failure. It
 	// never changes what the caller receives. nil means DefaultClassify. A
-	// Classify that panics is logged, and the call counts as a failure.
+	// Classify that panics is logged, and the call counts as a failure; one
+	// that ends its goroutine (runtime.Goexit) gives the slot back all the
+	// same, counted as a failure with a *breaker.PanicError naming it, and
+	// the Goexit goes on. It runs with the call's slot held, on the call's
+	// goroutine for a unary call and on the caller's own for a stream (in
+	// RecvMsg, SendMsg or Header): keep it pure and quick, since a
+	// Classify that blocks holds the slot, and blocks a stream's caller,
+	// past the invocation timeout.
 	Classify func(err error) error
 }
 
@@ -85,6 +93,12 @@ func Method(_ context.Context, method string, cc *grpc.ClientConn) string {
 // ignored, and nil (a success: the supplier answered) for every other code:
 // InvalidArgument, NotFound, AlreadyExists, PermissionDenied,
 // Unauthenticated, FailedPrecondition, Aborted, OutOfRange, Unimplemented.
+//
+// grpc reports some errors of the client's own side with codes.Internal
+// too (a request message that fails to marshal, SendMsg after CloseSend):
+// they count as failures here, since the code alone cannot tell them from
+// a server's. A Classify of one's own can tell them apart (by the message
+// or the error's cause) and return nil or context.Canceled for them.
 func DefaultClassify(err error) error {
 	if err == nil {
 		return nil
@@ -155,12 +169,37 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 	}()
 	key = keyOf(ctx, method, cc)
 	if name, ok := i.Names[key]; ok {
+		if name == "" {
+			return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Names maps %q (the key of %s) to an empty name", key, method)}
+		}
 		key = name
 	}
 	if key == "" {
 		return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key returned no key for %s", method)}
 	}
 	return key, nil
+}
+
+// errGoexit is the Value of the *breaker.PanicError recorded for a call
+// whose streamer or Classify ended its goroutine with runtime.Goexit (as
+// t.FailNow does in a test's fake) instead of returning.
+var errGoexit = errors.New("runtime.Goexit instead of a return")
+
+// done ends the lease l of a stream that ended with err, with Classify's
+// verdict. A Classify that ends the goroutine (runtime.Goexit) never
+// returns one: the slot is given back all the same, the stream recorded as
+// a failure with a *breaker.PanicError naming it, and the Goexit goes on,
+// as nothing can stop it.
+func (i *Interceptor) done(l *executor.Lease, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			l.Done(&breaker.PanicError{Callback: "fusegrpc.Interceptor.Classify", Value: errGoexit, Stack: debug.Stack()})
+		}
+	}()
+	verdict := i.classify(err)
+	returned = true
+	l.Done(verdict)
 }
 
 // classify applies Classify. A classifier that panics makes the call a

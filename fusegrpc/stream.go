@@ -5,9 +5,12 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
@@ -20,7 +23,11 @@ import (
 // for a stream without server streaming; SendMsg or Header fails; the
 // caller's context is cancelled; or the executor's InvocationTimeout
 // passes, which therefore bounds the whole stream (the stream is then
-// cancelled with DeadlineExceeded). An open stream costs no goroutine of
+// cancelled, and the call that sees it fails with an *Error of code
+// DeadlineExceeded wrapping executor.ErrTimeout, as a unary call does). A
+// streamer (the next interceptor) that panics or ends the goroutine
+// (runtime.Goexit) gives the slot back, counted as a failure with a
+// *breaker.PanicError naming it. An open stream costs no goroutine of
 // the library's. A stream whose caller neither reads it to the end nor
 // cancels its context holds its slot until that timeout, as the grpc
 // package's own rules for ending a stream say it must not.
@@ -39,16 +46,16 @@ func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
 		// invocation deadline, when the caller cancels, or at the lease's
 		// end.
 		lctx := l.Context()
-		cs, err := open(lctx, streamer, desc, cc, method, opts)
+		cs, err := open(lctx, l, streamer, desc, cc, method, opts)
 		if err != nil {
 			if _, ok := err.(*breaker.PanicError); ok {
 				l.Done(err)
 				return nil, statusOf(ctx, err)
 			}
-			l.Done(i.classify(err))
+			i.done(l, err)
 			return nil, err
 		}
-		w := &clientStream{ClientStream: cs, desc: desc, i: i, lease: l}
+		w := &clientStream{ClientStream: cs, desc: desc, i: i, lease: l, ctx: ctx}
 		// Registered with the lease's context, without a goroutine until it
 		// ends: a stream its caller abandons ends the lease at the deadline.
 		w.stop = context.AfterFunc(lctx, func() { w.end(lctx.Err(), false) })
@@ -56,15 +63,27 @@ func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
 	}
 }
 
-// open runs the streamer; a panic there becomes a *breaker.PanicError.
-func open(ctx context.Context, streamer grpc.Streamer, desc *grpc.StreamDesc, cc *grpc.ClientConn,
+// open runs the streamer; a panic there becomes a *breaker.PanicError. A
+// streamer that ends the goroutine (runtime.Goexit) never returns: the
+// slot of l is given back, recorded as a failure with a *breaker.PanicError
+// naming it, and the Goexit goes on, as nothing can stop it.
+func open(ctx context.Context, l *executor.Lease, streamer grpc.Streamer, desc *grpc.StreamDesc, cc *grpc.ClientConn,
 	method string, opts []grpc.CallOption) (cs grpc.ClientStream, err error) {
+	returned := false
 	defer func() {
-		if v := recover(); v != nil {
-			cs, err = nil, &breaker.PanicError{Callback: "grpc.Streamer", Value: v, Stack: debug.Stack()}
+		if returned {
+			return
 		}
+		v := recover() // nil for a Goexit
+		if v == nil {
+			l.Done(&breaker.PanicError{Callback: "grpc.Streamer", Value: errGoexit, Stack: debug.Stack()})
+			return
+		}
+		cs, err = nil, &breaker.PanicError{Callback: "grpc.Streamer", Value: v, Stack: debug.Stack()}
 	}()
-	return streamer(ctx, desc, cc, method, opts...)
+	cs, err = streamer(ctx, desc, cc, method, opts...)
+	returned = true
+	return cs, err
 }
 
 // clientStream watches a stream for its end, which ends the lease.
@@ -73,7 +92,8 @@ type clientStream struct {
 	desc  *grpc.StreamDesc
 	i     *Interceptor
 	lease *executor.Lease
-	stop  func() bool // stops watching the lease's context
+	ctx   context.Context // the caller's
+	stop  func() bool     // stops watching the lease's context
 	once  sync.Once
 }
 
@@ -84,6 +104,7 @@ func (w *clientStream) SendMsg(m any) error {
 	err := w.ClientStream.SendMsg(m)
 	if err != nil && err != io.EOF {
 		w.finish(err)
+		return w.timedOut(err)
 	}
 	return err
 }
@@ -96,7 +117,7 @@ func (w *clientStream) RecvMsg(m any) error {
 	if err != nil || !w.desc.ServerStreams {
 		w.finish(err)
 	}
-	return err
+	return w.timedOut(err)
 }
 
 // Header returns the header metadata; an error means the stream has ended.
@@ -105,7 +126,33 @@ func (w *clientStream) Header() (metadata.MD, error) {
 	if err != nil {
 		w.finish(err)
 	}
-	return md, err
+	return md, w.timedOut(err)
+}
+
+// timedOut is the error the caller gets for a stream that ended with err:
+// the *Error a unary call gets at its invocation timeout (DeadlineExceeded,
+// wrapping executor.ErrTimeout) when the invocation deadline ended the
+// stream, not the caller's own context or a DeadlineExceeded of the
+// server's own; err itself otherwise. The deadline ended it when grpc
+// says DeadlineExceeded, the caller's context has not ended and its
+// deadline, if any, is later, and the lease's deadline has passed by the
+// clock, whatever the executor's timeline has done yet.
+func (w *clientStream) timedOut(err error) error {
+	if err == nil || err == io.EOF {
+		return err
+	}
+	// The cheap tests first: status.Code allocates for most errors.
+	d, ok := w.lease.Context().Deadline()
+	if !ok || time.Now().Before(d) {
+		return err // not the invocation deadline: the server's own, say
+	}
+	if cd, ok := w.ctx.Deadline(); ok && !cd.After(d) || w.ctx.Err() != nil {
+		return err // the caller's own deadline, or its cancellation
+	}
+	if status.Code(err) != codes.DeadlineExceeded {
+		return err
+	}
+	return &Error{Code: codes.DeadlineExceeded, Err: executor.ErrTimeout}
 }
 
 // finish ends the stream on its caller's side and returns once the slot has
@@ -124,9 +171,10 @@ func (w *clientStream) end(err error, classify bool) {
 		if err == io.EOF {
 			err = nil
 		}
-		if classify {
-			err = w.i.classify(err)
+		if !classify {
+			w.lease.Done(err)
+			return
 		}
-		w.lease.Done(err)
+		w.i.done(w.lease, err)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
+	"google.golang.org/grpc/status"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
@@ -306,4 +307,52 @@ func TestACallerLeavingTheQueueLeavesNothingBehind(t *testing.T) {
 	assert.Zero(t, svc.duplex.Load(), "the queued stream never reached the server")
 	assert.Equal(t, uint64(2), st.Cancelled, "the queued stream and the one holding the slot")
 	assert.Zero(t, st.Failures)
+}
+
+// A stream the invocation timeout cuts off fails as a unary call does at
+// its timeout: an *Error of code DeadlineExceeded wrapping
+// executor.ErrTimeout. A deadline that is not the executor's (the
+// caller's own, or a status the server answers) reaches the caller as it
+// is.
+func TestAStreamCutOffByTheInvocationTimeoutFailsAsAUnaryCallDoes(t *testing.T) {
+	addr, _ := startServer(t)
+
+	t.Run("the invocation timeout", func(t *testing.T) {
+		cfg := defaults()
+		cfg.InvocationTimeout = time.Second // room for the dial and the first message
+		g := newGroup(t, executor.GroupConfig{Default: cfg})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(1, hang, codes.OK))
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+		require.ErrorIs(t, err, executor.ErrTimeout)
+		var fe *fusegrpc.Error
+		require.ErrorAs(t, err, &fe, "the error a unary call gets")
+		settled(t, g, addr, func(st executor.Stats) bool { return st.Timeouts == 1 })
+	})
+	t.Run("the caller's own deadline", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		stream, err := client.StreamingOutputCall(ctx, streamRequest(0, hang, codes.OK))
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+		require.NotErrorIs(t, err, executor.ErrTimeout)
+		require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+	})
+	t.Run("the server's own DeadlineExceeded", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		stream, err := client.StreamingOutputCall(context.Background(), streamRequest(0, "", codes.DeadlineExceeded))
+		require.NoError(t, err)
+		_, err = stream.Recv()
+		require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+		require.NotErrorIs(t, err, executor.ErrTimeout)
+		assert.Equal(t, "told to fail with DeadlineExceeded", status.Convert(err).Message(), "the server's answer")
+	})
 }

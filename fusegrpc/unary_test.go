@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -190,6 +191,14 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
 		assert.Contains(t, err.Error(), "no key")
 	})
+	t.Run("a name mapped to \"\" fails the call with Internal, naming Names", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{addr: ""}}
+		_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.Equal(t, codes.Internal, code(err), "got %v", err)
+		assert.Contains(t, err.Error(), "Interceptor.Names")
+		assert.NotContains(t, err.Error(), "Interceptor.Key", "Key is the default")
+	})
 	t.Run("a classifier that panics makes the call a failure, and the caller still gets its answer", func(t *testing.T) {
 		var logs bytes.Buffer
 		defer slog.SetDefault(slog.Default())
@@ -217,6 +226,53 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
 		require.Equal(t, codes.NotFound, code(err))
 		assert.Equal(t, uint64(1), stats(t, g, addr).Failures)
+	})
+	// A stream's streamer (the next interceptor) and its Classify run on
+	// the caller's goroutine; one that ends it (runtime.Goexit, as t.FailNow
+	// does in a test's fake) never returns, yet the slot is given back, the
+	// stream counted as a failure (a panic naming it), and the Goexit goes
+	// on. In memory: the network is not the point.
+	goexit := func(t *testing.T, ic *fusegrpc.Interceptor, streamer grpc.Streamer) {
+		t.Helper()
+		returned := false
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			cs, err := ic.Stream()(context.Background(), &grpc.StreamDesc{ServerStreams: true}, nil, "/s/m", streamer)
+			if err == nil {
+				cs.RecvMsg(nil)
+			}
+			returned = true
+		}()
+		<-done
+		assert.False(t, returned, "the Goexit went on")
+		st := stats(t, ic.Group, "k")
+		assert.Zero(t, st.Busy, "the slot is given back")
+		assert.Equal(t, uint64(1), st.Failures)
+		assert.Equal(t, uint64(1), st.Panics)
+	}
+	key := func(context.Context, string, *grpc.ClientConn) string { return "k" }
+	memStreamer := func(ctx context.Context, _ *grpc.StreamDesc, _ *grpc.ClientConn, _ string, _ ...grpc.CallOption) (grpc.ClientStream, error) {
+		return &memStream{ctx: ctx}, nil
+	}
+	t.Run("a streamer that calls runtime.Goexit gives the slot back", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		goexit(t, &fusegrpc.Interceptor{Group: g, Key: key},
+			func(context.Context, *grpc.StreamDesc, *grpc.ClientConn, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+				runtime.Goexit()
+				return nil, nil
+			})
+	})
+	t.Run("a stream's classifier that calls runtime.Goexit gives the slot back", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		goexit(t, &fusegrpc.Interceptor{Group: g, Key: key, Classify: func(error) error { runtime.Goexit(); return nil }}, memStreamer)
+	})
+	t.Run("a classifier that calls runtime.Goexit on a stream that fails to open gives the slot back", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		goexit(t, &fusegrpc.Interceptor{Group: g, Key: key, Classify: func(error) error { runtime.Goexit(); return nil }},
+			func(context.Context, *grpc.StreamDesc, *grpc.ClientConn, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+				return nil, status.Error(codes.Unavailable, "no connection")
+			})
 	})
 	t.Run("a nil group is an error, not a panic", func(t *testing.T) {
 		_, err := dial(t, addr, &fusegrpc.Interceptor{}).UnaryCall(context.Background(), &testpb.SimpleRequest{})
