@@ -36,7 +36,7 @@ func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Respon
 	}
 	if err != nil {
 		resp = nil
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil && req.Context().Err() == nil {
+		if invocationDeadline(err, ctx, req.Context()) {
 			// The executor's deadline ended the round trip: say so the way
 			// the executor does.
 			err = executor.ErrTimeout
@@ -233,7 +233,7 @@ func newBody(rc io.ReadCloser, l *executor.Lease, verdict error, caller context.
 func (b *body) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
-		timedOut := b.timedOut(err)
+		timedOut := invocationDeadline(err, b.lease.Context(), b.caller)
 		b.finish(err)
 		if timedOut {
 			err = fmt.Errorf("%w: %w", executor.ErrTimeout, err)
@@ -242,11 +242,20 @@ func (b *body) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// timedOut reports whether the invocation deadline, not the caller's own
-// context, ended the body with err.
-func (b *body) timedOut(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, executor.ErrTimeout) &&
-		errors.Is(b.lease.Context().Err(), context.DeadlineExceeded) && b.caller.Err() == nil
+// invocationDeadline reports whether the invocation deadline of the lease
+// context lctx, not the caller's own context, ended with err a round trip
+// or a body: err is a deadline, lctx ended at its deadline, and the
+// caller's context has not ended, nor has a deadline as early as lctx's
+// (lctx's is the earlier of the two, and when they are one instant, the
+// executor's timer may fire before the caller's).
+func invocationDeadline(err error, lctx, caller context.Context) bool {
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, executor.ErrTimeout) ||
+		!errors.Is(lctx.Err(), context.DeadlineExceeded) || caller.Err() != nil {
+		return false
+	}
+	d, _ := lctx.Deadline()
+	cd, ok := caller.Deadline()
+	return !ok || cd.After(d)
 }
 
 // Close closes the body, which returns its connection to the base

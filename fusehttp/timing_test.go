@@ -145,6 +145,7 @@ func TestExactTiming(t *testing.T) {
 			start := time.Now()
 			_, err := tr.RoundTrip(newRequest(t, ctx, nil))
 			require.ErrorIs(t, err, context.DeadlineExceeded)
+			require.NotErrorIs(t, err, executor.ErrTimeout, "the caller's deadline, not the invocation timeout")
 			assert.Equal(t, 100*time.Millisecond, time.Since(start))
 		})
 	})
