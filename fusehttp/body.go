@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,9 @@ func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Respon
 	ctx := l.Context()
 	out := req.WithContext(ctx)
 	var sent *sentBody
-	if req.Body != nil && req.Body != http.NoBody {
+	if _, file := req.Body.(*os.File); req.Body != nil && req.Body != http.NoBody && !file {
+		// A file keeps its own type, so that net/http can send it with
+		// sendfile: its Read fails too seldom to pay for that.
 		sent = sendBody(out)
 	}
 	resp, err := t.roundTrip(out, l)
