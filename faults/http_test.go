@@ -82,11 +82,11 @@ func outcome(err error) string {
 	case errors.Is(err, executor.ErrSaturated):
 		return "saturated"
 	case errors.Is(err, executor.ErrTimeout):
+		// Also a body cut off at the invocation deadline: the lease's
+		// context ended under the read.
 		return "timeout"
 	case errors.Is(err, context.DeadlineExceeded):
-		// A body cut off at the invocation deadline: the lease's
-		// context ended under the read.
-		return "deadline"
+		return "deadline" // the caller's own
 	}
 	return "failed"
 }
@@ -231,7 +231,7 @@ func TestSlowBodyTripsBySaturation(t *testing.T) {
 	t.Logf("tripped %v after the toxic", trip.Time.Sub(start).Round(time.Millisecond))
 
 	// The first bodies are cut off at their deadline, their calls end.
-	awaitOutcome(t, l, "body deadline", 1)
+	awaitOutcome(t, l, "body timeout", 1)
 	removed := time.Now()
 	r.proxy.remove(t, "bandwidth")
 	closed, between := r.w.until(t, breaker.Closed)
