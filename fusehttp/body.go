@@ -1,13 +1,16 @@
 package fusehttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -21,9 +24,7 @@ func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Respon
 	ctx := l.Context()
 	out := req.WithContext(ctx)
 	var sent *sentBody
-	if _, file := req.Body.(*os.File); req.Body != nil && req.Body != http.NoBody && !file {
-		// A file keeps its own type, so that net/http can send it with
-		// sendfile: its Read fails too seldom to pay for that.
+	if req.Body != nil && req.Body != http.NoBody && mayFail(req.Body) {
 		sent = sendBody(out)
 	}
 	resp, err := t.roundTrip(out, l)
@@ -82,9 +83,11 @@ func (t *Transport) roundTrip(req *http.Request, l *executor.Lease) (resp *http.
 		if returned {
 			return
 		}
-		p := recover() // nil for a Goexit
+		p := recover() // nil for a Goexit (or a panic(nil) under GODEBUG=panicnil=1)
 		if p == nil {
-			l.Done(&breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: errGoexit, Stack: debug.Stack()})
+			perr := &breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: errGoexit, Stack: debug.Stack()}
+			l.Done(perr)
+			resp, err = nil, perr // what a caller gets if a nil panic stopped here
 			return
 		}
 		resp, err = nil, &breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: p, Stack: debug.Stack()}
@@ -139,20 +142,20 @@ func (t *Transport) verdict(resp *http.Response, err error, l *executor.Lease) (
 type sentBody struct {
 	first   bodyReader
 	getBody func() (io.ReadCloser, error)
-	err     atomic.Pointer[error] // the last error of a Read
+	cur     atomic.Pointer[bodyReader] // the body being sent: the last one GetBody gave
 }
 
 // bodyReader is one body of a sentBody.
 type bodyReader struct {
 	io.ReadCloser
-	s *sentBody
+	err atomic.Pointer[error] // the last error of a Read
 }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
 	n, err := r.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
 		failure := err // on the heap only when there is one
-		r.s.err.Store(&failure)
+		r.err.Store(&failure)
 	}
 	return n, err
 }
@@ -160,7 +163,8 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 // sendBody wraps the body of req, which has one, and GetBody's.
 func sendBody(req *http.Request) *sentBody {
 	s := &sentBody{getBody: req.GetBody}
-	s.first = bodyReader{ReadCloser: req.Body, s: s}
+	s.first.ReadCloser = req.Body
+	s.cur.Store(&s.first)
 	req.Body = &s.first
 	if req.GetBody != nil {
 		req.GetBody = s.rewind
@@ -169,19 +173,55 @@ func sendBody(req *http.Request) *sentBody {
 }
 
 // rewind is the request's GetBody, its body wrapped as the first one is.
+// The new body is the one being sent from now on: an error an earlier
+// attempt's body had says nothing of how the next attempt ends.
 func (s *sentBody) rewind() (io.ReadCloser, error) {
 	rc, err := s.getBody()
 	if err != nil || rc == nil || rc == http.NoBody {
 		return rc, err
 	}
-	return &bodyReader{ReadCloser: rc, s: s}, nil
+	b := &bodyReader{ReadCloser: rc}
+	s.cur.Store(b)
+	return b, nil
 }
 
-// failed reports whether err is (or wraps) an error of the body's own Read.
+// failed reports whether err is (or wraps) an error of the Read of the
+// body being sent.
 func (s *sentBody) failed(err error) bool {
-	p := s.err.Load()
+	p := s.cur.Load().err.Load()
 	return p != nil && errors.Is(err, *p)
 }
+
+// mayFail reports whether the request body's Read can fail on the
+// caller's side, so that it is worth wrapping: not for the readers
+// http.NewRequest recognises (a *bytes.Reader, *bytes.Buffer or
+// *strings.Reader inside io.NopCloser), which read from memory and which
+// net/http sends with the headers in one write when it sees them, nor for
+// a file, alone or under an io.LimitedReader, which net/http sends with
+// sendfile.
+func mayFail(body io.ReadCloser) bool {
+	var r io.Reader = body
+	if t := reflect.TypeOf(body); t == nopCloserType || t == nopCloserWriterToType {
+		r = reflect.ValueOf(body).Field(0).Interface().(io.Reader)
+	}
+	if lr, ok := r.(*io.LimitedReader); ok {
+		r = lr.R
+	}
+	switch r.(type) {
+	case *bytes.Reader, *bytes.Buffer, *strings.Reader, *os.File:
+		return false
+	}
+	return true
+}
+
+// The types io.NopCloser returns, as net/http tells them apart.
+var (
+	nopCloserType         = reflect.TypeOf(io.NopCloser(nil))
+	nopCloserWriterToType = reflect.TypeOf(io.NopCloser(struct {
+		io.Reader
+		io.WriterTo
+	}{}))
+)
 
 // callersBody is what the breaker records for an exchange that failed
 // because reading the request's own body did: the caller's error, not the

@@ -52,8 +52,10 @@ type Transport struct {
 	// is an error of Base, counted as a failure. An error of the request
 	// body's own Read, which Base returns, is the caller's: the caller
 	// gets it, and the breaker records the exchange as ignored, without
-	// calling Classify (but for an *os.File body, which goes to Base as it
-	// is, so that net/http can send it with sendfile). An *http.Transport of your own can keep as many
+	// calling Classify. (The bodies http.NewRequest knows to be in memory,
+	// and files, go to Base as they are, so that net/http sends them as it
+	// would without fusehttp: those reads do not fail on the caller's side,
+	// or too seldom to cost sendfile.) An *http.Transport of your own can keep as many
 	// idle connections per host as there are slots (MaxIdleConnsPerHost;
 	// the default keeps 2).
 	Base http.RoundTripper

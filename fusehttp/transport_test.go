@@ -1,11 +1,13 @@
 package fusehttp_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -298,13 +300,64 @@ func TestARequestBodyThatFailsIsTheCallersError(t *testing.T) {
 			}
 			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
 		})
-		req := newRequest(t, t.Context(), strings.NewReader("order=42"))
+		// A body of a type net/http does not know: a stream, as an upload's is.
+		req := newRequest(t, t.Context(), struct{ io.Reader }{strings.NewReader("order=42")})
 		req.GetBody = func() (io.ReadCloser, error) { return &failingBody{err: errSource}, nil }
 		_, err := tr.RoundTrip(req)
 		require.ErrorIs(t, err, errSource)
 		st := stats(t, g, "api")
 		assert.Zero(t, st.Failures)
 		assert.Equal(t, uint64(1), st.Ignored)
+	})
+
+	t.Run("an earlier attempt's body error does not make a later failure the caller's", func(t *testing.T) {
+		tr, g := fakeTransport(t, oneSlot(), func(r *http.Request) (*http.Response, error) {
+			if _, err := io.ReadAll(r.Body); err == nil {
+				return nil, errors.New("want the first body to fail")
+			}
+			r.Body.Close()
+			rc, err := r.GetBody() // the base tries again, and that body reads fine
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			if _, err := io.ReadAll(rc); err != nil {
+				return nil, err
+			}
+			// but the supplier cuts the connection, with the same sentinel
+			return nil, fmt.Errorf("transport connection broken: %w", io.ErrUnexpectedEOF)
+		})
+		req := newRequest(t, t.Context(), &failingBody{err: io.ErrUnexpectedEOF})
+		req.GetBody = func() (io.ReadCloser, error) {
+			return io.NopCloser(struct{ io.Reader }{strings.NewReader("order=42")}), nil
+		}
+		_, err := tr.RoundTrip(req)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		st := stats(t, g, "api")
+		assert.Equal(t, uint64(1), st.Failures, "the supplier's")
+		assert.Zero(t, st.Ignored)
+	})
+
+	t.Run("in-memory and file bodies reach Base as they are", func(t *testing.T) {
+		// net/http sends an in-memory body with the headers in one write,
+		// and a file with sendfile, only when it sees their types.
+		f, err := os.CreateTemp(t.TempDir(), "upload")
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		for name, body := range map[string]io.Reader{
+			"strings.Reader": strings.NewReader("a"), "bytes.Reader": bytes.NewReader([]byte("a")),
+			"bytes.Buffer": bytes.NewBufferString("a"), "os.File": f, "a file's LimitedReader": io.LimitReader(f, 1),
+		} {
+			var got io.ReadCloser
+			tr, _ := fakeTransport(t, oneSlot(), func(r *http.Request) (*http.Response, error) {
+				got = r.Body
+				return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+			})
+			req := newRequest(t, t.Context(), body)
+			_, err := tr.RoundTrip(req)
+			require.NoError(t, err)
+			assert.Equal(t, req.Body, got, "%s: the caller's own body", name)
+		}
 	})
 
 	t.Run("a supplier that fails while the body reads fine is a failure", func(t *testing.T) {
