@@ -74,9 +74,11 @@ func open(ctx context.Context, l *executor.Lease, streamer grpc.Streamer, desc *
 		if returned {
 			return
 		}
-		v := recover() // nil for a Goexit
+		v := recover() // nil for a Goexit (or a panic(nil) under GODEBUG=panicnil=1)
 		if v == nil {
-			l.Done(&breaker.PanicError{Callback: "grpc.Streamer", Value: errGoexit, Stack: debug.Stack()})
+			perr := &breaker.PanicError{Callback: "grpc.Streamer", Value: errGoexit, Stack: debug.Stack()}
+			l.Done(perr)
+			cs, err = nil, perr // what a caller gets if a nil panic stopped here
 			return
 		}
 		cs, err = nil, &breaker.PanicError{Callback: "grpc.Streamer", Value: v, Stack: debug.Stack()}
