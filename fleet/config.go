@@ -229,9 +229,12 @@ func checkClient(client redis.UniversalClient, op time.Duration) error {
 	}
 	// The options are the client's after go-redis applied its defaults: a
 	// timeout given as 0 reads 3s, and one given as -1 or -2 (no timeout,
-	// no deadline at all) reads 0 or less.
+	// no deadline at all) reads 0 or less. With ContextTimeoutEnabled the
+	// command's context bounds it, but only where go-redis sets a deadline
+	// on the socket at all: not for a timeout below 0 (-2 as given, which a
+	// client reads as -1; a cluster client's options keep -2).
 	bounded := func(d time.Duration) bool { return d > 0 && d <= op }
-	if ctxTimeout || (bounded(read) && bounded(write)) {
+	if (ctxTimeout && read >= 0 && write >= 0) || (bounded(read) && bounded(write)) {
 		return nil
 	}
 	show := func(d time.Duration) string {
@@ -239,6 +242,10 @@ func checkClient(client redis.UniversalClient, op time.Duration) error {
 			return "none"
 		}
 		return d.String()
+	}
+	if ctxTimeout {
+		return fmt.Errorf("fleet: Config.Client must end every command within Config.OpTimeout (%v): it sets ContextTimeoutEnabled: true, "+
+			"but a ReadTimeout or WriteTimeout of -2 sets no deadline on the socket, so go-redis ignores the link's; use -1 (no timeout of its own) instead", op)
 	}
 	return fmt.Errorf("fleet: Config.Client must end every command within Config.OpTimeout (%v): set ContextTimeoutEnabled: true in its options "+
 		"(without it go-redis ignores the link's deadlines and waits its ReadTimeout on a Redis that does not answer), "+

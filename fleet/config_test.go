@@ -88,6 +88,8 @@ func TestConfigClientMustBoundItsCommands(t *testing.T) {
 		{"a failover client is checked", failover(redis.FailoverOptions{}), 0, "ReadTimeout 3s"},
 		{"a cluster client is checked", cluster(redis.ClusterOptions{}), 0, "ReadTimeout 3s"},
 		{"ContextTimeoutEnabled is accepted", plain(redis.Options{ContextTimeoutEnabled: true, ReadTimeout: -1}), 0, ""},
+		{"ContextTimeoutEnabled with no deadline at all (-2) is refused", plain(redis.Options{ContextTimeoutEnabled: true, ReadTimeout: -2}), 0, "of -2 sets no deadline"},
+		{"a cluster client's -2 is refused too", cluster(redis.ClusterOptions{ContextTimeoutEnabled: true, WriteTimeout: -2}), 0, "of -2 sets no deadline"},
 		{"a write timeout that follows the read timeout is accepted", plain(redis.Options{ReadTimeout: 200 * time.Millisecond}), 0, ""},
 		{"the 3 s default under an OpTimeout of 3 s is accepted", plain(redis.Options{}), 3 * time.Second, ""},
 		{"a failover client with ContextTimeoutEnabled is accepted", failover(redis.FailoverOptions{ContextTimeoutEnabled: true}), 0, ""},
