@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"os"
 	"reflect"
 	"strconv"
@@ -277,15 +278,26 @@ func outOfRange(t reflect.Type, tok json.Token) string {
 	if !ok {
 		return ""
 	}
-	f, err := strconv.ParseFloat(string(n), 64)
 	switch t.Kind() {
 	case reflect.Int:
+		f, err := strconv.ParseFloat(string(n), 64)
 		switch {
-		case err != nil || math.Abs(f) >= 1<<63:
+		case math.IsInf(f, 0) || math.Abs(f) > 1e19:
 			return ", which is out of range"
-		case f == math.Trunc(f):
+		case err != nil:
+			return "" // too small for a float64: a fraction
+		}
+		// Exactly, as the file writes it (its exponent is now small: the
+		// number is cheap to hold whole): 1e3 and 4.0 are whole numbers,
+		// 4.0000000000000000001 is not, whatever a float64 makes of them.
+		r, ok := new(big.Rat).SetString(string(n))
+		switch {
+		case !ok || !r.IsInt():
+		case !r.Num().IsInt64():
+			return ", which is out of range"
+		default:
 			// 1e3 or 4.0: a whole number, written as JSON would a float.
-			return ", which must be written as a whole number: " + strconv.FormatFloat(f, 'f', -1, 64)
+			return ", which must be written as a whole number: " + r.Num().String()
 		}
 	case reflect.Float64:
 		return ", which is out of range"
