@@ -7,8 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
 
 	"github.com/fusebox-go/fusebox/breaker"
 )
@@ -56,6 +59,10 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "dashboard: a control request must carry the "+ControlHeader+" header", http.StatusForbidden)
 		return
 	}
+	if !h.controlHost(r.Host) {
+		http.Error(w, "dashboard: a control request must name the dashboard's host by address, as localhost, or as one of Options.ControlHosts, got "+quote(r.Host), http.StatusForbidden)
+		return
+	}
 	if !sameOrigin(r) {
 		http.Error(w, "dashboard: a control request must come from the dashboard's own origin", http.StatusForbidden)
 		return
@@ -86,7 +93,10 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.opts.Control != nil {
-		if err := h.opts.Control(r.Context(), ex.Name(), req.Action, req.Reason); err != nil {
+		err := callHook(r.Context(), controlTimeout, "Options.Control", func(ctx context.Context) error {
+			return h.opts.Control(ctx, ex.Name(), req.Action, req.Reason)
+		})
+		if err != nil {
 			http.Error(w, "dashboard: control: "+err.Error(), http.StatusBadGateway)
 			return
 		}
@@ -99,6 +109,25 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request) {
 		slog.String("state", st.String()), slog.String("remote", r.RemoteAddr))
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(mustJSON(map[string]string{"supplier": req.Supplier, "action": req.Action, "state": st.String()}))
+}
+
+// controlHost reports whether host, a request's Host header, names the
+// dashboard by address, as localhost, or as one of Options.ControlHosts.
+func (h *Handler) controlHost(host string) bool {
+	name := host
+	if n, _, err := net.SplitHostPort(host); err == nil {
+		name = n
+	}
+	name = strings.TrimSuffix(strings.TrimPrefix(name, "["), "]")
+	if _, err := netip.ParseAddr(name); err == nil || strings.EqualFold(name, "localhost") {
+		return true
+	}
+	for _, c := range h.opts.ControlHosts {
+		if strings.EqualFold(name, c) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameOrigin reports whether r comes from the page's own origin, as far as

@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"runtime"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/dashboard"
+	"github.com/fusebox-go/fusebox/executor"
 )
 
 // controlHeaders are what the page sends with an action.
-var controlHeaders = map[string]string{"Content-Type": "application/json", dashboard.ControlHeader: "1"}
+var controlHeaders = map[string]string{"Content-Type": "application/json", dashboard.ControlHeader: "1", "Host": "127.0.0.1:9090"}
 
 func with(h map[string]string, k, v string) map[string]string {
 	m := map[string]string{}
@@ -67,6 +71,8 @@ func TestControlRefusesUnsafeRequests(t *testing.T) {
 			with(controlHeaders, dashboard.ControlHeader, ""), http.StatusForbidden, dashboard.ControlHeader},
 		{"a POST from another origin", true, http.MethodPost, body,
 			with(controlHeaders, "Origin", "https://evil.example"), http.StatusForbidden, "origin"},
+		{"a POST for a host name of another site's (DNS rebinding: same-origin to the browser)", true, http.MethodPost, body,
+			with(with(controlHeaders, "Host", "evil.example:9090"), "Origin", "http://evil.example:9090"), http.StatusForbidden, "Options.ControlHosts"},
 		{"a POST a browser marks cross-site", true, http.MethodPost, body,
 			with(controlHeaders, "Sec-Fetch-Site", "cross-site"), http.StatusForbidden, "origin"},
 		{"a form-encoded POST", true, http.MethodPost, "supplier=payments&action=trip",
@@ -138,4 +144,70 @@ func TestControlHandsActionsToOptionsControl(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, w.Code)
 	assert.Contains(t, w.Body.String(), "redis down")
 	assert.Equal(t, []string{"payments force-open INC 42", "payments reset "}, got)
+}
+
+// A control request names the dashboard by address, as localhost, or as a
+// host the operator listed: a rebinding page can only name its own domain.
+func TestControlHosts(t *testing.T) {
+	g := newGroup(t, "payments")
+	h := newHandler(t, dashboard.Options{AllowControl: true, ControlHosts: []string{"admin.internal"}})
+	h.AddGroup(g)
+	for _, host := range []string{"127.0.0.1:9090", "[::1]:9090", "localhost:9090", "LOCALHOST", "10.0.0.7", "admin.internal:9090", "Admin.Internal"} {
+		w := do(h, http.MethodPost, "/api/control", `{"supplier":"payments","action":"reset"}`, with(controlHeaders, "Host", host))
+		assert.Equal(t, http.StatusOK, w.Code, "%s: %s", host, w.Body.String())
+	}
+	for _, host := range []string{"evil.example", "admin.internal.evil.example:9090", "localhost.evil.example", ""} {
+		w := do(h, http.MethodPost, "/api/control", `{"supplier":"payments","action":"trip"}`, with(controlHeaders, "Host", host))
+		assert.Equal(t, http.StatusForbidden, w.Code, "%q", host)
+	}
+	ex, _ := g.Executor("payments")
+	assert.Equal(t, "closed", ex.Breaker().State().String(), "no refused request tripped it")
+}
+
+// Options.Control is user code: a panic, a Goexit or a hook that ignores
+// its context is answered 502, and the handler is not held past
+// controlTimeout (the hook's goroutine lives on until it returns).
+func TestControlHookCannotCrashOrHoldTheHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroup(t, "payments")
+		release := make(chan struct{})
+		for name, hook := range map[string]func(context.Context, string, string, string) error{
+			"a panic":              func(context.Context, string, string, string) error { panic("hook bug") },
+			"a Goexit":             func(context.Context, string, string, string) error { runtime.Goexit(); return nil },
+			"a hook that hangs on": func(context.Context, string, string, string) error { <-release; return nil },
+		} {
+			h := newHandler(t, dashboard.Options{AllowControl: true, Control: hook})
+			h.AddGroup(g)
+			start := time.Now()
+			w := do(h, http.MethodPost, "/api/control", `{"supplier":"payments","action":"trip"}`, controlHeaders)
+			assert.Equal(t, http.StatusBadGateway, w.Code, name)
+			assert.Contains(t, w.Body.String(), "Options.Control", name)
+			assert.LessOrEqual(t, time.Since(start), 10*time.Second, name)
+		}
+		close(release)
+	})
+}
+
+// A tile's ID is unique on the page even when a suffixed ID is another
+// executor's own name: an action on a tile acts on that tile's executor.
+func TestIDsAreUniqueWhenANameLooksSuffixed(t *testing.T) {
+	alone, err := executor.New("a", executor.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, alone.Close(context.Background())) })
+	g := newGroup(t, "a", "a#2")
+	h := newHandler(t, dashboard.Options{AllowControl: true})
+	h.Add(alone)
+	h.AddGroup(g)
+	ids := map[string]int{}
+	for _, s := range snapshot(t, h).Suppliers {
+		ids[s.ID]++
+	}
+	assert.Equal(t, map[string]int{"a": 1, "a#2": 1, "a#2#2": 1}, ids)
+	w := do(h, http.MethodPost, "/api/control", `{"supplier":"a#2","action":"force-open"}`, controlHeaders)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	groupA, _ := g.Lookup("a")
+	own, _ := g.Lookup("a#2")
+	assert.Equal(t, "forced-open", groupA.Breaker().State().String(), "tile a#2 is the group's a, the second a")
+	assert.Equal(t, "closed", own.Breaker().State().String())
+	assert.Equal(t, "closed", alone.Breaker().State().String())
 }

@@ -77,21 +77,19 @@ func (h *Handler) fleetView(ctx context.Context, id, name string) ([]byte, error
 	if !e.at.IsZero() && time.Since(e.at) < fleetEvery {
 		return e.body, e.err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fleetTimeout)
-	defer cancel()
-	e.body, e.err = callFleetView(ctx, h.opts.FleetView, name)
+	e.body, e.err = callFleetView(context.WithoutCancel(ctx), h.opts.FleetView, name)
 	e.at = time.Now()
 	return e.body, e.err
 }
 
-// callFleetView calls f and encodes its answer; a panic in f is an error.
+// callFleetView calls f (see callHook) and encodes its answer.
 func callFleetView(ctx context.Context, f func(context.Context, string) (any, error), name string) (body []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			body, err = nil, fmt.Errorf("Options.FleetView panicked: %v", p)
-		}
-	}()
-	v, err := f(ctx, name)
+	var v any
+	err = callHook(ctx, fleetTimeout, "Options.FleetView", func(ctx context.Context) error {
+		var err error
+		v, err = f(ctx, name)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

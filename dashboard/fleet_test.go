@@ -105,3 +105,23 @@ func TestTheFleetViewRefusesWhatItCannotAnswer(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, w.Code)
 	assert.Contains(t, w.Body.String(), "over 64 KiB")
 }
+
+// A FleetView that ignores its context holds neither the request nor the
+// requests for the same supplier queued behind it past fleetTimeout.
+func TestAFleetViewThatHangsIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroup(t, "payments")
+		release := make(chan struct{})
+		h := newHandler(t, dashboard.Options{FleetView: func(context.Context, string) (any, error) {
+			<-release // ignores its context
+			return nil, nil
+		}})
+		h.AddGroup(g)
+		start := time.Now()
+		w := do(h, http.MethodGet, "/api/fleet?supplier=payments", "", nil)
+		assert.Equal(t, http.StatusBadGateway, w.Code)
+		assert.Contains(t, w.Body.String(), "Options.FleetView did not return within 2s")
+		assert.Equal(t, 2*time.Second, time.Since(start), "bounded, not held until the hook returns")
+		close(release)
+	})
+}

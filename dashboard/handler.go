@@ -58,7 +58,16 @@ type Options struct {
 	// sends an Origin, come from the page's own origin. Off by default.
 	// Mount a handler with AllowControl only on an admin listener that only
 	// operators can reach: the handler has no authentication of its own.
+	// A control request must also name the dashboard's host by address
+	// (127.0.0.1:9090, [::1]:9090), as localhost, or as one of
+	// ControlHosts: a page of another site that rebinds its own domain name
+	// to the admin listener's address is same-origin to the browser, and
+	// only its Host header gives it away.
 	AllowControl bool
+	// ControlHosts lists the host names (without a port) under which
+	// operators reach the dashboard, when not by address or as localhost,
+	// e.g. "admin.internal". nil means none.
+	ControlHosts []string
 	// Control, if set, carries out the page's operator actions instead of
 	// the handler acting on this process's breaker: supplier is the
 	// executor's name, action "trip", "force-open" or "reset", reason the
@@ -247,18 +256,21 @@ func (h *Handler) Remove(ex *executor.Executor) {
 }
 
 // each calls f for every executor shown, with its ID: its name, or its
-// name and "#2", "#3", ... when an earlier source has an executor of the
-// same name. Sources are visited in the order they were added.
+// name and "#2", "#3", ... when an earlier executor has that ID already
+// (an executor of the same name in an earlier source, or one whose own
+// name is the suffixed one). Sources are visited in the order they were
+// added.
 func (h *Handler) each(f func(id string, ex *executor.Executor)) {
 	h.mu.Lock()
 	sources := h.sources // appended to and re-sliced only, never written in place
 	h.mu.Unlock()
-	seen := map[string]int{}
+	used := map[string]bool{}
 	visit := func(ex *executor.Executor) {
 		id := ex.Name()
-		if seen[id]++; seen[id] > 1 {
-			id += "#" + strconv.Itoa(seen[id])
+		for k := 2; used[id]; k++ {
+			id = ex.Name() + "#" + strconv.Itoa(k)
 		}
+		used[id] = true
 		f(id, ex)
 	}
 	for _, s := range sources {

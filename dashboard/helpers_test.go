@@ -70,6 +70,10 @@ func call(t *testing.T, ex *executor.Executor, n int, err error) {
 func do(h http.Handler, method, path string, body string, header map[string]string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, path, strings.NewReader(body))
 	for k, v := range header {
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
 		r.Header.Set(k, v)
 	}
 	w := httptest.NewRecorder()

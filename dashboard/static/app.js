@@ -5,7 +5,7 @@
 "use strict";
 
 const OUTCOMES = ["success", "failure", "ignored"];
-const REFUSALS = ["open", "saturated", "queue-full", "closed"];
+const REFUSALS = ["open", "saturated", "busy", "queue-full", "closed"];
 const STATES = ["open", "forced-open", "half-open", "closed", "disabled"];
 const REASONS = {
   "none": "no transition yet",
@@ -76,7 +76,8 @@ function latency(ms) {
 }
 
 function tileID(id) {
-  return "s-" + id.replace(/\s/g, "_");
+  // One to one, and without whitespace, which an element ID cannot hold.
+  return "s-" + encodeURIComponent(id);
 }
 
 // --- merging events into the model ---------------------------------------
@@ -482,7 +483,7 @@ function confirmAction(id, action) {
   const [label, text] = ACTIONS[action];
   const d = $("confirm");
   $("confirm-title").textContent = label + " " + id + "?";
-  $("confirm-text").textContent = text.replace("%s", id);
+  $("confirm-text").textContent = text.replace("%s", () => id); // a function: "$&" in a name is no pattern
   $("confirm-ok").textContent = label;
   d.returnValue = "";
   d.onclose = () => {
