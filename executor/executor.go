@@ -77,12 +77,17 @@ func (ex *Executor) markClosed() *closeState {
 }
 
 // evictIfIdle closes the executor if no call is active, in one step with
-// respect to Submit, and reports whether it did.
+// respect to Submit, and reports whether it did. evicted is set first: a
+// Submit that meets the closed bit must find it, or SubmitIn would hand
+// the caller ErrClosed from an open Group instead of looking again. The
+// Group's lock orders it with Reconfigure's evictions, so resetting it
+// when the executor is busy undoes only this one.
 func (ex *Executor) evictIfIdle() bool {
+	ex.evicted.Store(true)
 	if !ex.active.CompareAndSwap(0, closedBit) {
+		ex.evicted.Store(false)
 		return false
 	}
-	ex.evicted.Store(true)
 	ex.markClosed()
 	return true
 }

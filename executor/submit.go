@@ -97,7 +97,11 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	// Count the call in and look for Close in one step: a Close (or an
 	// eviction) either came first and we leave, or it waits for this call.
 	if ex.active.Add(1)&closedBit != 0 {
-		permit.Ignore()
+		// Refused, as a busy call is: counted in Rejected.Closed, not as
+		// an outcome. Only a half-open probe's place must be given back.
+		if isProbe(permit) {
+			permit.Ignore()
+		}
 		ex.leave()
 		return nil, ex.reject(RejectedClosed)
 	}
