@@ -97,13 +97,7 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	// Count the call in and look for Close in one step: a Close (or an
 	// eviction) either came first and we leave, or it waits for this call.
 	if ex.active.Add(1)&closedBit != 0 {
-		// Refused, as a busy call is: counted in Rejected.Closed, not as
-		// an outcome. Only a half-open probe's place must be given back.
-		if isProbe(permit) {
-			permit.Ignore()
-		}
-		ex.leave()
-		return nil, ex.reject(RejectedClosed)
+		return nil, ex.refuseClosed(permit)
 	}
 	if over {
 		return nil, ex.saturated(permit) // stuck: trips the breaker
@@ -208,4 +202,15 @@ func (ex *Executor) markUsed() {
 	if !ex.used.Load() {
 		ex.used.Store(true)
 	}
+}
+
+// refuseClosed refuses a call that met Close (or an eviction) as it came
+// in: a refusal, as a busy call's is, counted in Rejected.Closed and not
+// as an outcome. Only a half-open probe's place must be given back.
+func (ex *Executor) refuseClosed(permit breaker.Permit) error {
+	if isProbe(permit) {
+		permit.Ignore()
+	}
+	ex.leave()
+	return ex.reject(RejectedClosed)
 }

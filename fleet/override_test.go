@@ -208,6 +208,7 @@ func TestTheDashboardsControlActsOnTheFleet(t *testing.T) {
 	dash.AddGroup(rs[0].link.Group())
 	post := func(body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/api/control", strings.NewReader(body))
+		req.Host = "127.0.0.1:9090" // the dashboard's control takes a host by address
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(dashboard.ControlHeader, "1")
 		w := httptest.NewRecorder()
