@@ -553,6 +553,8 @@ func TestATripOfANameTheWireCannotCarryStaysLocal(t *testing.T) {
 	// them reaches r1, theirs have been handled.
 	rs[0].payments(t).Breaker().Trip(breaker.Manual)
 	eventually(t, 2*time.Second, "r1 opens", func() bool { return rs[1].state(t).State == breaker.Open })
+	// r1 may hear the trip before r0's publisher has counted it.
+	eventually(t, 2*time.Second, "the payments trip counted", func() bool { return rs[0].link.Stats().Published >= 1 })
 	st := rs[0].link.Stats()
 	assert.Equal(t, uint64(len(bad)), st.Unpublishable)
 	assert.Equal(t, uint64(1), st.Published, "only the payments trip")
