@@ -464,21 +464,30 @@ func (r Rejections) Of(reason Rejection) uint64 {
 // records a failure, and count returns the panic (counted in Stats.Panics)
 // for the call's future.
 func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breaker.PanicError) {
-	classified := false
+	classified, recorded := false, false
+	o, cerr := breaker.Success, error(nil)
 	defer func() {
-		if !classified {
+		switch {
+		case !classified:
 			// Classify ended the goroutine (runtime.Goexit): record a
 			// failure, as for a panic, so a half-open probe never loses
 			// its place. The caller's deferred call resolves the call.
 			_ = record(p, breaker.Failure, nil)
+		case !recorded && o == breaker.Success:
+			// A transition listener ended it once the breaker had
+			// recorded the success: the call never reaches ranFor,
+			// which counts successes, so count it here (untimed).
+			// Failures and ignored calls are the breaker's own counts.
+			ex.counts().untimed.Add(1)
 		}
 	}()
-	o, cerr := breaker.Success, error(nil)
 	if err != nil {
 		o, cerr = classify(ex.br, err)
 	}
 	classified = true
-	if merr := record(p, o, err); cerr == nil {
+	merr := record(p, o, err)
+	recorded = true
+	if cerr == nil {
 		cerr = merr
 	}
 	if cerr != nil {

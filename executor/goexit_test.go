@@ -120,3 +120,29 @@ func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 		})
 	})
 }
+
+// A transition listener that ends the goroutine of the call whose success
+// closed the breaker (a half-open probe's) loses no outcome: the breaker
+// recorded the success, and Stats counts it too.
+func TestAListenerEndingAProbesGoroutineLosesNoSuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex, err := executor.New("payments", executor.Config{Workers: 1, InvocationTimeout: time.Second,
+			Breaker: breaker.Config{ResetTimeout: time.Minute, OnTransition: func(e breaker.Event) {
+				if e.To == breaker.Closed {
+					runtime.Goexit()
+				}
+			}}})
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual)
+		time.Sleep(time.Minute) // half-open: the next call probes
+		f, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
+		require.NoError(t, err)
+		_, err = f.Await(t.Context())
+		require.Error(t, err, "the listener's Goexit is the call's error")
+		assert.Equal(t, breaker.Closed, ex.Breaker().State(), "the probe's success closed it")
+		st := ex.Stats()
+		assert.Equal(t, uint64(1), st.Successes+st.Failures+st.Ignored, "one finished call, one outcome")
+		assert.Equal(t, uint64(1), st.Successes)
+		require.NoError(t, ex.Close(context.Background()))
+	})
+}
