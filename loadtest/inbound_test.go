@@ -70,7 +70,13 @@ func TestPrioritiesScenarioInVirtualTime(t *testing.T) {
 			return float64(c.Served) / float64(c.Sent)
 		}
 		{ // without a critical share every priority gets the same fraction
-			assert.InDelta(t, share("fusebox", priority.Default), share("fusebox", priority.Critical), 0.1)
+			// Within sampling: the critical requests are some 300, and
+			// which of them meet a free slot depends on the order of
+			// events at one virtual instant, which the race detector
+			// changes. Their share ranged 0.24–0.43 over 14 runs under
+			// -race (a delta of 0.1 failed 2 of them) while the default
+			// one's stayed at 0.32–0.33; with a share, critical gets 1.
+			assert.InDelta(t, share("fusebox", priority.Default), share("fusebox", priority.Critical), 0.15)
 			assert.Less(t, share("fusebox", priority.Critical), 0.6)
 		}
 		{ // with it critical requests are all served and sheddable ones are refused first
