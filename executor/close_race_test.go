@@ -3,6 +3,7 @@ package executor_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -81,7 +82,11 @@ func TestACallRefusedByCloseIsNoOutcome(t *testing.T) {
 			})
 		}
 		close(start)
-		time.Sleep(time.Duration(iter%20) * 10 * time.Microsecond)
+		// Close after a varying number of calls (0 to 19 of the 200), so
+		// that it meets the submitters at every stage.
+		for accepted.Load() < uint64(iter%20) {
+			runtime.Gosched()
+		}
 		require.NoError(t, ex.Close(context.Background()))
 		wg.Wait()
 		st := ex.Stats()

@@ -3,8 +3,10 @@ package fuseredis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,7 +88,6 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(blockers))
-	start := time.Now()
 	for i, b := range blockers {
 		wg.Go(func() { errs[i] = b() })
 	}
@@ -97,11 +98,18 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	require.NoError(t, err)
 	var psErr error
 	wg.Go(func() { _, psErr = ps.ReceiveTimeout(ctx, 1200*time.Millisecond) })
-	time.Sleep(100 * time.Millisecond)
-	for time.Since(start) < time.Second {
+	// Redis itself says when every blocker waits in it: the checks below
+	// run while they do, each one confirmed by Redis afterwards.
+	ctl := s.plain(t)
+	blocked := func() bool {
+		info, err := ctl.Info(ctx, "clients").Result()
+		return err == nil && strings.Contains(info, fmt.Sprintf("blocked_clients:%d\r", len(blockers)))
+	}
+	eventually(t, time.Second, "every blocker waits in Redis", blocked)
+	for range 5 {
 		assert.Zero(t, stats(t, g, s.addr()).Busy, "a blocking command holds no slot")
 		require.NoError(t, c.Set(ctx, "k", "v", 0).Err(), "the node's other commands are served")
-		time.Sleep(50 * time.Millisecond)
+		require.True(t, blocked(), "checked while the blockers wait")
 	}
 	wg.Wait()
 	for i, err := range errs {
