@@ -140,8 +140,16 @@ func runRemoteDifferential(t *testing.T, cfg breaker.Config, ops []byte) {
 				if op == 2 {
 					e = errBoom
 				}
-				p.real.Done(e)
-				m.Done(p.model, e)
+				// A ReadyToTrip of the config's may panic: Done then
+				// panics too, after recording, as the model says it must.
+				panicked := func() (panicked bool) {
+					defer func() { panicked = recover() != nil }()
+					p.real.Done(e)
+					return false
+				}()
+				if want := m.Done(p.model, e); panicked != want {
+					t.Fatalf("%s: Done panicked: breaker %v, model %v", step, panicked, want)
+				}
 			}
 		case 3:
 			time.Sleep(step100(a))
