@@ -71,8 +71,11 @@ func TestAForcedOpenFleetIgnoresTripsAndCloses(t *testing.T) {
 	// nothing that would end the other's override.
 	rs[1].payments(t).Breaker().Reset()
 	rs[1].payments(t).Breaker().Trip(breaker.Manual)
-	eventually(t, time.Second, "the trip is published", func() bool { return rs[1].link.Stats().Published == 1 })
-	eventually(t, time.Second, "and set aside", func() bool { return rs[0].link.Stats().Stale >= 1 })
+	// Waits as generous as the other tests' (1 s was once too short with
+	// every module's tests running at once, under release-check).
+	eventually(t, 2*time.Second, "the trip is published", func() bool { return rs[1].link.Stats().Published >= 1 })
+	assert.Equal(t, uint64(1), rs[1].link.Stats().Published, "the trip alone")
+	eventually(t, 2*time.Second, "and set aside", func() bool { return rs[0].link.Stats().Stale >= 1 })
 	assert.Equal(t, breaker.ForcedOpen, rs[0].state(t).State, "an operator's override wins")
 }
 
