@@ -55,14 +55,17 @@ func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, contex
 	lctx := l.Context()
 	if c.reset {
 		c.reset = false
-		defer endOnPanic(l)
+		g := guard{l: l}
+		defer g.end()
 		// As in database/sql, only driver.ErrBadConn counts: the pool then
 		// discards the connection and retries the call on another, whose
 		// outcome is the one recorded. A connection that died in the pool
 		// (the server restarted) says nothing of the database now, so the
 		// try is recorded as ignored; a reset that hung has had its timeout
 		// recorded at the deadline.
-		if err := c.dc.(driver.SessionResetter).ResetSession(lctx); errors.Is(err, driver.ErrBadConn) {
+		err := c.dc.(driver.SessionResetter).ResetSession(lctx)
+		g.returned = true
+		if errors.Is(err, driver.ErrBadConn) {
 			l.Done(errDeadConn)
 			return nil, nil, err
 		}
@@ -106,8 +109,10 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	defer endOnPanic(l)
+	g := guard{l: l}
+	defer g.end()
 	r, err := q.QueryContext(lctx, query, args)
+	g.returned = true
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)
 	}
@@ -130,8 +135,10 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
-	defer endOnPanic(l)
+	g := guard{l: l}
+	defer g.end()
 	res, err := e.ExecContext(lctx, query, args)
+	g.returned = true
 	return res, c.s.end(ctx, l, err)
 }
 
@@ -145,8 +152,11 @@ func (c *conn) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer endOnPanic(l)
-	return c.s.end(ctx, l, p.Ping(lctx))
+	g := guard{l: l}
+	defer g.end()
+	err = p.Ping(lctx)
+	g.returned = true
+	return c.s.end(ctx, l, err)
 }
 
 // PrepareContext prepares a statement, a round trip to the server, under
@@ -165,8 +175,10 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if err != nil {
 		return nil, err
 	}
-	defer endOnPanic(l)
+	g := guard{l: l}
+	defer g.end()
 	ds, err := c.prepare(lctx, query)
+	g.returned = true
 	if err = c.s.end(ctx, l, err); err != nil {
 		return nil, err
 	}
@@ -198,8 +210,10 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err != nil {
 		return nil, err
 	}
-	defer endOnPanic(l)
+	g := guard{l: l}
+	defer g.end()
 	dt, err := c.beginTx(lctx, opts)
+	g.returned = true
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)
 	}
@@ -267,18 +281,24 @@ func (t *tx) callerErr(ctx context.Context, err error) error {
 
 // Commit commits and gives the slot back. The transaction is over whatever
 // the driver does, so it is no longer the connection's before the driver
-// is called, and a driver that panics gives the slot back (endOnPanic).
+// is called, and a driver that panics or ends the goroutine gives the slot back (guard).
 func (t *tx) Commit() error {
 	t.c.tx = nil
-	defer endOnPanic(t.l)
-	return t.end(t.dt.Commit())
+	g := guard{l: t.l}
+	defer g.end()
+	err := t.dt.Commit()
+	g.returned = true
+	return t.end(err)
 }
 
 // Rollback rolls back and gives the slot back, as Commit does.
 func (t *tx) Rollback() error {
 	t.c.tx = nil
-	defer endOnPanic(t.l)
-	return t.end(t.dt.Rollback())
+	g := guard{l: t.l}
+	defer g.end()
+	err := t.dt.Rollback()
+	g.returned = true
+	return t.end(err)
 }
 
 func (t *tx) end(err error) error {

@@ -250,18 +250,44 @@ func (s *shared) lease(ctx context.Context, query string) (*executor.Lease, erro
 	return executor.LeaseIn(ctx, s.group, name)
 }
 
-// endOnPanic, deferred by every call that holds a lease while the driver
-// runs, gives the slot back if the driver panics, recording the panic as
-// the call's failure, and lets the panic go on: database/sql does not
-// recover a driver's panic and neither does fusesql, but a call that will
-// never return must not keep its slot. Once the lease is done or handed to
-// rows or a transaction, it does nothing.
-func endOnPanic(l *executor.Lease) {
-	if p := recover(); p != nil {
-		l.Done(&breaker.PanicError{Callback: "the driver", Value: p, Stack: debug.Stack()})
-		panic(p)
+// guard watches the driver while a call holds a lease: deferred as
+//
+//	g := guard{l: l}
+//	defer g.end()
+//	... the driver's call ...
+//	g.returned = true
+//
+// it gives the slot back if the driver panics or ends the goroutine
+// (runtime.Goexit, as t.FailNow does in a test's fake driver) instead of
+// returning, recording that as the call's failure, a *breaker.PanicError
+// naming the driver, and lets the panic (or the Goexit) go on: database/sql
+// does not recover a driver's panic and neither does fusesql, but a call
+// that will never return must not keep its slot. Once the driver has
+// returned, what follows gives the lease back or hands it to rows or a
+// transaction, and the guard does nothing.
+type guard struct {
+	l        *executor.Lease
+	returned bool
+}
+
+func (g *guard) end() {
+	if g.returned {
+		return
+	}
+	v := recover() // nil for a Goexit
+	goexit := v == nil
+	if goexit {
+		v = errDriverGoexit
+	}
+	g.l.Done(&breaker.PanicError{Callback: "the driver", Value: v, Stack: debug.Stack()})
+	if !goexit {
+		panic(v)
 	}
 }
+
+// errDriverGoexit is the Value of the *breaker.PanicError recorded for a
+// call whose driver ended its goroutine with runtime.Goexit.
+var errDriverGoexit = errors.New("runtime.Goexit in the driver instead of a return")
 
 // errClassifyGoexit is the Value of the *breaker.PanicError recorded for a
 // call whose Classify ended its goroutine with runtime.Goexit (as t.FailNow

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"runtime"
 	"testing"
 	"time"
 
@@ -14,16 +15,27 @@ import (
 	"github.com/fusebox-go/fusebox/fusesql"
 )
 
-// panicConnector's connections panic in the driver call named by what.
-type panicConnector struct{ what string }
+// panicConnector's connections panic in the driver call named by what, or
+// with goexit end the goroutine there (runtime.Goexit, as t.FailNow does
+// in a test's fake driver).
+type panicConnector struct {
+	what   string
+	goexit bool
+}
 
 func (c panicConnector) Connect(context.Context) (driver.Conn, error) { return panicConn(c), nil }
 func (panicConnector) Driver() driver.Driver                          { return nil }
 
-type panicConn struct{ what string }
+type panicConn struct {
+	what   string
+	goexit bool
+}
 
 func (c panicConn) maybePanic(what string) {
 	if c.what == what {
+		if c.goexit {
+			runtime.Goexit()
+		}
 		panic("driver bug in " + what)
 	}
 }
@@ -76,86 +88,119 @@ func (r *panicRows) NextResultSet() error {
 // that took it: Commit and Rollback of a transaction, Next, NextResultSet
 // and Close of rows.
 func TestDriverPanicGivesTheSlotBack(t *testing.T) {
-	calls := map[string]func(ctx context.Context, db *sql.DB) error{
-		"query": func(ctx context.Context, db *sql.DB) error {
-			var v int
-			return db.QueryRowContext(ctx, "SELECT 1").Scan(&v)
-		},
-		"exec": func(ctx context.Context, db *sql.DB) error {
-			_, err := db.ExecContext(ctx, "DELETE FROM t")
-			return err
-		},
-		"begin": func(ctx context.Context, db *sql.DB) error {
-			_, err := db.BeginTx(ctx, nil)
-			return err
-		},
-		"commit": func(ctx context.Context, db *sql.DB) error {
-			tx, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			return tx.Commit()
-		},
-		"rollback": func(ctx context.Context, db *sql.DB) error {
-			tx, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			return tx.Rollback()
-		},
-		"rows.Next": func(ctx context.Context, db *sql.DB) error {
-			rows, err := db.QueryContext(ctx, "SELECT 1")
-			if err != nil {
-				return err
-			}
-			rows.Next()
-			return rows.Close()
-		},
-		"rows.NextResultSet": func(ctx context.Context, db *sql.DB) error {
-			rows, err := db.QueryContext(ctx, "SELECT 1; SELECT 2")
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-			}
-			rows.NextResultSet()
-			return rows.Close()
-		},
-		"rows.Close": func(ctx context.Context, db *sql.DB) error {
-			rows, err := db.QueryContext(ctx, "SELECT 1")
-			if err != nil {
-				return err
-			}
-			return rows.Close()
-		},
-	}
-	for what, call := range calls {
+	for what, call := range driverCalls {
 		t.Run(what, func(t *testing.T) {
-			g, err := executor.NewGroup(executor.GroupConfig{Default: supplierConfig(2)})
-			require.NoError(t, err)
-			defer func() {
-				// Bounded: a slot the panic kept would hold Close forever.
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				assert.NoError(t, g.Close(ctx))
-			}()
-			c, err := fusesql.Wrap(panicConnector{what}, fusesql.Config{Group: g})
-			require.NoError(t, err)
-			db := c.OpenDB()
-			defer db.Close()
-
+			db, g := panicDB(t, panicConnector{what: what})
 			var got any
 			func() {
 				defer func() { got = recover() }()
 				_ = call(context.Background(), db)
 			}()
 			assert.Equal(t, "driver bug in "+what, got, "the driver's panic reaches the caller")
-
-			ex, ok := g.Lookup(fusesql.DefaultSupplier)
-			require.True(t, ok)
-			st := ex.Stats()
-			assert.Zero(t, st.Busy, "the panicked call's slot is given back")
-			assert.EqualValues(t, 1, st.Panics, "the panic is counted")
+			assertSlotFreedPanicCounted(t, g)
 		})
 	}
+}
+
+// TestDriverGoexitGivesTheSlotBack: a driver that ends the goroutine in a
+// call (runtime.Goexit) never returns from it either: its slot is given
+// back as the Goexit passes, counted as a panic, and the Goexit goes on.
+func TestDriverGoexitGivesTheSlotBack(t *testing.T) {
+	for what, call := range driverCalls {
+		t.Run(what, func(t *testing.T) {
+			db, g := panicDB(t, panicConnector{what: what, goexit: true})
+			returned := false
+			ended := make(chan struct{})
+			go func() {
+				defer close(ended)
+				_ = call(context.Background(), db)
+				returned = true
+			}()
+			<-ended
+			assert.False(t, returned, "the Goexit went on")
+			assertSlotFreedPanicCounted(t, g)
+		})
+	}
+}
+
+// driverCalls make the driver call named by their key, as a caller of
+// database/sql would.
+var driverCalls = map[string]func(ctx context.Context, db *sql.DB) error{
+	"query": func(ctx context.Context, db *sql.DB) error {
+		var v int
+		return db.QueryRowContext(ctx, "SELECT 1").Scan(&v)
+	},
+	"exec": func(ctx context.Context, db *sql.DB) error {
+		_, err := db.ExecContext(ctx, "DELETE FROM t")
+		return err
+	},
+	"begin": func(ctx context.Context, db *sql.DB) error {
+		_, err := db.BeginTx(ctx, nil)
+		return err
+	},
+	"commit": func(ctx context.Context, db *sql.DB) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		return tx.Commit()
+	},
+	"rollback": func(ctx context.Context, db *sql.DB) error {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		return tx.Rollback()
+	},
+	"rows.Next": func(ctx context.Context, db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, "SELECT 1")
+		if err != nil {
+			return err
+		}
+		rows.Next()
+		return rows.Close()
+	},
+	"rows.NextResultSet": func(ctx context.Context, db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, "SELECT 1; SELECT 2")
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+		}
+		rows.NextResultSet()
+		return rows.Close()
+	},
+	"rows.Close": func(ctx context.Context, db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, "SELECT 1")
+		if err != nil {
+			return err
+		}
+		return rows.Close()
+	},
+}
+
+// panicDB is a pool over c, in a group of its own that the test's cleanup
+// closes, bounded: a slot the driver kept would hold Close forever.
+func panicDB(t *testing.T, c panicConnector) (*sql.DB, *executor.Group) {
+	g, err := executor.NewGroup(executor.GroupConfig{Default: supplierConfig(2)})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		assert.NoError(t, g.Close(ctx))
+	})
+	w, err := fusesql.Wrap(c, fusesql.Config{Group: g})
+	require.NoError(t, err)
+	db := w.OpenDB()
+	t.Cleanup(func() { db.Close() })
+	return db, g
+}
+
+func assertSlotFreedPanicCounted(t *testing.T, g *executor.Group) {
+	t.Helper()
+	ex, ok := g.Lookup(fusesql.DefaultSupplier)
+	require.True(t, ok)
+	st := ex.Stats()
+	assert.Zero(t, st.Busy, "the call's slot is given back")
+	assert.EqualValues(t, 1, st.Panics, "the driver's panic or Goexit is counted as a panic")
 }

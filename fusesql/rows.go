@@ -51,21 +51,30 @@ func (r *rows) end(err error) {
 	r.s.done(r.l, err)
 }
 
-// endOnPanic, deferred by every method that calls the driver's rows, ends
-// the rows if the driver panics, as endOnPanic does for a call: the slot is
-// given back, the panic recorded as the query's failure, and the panic goes
-// on.
-func (r *rows) endOnPanic() {
-	if p := recover(); p != nil {
-		if !r.ended {
-			r.ended = true
-			if r.cancel != nil {
-				r.cancel()
-			} else {
-				r.l.Done(&breaker.PanicError{Callback: "the driver", Value: p, Stack: debug.Stack()})
-			}
+// guardDriver, deferred by every method that calls the driver's rows with
+// a flag the method sets once the driver has returned, ends the rows if
+// the driver panics or ends the goroutine (runtime.Goexit) instead, as
+// guard does for a call: the slot is given back, the panic recorded as the
+// query's failure, and the panic (or the Goexit) goes on.
+func (r *rows) guardDriver(returned *bool) {
+	if *returned {
+		return
+	}
+	v := recover() // nil for a Goexit
+	goexit := v == nil
+	if goexit {
+		v = errDriverGoexit
+	}
+	if !r.ended {
+		r.ended = true
+		if r.cancel != nil {
+			r.cancel()
+		} else {
+			r.l.Done(&breaker.PanicError{Callback: "the driver", Value: v, Stack: debug.Stack()})
 		}
-		panic(p)
+	}
+	if !goexit {
+		panic(v)
 	}
 }
 
@@ -86,8 +95,10 @@ func (r *rows) Columns() []string { return r.dr.Columns() }
 // Close closes the rows and then gives the slot back: when it returns, the
 // supplier's slot is free.
 func (r *rows) Close() error {
-	defer r.endOnPanic()
+	returned := false
+	defer r.guardDriver(&returned)
 	err := r.dr.Close()
+	returned = true
 	r.end(err)
 	return err
 }
@@ -95,15 +106,15 @@ func (r *rows) Close() error {
 // Next reads the next row; the end of the last result set, or an error,
 // ends the rows. io.EOF is returned as it is: database/sql compares it.
 func (r *rows) Next(dest []driver.Value) error {
-	defer r.endOnPanic()
+	returned := false
+	defer r.guardDriver(&returned)
 	err := r.dr.Next(dest)
+	last := err == io.EOF && !r.HasNextResultSet()
+	returned = true
 	switch {
-	case err == nil:
-	case err == io.EOF:
-		if !r.HasNextResultSet() {
-			r.end(nil)
-		}
-	default:
+	case last:
+		r.end(nil)
+	case err != nil && err != io.EOF:
 		return r.fail(err)
 	}
 	return err
@@ -121,8 +132,10 @@ func (r *rows) NextResultSet() error {
 	if !ok {
 		return io.EOF
 	}
-	defer r.endOnPanic()
+	returned := false
+	defer r.guardDriver(&returned)
 	err := n.NextResultSet()
+	returned = true
 	if err == io.EOF {
 		r.end(nil)
 	} else if err != nil {

@@ -40,8 +40,10 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	if err != nil {
 		return nil, err
 	}
-	defer endOnPanic(l)
+	g := guard{l: l}
+	defer g.end()
 	res, err := s.exec(lctx, args)
+	g.returned = true
 	return res, s.c.s.end(ctx, l, err)
 }
 
@@ -60,8 +62,10 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	if err != nil {
 		return nil, err
 	}
-	defer endOnPanic(l)
+	g := guard{l: l}
+	defer g.end()
 	r, err := s.query1(lctx, args)
+	g.returned = true
 	if err != nil {
 		return nil, s.c.s.end(ctx, l, err)
 	}
