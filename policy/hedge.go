@@ -115,7 +115,7 @@ func NewHedger(cfg HedgeConfig) (*Hedger, error) {
 // gave up is, and gives its slot back as soon as its fn returns.
 func Hedge[T any](ctx context.Context, h *Hedger, ex *executor.Executor, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
-	if err := badCall(ctx, "Hedge", h == nil, ex, fn == nil); err != nil {
+	if err := badCall(ctx, "Hedge", "Hedger", h == nil, h != nil && h.suppliers.make == nil, ex, fn == nil); err != nil {
 		return zero, err
 	}
 	s := h.suppliers.get(ex.Name())

@@ -148,7 +148,7 @@ func RetryIdempotent[T any](ctx context.Context, r *Retrier, ex *executor.Execut
 
 func retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, idempotent bool, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
-	if err := badCall(ctx, "Retry", r == nil, ex, fn == nil); err != nil {
+	if err := badCall(ctx, "Retry", "Retrier", r == nil, r != nil && r.suppliers.make == nil, ex, fn == nil); err != nil {
 		return zero, err
 	}
 	s := r.suppliers.get(ex.Name())
@@ -324,13 +324,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// badCall reports a call with a missing argument.
-func badCall(ctx context.Context, what string, noPolicy bool, ex *executor.Executor, noFn bool) error {
+// badCall reports a call with a missing argument, or with a policy that
+// its constructor did not make (a zero Retrier or Hedger, which has no
+// configuration to follow).
+func badCall(ctx context.Context, what, policy string, noPolicy, unmade bool, ex *executor.Executor, noFn bool) error {
 	switch {
 	case ctx == nil:
 		return fmt.Errorf("policy: %s with a nil context (use context.Background())", what)
 	case noPolicy:
 		return fmt.Errorf("policy: %s with a nil policy", what)
+	case unmade:
+		return fmt.Errorf("policy: %s with a zero %s (make it with New%s)", what, policy, policy)
 	case ex == nil:
 		return fmt.Errorf("policy: %s to a nil *executor.Executor", what)
 	case noFn:

@@ -318,4 +318,14 @@ func TestRetryConfigErrors(t *testing.T) {
 		_, err = policy.Retry[int](context.Background(), nil, nil, nil)
 		assert.ErrorContains(t, err, "nil policy")
 	})
+	t.Run("a zero Retrier or Hedger is an error, not a panic", func(t *testing.T) {
+		ex := newExecutor(t, "s", 2)
+		ran := false
+		fn := func(context.Context) (int, error) { ran = true; return 1, nil }
+		_, err := policy.Retry(context.Background(), &policy.Retrier{}, ex, fn)
+		assert.ErrorContains(t, err, "zero Retrier (make it with NewRetrier)")
+		_, err = policy.Hedge(context.Background(), &policy.Hedger{}, ex, fn)
+		assert.ErrorContains(t, err, "zero Hedger (make it with NewHedger)")
+		assert.False(t, ran, "nothing is called")
+	})
 }
