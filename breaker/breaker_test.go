@@ -357,6 +357,23 @@ func TestOperatorControls(t *testing.T) {
 		assert.Equal(t, breaker.Closed, b.State())
 		assert.Equal(t, []string{"closed>open:manual", "open>closed:manual"}, rec.transitions())
 	})
+	t.Run("Trip with a reason that opens no breaker is an error and changes nothing", func(t *testing.T) {
+		rec := &recorder{}
+		b := newBreaker(t, breaker.Config{OnTransition: rec.listen})
+		for _, r := range []breaker.Reason{0, breaker.ResetTimeout, breaker.ProbesSucceeded, breaker.QueueDrained, breaker.Reason(15), breaker.Reason(255)} {
+			err := b.Trip(r)
+			require.Error(t, err, "Trip(%v)", r)
+			assert.Contains(t, err.Error(), r.String())
+		}
+		assert.Equal(t, breaker.Closed, b.State())
+		assert.Empty(t, rec.events)
+		assert.Zero(t, b.Stats().Transitions)
+		for _, r := range []breaker.Reason{breaker.Manual, breaker.Saturation, breaker.QueueFull, breaker.Remote} {
+			require.NoError(t, b.Trip(r), "Trip(%v)", r)
+			assert.Equal(t, r, b.Stats().Reason)
+			b.Reset()
+		}
+	})
 	t.Run("every operator action has reason Manual; the new state says which", func(t *testing.T) {
 		rec := &recorder{}
 		b := newBreaker(t, breaker.Config{OnTransition: rec.listen})

@@ -1,19 +1,28 @@
 package breaker
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Trip opens the breaker with reason r (Manual for an operator; the executor
 // uses Saturation and QueueFull) and starts a fresh open period. It does
 // nothing when the breaker is already Open or ForcedOpen, or Disabled (an
-// operator's Disable wins over automatic trips; Reset first).
-func (b *Breaker) Trip(r Reason) {
+// operator's Disable wins over automatic trips; Reset first). A reason that
+// never opens a breaker (the reasons of the closing and half-open
+// transitions, or a value that is none of the reasons) is an error, and
+// the breaker is left as it was.
+func (b *Breaker) Trip(r Reason) error {
+	if !r.opens() {
+		return fmt.Errorf("breaker: Trip with reason %v, which does not open a breaker (Manual for an operator)", r)
+	}
 	for {
 		cur := b.cur.Load()
 		if cur.state != Closed && cur.state != HalfOpen {
-			return
+			return nil
 		}
 		if b.open(cur, r, -1, 1, b.now(), nil) {
-			return
+			return nil
 		}
 	}
 }

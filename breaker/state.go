@@ -101,6 +101,15 @@ func (r Reason) String() string {
 	return fmt.Sprintf("Reason(%d)", r)
 }
 
+// opens reports whether r is the reason of some transition to Open.
+func (r Reason) opens() bool {
+	switch r {
+	case noReason, ResetTimeout, ProbesSucceeded, QueueDrained:
+		return false
+	}
+	return int(r) < numReasons
+}
+
 // Outcome is the verdict on one call, as the classifier sees it.
 type Outcome uint8
 

@@ -103,6 +103,14 @@ func TestAcquireWithADoneContextFailsEvenWithAFreeSlot(t *testing.T) {
 	assert.Equal(t, 0, b.Stats().InUse)
 }
 
+func TestAcquireWithANilContextIsAnError(t *testing.T) {
+	b, err := bulkhead.New(bulkhead.Config{Slots: 1})
+	require.NoError(t, err)
+	//lint:ignore SA1012 the nil context is the point
+	assert.ErrorContains(t, b.Acquire(nil), "nil context")
+	assert.Equal(t, 0, b.Stats().InUse)
+}
+
 // TestAcquireRacingItsContextHoldsASlotOnlyOnSuccess lets the hand-over and
 // the end of the context race: whichever wins, a nil error means one slot
 // is held and an error means none is.

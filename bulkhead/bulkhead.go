@@ -130,8 +130,12 @@ func (b *Bulkhead) TryAcquire() bool {
 // given back. If the hand-over and the end of ctx happen at the same moment,
 // the hand-over wins: Acquire returns nil and the caller holds the slot.
 //
-// Acquire allocates only when it has to wait.
+// Acquire allocates only when it has to wait. A nil ctx is an error, and no
+// slot is held.
 func (b *Bulkhead) Acquire(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("bulkhead: Acquire with a nil context (use context.Background())")
+	}
 	done := ctx.Done()
 	select {
 	case <-done:

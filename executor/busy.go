@@ -53,8 +53,12 @@ func (ex *Executor) tellBusy(b Busy) {
 // slots, queued and stuck_after. It logs when a refusal happens (it
 // runs no timer): the refusals held back after the last record of a burst
 // are counted in the next burst's first record; Stats.Rejected has the
-// exact total at any time. Safe for concurrent use, by many executors.
+// exact total at any time. Safe for concurrent use, by many executors. A
+// nil l is slog.Default().
 func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
+	if l == nil {
+		l = slog.Default()
+	}
 	if interval <= 0 {
 		interval = time.Second
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -212,6 +213,13 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 // Name returns the supplier's name.
 func (ex *Executor) Name() string { return ex.name }
 
+// errUnmade is the error of a call to or on a zero Executor, which New
+// did not make: it has no bulkhead, breaker or clock to run a call with.
+var errUnmade = errors.New("executor: a zero Executor (make one with New or Group.Executor)")
+
+// unmade reports whether ex is nil or a zero Executor (see errUnmade).
+func (ex *Executor) unmade() bool { return ex == nil || ex.env == nil }
+
 // Breaker returns the supplier's breaker, for operators (Trip, Reset,
 // ForceOpen, Disable) and for reading its state.
 func (ex *Executor) Breaker() *breaker.Breaker { return ex.br }
@@ -252,6 +260,12 @@ func (ex *Executor) leave() {
 // the listener may run on a goroutine of a timeout that Close waits for. Close is
 // idempotent.
 func (ex *Executor) Close(ctx context.Context) error {
+	switch {
+	case ctx == nil:
+		return errors.New("executor: Close with a nil context (use context.Background())")
+	case ex.unmade():
+		return errUnmade
+	}
 	cs := ex.markClosed()
 	var qgone <-chan struct{}
 	if qt := ex.queued.Load(); qt != nil {
@@ -387,8 +401,12 @@ type Stats struct {
 	LimitGradient      float64
 }
 
-// Stats returns a snapshot of the supplier's state and counters.
+// Stats returns a snapshot of the supplier's state and counters; a nil or
+// zero Executor has none (the zero Stats).
 func (ex *Executor) Stats() Stats {
+	if ex.unmade() {
+		return Stats{}
+	}
 	inUse, queued := ex.bh.Counts()
 	size, queue, _ := ex.bh.Size()
 	s := Stats{

@@ -179,6 +179,9 @@ func (cfg GroupConfig) validate() error {
 // configuration does not list (ErrUnknownDependency). To look a name up
 // without ever creating an executor, use Lookup.
 func (g *Group) Executor(name string) (*Executor, error) {
+	if err := g.unmade(); err != nil {
+		return nil, err
+	}
 	if g.conf().IdleTimeout > 0 {
 		g.maybeSweep() // first: never hand out what this sweep evicts
 	}
@@ -211,6 +214,18 @@ func (g *Group) Executor(name string) (*Executor, error) {
 	g.m.Store(name, ex)
 	g.made++
 	return ex, nil
+}
+
+// unmade returns an error for a nil Group, or a zero one, which NewGroup
+// did not make: it has no configuration to make executors with.
+func (g *Group) unmade() error {
+	switch {
+	case g == nil:
+		return errors.New("executor: a nil *Group")
+	case g.conf() == nil:
+		return errors.New("executor: a zero Group (make one with NewGroup)")
+	}
+	return nil
 }
 
 func (g *Group) config(name string) Config {

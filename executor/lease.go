@@ -106,9 +106,10 @@ func (l *Lease) Context() context.Context { return &l.c.ctx }
 // cancelled is ignored. A *breaker.PanicError (the holder recovered a panic
 // of the work) counts as a panic and a failure, like a panic of a submitted
 // function. After the deadline the timeout has been recorded already, and
-// Done only gives the slot back. Only the first Done counts.
+// Done only gives the slot back. Only the first Done counts. A nil or zero
+// Lease holds no slot, and its Done does nothing.
 func (l *Lease) Done(err error) {
-	if l.done.Swap(true) {
+	if l == nil || l.c.ctx.ex == nil || l.done.Swap(true) {
 		return
 	}
 	end := ran

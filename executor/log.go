@@ -18,8 +18,12 @@ import (
 // (how long calls were refused, as a float number of seconds, so that JSON
 // logs read the same as the duration metrics). To use another logger, write
 // a func(Event) of your own: Event has every field and a String method; to
-// log and do more, combine listeners with breaker.Listeners.
+// log and do more, combine listeners with breaker.Listeners. A nil l is
+// slog.Default().
 func LogTransitions(l *slog.Logger) func(breaker.Event) {
+	if l == nil {
+		l = slog.Default()
+	}
 	var mu sync.Mutex
 	openedAt := map[string]time.Time{}
 	return func(e breaker.Event) {

@@ -39,6 +39,9 @@ import (
 // executor should be avoided (each one's parts apply in some order, but two
 // can interleave).
 func (ex *Executor) Reconfigure(cfg Config) error {
+	if ex.unmade() {
+		return errUnmade
+	}
 	if g := ex.env.group; g != nil {
 		cfg = g.withListeners(cfg)
 	}
@@ -145,6 +148,9 @@ func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
 // After Close, Reconfigure returns ErrClosed. Reconfigures of one group are
 // serialized.
 func (g *Group) Reconfigure(cfg GroupConfig) error {
+	if err := g.unmade(); err != nil {
+		return err
+	}
 	if err := cfg.validate(); err != nil {
 		return err
 	}

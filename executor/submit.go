@@ -73,7 +73,7 @@ func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T
 // admitEnforced is admit as enforce mode decides it; in shadow mode a
 // refusal is errShadowed instead (see reject).
 func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
-	if ctx == nil || ex == nil {
+	if ctx == nil || ex.unmade() {
 		return nil, errBadCall(ctx, ex)
 	}
 	if ex.isClosed() {
@@ -134,6 +134,8 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 		return errors.New("executor: Submit with a nil context (use context.Background())")
 	case ex == nil:
 		return errors.New("executor: Submit to a nil *Executor")
+	case ex.unmade():
+		return errUnmade
 	}
 	return errors.New("executor: Submit of a nil function")
 }

@@ -20,7 +20,7 @@ import (
 // All only waits: it does not stop the producers of the other futures. To
 // cancel them on the first failure, give them a context from
 // [context.WithCancelCause] and cancel it with All's error (see the
-// example). All starts no goroutines; fs must not hold nil.
+// example). All starts no goroutines; a nil in fs is an error.
 func All[T any](ctx context.Context, fs ...*Future[T]) ([]T, error) {
 	out := make([]T, len(fs))
 	var failure error
@@ -46,8 +46,8 @@ func All[T any](ctx context.Context, fs ...*Future[T]) ([]T, error) {
 // does. If every future fails, Any returns the zero value and all their
 // errors, in the order of fs, joined with [errors.Join]. If ctx ends first,
 // it returns ctx.Err(); with no futures, [ErrNoFutures]. Like [All], it does
-// not stop the other producers and starts no goroutines; fs must not hold
-// nil.
+// not stop the other producers and starts no goroutines; a nil in fs is an
+// error.
 func Any[T any](ctx context.Context, fs ...*Future[T]) (T, error) {
 	var zero T
 	if len(fs) == 0 {
@@ -83,7 +83,7 @@ func Any[T any](ctx context.Context, fs ...*Future[T]) (T, error) {
 // to complete (the lowest index among those already complete when First is
 // called). If ctx ends first, it returns ctx.Err(); with no futures,
 // [ErrNoFutures]. Like [All], it does not stop the other producers and
-// starts no goroutines; fs must not hold nil.
+// starts no goroutines; a nil in fs is an error.
 func First[T any](ctx context.Context, fs ...*Future[T]) (T, error) {
 	if len(fs) == 0 {
 		var zero T
@@ -112,13 +112,16 @@ func watch[T any](ctx context.Context, fs []*Future[T], visit func(i int) bool) 
 	// states, not only when the scan below happens to reach it.
 	for i, f := range fs {
 		if f == nil {
-			panic("future: nil *Future at index " + strconv.Itoa(i))
+			return errors.New("future: nil *Future at index " + strconv.Itoa(i))
 		}
 	}
 
 	ws, stop := visitDone(fs, visit)
 	if stop || len(ws) == 0 {
 		return nil
+	}
+	if ctx == nil {
+		return errNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -205,12 +205,27 @@ func TestFanOutEdgeCases(t *testing.T) {
 			assert.Equal(t, []int{5, 5}, o.v)
 		})
 	})
-	t.Run("A nil future is a programming error and panics.", func(t *testing.T) {
+	t.Run("A nil future is an error, whatever the others' states.", func(t *testing.T) {
 		for _, h := range helpers {
-			assert.PanicsWithValue(t, "future: nil *Future at index 1", func() {
-				_, _ = h.call(context.Background(), Ready(1), nil)
-			}, "%s: got no panic or another value", h.name)
+			_, err := h.call(context.Background(), Ready(1), nil)
+			assert.EqualError(t, err, "future: nil *Future at index 1", h.name)
 		}
+	})
+	t.Run("A nil context is an error once a future must be waited for.", func(t *testing.T) {
+		for _, h := range helpers {
+			_, fs := promises(1)
+			//lint:ignore SA1012 the nil context is the point
+			_, err := h.call(nil, fs...)
+			assert.ErrorContains(t, err, "nil context", h.name)
+		}
+		_, fs := promises(1)
+		//lint:ignore SA1012 the nil context is the point
+		_, err := fs[0].Await(nil)
+		assert.ErrorContains(t, err, "nil context")
+		//lint:ignore SA1012 the nil context is the point
+		v, err := Ready(3).Await(nil)
+		assert.Equal(t, 3, v, "a complete future answers without looking at the context")
+		assert.NoError(t, err)
 	})
 	t.Run("The context's error is returned, not its cause.", func(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(context.Background())

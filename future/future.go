@@ -13,6 +13,9 @@ import (
 // futures: there is no value to return and nothing that could fail.
 var ErrNoFutures = errors.New("future: no futures")
 
+// errNilContext is the error of a wait given a nil context.
+var errNilContext = errors.New("future: a wait with a nil context (use context.Background())")
+
 // Bits of Future.state. A future moves pending (0) → completing → done
 // exactly once. Before done, stateChan and stateWaiters may be set; each is
 // set only under mu, and only by a CAS that fails once stateDone is set, so
@@ -109,6 +112,10 @@ func (f *Future[T]) Await(ctx context.Context) (T, error) {
 	// which happens after val and err were written, so reading them is safe.
 	if f.state.Load()&stateDone != 0 {
 		return f.val, f.err
+	}
+	if ctx == nil {
+		var zero T
+		return zero, errNilContext
 	}
 	// A context that has already ended returns before we create a channel.
 	if err := ctx.Err(); err != nil {

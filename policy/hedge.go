@@ -254,8 +254,11 @@ type HedgeStats struct {
 }
 
 // Stats returns the counts of every supplier the Hedger has called, by
-// supplier name.
+// supplier name (none for a nil Hedger).
 func (h *Hedger) Stats() []HedgeStats {
+	if h == nil {
+		return nil
+	}
 	var out []HedgeStats
 	h.suppliers.each(func(name string, s *hedgeSupplier) {
 		d := h.cfg.Delay

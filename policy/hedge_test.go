@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/policy"
 )
@@ -221,7 +222,7 @@ func TestHedgeYieldsToOriginals(t *testing.T) {
 			fn, n := slowFirst(200*time.Millisecond, 0)
 			f := func(ctx context.Context) (int, error) {
 				if n.Load() == 0 {
-					ex.Breaker().Trip(0) // tripped while the first attempt runs
+					ex.Breaker().Trip(breaker.Manual) // tripped while the first attempt runs
 				}
 				return fn(ctx)
 			}

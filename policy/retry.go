@@ -299,8 +299,11 @@ type RetryStats struct {
 }
 
 // Stats returns the counts of every supplier the Retrier has called, by
-// supplier name.
+// supplier name (none for a nil Retrier).
 func (r *Retrier) Stats() []RetryStats {
+	if r == nil {
+		return nil
+	}
 	var out []RetryStats
 	r.suppliers.each(func(name string, s *retrySupplier) {
 		out = append(out, RetryStats{
@@ -337,6 +340,8 @@ func badCall(ctx context.Context, what, policy string, noPolicy, unmade bool, ex
 		return fmt.Errorf("policy: %s with a zero %s (make it with New%s)", what, policy, policy)
 	case ex == nil:
 		return fmt.Errorf("policy: %s to a nil *executor.Executor", what)
+	case ex.Name() == "": // every executor New makes has a name
+		return fmt.Errorf("policy: %s to a zero executor.Executor (make it with executor.New or Group.Executor)", what)
 	case noFn:
 		return fmt.Errorf("policy: %s of a nil function", what)
 	}

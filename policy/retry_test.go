@@ -318,14 +318,24 @@ func TestRetryConfigErrors(t *testing.T) {
 		_, err = policy.Retry[int](context.Background(), nil, nil, nil)
 		assert.ErrorContains(t, err, "nil policy")
 	})
-	t.Run("a zero Retrier or Hedger is an error, not a panic", func(t *testing.T) {
+	t.Run("a zero Retrier, Hedger or Executor is an error, not a panic", func(t *testing.T) {
 		ex := newExecutor(t, "s", 2)
+		r0, _ := policy.NewRetrier(policy.RetryConfig{})
+		h0, _ := policy.NewHedger(policy.HedgeConfig{})
 		ran := false
 		fn := func(context.Context) (int, error) { ran = true; return 1, nil }
 		_, err := policy.Retry(context.Background(), &policy.Retrier{}, ex, fn)
 		assert.ErrorContains(t, err, "zero Retrier (make it with NewRetrier)")
 		_, err = policy.Hedge(context.Background(), &policy.Hedger{}, ex, fn)
 		assert.ErrorContains(t, err, "zero Hedger (make it with NewHedger)")
+		_, err = policy.Retry(context.Background(), r0, &executor.Executor{}, fn)
+		assert.ErrorContains(t, err, "zero executor.Executor")
+		_, err = policy.Hedge(context.Background(), h0, &executor.Executor{}, fn)
+		assert.ErrorContains(t, err, "zero executor.Executor")
 		assert.False(t, ran, "nothing is called")
+		var nilR *policy.Retrier
+		var nilH *policy.Hedger
+		assert.Empty(t, nilR.Stats())
+		assert.Empty(t, nilH.Stats())
 	})
 }

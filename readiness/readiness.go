@@ -71,6 +71,8 @@ func New(cfg Config) (*Checker, error) {
 		switch {
 		case ex == nil:
 			errs = append(errs, fmt.Errorf("readiness: Executors[%d] is nil", i))
+		case ex.Name() == "": // every executor New makes has a name
+			errs = append(errs, fmt.Errorf("readiness: Executors[%d] is a zero Executor (make it with executor.New or Group.Executor)", i))
 		case names[ex.Name()]:
 			errs = append(errs, fmt.Errorf("readiness: Executors[%d] is named %q, as another executor is", i, ex.Name()))
 		default:

@@ -156,6 +156,7 @@ func TestConfigValidation(t *testing.T) {
 	}{
 		{"nothing to report", readiness.Config{}, "Config needs a Group or Executors"},
 		{"a nil executor", readiness.Config{Executors: []*executor.Executor{nil}}, "Executors[0] is nil"},
+		{"a zero executor", readiness.Config{Executors: []*executor.Executor{{}}}, "Executors[0] is a zero Executor"},
 		{"two suppliers of one name", readiness.Config{Group: g, Executors: []*executor.Executor{ex}}, `Executors[0] is named "payments", as another executor is`},
 		{"a critical name nobody holds (a typo)", readiness.Config{Group: g, Critical: map[string]bool{"paymnts": true}}, `Critical names "paymnts"`},
 	}
