@@ -181,8 +181,9 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 }
 
 // errGoexit is the Value of the *breaker.PanicError recorded for a call
-// whose streamer or Classify ended its goroutine with runtime.Goexit (as
-// t.FailNow does in a test's fake) instead of returning.
+// whose streamer, handler or Classify ended its goroutine with
+// runtime.Goexit (as t.FailNow does in a test's fake) instead of
+// returning.
 var errGoexit = errors.New("runtime.Goexit instead of a return")
 
 // done ends the lease l of a stream that ended with err, with Classify's

@@ -38,7 +38,9 @@ const PushbackKey = "grpc-retry-pushback-ms"
 // as usual. A handler still running at the method's InvocationTimeout is
 // counted as a timeout and as overdue, as a call that outlives its
 // deadline is. A panic in a handler counts as a failure and goes on, as
-// without the interceptor.
+// without the interceptor; a handler that ends its goroutine
+// (runtime.Goexit) counts as a failure too, a *breaker.PanicError, unless
+// the client had gone.
 //
 // The fields are read on every call; set them before first use. A Server
 // is safe for concurrent use.
@@ -56,7 +58,11 @@ type Server struct {
 	// Classify turns a handler's error into the error the method's breaker
 	// records. nil means every handler error is a success: the breaker of
 	// an inbound method learns from saturation, overdue handlers and
-	// panics, not from the answers the service chose to give.
+	// panics, not from the answers the service chose to give. A Classify
+	// that panics counts the call as a failure; one that ends its
+	// goroutine (runtime.Goexit) gives the slot back all the same, counted
+	// as a failure with a *breaker.PanicError naming it, and the Goexit
+	// goes on.
 	Classify func(err error) error
 }
 
@@ -79,8 +85,11 @@ func (s *Server) Unary() grpc.UnaryServerInterceptor {
 		if l == nil {
 			return handler(ctx, req)
 		}
-		defer s.end(ctx, l, &err)
-		return handler(ctx, req)
+		returned := false
+		defer s.end(ctx, l, &returned, &err)
+		resp, err = handler(ctx, req)
+		returned = true
+		return resp, err
 	}
 }
 
@@ -96,8 +105,11 @@ func (s *Server) Stream() grpc.StreamServerInterceptor {
 		if l == nil {
 			return handler(srv, ss)
 		}
-		defer s.end(ctx, l, &err)
-		return handler(srv, ss)
+		returned := false
+		defer s.end(ctx, l, &returned, &err)
+		err = handler(srv, ss)
+		returned = true
+		return err
 	}
 }
 
@@ -129,16 +141,29 @@ func (s *Server) key(ctx context.Context, method string) (key string, err error)
 	return s.Key(ctx, method), nil
 }
 
-// end ends the lease with the handler's outcome, a panic included (which
-// goes on).
-func (s *Server) end(ctx context.Context, l *executor.Lease, err *error) {
-	if v := recover(); v != nil {
-		l.Done(&breaker.PanicError{Callback: "handler", Value: v, Stack: debug.Stack()})
-		panic(v)
+// end ends the lease with the handler's outcome: its error, once it has
+// returned; else a panic, which goes on, or a Goexit (as t.FailNow does:
+// recover returns nil then), each a failure, unless for a Goexit the
+// client had gone.
+func (s *Server) end(ctx context.Context, l *executor.Lease, returned *bool, err *error) {
+	if !*returned {
+		v := recover()
+		switch {
+		case v != nil:
+			l.Done(&breaker.PanicError{Callback: "handler", Value: v, Stack: debug.Stack()})
+			panic(v)
+		case ctx.Err() != nil:
+			l.Done(ctx.Err())
+		default:
+			perr := &breaker.PanicError{Callback: "handler", Value: errGoexit, Stack: debug.Stack()}
+			l.Done(perr)
+			*err = perr // what the client gets if a nil panic stopped here
+		}
+		return
 	}
 	verdict := error(nil)
 	if s.Classify != nil {
-		verdict = s.verdict(*err)
+		verdict = s.verdict(l, *err)
 	}
 	if cerr := ctx.Err(); cerr != nil && verdict == nil {
 		verdict = cerr // the client went away: ignored by the breaker
@@ -146,13 +171,27 @@ func (s *Server) end(ctx context.Context, l *executor.Lease, err *error) {
 	l.Done(verdict)
 }
 
-func (s *Server) verdict(err error) (v error) {
+// verdict applies Classify to the handler's error. A Classify that panics
+// makes the call a failure, recorded as a *breaker.PanicError naming it.
+// One that ends the goroutine (runtime.Goexit) never returns a verdict:
+// the slot of l is given back all the same, recorded the same way, and
+// the Goexit goes on, as nothing can stop it.
+func (s *Server) verdict(l *executor.Lease, err error) (v error) {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			v = &breaker.PanicError{Callback: "fusegrpc.Server.Classify", Value: p, Stack: debug.Stack()}
+		if returned {
+			return
 		}
+		p := recover() // nil for a Goexit
+		if p == nil {
+			l.Done(&breaker.PanicError{Callback: "fusegrpc.Server.Classify", Value: errGoexit, Stack: debug.Stack()})
+			return
+		}
+		v = &breaker.PanicError{Callback: "fusegrpc.Server.Classify", Value: p, Stack: debug.Stack()}
 	}()
-	return s.Classify(err)
+	v = s.Classify(err)
+	returned = true
+	return v
 }
 
 // refuse turns a refusal into the call's status, and sets the pushback

@@ -2,7 +2,9 @@ package fusegrpc_test
 
 import (
 	"context"
+	"errors"
 	"net"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 	"github.com/fusebox-go/fusebox/fusegrpc"
 )
 
@@ -194,4 +197,93 @@ func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
 	require.NoError(t, err, "the retry got the slot")
 	assert.GreaterOrEqual(t, time.Since(start), time.Second, "the client waited the 1 s pushback, not its 10 ms backoff")
 	assert.Equal(t, uint64(1), ex.Stats().Rejected.Busy)
+}
+
+// serverStream is a server stream in memory: only its context is used.
+type serverStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *serverStream) Context() context.Context { return s.ctx }
+
+// A handler or a Classify that ends its goroutine (runtime.Goexit, as
+// t.FailNow does in a test's fake) never returns, yet the slot is given
+// back, the call counted as a failure (a panic naming the callback), and
+// the Goexit goes on (before, a Classify's Goexit kept the slot for good,
+// and a handler's counted as a success). A handler
+// that does so after its client went away is ignored, as its return would
+// be. In memory, on the interceptors themselves: grpc's own server is not
+// the point.
+func TestServerGoexitGivesTheSlotBack(t *testing.T) {
+	failing := func(context.Context, any) (any, error) { return nil, errors.New("not found") }
+	goexitHandler := func(context.Context, any) (any, error) { runtime.Goexit(); return nil, nil }
+	goexitClassify := func(error) error { runtime.Goexit(); return nil }
+	for _, tc := range []struct {
+		name     string
+		classify func(error) error
+		handler  grpc.UnaryHandler
+		callback string
+	}{
+		{"a Classify", goexitClassify, failing, "fusegrpc.Server.Classify"},
+		{"a handler", nil, goexitHandler, "handler"},
+		{"a handler, with a Classify", fusegrpc.DefaultClassify, goexitHandler, "handler"},
+	} {
+		run := func(t *testing.T, call func(s *fusegrpc.Server, ctx context.Context, method string)) {
+			cfg := defaults()
+			cfg.Breaker.ConsecutiveFailures = 1 // the trip shows the error recorded
+			var rec fuseboxtest.Recorder
+			g := newGroup(t, executor.GroupConfig{Default: cfg, OnTransition: rec.Listen})
+			s := &fusegrpc.Server{Group: g, Classify: tc.classify}
+			returned := false
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				call(s, context.Background(), "/s/M")
+				returned = true
+			}()
+			<-done
+			assert.False(t, returned, "the Goexit went on")
+			st := stats(t, g, "/s/M")
+			assert.Zero(t, st.Busy, "the slot is given back")
+			assert.Equal(t, uint64(1), st.Failures)
+			assert.Equal(t, uint64(1), st.Panics)
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			open, err := rec.WaitForState(ctx, breaker.Open)
+			require.NoError(t, err)
+			var pe *breaker.PanicError
+			require.ErrorAs(t, open.Err, &pe)
+			assert.Equal(t, tc.callback, pe.Callback)
+		}
+		t.Run(tc.name+" that calls runtime.Goexit in a unary call", func(t *testing.T) {
+			run(t, func(s *fusegrpc.Server, ctx context.Context, method string) {
+				s.Unary()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: method}, tc.handler)
+			})
+		})
+		t.Run(tc.name+" that calls runtime.Goexit in a stream", func(t *testing.T) {
+			run(t, func(s *fusegrpc.Server, ctx context.Context, method string) {
+				s.Stream()(nil, &serverStream{ctx: ctx}, &grpc.StreamServerInfo{FullMethod: method},
+					func(any, grpc.ServerStream) error {
+						_, err := tc.handler(ctx, nil)
+						return err
+					})
+			})
+		})
+	}
+	t.Run("a handler that calls runtime.Goexit after its client went away is ignored", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			(&fusegrpc.Server{Group: g}).Unary()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/s/M"},
+				func(context.Context, any) (any, error) { cancel(); runtime.Goexit(); return nil, nil })
+		}()
+		<-done
+		st := stats(t, g, "/s/M")
+		assert.Zero(t, st.Busy)
+		assert.Equal(t, uint64(1), st.Ignored)
+		assert.Zero(t, st.Failures)
+	})
 }
