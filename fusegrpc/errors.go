@@ -26,16 +26,38 @@ type Error struct {
 
 // Error returns the status message.
 func (e *Error) Error() string {
-	return fmt.Sprintf("rpc error: code = %s desc = %s", e.Code, e.message())
+	return fmt.Sprintf("rpc error: code = %s desc = %s", e.code(), e.message())
 }
 
 // Unwrap returns the executor's error.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error {
+	if e == nil {
+		return nil
+	}
+	return e.Err
+}
 
 // GRPCStatus returns the status the error stands for.
-func (e *Error) GRPCStatus() *status.Status { return status.New(e.Code, e.message()) }
+func (e *Error) GRPCStatus() *status.Status { return status.New(e.code(), e.message()) }
 
+// code is Code; a nil *Error (returned as an error, which is then not
+// nil) is Unknown, as grpc makes an error whose status it cannot read.
+func (e *Error) code() codes.Code {
+	if e == nil {
+		return codes.Unknown
+	}
+	return e.Code
+}
+
+// message describes the error. An Error built by hand without an Err, or
+// a nil *Error, says so rather than panicking in the caller's log line.
 func (e *Error) message() string {
+	switch {
+	case e == nil:
+		return "fusegrpc: a nil *Error"
+	case e.Err == nil:
+		return "fusegrpc: an Error with a nil Err"
+	}
 	var rej *executor.RejectedError
 	if !errors.As(e.Err, &rej) {
 		return e.Err.Error()

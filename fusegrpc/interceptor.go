@@ -24,7 +24,9 @@ import (
 //	conn, err := grpc.NewClient("payments.internal:443", ic.DialOptions()...)
 //
 // The fields are read on every call; set them before first use. An
-// Interceptor is safe for concurrent use.
+// Interceptor is safe for concurrent use. A nil *Interceptor, one without
+// a Group, or a call with a nil context fails each call with an *Error of
+// code Internal saying which, without sending it.
 type Interceptor struct {
 	// Group supplies one executor per key; its GroupConfig sets the slots,
 	// timeouts and breaker rules of every supplier. Required.
@@ -63,8 +65,13 @@ type Interceptor struct {
 
 // Target is the default key: the target string the connection was made
 // with, as grpc.ClientConn.Target returns it ("payments.internal:443",
-// "dns:///payments.internal:443").
+// "dns:///payments.internal:443"). A nil connection has no target: Target,
+// Service and Method return "" for it, which Interceptor refuses as no
+// key.
 func Target(_ context.Context, _ string, cc *grpc.ClientConn) string {
+	if cc == nil {
+		return ""
+	}
 	return cc.Target()
 }
 
@@ -72,6 +79,9 @@ func Target(_ context.Context, _ string, cc *grpc.ClientConn) string {
 // "target/package.Service": one bulkhead and breaker per service behind a
 // target.
 func Service(_ context.Context, method string, cc *grpc.ClientConn) string {
+	if cc == nil {
+		return ""
+	}
 	svc := strings.TrimPrefix(method, "/")
 	if i := strings.LastIndexByte(svc, '/'); i >= 0 {
 		svc = svc[:i]
@@ -83,6 +93,9 @@ func Service(_ context.Context, method string, cc *grpc.ClientConn) string {
 // "target/package.Service/Method": one bulkhead and breaker per method, so
 // one hanging method cannot take its siblings down with it.
 func Method(_ context.Context, method string, cc *grpc.ClientConn) string {
+	if cc == nil {
+		return ""
+	}
 	return cc.Target() + method
 }
 
@@ -152,9 +165,18 @@ func (i *Interceptor) Unary() grpc.UnaryClientInterceptor {
 	}
 }
 
-// key returns the executor key of a call, or an *Error the caller can act on.
+// key returns the executor key of a call, or an *Error the caller can act
+// on. A nil *Interceptor or a nil context fails the call with an error
+// saying so, as a zero Interceptor does, rather than with a panic on the
+// caller's goroutine; key is the first thing a call does, before anything
+// relies on either.
 func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientConn) (key string, err error) {
-	if i.Group == nil {
+	switch {
+	case i == nil:
+		return "", &Error{Code: codes.Internal, Err: errors.New("fusegrpc: the Interceptor is a nil *Interceptor")}
+	case ctx == nil:
+		return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: %s called with a nil context (use context.Background())", method)}
+	case i.Group == nil:
 		return "", &Error{Code: codes.Internal, Err: errors.New("fusegrpc: Interceptor.Group is nil")}
 	}
 	keyOf := i.Key
@@ -173,6 +195,9 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 			return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Names maps %q (the key of %s) to an empty name", key, method)}
 		}
 		key = name
+	}
+	if key == "" && cc == nil {
+		return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: no key for %s, which has a nil *grpc.ClientConn (Interceptor.Key returned \"\")", method)}
 	}
 	if key == "" {
 		return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Key returned no key for %s", method)}

@@ -3,6 +3,7 @@ package fusegrpc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -43,7 +44,9 @@ const PushbackKey = "grpc-retry-pushback-ms"
 // the client had gone.
 //
 // The fields are read on every call; set them before first use. A Server
-// is safe for concurrent use.
+// is safe for concurrent use. A nil *Server, one without a Group, or a
+// call with a nil context fails each call with an *Error of code
+// Internal saying which, without calling the handler.
 type Server struct {
 	// Group supplies one executor per key; its GroupConfig sets each
 	// method's slots, deadline, breaker and critical share. Required.
@@ -114,9 +117,15 @@ func (s *Server) Stream() grpc.StreamServerInterceptor {
 }
 
 // lease takes a slot for the call, or returns nil for a call served
-// without one.
+// without one. It checks the Server and the context before Key sees
+// either.
 func (s *Server) lease(ctx context.Context, method string) (l *executor.Lease, err error) {
-	if s.Group == nil {
+	switch {
+	case s == nil:
+		return nil, &Error{Code: codes.Internal, Err: errors.New("fusegrpc: the Server is a nil *Server")}
+	case ctx == nil:
+		return nil, &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: %s called with a nil context (use context.Background())", method)}
+	case s.Group == nil:
 		return nil, &Error{Code: codes.Internal, Err: errors.New("fusegrpc: Server.Group is nil")}
 	}
 	key := method
