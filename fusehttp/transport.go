@@ -136,8 +136,12 @@ type StatusError struct {
 	StatusCode int
 }
 
-// Error says which status the supplier answered.
+// Error says which status the supplier answered; a nil *StatusError says
+// so instead of panicking in the caller's log line.
 func (e *StatusError) Error() string {
+	if e == nil {
+		return "fusehttp: a nil *StatusError"
+	}
 	return fmt.Sprintf("fusehttp: supplier answered %d %s", e.StatusCode, http.StatusText(e.StatusCode))
 }
 
@@ -149,11 +153,15 @@ func (e *StatusError) Error() string {
 // that net/http refuses to send (an invalid header value, say) is a
 // transport error like any other, so it counts as a failure unless a
 // Classify of one's own says otherwise; an error of the request body's own
-// Read never reaches Classify (see Transport.Base).
+// Read never reaches Classify (see Transport.Base). A nil response with a
+// nil error, which no RoundTripper may return (Transport never passes it
+// on), is a failure too, with an error saying so.
 func DefaultClassify(resp *http.Response, err error) error {
 	switch {
 	case err != nil:
 		return err
+	case resp == nil:
+		return errors.New("fusehttp: DefaultClassify of a nil *http.Response with a nil error")
 	case resp.StatusCode >= 500, resp.StatusCode == http.StatusTooManyRequests:
 		return &StatusError{StatusCode: resp.StatusCode}
 	}
@@ -167,7 +175,9 @@ func DefaultClassify(resp *http.Response, err error) error {
 // when the caller gives up first, and executor.ErrTimeout when the call
 // outlives the invocation timeout before a response arrives; a body that
 // the invocation timeout cuts off returns an error matching
-// executor.ErrTimeout from Read.
+// executor.ErrTimeout from Read. A nil *Transport, a nil req or one
+// without a URL fails at once with an error saying which, as net/http's
+// own Transport does, and sends nothing.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, err := t.key(req)
 	if err == nil {
@@ -184,9 +194,17 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return nil, err
 }
 
-// key returns the name of the executor that req runs on.
+// key returns the name of the executor that req runs on. It checks first
+// what the rest of RoundTrip, and Key, rely on.
 func (t *Transport) key(req *http.Request) (string, error) {
-	if t.Group == nil {
+	switch {
+	case t == nil:
+		return "", errors.New("fusehttp: RoundTrip on a nil *Transport")
+	case req == nil:
+		return "", errors.New("fusehttp: nil Request")
+	case req.URL == nil:
+		return "", errors.New("fusehttp: nil Request.URL")
+	case t.Group == nil:
 		return "", errors.New("fusehttp: Transport.Group is nil")
 	}
 	var key string
@@ -232,8 +250,12 @@ func safeKey(keyOf func(*http.Request) string, req *http.Request) (key string, e
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,
-// if it has such a method. http.Client.CloseIdleConnections calls it.
+// if it has such a method. http.Client.CloseIdleConnections calls it. A
+// nil *Transport has no connections: it does nothing.
 func (t *Transport) CloseIdleConnections() {
+	if t == nil {
+		return
+	}
 	if c, ok := t.baseTransport().(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
@@ -253,9 +275,10 @@ func (t *Transport) baseTransport() http.RoundTripper {
 	return t.base
 }
 
-// closeBody closes the body of a request that will never be sent.
+// closeBody closes the body of a request that will never be sent, if it
+// has one.
 func closeBody(req *http.Request) {
-	if req.Body != nil {
+	if req != nil && req.Body != nil {
 		req.Body.Close()
 	}
 }
