@@ -85,8 +85,10 @@ type Options struct {
 	// "override" ("Action", "Reason", "Replica", "Seq"). An error is
 	// answered as 502 Bad Gateway with its text.
 	FleetView func(ctx context.Context, supplier string) (any, error)
-	// Logger receives one record per operator action. nil means
-	// slog.Default().
+	// Logger receives one record per operator action, and an error for
+	// each executor or group that Add or AddGroup refused (nil, or not
+	// made by its constructor), since they have no error to return. nil
+	// means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -227,24 +229,66 @@ func New(opts Options) (*Handler, error) {
 	}, nil
 }
 
+// errUnmade answers every use of a Handler that New did not make: the zero
+// value has no options to follow and no channels to end its streams with.
+var errUnmade = errors.New("dashboard: a zero Handler (make it with dashboard.New)")
+
+// made reports whether New made h.
+func (h *Handler) made() bool { return h != nil && h.quit != nil }
+
+// logger returns Options.Logger, or slog.Default() for a Handler that New
+// did not make.
+func (h *Handler) logger() *slog.Logger {
+	if h.opts.Logger == nil {
+		return slog.Default()
+	}
+	return h.opts.Logger
+}
+
+// refuse reports an argument that Add or AddGroup does not add. They
+// return nothing, so Options.Logger is where the mistake shows; adding it
+// would crash the sampler's goroutine, and the process, at its next tick.
+func (h *Handler) refuse(method, what string) {
+	h.logger().LogAttrs(context.Background(), slog.LevelError,
+		"fusebox dashboard: "+method+" refused "+what+": nothing is shown for it")
+}
+
 // AddGroup shows every executor of g, including those it creates later,
-// until they are evicted or g is closed.
+// until they are evicted or g is closed. A nil g is refused, reported to
+// Options.Logger.
 func (h *Handler) AddGroup(g *executor.Group) {
+	if g == nil {
+		h.refuse("AddGroup", "a nil *executor.Group")
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.sources = append(h.sources, source{g: g})
 }
 
 // Add shows a standalone executor (one made by executor.New) until Remove.
+// A nil executor, or a zero one that executor.New did not make, is
+// refused, reported to Options.Logger.
 func (h *Handler) Add(ex *executor.Executor) {
+	switch {
+	case ex == nil:
+		h.refuse("Add", "a nil *executor.Executor")
+		return
+	case ex.Breaker() == nil: // every executor New makes has a breaker
+		h.refuse("Add", "a zero executor.Executor (make it with executor.New)")
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.sources = append(h.sources, source{ex: ex})
 }
 
 // Remove stops showing ex, added with Add. It does nothing if ex was not
-// added.
+// added, nil included.
 func (h *Handler) Remove(ex *executor.Executor) {
+	if ex == nil {
+		return // a group's source has a nil ex too: it is no match
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for i, s := range h.sources {
@@ -311,11 +355,24 @@ func (h *Handler) frameFor(now time.Time) *frame {
 
 // Snapshot returns the current snapshot, as GET api/snapshot does. It
 // shares its slices and maps with the handler's cache: treat it as
-// read-only.
-func (h *Handler) Snapshot() Snapshot { return h.frameFor(time.Now()).snap }
+// read-only. A zero Handler, which New did not make, has nothing to show:
+// its Snapshot is empty, and the mistake is logged to slog.Default().
+func (h *Handler) Snapshot() Snapshot {
+	if !h.made() {
+		slog.Default().LogAttrs(context.Background(), slog.LevelError, "fusebox "+errUnmade.Error())
+		return Snapshot{}
+	}
+	return h.frameFor(time.Now()).snap
+}
 
-// ServeHTTP routes a request; see Handler.
+// ServeHTTP routes a request; see Handler. A zero Handler, which New did
+// not make, answers every request with 500 Internal Server Error naming
+// New.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.made() {
+		http.Error(w, errUnmade.Error(), http.StatusInternalServerError)
+		return
+	}
 	switch r.URL.Path {
 	case "/api/control":
 		h.serveControl(w, r)

@@ -1,10 +1,12 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -235,6 +237,61 @@ func TestRemovedSuppliersDisappear(t *testing.T) {
 		assert.Empty(t, snapshot(t, h).Suppliers)
 		h.Remove(ex) // twice: nothing happens
 	})
+}
+
+func TestAddRefusesWhatItCannotShow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer // written by Add and AddGroup, on this goroutine
+		h := newHandler(t, dashboard.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		h.Add(nil)
+		h.Add(&executor.Executor{})
+		h.AddGroup(nil)
+		h.Add(newExecutor(t, "payments"))
+		for _, want := range []string{
+			"Add refused a nil *executor.Executor",
+			"Add refused a zero executor.Executor (make it with executor.New)",
+			"AddGroup refused a nil *executor.Group",
+		} {
+			assert.Contains(t, logs.String(), want)
+		}
+		assert.Equal(t, 3, strings.Count(logs.String(), "level=ERROR"))
+
+		// Before, the first frame panicked, and so did the sampler's
+		// goroutine at its first tick: the process crashed.
+		assert.Len(t, h.Snapshot().Suppliers, 1)
+		w := newSSEWriter()
+		_, cancel := stream(h, w)
+		defer cancel()
+		require.Equal(t, http.StatusOK, <-w.code)
+		assert.Len(t, decode(t, next(t, w, time.Millisecond)).Suppliers, 1)
+		assert.Len(t, decode(t, next(t, w, 1100*time.Millisecond)).Suppliers, 1, "the sampler's frame")
+	})
+}
+
+func TestRemoveOfNilKeepsTheGroups(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHandler(t, dashboard.Options{})
+		h.AddGroup(newGroup(t, "payments"))
+		h.Remove(nil) // before, it matched the group, whose source has no executor
+		time.Sleep(time.Second)
+		assert.Len(t, snapshot(t, h).Suppliers, 1)
+	})
+}
+
+func TestAZeroHandlerNamesNew(t *testing.T) {
+	var h dashboard.Handler
+	for _, path := range []string{"/", "/api/snapshot", "/api/events"} {
+		w := do(&h, http.MethodGet, path, "", nil)
+		assert.Equal(t, http.StatusInternalServerError, w.Code, path)
+		assert.Contains(t, w.Body.String(), "zero Handler (make it with dashboard.New)", path)
+	}
+	assert.ErrorContains(t, h.Close(context.Background()), "dashboard.New")
+	h.Add(newExecutor(t, "payments"))
+	assert.Empty(t, h.Snapshot().Suppliers)
+
+	made := newHandler(t, dashboard.Options{})
+	//lint:ignore SA1012 a nil context is what this test is about
+	assert.ErrorContains(t, made.Close(nil), "nil context") //nolint:staticcheck
 }
 
 func TestPageIsEmbeddedAndSelfContained(t *testing.T) {

@@ -218,8 +218,15 @@ func offer(ch chan *frame, f *frame) {
 // Service Unavailable, while the page and the snapshot endpoint keep
 // working. It waits for the streams' goroutines to return, which each does
 // within Options.WriteTimeout, or until ctx ends (then it returns
-// ctx.Err()). Close is idempotent.
+// ctx.Err()). Close is idempotent. It returns an error, and does nothing,
+// on a zero Handler (which New did not make) or with a nil ctx.
 func (h *Handler) Close(ctx context.Context) error {
+	switch {
+	case !h.made():
+		return errUnmade
+	case ctx == nil:
+		return errors.New("dashboard: Close with a nil context (use context.Background())")
+	}
 	h.mu.Lock()
 	if !h.closed {
 		h.closed = true
