@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -125,6 +126,9 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priorit
 // counts from the moment it got its slot until its function returned, or
 // until its deadline if it timed out (a timeout is a failure at about the
 // invocation timeout); calls that never ran are not in it.
+//
+// A collector for a nil g cannot report anything: registering it returns
+// an error naming the mistake, and so does a scrape.
 func NewCollector(g *executor.Group, opts Opts) *Collector {
 	ns := opts.Namespace
 	if ns == "" {
@@ -184,8 +188,32 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 	}
 }
 
+// invalid returns why c cannot report anything, or nil. Neither mistake
+// can be refused by NewCollector, which returns no error: it is refused by
+// Registry.Register instead, through an invalid descriptor, and by a
+// scrape, through an invalid metric, rather than by a panic on a goroutine
+// of Registry.Gather, which no one can recover.
+func (c *Collector) invalid() error {
+	switch {
+	case c == nil || c.state == nil:
+		return errors.New("metrics: a nil or zero *Collector (make it with metrics.NewCollector)")
+	case c.g == nil:
+		return errors.New("metrics: NewCollector with a nil *executor.Group")
+	}
+	return nil
+}
+
+// refuse sends err as a scrape's error: Registry.Gather returns it.
+func refuse(ch chan<- prometheus.Metric, err error) {
+	ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
+}
+
 // Describe sends the descriptors of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	if err := c.invalid(); err != nil {
+		ch <- prometheus.NewInvalidDesc(err)
+		return
+	}
 	for _, d := range []*prometheus.Desc{
 		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
 		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections, c.byPriority, c.durations,
@@ -197,6 +225,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the current metrics of every executor of the group.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if err := c.invalid(); err != nil {
+		refuse(ch, err)
+		return
+	}
 	for _, name := range c.g.Names() {
 		if ex, ok := c.g.Lookup(name); ok {
 			c.collect(ch, ex.Stats())

@@ -420,3 +420,34 @@ fusebox_calls_total{group="http",outcome="success",supplier="primary"} 1
 		assert.Zero(t, testutil.CollectAndCount(c, "fusebox_calls_total"))
 	})
 }
+
+// unchecked hides a collector's descriptors, as a collector that
+// describes nothing does: the registry then takes it unchecked, and only a
+// scrape reaches its Collect.
+type unchecked struct{ prometheus.Collector }
+
+func (unchecked) Describe(chan<- *prometheus.Desc) {}
+
+// A collector that cannot report anything is refused by Register and by
+// every scrape, naming the mistake. Before, Register took a collector of a
+// nil group, and the first scrape panicked on a goroutine of
+// Registry.Gather, crashing the process.
+func TestCollectorsThatCannotReportAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    prometheus.Collector
+		want string
+	}{
+		{"a nil group", metrics.NewCollector(nil, metrics.Opts{}), "NewCollector with a nil *executor.Group"},
+		{"a zero Collector", &metrics.Collector{}, "zero *Collector (make it with metrics.NewCollector)"},
+		{"a zero PolicyCollector", &metrics.PolicyCollector{}, "zero *PolicyCollector (make it with metrics.NewPolicyCollector)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.ErrorContains(t, prometheus.NewPedanticRegistry().Register(tc.c), tc.want)
+			reg := prometheus.NewRegistry()
+			require.NoError(t, reg.Register(unchecked{tc.c}))
+			_, err := reg.Gather()
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}

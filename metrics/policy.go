@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"errors"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/fusebox-go/fusebox/policy"
@@ -58,8 +60,19 @@ func NewPolicyCollector(r *policy.Retrier, h *policy.Hedger, opts Opts) *PolicyC
 	}
 }
 
+// errZeroPolicyCollector is the error of a PolicyCollector that
+// NewPolicyCollector did not make: it has no descriptors to report with.
+var errZeroPolicyCollector = errors.New("metrics: a nil or zero *PolicyCollector (make it with metrics.NewPolicyCollector)")
+
+// made reports whether NewPolicyCollector made c.
+func (c *PolicyCollector) made() bool { return c != nil && c.retryCalls != nil }
+
 // Describe sends the descriptors of every metric the collector reports.
 func (c *PolicyCollector) Describe(ch chan<- *prometheus.Desc) {
+	if !c.made() {
+		ch <- prometheus.NewInvalidDesc(errZeroPolicyCollector)
+		return
+	}
 	for _, d := range []*prometheus.Desc{c.retryCalls, c.attempts, c.retries, c.retryRefused, c.hedgeCalls, c.hedges, c.hedgesWon, c.hedgeRefused, c.hedgeDelay} {
 		ch <- d
 	}
@@ -67,6 +80,10 @@ func (c *PolicyCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the current counts of the policies, per supplier.
 func (c *PolicyCollector) Collect(ch chan<- prometheus.Metric) {
+	if !c.made() {
+		refuse(ch, errZeroPolicyCollector)
+		return
+	}
 	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
