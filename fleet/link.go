@@ -201,6 +201,28 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	return l, nil
 }
 
+// made reports whether New made l. A nil Link, or the zero value, has no
+// group, no Redis and no goroutines: every method that can return an error
+// returns one saying so (see unmade) instead of panicking.
+func (l *Link) made() bool { return l != nil && l.stop != nil }
+
+// unmade is the error of method on a Link that New did not make.
+func unmade(method string) error {
+	return fmt.Errorf("fleet: %s on a nil or zero *Link (make it with fleet.New)", method)
+}
+
+// usable returns an error naming method if New did not make l or ctx is
+// nil, and nil otherwise.
+func (l *Link) usable(ctx context.Context, method string) error {
+	switch {
+	case !l.made():
+		return unmade(method)
+	case ctx == nil:
+		return fmt.Errorf("fleet: %s with a nil context (use context.Background())", method)
+	}
+	return nil
+}
+
 // Group returns the linked group.
 func (l *Link) Group() *executor.Group { return l.g }
 
@@ -212,8 +234,12 @@ func (l *Link) Replica() string { return l.cfg.Replica }
 // wrote expire on their own. If ctx ends first (a transition listener
 // blocks the goroutine that applies the fleet's messages), Close closes
 // the Group with ctx and returns an error naming the goroutines it
-// stopped waiting for; they end when the listener returns.
+// stopped waiting for; they end when the listener returns. It returns an
+// error, and does nothing, on a nil or zero Link or with a nil ctx.
 func (l *Link) Close(ctx context.Context) error {
+	if err := l.usable(ctx, "Close"); err != nil {
+		return err
+	}
 	select {
 	case <-l.stop:
 	default:
@@ -258,8 +284,12 @@ func (l *Link) abandoned(cause error) error {
 		strings.Join(names, ", "), where, cause)
 }
 
-// Stats returns a snapshot of the link.
+// Stats returns a snapshot of the link. Stats has no error to return: for
+// a nil or zero Link, which New did not make, LastError says so.
 func (l *Link) Stats() Stats {
+	if !l.made() {
+		return Stats{LastError: unmade("Stats").Error()}
+	}
 	l.mu.Lock()
 	s := Stats{Replica: l.cfg.Replica, Up: l.up, Since: l.since, LastError: l.lastErr}
 	l.mu.Unlock()

@@ -3,6 +3,8 @@ package fleet_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -84,6 +86,74 @@ func TestCollector(t *testing.T) {
 		"fusebox_fleet_link_up": 1, "fusebox_fleet_link_sessions_total": 1, "fusebox_fleet_link_downs_total": 1,
 		"fusebox_fleet_messages_total": 13, "fusebox_fleet_leases_total": 4,
 	}, got)
+}
+
+// unchecked hides a collector's descriptors, as a collector that
+// describes nothing does: the registry then takes it unchecked, and only a
+// scrape reaches its Collect.
+type unchecked struct{ prometheus.Collector }
+
+func (unchecked) Describe(chan<- *prometheus.Desc) {}
+
+// A collector that cannot report anything is refused by Register and by
+// every scrape, naming the mistake. Before, NewCollector of a nil link
+// panicked, and a zero Collector panicked in Register.
+func TestCollectorsThatCannotReportAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    func() prometheus.Collector
+		want string
+	}{
+		{"a nil link", func() prometheus.Collector { return fleet.NewCollector(nil, "") }, "NewCollector on a nil or zero *Link (make it with fleet.New)"},
+		{"a zero link", func() prometheus.Collector { return fleet.NewCollector(&fleet.Link{}, "") }, "NewCollector on a nil or zero *Link (make it with fleet.New)"},
+		{"a zero Collector", func() prometheus.Collector { return &fleet.Collector{} }, "zero *Collector (make it with fleet.NewCollector)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c()
+			assert.ErrorContains(t, prometheus.NewPedanticRegistry().Register(c), tc.want)
+			reg := prometheus.NewRegistry()
+			require.NoError(t, reg.Register(unchecked{c}))
+			_, err := reg.Gather()
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// A Link that New did not make has no group, no Redis and no goroutines:
+// each method says so instead of panicking (Close with "close of nil
+// channel", the others with a nil dereference).
+func TestALinkNewDidNotMakeIsAnError(t *testing.T) {
+	ctx := context.Background()
+	for name, l := range map[string]*fleet.Link{"nil": nil, "zero": {}} {
+		t.Run(name, func(t *testing.T) {
+			const want = "on a nil or zero *Link (make it with fleet.New)"
+			assert.ErrorContains(t, l.Close(ctx), "Close "+want)
+			assert.ErrorContains(t, l.Control(ctx, "payments", "trip", ""), "Control "+want)
+			assert.ErrorContains(t, l.ForceOpen(ctx, "payments", ""), "ForceOpen "+want)
+			assert.ErrorContains(t, l.Disable(ctx, "payments", ""), "Disable "+want)
+			assert.ErrorContains(t, l.Reset(ctx, "payments", ""), "Reset "+want)
+			_, err := l.View(ctx, "payments")
+			assert.ErrorContains(t, err, "View "+want)
+			_, err = l.FleetView(ctx, "payments")
+			assert.ErrorContains(t, err, "View "+want)
+			s := l.Stats()
+			assert.False(t, s.Up)
+			assert.Contains(t, s.LastError, "Stats "+want)
+
+			w := httptest.NewRecorder()
+			fleet.ViewHandler(l).ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/?supplier=payments", nil))
+			assert.Equal(t, http.StatusInternalServerError, w.Code)
+			assert.Contains(t, w.Body.String(), "ViewHandler "+want)
+		})
+	}
+	t.Run("a nil context", func(t *testing.T) {
+		l := unreachable(t, groupConfig())
+		//lint:ignore SA1012 a nil context is what this test is about
+		assert.ErrorContains(t, l.Control(nil, "payments", "trip", ""), "Control with a nil context") //nolint:staticcheck
+		//lint:ignore SA1012 a nil context is what this test is about
+		assert.ErrorContains(t, l.Close(nil), "Close with a nil context") //nolint:staticcheck
+		require.NoError(t, l.Close(ctx), "it did nothing")
+	})
 }
 
 // openWrites is a go-redis hook that counts the commands writing an open

@@ -1,6 +1,10 @@
 package fleet
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Collector is a prometheus.Collector for a link: at each scrape it reads
 // Link.Stats. Register it beside the group's own collector (module
@@ -27,16 +31,23 @@ type Collector struct {
 }
 
 // NewCollector returns a collector for l. namespace "" means "fusebox".
+// A collector of a nil or zero Link, which New did not make, cannot report
+// anything: registering it returns an error naming the mistake, and so
+// does a scrape.
 func NewCollector(l *Link, namespace string) *Collector {
 	if namespace == "" {
 		namespace = "fusebox"
+	}
+	replica := ""
+	if l.made() {
+		replica = l.Replica()
 	}
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(namespace+"_fleet_"+name, help, append([]string{"replica"}, labels...), nil)
 	}
 	return &Collector{
 		l:        l,
-		replica:  l.Replica(),
+		replica:  replica,
 		up:       desc("link_up", "1 while the fleet link is connected to Redis and subscribed; 0 while each supplier is protected by this replica alone."),
 		sessions: desc("link_sessions_total", "Connections of the fleet link that reached the subscribed state."),
 		downs:    desc("link_downs_total", "Losses of the fleet link."),
@@ -45,8 +56,27 @@ func NewCollector(l *Link, namespace string) *Collector {
 	}
 }
 
+// invalid returns why c cannot report anything, or nil. NewCollector
+// returns no error: the mistake is refused by Registry.Register instead,
+// through an invalid descriptor, and by a scrape, through an invalid
+// metric, rather than by a panic on a goroutine of Registry.Gather, which
+// no one can recover.
+func (c *Collector) invalid() error {
+	switch {
+	case c == nil || c.up == nil:
+		return errors.New("fleet: a nil or zero *Collector (make it with fleet.NewCollector)")
+	case !c.l.made():
+		return unmade("NewCollector")
+	}
+	return nil
+}
+
 // Describe sends the descriptors of every metric the collector reports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	if err := c.invalid(); err != nil {
+		ch <- prometheus.NewInvalidDesc(err)
+		return
+	}
 	for _, d := range []*prometheus.Desc{c.up, c.sessions, c.downs, c.messages, c.leases} {
 		ch <- d
 	}
@@ -54,6 +84,10 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect sends the link's current metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if err := c.invalid(); err != nil {
+		ch <- prometheus.NewInvalidMetric(prometheus.NewInvalidDesc(err), err)
+		return
+	}
 	s := c.l.Stats()
 	up := 0.0
 	if s.Up {

@@ -54,18 +54,27 @@ type Override struct {
 // reports that the fleet could not be told (the link is down, or Redis
 // refused), and the operator may try again.
 func (l *Link) ForceOpen(ctx context.Context, supplier, reason string) error {
+	if err := l.usable(ctx, "ForceOpen"); err != nil {
+		return err
+	}
 	return l.act(ctx, supplier, kindForceOpen, reason)
 }
 
 // Disable admits every call to supplier on every replica until a Reset
 // (see ForceOpen for reason and the error).
 func (l *Link) Disable(ctx context.Context, supplier, reason string) error {
+	if err := l.usable(ctx, "Disable"); err != nil {
+		return err
+	}
 	return l.act(ctx, supplier, kindDisable, reason)
 }
 
 // Reset closes supplier's breaker on every replica, with fresh counters,
 // ending a ForceOpen or Disable (see ForceOpen for reason and the error).
 func (l *Link) Reset(ctx context.Context, supplier, reason string) error {
+	if err := l.usable(ctx, "Reset"); err != nil {
+		return err
+	}
 	return l.act(ctx, supplier, kindReset, reason)
 }
 
@@ -75,6 +84,9 @@ func (l *Link) Reset(ctx context.Context, supplier, reason string) error {
 // operator gave none; "trip" trips this replica's breaker (reason Manual),
 // which the fleet hears as any trip.
 func (l *Link) Control(ctx context.Context, supplier, action, reason string) error {
+	if err := l.usable(ctx, "Control"); err != nil {
+		return err
+	}
 	if reason == "" {
 		reason = "dashboard"
 	}

@@ -55,6 +55,9 @@ type stateEntry struct {
 
 // View reads the fleet's picture of supplier from Redis.
 func (l *Link) View(ctx context.Context, supplier string) (View, error) {
+	if err := l.usable(ctx, "View"); err != nil {
+		return View{}, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
 	defer cancel()
 	v := View{Supplier: supplier, Replicas: []ReplicaState{}}
@@ -99,8 +102,16 @@ func (l *Link) FleetView(ctx context.Context, supplier string) (any, error) {
 // ViewHandler serves GET ?supplier=<name> as the JSON of Link.View, for
 // the admin listener that serves the dashboard (mount it beside it, e.g.
 // at /fusebox/fleet). A request without a supplier is answered with the
-// names of this replica's suppliers.
+// names of this replica's suppliers. For a nil or zero Link, which New did
+// not make, it answers every request with 500 Internal Server Error naming
+// fleet.New.
 func ViewHandler(l *Link) http.Handler {
+	if !l.made() {
+		msg := unmade("ViewHandler").Error()
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, msg, http.StatusInternalServerError)
+		})
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")
