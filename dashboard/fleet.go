@@ -82,23 +82,28 @@ func (h *Handler) fleetView(ctx context.Context, id, name string) ([]byte, error
 	return e.body, e.err
 }
 
-// callFleetView calls f (see callHook) and encodes its answer.
-func callFleetView(ctx context.Context, f func(context.Context, string) (any, error), name string) (body []byte, err error) {
-	var v any
-	err = callHook(ctx, fleetTimeout, "Options.FleetView", func(ctx context.Context) error {
-		var err error
-		v, err = f(ctx, name)
-		return err
+// callFleetView calls f (see callHook) and encodes its answer, on the
+// hook's goroutine too: the answer is the user's, and its MarshalJSON may
+// panic, end its goroutine or block as the hook itself may.
+func callFleetView(ctx context.Context, f func(context.Context, string) (any, error), name string) ([]byte, error) {
+	var out []byte // written by the hook's goroutine; read only once it has returned
+	err := callHook(ctx, fleetTimeout, "Options.FleetView", func(ctx context.Context) error {
+		v, err := f(ctx, name)
+		if err != nil {
+			return err
+		}
+		body, err := json.Marshal(v)
+		switch {
+		case err != nil:
+			return fmt.Errorf("Options.FleetView's answer: %w", err)
+		case len(body) > maxFleetBody:
+			return errors.New("Options.FleetView's answer is over 64 KiB")
+		}
+		out = body
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	body, err = json.Marshal(v)
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("Options.FleetView's answer: %w", err)
-	case len(body) > maxFleetBody:
-		return nil, errors.New("Options.FleetView's answer is over 64 KiB")
-	}
-	return body, nil
+	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -97,6 +98,14 @@ func TestTheFleetViewRefusesWhatItCannotAnswer(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, w.Code)
 	assert.Contains(t, w.Body.String(), "Options.FleetView")
 
+	for name, v := range map[string]any{"panics": panicJSON{}, "ends its goroutine": goexitJSON{}} {
+		m := newHandler(t, dashboard.Options{FleetView: func(context.Context, string) (any, error) { return v, nil }})
+		m.AddGroup(g)
+		w = do(m, http.MethodGet, "/api/fleet?supplier=search", "", nil)
+		assert.Equal(t, http.StatusBadGateway, w.Code, "an answer whose MarshalJSON %s", name)
+		assert.Contains(t, w.Body.String(), "Options.FleetView")
+	}
+
 	big := newHandler(t, dashboard.Options{FleetView: func(context.Context, string) (any, error) {
 		return make([]byte, 70<<10), nil
 	}})
@@ -105,6 +114,16 @@ func TestTheFleetViewRefusesWhatItCannotAnswer(t *testing.T) {
 	assert.Equal(t, http.StatusBadGateway, w.Code)
 	assert.Contains(t, w.Body.String(), "over 64 KiB")
 }
+
+// panicJSON and goexitJSON are answers whose encoding, user code too,
+// panics or ends its goroutine.
+type (
+	panicJSON  struct{}
+	goexitJSON struct{}
+)
+
+func (panicJSON) MarshalJSON() ([]byte, error)  { panic("marshal bug") }
+func (goexitJSON) MarshalJSON() ([]byte, error) { runtime.Goexit(); return nil, nil }
 
 // A FleetView that ignores its context holds neither the request nor the
 // requests for the same supplier queued behind it past fleetTimeout.
@@ -124,4 +143,23 @@ func TestAFleetViewThatHangsIsBounded(t *testing.T) {
 		assert.Equal(t, 2*time.Second, time.Since(start), "bounded, not held until the hook returns")
 		close(release)
 	})
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroup(t, "payments")
+		release := make(chan struct{})
+		h := newHandler(t, dashboard.Options{FleetView: func(context.Context, string) (any, error) {
+			return blockingJSON(release), nil // whose encoding hangs
+		}})
+		h.AddGroup(g)
+		start := time.Now()
+		w := do(h, http.MethodGet, "/api/fleet?supplier=payments", "", nil)
+		assert.Equal(t, http.StatusBadGateway, w.Code)
+		assert.Contains(t, w.Body.String(), "Options.FleetView did not return within 2s")
+		assert.Equal(t, 2*time.Second, time.Since(start), "the answer's encoding is bounded as the hook is")
+		close(release)
+	})
 }
+
+// blockingJSON is an answer whose MarshalJSON waits until it is closed.
+type blockingJSON chan struct{}
+
+func (b blockingJSON) MarshalJSON() ([]byte, error) { <-b; return []byte("{}"), nil }
