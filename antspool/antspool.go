@@ -13,6 +13,7 @@
 package antspool
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/panjf2000/ants/v2"
@@ -20,10 +21,12 @@ import (
 	"github.com/fusebox-go/fusebox/executor"
 )
 
-// Runner starts fusebox's calls on an ants pool. It is safe for concurrent
-// use.
+// Runner starts fusebox's calls on an ants pool. Make one with New: a zero
+// Runner has no pool, and its Go refuses every call. It is safe for
+// concurrent use.
 type Runner struct {
 	pool *ants.Pool
+	err  error // why New could not use the pool; Go returns it for every call
 }
 
 // New returns a Runner for pool. The pool must be nonblocking
@@ -32,10 +35,30 @@ type Runner struct {
 // released) ends with the pool's error, and the supplier's breaker ignores
 // it: the supplier was never asked. The pool stays the program's to
 // release, after the Group is closed.
-func New(pool *ants.Pool) *Runner { return &Runner{pool: pool} }
+//
+// A nil pool gives a Runner whose Go refuses every call with an error
+// saying so: New returns no error, and an executor that crashed on its
+// first call would be worse.
+func New(pool *ants.Pool) *Runner {
+	if pool == nil {
+		return &Runner{err: errors.New("antspool: New was given a nil pool")}
+	}
+	return &Runner{pool: pool}
+}
+
+// errUnmade is the error of Go on a Runner that New did not make.
+var errUnmade = errors.New("antspool: a Runner must be made by antspool.New")
 
 // Go submits fn to the pool.
 func (r *Runner) Go(fn func()) error {
+	switch {
+	case r == nil:
+		return errUnmade
+	case r.err != nil:
+		return r.err
+	case r.pool == nil:
+		return errUnmade
+	}
 	if err := r.pool.Submit(fn); err != nil {
 		return fmt.Errorf("antspool: %w", err)
 	}

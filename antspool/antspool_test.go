@@ -100,3 +100,33 @@ func TestTimeoutsOnThePoolFireAtTheDeadline(t *testing.T) {
 		require.NoError(t, g.Close(context.Background()))
 	})
 }
+
+// A Runner without a pool refuses each call with an error naming the
+// mistake, which the executor ends the call with; Go panicked on the nil
+// pool, and every call failed with that panic.
+func TestARunnerWithoutAPoolRefusesEveryCall(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		runner *antspool.Runner
+		want   string
+	}{
+		{"New(nil)", antspool.New(nil), "antspool: New was given a nil pool"},
+		{"a zero Runner", &antspool.Runner{}, "antspool: a Runner must be made by antspool.New"},
+		{"a nil Runner", nil, "antspool: a Runner must be made by antspool.New"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.runner.Go(func() { t.Error("fn ran") })
+			require.EqualError(t, err, tc.want)
+
+			g, err := executor.NewGroup(executor.GroupConfig{Runner: tc.runner})
+			require.NoError(t, err)
+			defer g.Close(context.Background())
+			_, err = executor.DoIn(context.Background(), g, "payments", func(context.Context) (int, error) {
+				t.Error("the call ran")
+				return 0, nil
+			})
+			require.ErrorContains(t, err, tc.want)
+			assert.NotContains(t, err.Error(), "panicked")
+		})
+	}
+}
