@@ -15,6 +15,7 @@ package antspool
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/panjf2000/ants/v2"
 
@@ -30,20 +31,53 @@ type Runner struct {
 }
 
 // New returns a Runner for pool. The pool must be nonblocking
-// (ants.WithNonblocking(true)): a Runner must never block its caller, who
-// is submitting a call. A call the pool refuses (it is at its capacity, or
-// released) ends with the pool's error, and the supplier's breaker ignores
-// it: the supplier was never asked. The pool stays the program's to
-// release, after the Group is closed.
+// (ants.WithNonblocking(true)) or unbounded: a Runner must never block its
+// caller, who is submitting a call, and a full blocking pool would hold
+// it, past its own deadline, until a worker came free. A call the pool
+// refuses (it is at its capacity, or released) ends with the pool's error,
+// and the supplier's breaker ignores it: the supplier was never asked. The
+// pool stays the program's to release, after the Group is closed.
 //
-// A nil pool gives a Runner whose Go refuses every call with an error
-// saying so: New returns no error, and an executor that crashed on its
-// first call would be worse.
+// A nil pool, or a bounded pool made without ants.WithNonblocking(true),
+// gives a Runner whose Go refuses every call with an error saying so: New
+// returns no error, and an executor that crashed or hung on its calls
+// would be worse.
 func New(pool *ants.Pool) *Runner {
-	if pool == nil {
+	switch {
+	case pool == nil:
 		return &Runner{err: errors.New("antspool: New was given a nil pool")}
+	case blocks(pool):
+		return &Runner{err: errors.New("antspool: New was given a pool that blocks when it is full: make it with ants.WithNonblocking(true)")}
 	}
 	return &Runner{pool: pool}
+}
+
+// blocks reports whether pool's Submit can wait for a worker: pool is
+// bounded and was not made with ants.WithNonblocking(true). Both stay as
+// they are for the pool's life (Tune keeps a bounded pool bounded), so New
+// asks once. ants has no getter for its options, so blocks reads that one field with reflect,
+// which may read an unexported field (never write it). Should a later
+// ants lay its pool out otherwise, the field is not found and blocks
+// reports false: the requirement is then the caller's alone, as it was
+// before; the tests of this module, run with the ants it requires, catch
+// such a change.
+func blocks(pool *ants.Pool) bool {
+	if pool.Cap() < 0 {
+		return false // unbounded: Submit always starts a worker
+	}
+	v := reflect.ValueOf(pool)
+	for _, name := range []string{"poolCommon", "options", "Nonblocking"} {
+		if v.Kind() == reflect.Pointer && !v.IsNil() {
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			return false
+		}
+		if v = v.FieldByName(name); !v.IsValid() {
+			return false
+		}
+	}
+	return v.Kind() == reflect.Bool && !v.Bool()
 }
 
 // errUnmade is the error of Go on a Runner that New did not make.

@@ -101,6 +101,52 @@ func TestTimeoutsOnThePoolFireAtTheDeadline(t *testing.T) {
 	})
 }
 
+// A bounded pool made without ants.WithNonblocking(true) would hold the
+// submitter, past its own deadline, once full: the Runner refuses it
+// outright, with an error that says how to make the pool, so that no call
+// ever waits on it. An unbounded pool never waits, and is used.
+func TestABlockingPoolIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		options []ants.Option
+	}{
+		{"by default", nil},
+		{"with MaxBlockingTasks", []ants.Option{ants.WithMaxBlockingTasks(1)}},
+		{"preallocated", []ants.Option{ants.WithPreAlloc(true)}},
+		{"explicitly", []ants.Option{ants.WithNonblocking(false)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool, err := ants.NewPool(1, tc.options...)
+			require.NoError(t, err)
+			defer pool.Release()
+			runner := antspool.New(pool)
+			const want = "antspool: New was given a pool that blocks when it is full: make it with ants.WithNonblocking(true)"
+			require.EqualError(t, runner.Go(func() { t.Error("fn ran") }), want)
+
+			g, err := executor.NewGroup(executor.GroupConfig{Runner: runner})
+			require.NoError(t, err)
+			defer g.Close(context.Background())
+			_, err = executor.DoIn(context.Background(), g, "payments", func(context.Context) (int, error) {
+				t.Error("the call ran")
+				return 0, nil
+			})
+			require.ErrorContains(t, err, want)
+		})
+	}
+
+	t.Run("unless it is unbounded", func(t *testing.T) {
+		pool, err := ants.NewPool(-1)
+		require.NoError(t, err)
+		defer pool.Release()
+		g, err := executor.NewGroup(executor.GroupConfig{Runner: antspool.New(pool)})
+		require.NoError(t, err)
+		defer g.Close(context.Background())
+		v, err := executor.DoIn(context.Background(), g, "payments", func(context.Context) (int, error) { return 1, nil })
+		require.NoError(t, err)
+		assert.Equal(t, 1, v)
+	})
+}
+
 // A Runner without a pool refuses each call with an error naming the
 // mistake, which the executor ends the call with; Go panicked on the nil
 // pool, and every call failed with that panic.
