@@ -74,9 +74,13 @@ func NewFake(script ...Phase) (*Fake, error) {
 
 // Set switches the Fake to b from now on, in place of the rest of its
 // script. Calls already inside go on as their behavior said. An invalid b
-// is an error, and changes nothing.
+// is an error, and changes nothing. Set also scripts a zero Fake, which
+// has no behavior until then.
 func (f *Fake) Set(b Behavior) error {
-	if b.bad != nil {
+	switch {
+	case f == nil:
+		return errNilFake
+	case b.bad != nil:
 		return fmt.Errorf("fuseboxtest: Set: %w", b.bad)
 	}
 	f.mu.Lock()
@@ -130,11 +134,36 @@ func (f *Fake) advance(now time.Time) bool {
 	return true
 }
 
+// errNilFake is the error of a nil *Fake's methods.
+var errNilFake = errors.New("fuseboxtest: a nil *Fake: make one with NewFake")
+
+// unmade says why f cannot answer calls, or returns nil if it can. A zero
+// Fake has no script to follow (NewFake or Set gives it one), so each of
+// its calls is refused with an error rather than a panic.
+func (f *Fake) unmade() error {
+	if f == nil {
+		return errNilFake
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.script == nil {
+		return errors.New("fuseboxtest: a Fake must be made by NewFake (or given a behavior by Set)")
+	}
+	return nil
+}
+
 // Call is one call to the fake supplier: it returns nil (success) or the
 // behavior's error, after the behavior's delay. Hang returns ctx.Err()
 // when ctx ends. Wrap it in your own handler, a gRPC service method for
-// instance, to fake a supplier behind any protocol.
+// instance, to fake a supplier behind any protocol. A nil context, or a
+// Fake that NewFake did not make and Set never scripted, is an error.
 func (f *Fake) Call(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("fuseboxtest: Call with a nil context (use context.Background())")
+	}
+	if err := f.unmade(); err != nil {
+		return err
+	}
 	f.calls.Add(1)
 	f.inside.Add(1)
 	defer f.inside.Add(-1)
@@ -191,7 +220,8 @@ func Fn[T any](f *Fake, v T) func(context.Context) (T, error) {
 
 // ServeHTTP answers a request as the fake: 200 "ok" on success, 503 with
 // the error's text on failure; a hang holds the request until the client
-// gives up (the request's context ends).
+// gives up (the request's context ends). A Fake that cannot answer (see
+// Call) answers 500 naming the mistake.
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
@@ -201,9 +231,19 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Handler returns a handler that answers each request as the fake first,
 // and passes the request to next when the fake's call succeeds: a real
 // handler with a scripted outage in front. A failure answers 503 with the
-// error's text.
+// error's text. A nil next, or a Fake that cannot answer (see Call),
+// answers 500 naming the mistake, so that the test fails on its status
+// rather than as a fake outage.
 func (f *Fake) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if next == nil {
+			http.Error(w, "fuseboxtest: Handler was given a nil next handler", http.StatusInternalServerError)
+			return
+		}
+		if err := f.unmade(); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		if err := f.Call(r.Context()); err != nil {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return

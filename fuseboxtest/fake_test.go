@@ -3,6 +3,8 @@ package fuseboxtest_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -157,5 +159,61 @@ func TestFakeValidation(t *testing.T) {
 		f := newFake(t, fuseboxtest.Phase{Do: fuseboxtest.Fail(errDown)})
 		assert.ErrorContains(t, f.Set(fuseboxtest.FailFraction(0.5, nil, 1)), "Set: the error of FailFraction must not be nil")
 		assert.ErrorIs(t, f.Call(context.Background()), errDown)
+	})
+}
+
+// A Fake that NewFake did not make has no script: its calls are errors
+// that say so (they panicked with an index out of range), until Set gives
+// it a behavior. A nil Fake, a nil context and a nil next handler are
+// errors too, and an HTTP fake answers them with 500, not as an outage.
+func TestAnUnmadeFakeIsAnError(t *testing.T) {
+	const zero = "fuseboxtest: a Fake must be made by NewFake (or given a behavior by Set)"
+	const nilFake = "fuseboxtest: a nil *Fake: make one with NewFake"
+	ctx := context.Background()
+	serve := func(h http.Handler) (int, string) {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil))
+		return w.Code, w.Body.String()
+	}
+
+	t.Run("a zero Fake", func(t *testing.T) {
+		f := &fuseboxtest.Fake{}
+		require.EqualError(t, f.Call(ctx), zero)
+		_, err := fuseboxtest.Fn(f, 1)(ctx)
+		require.EqualError(t, err, zero)
+		code, body := serve(f)
+		assert.Equal(t, http.StatusInternalServerError, code)
+		assert.Equal(t, zero+"\n", body)
+		assert.Zero(t, f.Calls(), "no call reached the fake")
+
+		require.NoError(t, f.Set(fuseboxtest.Healthy(0)), "Set scripts it")
+		require.NoError(t, f.Call(ctx))
+		code, _ = serve(f)
+		assert.Equal(t, http.StatusOK, code)
+	})
+
+	t.Run("a nil Fake", func(t *testing.T) {
+		var f *fuseboxtest.Fake
+		require.EqualError(t, f.Call(ctx), nilFake)
+		_, err := fuseboxtest.Fn(f, 1)(ctx)
+		require.EqualError(t, err, nilFake)
+		require.EqualError(t, f.Set(fuseboxtest.Healthy(0)), nilFake)
+		code, body := serve(f.Handler(http.NotFoundHandler()))
+		assert.Equal(t, http.StatusInternalServerError, code)
+		assert.Equal(t, nilFake+"\n", body)
+	})
+
+	t.Run("a nil context", func(t *testing.T) {
+		f := newFake(t, fuseboxtest.Phase{Do: fuseboxtest.Hang()})
+		//lint:ignore SA1012 the nil context is the point
+		require.EqualError(t, f.Call(nil), "fuseboxtest: Call with a nil context (use context.Background())") //nolint:staticcheck
+	})
+
+	t.Run("a nil next handler", func(t *testing.T) {
+		f := newFake(t)
+		code, body := serve(f.Handler(nil))
+		assert.Equal(t, http.StatusInternalServerError, code)
+		assert.Equal(t, "fuseboxtest: Handler was given a nil next handler\n", body)
+		assert.Zero(t, f.Calls(), "the request is refused before the fake")
 	})
 }
