@@ -2,6 +2,7 @@ package fuseboxtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -54,8 +55,14 @@ func (r *Recorder) Events() []breaker.Event {
 
 // WaitFor waits for the next event that match accepts and returns it. If
 // ctx ends first it returns an error that matches ctx.Err() and lists the
-// events it looked at.
+// events it looked at. A nil ctx or match is an error.
 func (r *Recorder) WaitFor(ctx context.Context, match func(breaker.Event) bool) (breaker.Event, error) {
+	switch {
+	case ctx == nil:
+		return breaker.Event{}, errNilContext
+	case match == nil:
+		return breaker.Event{}, errors.New("fuseboxtest: WaitFor with a nil match function")
+	}
 	from := -1
 	for {
 		evs, start, changed := r.unread()
@@ -89,7 +96,14 @@ func (r *Recorder) WaitForState(ctx context.Context, s breaker.State) (breaker.E
 }
 
 // WaitForEvents waits until n events follow the cursor and returns them.
+// A nil ctx, or an n below 0, is an error.
 func (r *Recorder) WaitForEvents(ctx context.Context, n int) ([]breaker.Event, error) {
+	switch {
+	case ctx == nil:
+		return nil, errNilContext
+	case n < 0:
+		return nil, fmt.Errorf("fuseboxtest: WaitForEvents wants n ≥ 0 events, got %d", n)
+	}
 	for {
 		evs, start, changed := r.unread()
 		if len(evs) >= n {
@@ -103,6 +117,9 @@ func (r *Recorder) WaitForEvents(ctx context.Context, n int) ([]breaker.Event, e
 		}
 	}
 }
+
+// errNilContext is the error of a wait given a nil context.
+var errNilContext = errors.New("fuseboxtest: a wait with a nil context (use context.Background())")
 
 // unread returns the events after the cursor, the cursor, and a channel
 // that is closed at the next event. The slice is shared: events are only

@@ -118,3 +118,31 @@ func TestRecorderWaitsInSynctest(t *testing.T) {
 		})
 	})
 }
+
+// A wait with bad arguments is an error, and moves no cursor; with an
+// event recorded, a negative count panicked with a slice out of range and
+// a nil match with a nil pointer.
+func TestRecorderRefusesBadWaits(t *testing.T) {
+	var rec fuseboxtest.Recorder
+	rec.Listen(breaker.Event{Name: "payments", To: breaker.Open})
+	ctx := context.Background()
+
+	_, err := rec.WaitForEvents(ctx, -1)
+	require.EqualError(t, err, "fuseboxtest: WaitForEvents wants n ≥ 0 events, got -1")
+	_, err = rec.WaitFor(ctx, nil)
+	require.EqualError(t, err, "fuseboxtest: WaitFor with a nil match function")
+	const nilCtx = "fuseboxtest: a wait with a nil context (use context.Background())"
+	//lint:ignore SA1012 a nil context is what this test is about
+	_, err = rec.WaitFor(nil, func(breaker.Event) bool { return false }) //nolint:staticcheck
+	require.EqualError(t, err, nilCtx)
+	//lint:ignore SA1012 a nil context is what this test is about
+	_, err = rec.WaitForEvents(nil, 2) //nolint:staticcheck
+	require.EqualError(t, err, nilCtx)
+	//lint:ignore SA1012 a nil context is what this test is about
+	_, err = rec.WaitForState(nil, breaker.Closed) //nolint:staticcheck
+	require.ErrorContains(t, err, nilCtx)
+
+	evs, err := rec.WaitForEvents(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "payments", evs[0].Name, "the cursor did not move")
+}
