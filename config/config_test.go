@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,6 +207,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{"config: default.workers: want an integer, got 4.0000000000000000001\n",
 				"config: default.queue: want an integer, got 9223372036854775807.0, which must be written as a whole number: 9223372036854775807",
 				"config: default.lowWater: want an integer, got 1e-400\n"}},
+		{"a number too long to be a setting", `{"dependencies": {"payments": {"breaker": {"failureRate": 0.` + strings.Repeat("5", 100) + `}}}}`,
+			[]string{"config: dependencies.payments.breaker.failureRate: want a number, got a number 102 characters long (at most 100)"}},
 		{"a huge rate is out of range, in the user's words", `{"default": {"breaker": {"failureRate": 1e400}}}`,
 			[]string{"config: default.breaker.failureRate: want a number, got 1e400, which is out of range"}},
 		{"a rate must be a number", `{"default": {"breaker": {"failureRate": "half"}}}`,
@@ -252,6 +255,16 @@ func TestParseErrors(t *testing.T) {
 			assert.NotRegexp(t, `int64|float64|config\.|executor\.Config|struct|Go `, err.Error(), "errors speak of the file, not of Go types")
 		})
 	}
+}
+
+// A number far longer than any setting needs is refused before it is
+// read: deciding whether a million-digit mantissa is whole took seconds.
+// The error names the field, and does not repeat the number.
+func TestALongNumberIsRefusedUnread(t *testing.T) {
+	_, err := config.Parse([]byte(`{"default": {"workers": 1.` + strings.Repeat("0", 1_000_000) + `1}}`))
+	require.Error(t, err)
+	require.Less(t, len(err.Error()), 200, "the error does not repeat the number")
+	require.EqualError(t, err, "config: default.workers: want an integer, got a number 1000003 characters long (at most 100)")
 }
 
 func TestLoad(t *testing.T) {

@@ -118,6 +118,10 @@ func (d *decoder) value(path string, v reflect.Value, tok json.Token) error {
 		d.bad(path, "want %s, got %s", want(v.Type()), describe(tok))
 		return d.skip(delim)
 	}
+	if n, ok := tok.(json.Number); ok && len(n) > maxNumber {
+		d.bad(path, "want %s, got a number %d characters long (at most %d)", want(v.Type()), len(n), maxNumber)
+		return nil
+	}
 	// A scalar: encoding/json converts it, and its error gets the path.
 	raw, err := json.Marshal(tok)
 	if err != nil {
@@ -133,6 +137,13 @@ func (d *decoder) value(path string, v reflect.Value, tok json.Token) error {
 	}
 	return nil
 }
+
+// maxNumber is the length of the longest number a file may write. No
+// setting needs more than about 25 characters; a longer number only costs
+// time, as deciding exactly whether it is whole (outOfRange) grows with
+// the square of its length: a million digits took seconds. It is not
+// repeated in the error either.
+const maxNumber = 100
 
 // object fills the struct or map v from the members of a JSON object
 // whose '{' has been read.
