@@ -214,7 +214,6 @@ func TestFanOutEdgeCases(t *testing.T) {
 	t.Run("A nil context is an error once a future must be waited for.", func(t *testing.T) {
 		for _, h := range helpers {
 			_, fs := promises(1)
-			//lint:ignore SA1012 the nil context is the point
 			_, err := h.call(nil, fs...)
 			assert.ErrorContains(t, err, "nil context", h.name)
 		}
