@@ -126,13 +126,17 @@ func Wrap(base driver.Connector, cfg Config) (*Connector, error) {
 // the call that needs the connection), so a database that accepts
 // connections but never answers holds that supplier's slots, and its
 // breaker, once open, refuses new dials at once. A failed dial counts as a
-// failure.
+// failure; a base connector that panics or ends the goroutine gives the
+// slot back, counted as a panic (guard).
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	l, err := c.s.lease(ctx, "")
 	if err != nil {
 		return nil, err
 	}
+	g := guard{l: l}
+	defer g.end()
 	dc, err := c.base.Connect(l.Context())
+	g.returned = true
 	if err = c.s.end(ctx, l, err); err != nil {
 		return nil, err
 	}

@@ -87,9 +87,9 @@
 // runs, as pgx does; fusesql's contexts always carry the invocation
 // deadline, so the driver watches them even for a caller whose own
 // context, context.Background, it would not have watched.) A driver that
-// panics in a call (Commit, Rollback and the Rows' methods included) gives
-// the slot back as the panic passes, counted as a panic (a failure); the
-// panic goes on to the caller, as it would without fusesql.
+// panics in a call (a dial, Commit, Rollback and the Rows' methods
+// included) gives the slot back as the panic passes, counted as a panic (a
+// failure); the panic goes on to the caller, as it would without fusesql.
 //
 // # Suppliers and classification
 //

@@ -17,14 +17,26 @@ import (
 
 // panicConnector's connections panic in the driver call named by what, or
 // with goexit end the goroutine there (runtime.Goexit, as t.FailNow does
-// in a test's fake driver).
+// in a test's fake driver); "connect" is the dial itself.
 type panicConnector struct {
 	what   string
 	goexit bool
 }
 
-func (c panicConnector) Connect(context.Context) (driver.Conn, error) { return panicConn(c), nil }
-func (panicConnector) Driver() driver.Driver                          { return nil }
+func (c panicConnector) Connect(context.Context) (driver.Conn, error) {
+	panicConn(c).maybePanic("connect")
+	return panicConn(c), nil
+}
+func (panicConnector) Driver() driver.Driver { return nil }
+
+// panicDriver is a panicConnector as a driver of the oldest kind, with no
+// connector of its own, for WrapDriver: "open" is its Open.
+type panicDriver panicConnector
+
+func (d panicDriver) Open(string) (driver.Conn, error) {
+	panicConn(d).maybePanic("open")
+	return panicConn(d), nil
+}
 
 type panicConn struct {
 	what   string
@@ -84,9 +96,10 @@ func (r *panicRows) NextResultSet() error {
 // TestDriverPanicGivesTheSlotBack: a driver that panics in a call never
 // returns from it, so its slot is given back as the panic passes, counted
 // as a panic; the panic itself reaches the caller, as it would without
-// fusesql. That holds for the calls that end a slot held past the call
-// that took it: Commit and Rollback of a transaction, Next, NextResultSet
-// and Close of rows.
+// fusesql. That holds for the dial of a connection (the connector's
+// Connect, a driver's Open) and for the calls that end a slot held past
+// the call that took it: Commit and Rollback of a transaction, Next,
+// NextResultSet and Close of rows.
 func TestDriverPanicGivesTheSlotBack(t *testing.T) {
 	for what, call := range driverCalls {
 		t.Run(what, func(t *testing.T) {
@@ -124,8 +137,12 @@ func TestDriverGoexitGivesTheSlotBack(t *testing.T) {
 }
 
 // driverCalls make the driver call named by their key, as a caller of
-// database/sql would.
+// database/sql would. The first call on a pool dials its connection:
+// "connect" and "open" are a ping's dial (the connector's Connect, and the
+// Open of a driver under WrapDriver, which panicDB uses for "open").
 var driverCalls = map[string]func(ctx context.Context, db *sql.DB) error{
+	"connect": func(ctx context.Context, db *sql.DB) error { return db.PingContext(ctx) },
+	"open":    func(ctx context.Context, db *sql.DB) error { return db.PingContext(ctx) },
 	"query": func(ctx context.Context, db *sql.DB) error {
 		var v int
 		return db.QueryRowContext(ctx, "SELECT 1").Scan(&v)
@@ -180,7 +197,8 @@ var driverCalls = map[string]func(ctx context.Context, db *sql.DB) error{
 }
 
 // panicDB is a pool over c, in a group of its own that the test's cleanup
-// closes, bounded: a slot the driver kept would hold Close forever.
+// closes, bounded: a slot the driver kept would hold Close forever. For
+// "open" the pool is that of WrapDriver over c as a panicDriver.
 func panicDB(t *testing.T, c panicConnector) (*sql.DB, *executor.Group) {
 	g, err := executor.NewGroup(executor.GroupConfig{Default: supplierConfig(2)})
 	require.NoError(t, err)
@@ -189,8 +207,17 @@ func panicDB(t *testing.T, c panicConnector) (*sql.DB, *executor.Group) {
 		defer cancel()
 		assert.NoError(t, g.Close(ctx))
 	})
-	w, err := fusesql.Wrap(c, fusesql.Config{Group: g})
-	require.NoError(t, err)
+	var w *fusesql.Connector
+	if c.what == "open" {
+		d, err := fusesql.WrapDriver(panicDriver(c), fusesql.Config{Group: g})
+		require.NoError(t, err)
+		dc, err := d.OpenConnector("dsn")
+		require.NoError(t, err)
+		w = dc.(*fusesql.Connector)
+	} else {
+		w, err = fusesql.Wrap(c, fusesql.Config{Group: g})
+		require.NoError(t, err)
+	}
 	db := w.OpenDB()
 	t.Cleanup(func() { db.Close() })
 	return db, g
