@@ -109,7 +109,8 @@ type Connector struct {
 // Wrap puts the executors of cfg.Group in front of the connections that
 // base makes. It returns an error naming the field when cfg is not
 // usable: no Group, an empty supplier name, a name a Strict group does not
-// list.
+// list; and one naming base when it is nil or its Driver method panics (as
+// that of a nil pointer to a connector does).
 func Wrap(base driver.Connector, cfg Config) (*Connector, error) {
 	if base == nil {
 		return nil, errors.New("fusesql: Wrap: the base connector is nil")
@@ -118,8 +119,33 @@ func Wrap(base driver.Connector, cfg Config) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Connector{base: base, s: s, drv: &Driver{base: base.Driver(), s: s}}, nil
+	bd, err := baseDriver(base)
+	if err != nil {
+		return nil, err
+	}
+	return &Connector{base: base, s: s, drv: &Driver{base: bd, s: s}}, nil
 }
+
+// baseDriver returns base.Driver(), which Wrap asks for at once: on the
+// caller's goroutine, before anything is set up, so that a connector that
+// panics there is refused with an error instead of crashing the caller's
+// start-up.
+func baseDriver(base driver.Connector) (d driver.Driver, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("fusesql: Wrap: the base connector (%T): %w", base,
+				&breaker.PanicError{Callback: "its Driver method", Value: v, Stack: debug.Stack()})
+		}
+	}()
+	return base.Driver(), nil
+}
+
+// errNoConnector is the error of a Connector that Wrap did not make: the
+// zero value or nil, which has no base connector and no configuration.
+var errNoConnector = errors.New("fusesql: a nil or zero *Connector (make it with fusesql.Wrap)")
+
+// made reports whether Wrap (or Driver.OpenConnector) made c.
+func (c *Connector) made() bool { return c != nil && c.s != nil }
 
 // Connect dials a new connection for database/sql's pool. The dial runs
 // under a slot of the supplier of ctx (database/sql passes the context of
@@ -127,8 +153,15 @@ func Wrap(base driver.Connector, cfg Config) (*Connector, error) {
 // connections but never answers holds that supplier's slots, and its
 // breaker, once open, refuses new dials at once. A failed dial counts as a
 // failure; a base connector that panics or ends the goroutine gives the
-// slot back, counted as a panic (guard).
+// slot back, counted as a panic (guard). A Connector that Wrap did not
+// make, or a nil ctx, is an error.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
+	switch {
+	case !c.made():
+		return nil, errNoConnector
+	case ctx == nil:
+		return nil, errors.New("fusesql: Connect with a nil context (use context.Background())")
+	}
 	l, err := c.s.lease(ctx, "")
 	if err != nil {
 		return nil, err
@@ -144,12 +177,22 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 // Driver returns a *Driver over the base connector's driver, with the same
-// configuration, so that Check works on the pool.
-func (c *Connector) Driver() driver.Driver { return c.drv }
+// configuration, so that Check works on the pool. For a Connector that
+// Wrap did not make it returns a driver whose Open fails, saying so.
+func (c *Connector) Driver() driver.Driver {
+	if !c.made() {
+		return broken{errNoConnector}
+	}
+	return c.drv
+}
 
 // Close closes the base connector if it has a Close method; sql.DB.Close
-// calls it. The Group stays open: it is its owner's to close.
+// calls it. The Group stays open: it is its owner's to close. A Connector
+// that Wrap did not make has nothing to close: that is an error.
 func (c *Connector) Close() error {
+	if !c.made() {
+		return errNoConnector
+	}
 	if cl, ok := c.base.(io.Closer); ok {
 		return cl.Close()
 	}
@@ -160,7 +203,13 @@ func (c *Connector) Close() error {
 // slots may hold: SetMaxOpenConns and SetMaxIdleConns of Connections(), so
 // that a connection is there for every slot and none is closed and
 // redialled between calls. Change them later only upwards (see Check).
+// OpenDB of a Connector that Wrap did not make, which has no error to
+// return, returns a pool whose every call, and Check, fails with an error
+// saying so.
 func (c *Connector) OpenDB() *sql.DB {
+	if !c.made() {
+		return sql.OpenDB(broken{errNoConnector})
+	}
 	db := sql.OpenDB(c)
 	n := c.Connections()
 	db.SetMaxOpenConns(n)
@@ -168,12 +217,27 @@ func (c *Connector) OpenDB() *sql.DB {
 	return db
 }
 
+// broken is the connector of a pool that cannot work, and its driver:
+// every dial, and Check, fails with err, so that the mistake behind it
+// shows on the pool's first call.
+type broken struct{ err error }
+
+func (b broken) Connect(context.Context) (driver.Conn, error) { return nil, b.err }
+func (b broken) Driver() driver.Driver                        { return b }
+func (b broken) Open(string) (driver.Conn, error)             { return nil, b.err }
+
 // Connections returns the number of connections the suppliers may hold at
 // once: the sum over Default and Suppliers of each executor's Workers and
 // Queue (a call waiting in a supplier's queue already holds the pool
 // connection it will run on). It reads the executors' current
-// configuration: after a Reconfigure, check the pool again.
-func (c *Connector) Connections() int { return c.s.connections() }
+// configuration: after a Reconfigure, check the pool again. A Connector
+// that Wrap did not make has no suppliers: 0.
+func (c *Connector) Connections() int {
+	if !c.made() {
+		return 0
+	}
+	return c.s.connections()
+}
 
 func (s *shared) connections() int {
 	n := 0
@@ -193,9 +257,18 @@ func (s *shared) connections() int {
 // callers wait in database/sql's pool, where no breaker sees them, until
 // their contexts end. An unlimited pool (MaxOpenConnections 0) passes.
 func Check(db *sql.DB) error {
+	if db == nil {
+		return errors.New("fusesql: Check of a nil *sql.DB")
+	}
+	if b, ok := db.Driver().(broken); ok {
+		return b.err
+	}
 	d, ok := db.Driver().(*Driver)
-	if !ok {
+	switch {
+	case !ok:
 		return fmt.Errorf("fusesql: Check: the pool's driver is a %T, not a fusesql one", db.Driver())
+	case !d.made():
+		return errNoDriver
 	}
 	max, need := db.Stats().MaxOpenConnections, d.s.connections()
 	if max != 0 && max < need {

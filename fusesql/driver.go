@@ -34,6 +34,13 @@ func WrapDriver(base driver.Driver, cfg Config) (*Driver, error) {
 	return &Driver{base: base, s: s}, nil
 }
 
+// errNoDriver is the error of a Driver that WrapDriver did not make: the
+// zero value or nil, which has no base driver and no configuration.
+var errNoDriver = errors.New("fusesql: a nil or zero *Driver (make it with fusesql.WrapDriver)")
+
+// made reports whether WrapDriver (or Wrap, for its Connector) made d.
+func (d *Driver) made() bool { return d != nil && d.s != nil }
+
 // Open opens one connection to name, under a slot of the default
 // supplier. database/sql calls OpenConnector instead.
 func (d *Driver) Open(name string) (driver.Conn, error) {
@@ -46,8 +53,15 @@ func (d *Driver) Open(name string) (driver.Conn, error) {
 
 // OpenConnector returns a *Connector for name: the base driver's own
 // connector if it has one (driver.DriverContext), else one that calls its
-// Open.
+// Open. A Driver that WrapDriver did not make is an error, which sql.Open
+// returns; so is the Driver of a Connector whose base connector has none.
 func (d *Driver) OpenConnector(name string) (driver.Connector, error) {
+	switch {
+	case !d.made():
+		return nil, errNoDriver
+	case d.base == nil:
+		return nil, errors.New("fusesql: the base connector's Driver returned nil: its fusesql Driver cannot open connections by name (use the Connector)")
+	}
 	var base driver.Connector = dsnConnector{d: d.base, name: name}
 	if dc, ok := d.base.(driver.DriverContext); ok {
 		var err error
