@@ -276,3 +276,32 @@ func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
 		assert.EqualValues(t, 2, st.Failures)
 	})
 }
+
+// Config.Key runs on the caller's goroutine, with the caller's context,
+// once database/sql has handed the call its connection and before the
+// call takes a slot (as Config.Key documents): while it runs, the pool
+// connection is in use and no slot is held.
+func TestKeyRunsBeforeTheSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		type callerKey struct{}
+		var (
+			db           *sql.DB
+			g            *executor.Group
+			inUse, busy  = -1, -1
+			callersValue any
+		)
+		key := func(ctx context.Context, q string) string {
+			if q != "" { // not the dial
+				inUse, busy = db.Stats().InUse, dbStats(t, g).Busy
+				callersValue = ctx.Value(callerKey{})
+			}
+			return ""
+		}
+		db, g = fakeDB(t, fakeConfig(), &fakeFuncs{}, fusesql.Config{Key: key})
+		_, err := db.ExecContext(context.WithValue(context.Background(), callerKey{}, "caller"), "DELETE FROM t")
+		require.NoError(t, err)
+		assert.Equal(t, 1, inUse, "the call's pool connection is handed out")
+		assert.Zero(t, busy, "no slot is held yet")
+		assert.Equal(t, "caller", callersValue, "Key sees the caller's context")
+	})
+}

@@ -41,9 +41,15 @@ type Config struct {
 	// WithSupplier) from the statement's text: query is the SQL of a
 	// query, an Exec or a Prepare, and "" for BeginTx, Ping and the dial
 	// of a new connection. "" means Default. nil means Default for every
-	// such call. It runs on the caller's goroutine for every call, so keep
-	// it cheap (a prefix match, not a parse); if it panics, the call fails
-	// with a *breaker.PanicError naming it and nothing is sent.
+	// such call. It runs on the caller's goroutine for every call, after
+	// database/sql has handed the call its pool connection (for a dial,
+	// counted the connection it opens) and before the call takes a slot:
+	// it must be fast and must not block (a prefix match, not a parse, nor
+	// a lookup over the network). A Key that blocks holds that connection
+	// outside every bulkhead, where no breaker and no invocation timeout
+	// sees it, and past the caller's deadline, which only Key itself can
+	// honour by watching ctx, the caller's context. If it panics, the call
+	// fails with a *breaker.PanicError naming it and nothing is sent.
 	Key func(ctx context.Context, query string) string
 	// Classify turns the driver's error of one call into the error the
 	// supplier's breaker records: nil for an answer, any error for a
