@@ -93,9 +93,8 @@ type blockingCall struct {
 // refused otherwise. So a client that sends nothing but blocking commands
 // still lets the breaker close.
 func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
-	h.init()
-	if h.bad != nil {
-		return h.bad
+	if err := h.check(); err != nil {
+		return err
 	}
 	ex, err := h.Group.Executor(h.name)
 	if err != nil {
@@ -184,8 +183,7 @@ func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) erro
 // connection) that failed, while the node's breaker is closed: open, it
 // needs no more evidence, and half-open, the place belongs to a probe.
 func (h *Hook) dialFailed(ctx context.Context, err error) {
-	h.init()
-	if h.bad != nil {
+	if h.check() != nil {
 		return
 	}
 	ex, lerr := h.Group.Executor(h.name)

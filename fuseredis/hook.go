@@ -27,7 +27,8 @@ import (
 //
 // The fields are read once, by the hook's first command or dial; set them
 // before the client is used. A Hook is safe for concurrent use; give each
-// node's client a Hook of its own.
+// node's client a Hook of its own. A nil *Hook fails every command with an
+// error saying so.
 type Hook struct {
 	// Group supplies the node's executor; its GroupConfig sets the slots,
 	// timeouts and breaker rules (per-node settings under the supplier's
@@ -111,10 +112,26 @@ func (c *inCall) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// within reports whether ctx is that of a command of h in progress.
+// within reports whether ctx is that of a command of h in progress. A nil
+// Hook runs no command (check refuses them all), so an unmarked ctx, whose
+// mark reads as a nil *Hook, is never within one.
 func (h *Hook) within(ctx context.Context) bool {
 	v, _ := ctx.Value(markKey{}).(*Hook)
-	return v == h
+	return h != nil && v == h
+}
+
+// errNilHook fails every command of a nil *Hook: added to a client, it
+// would otherwise pass every command on unprotected.
+var errNilHook = errors.New("fuseredis: a nil *Hook (make it with fuseredis.New)")
+
+// check returns the error that fails every command of h, nil if none: a
+// nil Hook, or a configuration error.
+func (h *Hook) check() error {
+	if h == nil {
+		return errNilHook
+	}
+	h.init()
+	return h.bad
 }
 
 func (h *Hook) init() {
@@ -321,9 +338,8 @@ func timedOut(ctx context.Context, l *executor.Lease, err error) error {
 
 // lease takes a slot of the node's executor, or returns why not.
 func (h *Hook) lease(ctx context.Context) (*executor.Lease, error) {
-	h.init()
-	if h.bad != nil {
-		return nil, h.bad
+	if err := h.check(); err != nil {
+		return nil, err
 	}
 	return executor.LeaseIn(ctx, h.Group, h.name)
 }

@@ -353,7 +353,9 @@ func TestClassifyOverrides(t *testing.T) {
 	assert.Equal(t, uint64(1), stats(t, g, s2.addr()).Failures)
 }
 
-// TestBadConfiguration fails every command with an error naming the field.
+// TestBadConfiguration fails every command with an error naming the field,
+// or for a nil *Hook naming fuseredis.New: a command, a pipeline and a
+// blocking command.
 func TestBadConfiguration(t *testing.T) {
 	s := startRedis(t)
 	g, _ := testGroup(t)
@@ -367,6 +369,7 @@ func TestBadConfiguration(t *testing.T) {
 		{"a hook without an address names Addr", fuseredis.New(g, ""), "Hook.Addr"},
 		{"a hook with a blank address names Addr", fuseredis.New(g, "  "), "Hook.Addr"},
 		{"a hook with a blank supplier names Supplier", &fuseredis.Hook{Group: g, Addr: s.addr(), Supplier: " "}, "Hook.Supplier"},
+		{"a nil hook names New", nil, "nil *Hook (make it with fuseredis.New)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -377,6 +380,7 @@ func TestBadConfiguration(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 			_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error { p.Get(ctx, "k"); return nil })
 			assert.ErrorContains(t, err, tt.want)
+			assert.ErrorContains(t, c.BLPop(ctx, time.Second, "empty").Err(), tt.want)
 		})
 	}
 }
