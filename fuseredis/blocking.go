@@ -182,6 +182,15 @@ func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) erro
 // dialFailed records a dial of no command (a pool refill, a pub/sub
 // connection) that failed, while the node's breaker is closed: open, it
 // needs no more evidence, and half-open, the place belongs to a probe.
+//
+// Classify gives the verdict on a goroutine of its own (recordDial): the
+// dial runs on one of go-redis's (a refill, and in recent versions every
+// dial, a command's too), whose work after the dial (its pool's counts,
+// handing the error to a command waiting for the connection) a Classify
+// ending the goroutine (runtime.Goexit) would cut short, leaving that
+// command waiting, slot held, until its caller's context ends. Failed
+// dials are rare, each has cost a connection attempt, and none starts a
+// goroutine while the breaker is open.
 func (h *Hook) dialFailed(ctx context.Context, err error) {
 	if h.check() != nil {
 		return
@@ -195,8 +204,23 @@ func (h *Hook) dialFailed(ctx context.Context, err error) {
 		return
 	}
 	if p, aerr := b.Allow(); aerr == nil {
-		record(ctx, p, h.classify(err))
+		go h.recordDial(ctx, p, err)
 	}
+}
+
+// recordDial ends the permit p of a dial that failed with err with
+// Classify's verdict. A Classify that ends the goroutine ends it all the
+// same, a failure naming Classify (abandoned), as for a command.
+func (h *Hook) recordDial(ctx context.Context, p breaker.Permit, err error) {
+	at := classifying
+	defer func() {
+		if at != finished {
+			abandoned(p, at, recover())
+		}
+	}()
+	v := h.classify(err)
+	at = finished
+	record(ctx, p, v)
 }
 
 // record ends a permit: ignored when the caller cancelled, else with the

@@ -50,7 +50,9 @@ type Hook struct {
 	// changes what the caller receives. nil means DefaultClassify. A
 	// Classify that panics is logged, and the command counts as a failure;
 	// one that ends its goroutine (runtime.Goexit) gives the command's slot
-	// back, counted as a failure, before the Goexit goes on.
+	// back, counted as a failure, before the Goexit goes on. For a failed
+	// dial of no command it runs on a goroutine of its own, which its
+	// Goexit ends alone, the dial counted as a failure all the same.
 	Classify func(err error) error
 
 	once   sync.Once

@@ -442,6 +442,78 @@ func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
 	assert.EqualValues(t, 2, stats(t, g, s.addr()).Panics, "the command and the pipeline each a panic")
 }
 
+// TestDialClassifyGoexitEndsThePermit points a client whose pool keeps
+// MinIdleConns at a closed port, with a Hook.Classify that ends its
+// goroutine (runtime.Goexit). The dials outside commands (the pool's
+// refills, and in recent go-redis a command's own dial too, on a goroutine
+// of the pool's) are recorded each on a breaker permit of its own, and
+// that permit is ended all the same, a failure recorded as a
+// *breaker.PanicError naming Classify; go-redis's goroutine is not cut
+// short, so the command that waits for its dial gets the dial's error, not
+// its own deadline's. (That command then ends in the same Goexit, counted
+// as a panic; a failed dial is no call of the executor's and counts as no
+// panic, so the failures beyond the panics are the dials'.)
+func TestDialClassifyGoexitEndsThePermit(t *testing.T) {
+	var mu sync.Mutex
+	var recorded, classified []error
+	g, _ := testGroup(t, func(c *executor.Config) {
+		// Closed throughout: an open breaker needs no more evidence, and
+		// the hook records no failed dial then.
+		c.Breaker.ConsecutiveFailures = 1000
+		c.Breaker.Classify = func(err error) breaker.Outcome {
+			mu.Lock()
+			defer mu.Unlock()
+			recorded = append(recorded, err)
+			return breaker.DefaultClassify(err)
+		}
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second,
+		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 8, MinIdleConns: 2})
+	t.Cleanup(func() { _ = c.Close() })
+	h := fuseredis.New(g, addr)
+	h.Classify = func(err error) error {
+		mu.Lock()
+		classified = append(classified, err)
+		mu.Unlock()
+		runtime.Goexit()
+		return nil
+	}
+	c.AddHook(h)
+
+	// Bounded: a command left waiting for a dial whose goroutine ended
+	// would wait for ever without a deadline of its own.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	returned := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Ping(ctx) // takes a connection: it dials, and the pool refills
+		returned = true
+	}()
+	<-done
+	assert.False(t, returned, "the command's Goexit went on")
+	eventually(t, 10*time.Second, "a failed dial recorded", func() bool {
+		st := stats(t, g, addr)
+		return st.Failures > st.Panics
+	})
+	st := stats(t, g, addr)
+	assert.Zero(t, st.Busy)
+	assert.EqualValues(t, 1, st.Panics, "the command")
+	mu.Lock()
+	defer mu.Unlock()
+	for _, err := range recorded {
+		var pe *breaker.PanicError
+		if assert.ErrorAs(t, err, &pe) {
+			assert.Equal(t, "fuseredis.Hook.Classify", pe.Callback)
+		}
+	}
+	for _, err := range classified {
+		assert.ErrorContains(t, err, "connection refused", "every dial ran to its end, and the command got its error")
+	}
+}
+
 // TestInvocationTimeoutIsErrTimeout stops the node (SIGSTOP) past the
 // invocation timeout: a command and a pipeline it ends return an error matching
 // executor.ErrTimeout that keeps go-redis's own (the socket's i/o
