@@ -104,7 +104,7 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 	if s := b.State(); s == breaker.Open || s == breaker.HalfOpen {
 		if err := h.probe(ctx, call.ping); err != nil {
 			if shadowed(ex, err) {
-				return call.run(&inCall{ctx, h, nil}) // shadow mode refuses nothing
+				return h.send(func() error { return call.run(&inCall{ctx, h, nil}) }) // shadow mode refuses nothing
 			}
 			return err
 		}
@@ -112,7 +112,7 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 	p, err := b.Allow()
 	if err != nil {
 		if ex.Stats().Shadow {
-			return call.run(&inCall{ctx, h, nil}) // shadow mode refuses nothing
+			return h.send(func() error { return call.run(&inCall{ctx, h, nil}) }) // shadow mode refuses nothing
 		}
 		return h.refuse
 	}
@@ -125,7 +125,7 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 		}
 	}()
 	c := &inCall{ctx, h, nil}
-	err = call.run(c)
+	err = h.send(func() error { return call.run(c) })
 	at = classifying
 	v := call.verdict(err)
 	at = finished
@@ -164,7 +164,7 @@ func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) erro
 			abandoned(l, at, recover())
 		}
 	}()
-	err = ping(&inCall{ctx, h, l.Context()})
+	err = h.send(func() error { return ping(&inCall{ctx, h, l.Context()}) })
 	at = classifying
 	v := h.classify(err)
 	at = finished

@@ -84,6 +84,10 @@
 // A dial that fails outside any command (a pool refill for MinIdleConns, a
 // pub/sub connection) counts as a failure of the node while its breaker is
 // closed; a dial inside a command is counted once, as that command's error.
+// go-redis v9.15 and later dial a command's connection on a goroutine of
+// their own, retrying up to Options.DialerRetries (5) times, out of the
+// command's context: there a dial that fails while any command of the node
+// is being sent is taken for a command's, and not counted on its own.
 //
 // # Blocking commands
 //

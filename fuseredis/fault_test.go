@@ -62,8 +62,8 @@ func (l *load) halt() {
 
 // fault is one way for a node to fail: break it, and heal it again.
 type fault struct {
-	name   string
-	reason breaker.Reason // why its breaker must open
+	name    string
+	reasons []breaker.Reason // why its breaker may open
 	// minTrip is the earliest the breaker may open, after the fault: a
 	// hang must first hold the slots for the stuck criterion's 0.5 s.
 	minTrip time.Duration
@@ -74,8 +74,8 @@ type fault struct {
 
 var faults = []fault{
 	{
-		name:   "the node paused with CLIENT PAUSE ALL trips on its stuck slots",
-		reason: breaker.Saturation, minTrip: 490 * time.Millisecond, maxTrip: 2 * time.Second,
+		name:    "the node paused with CLIENT PAUSE ALL trips on its stuck slots",
+		reasons: []breaker.Reason{breaker.Saturation}, minTrip: 490 * time.Millisecond, maxTrip: 2 * time.Second,
 		breakIt: func(t *testing.T, s *server) func() {
 			const pause = 2500 * time.Millisecond
 			ctl := s.plain(t)
@@ -86,16 +86,22 @@ var faults = []fault{
 		},
 	},
 	{
-		name:   "the node stopped with SIGSTOP trips on its stuck slots",
-		reason: breaker.Saturation, minTrip: 490 * time.Millisecond, maxTrip: 2 * time.Second,
+		name:    "the node stopped with SIGSTOP trips on its stuck slots",
+		reasons: []breaker.Reason{breaker.Saturation}, minTrip: 490 * time.Millisecond, maxTrip: 2 * time.Second,
 		breakIt: func(t *testing.T, s *server) func() {
 			s.freeze()
 			return s.thaw
 		},
 	},
 	{
-		name:   "the killed node trips on its refused connections",
-		reason: breaker.ConsecutiveFailures, minTrip: 0, maxTrip: 2 * time.Second,
+		// Each command's refused connection is one failure. go-redis
+		// v9.15 and later retry a refused dial inside the command, with
+		// 100 ms of back-off between tries, so its commands also hold
+		// their slots for some 0.4 s: whichever comes first, five
+		// failures in a row or the bulkhead full of such commands, opens
+		// the breaker.
+		name:    "the killed node trips on its refused connections",
+		reasons: []breaker.Reason{breaker.ConsecutiveFailures, breaker.Saturation}, minTrip: 0, maxTrip: 2 * time.Second,
 		breakIt: func(t *testing.T, s *server) func() {
 			s.stop()
 			return s.start
@@ -131,7 +137,7 @@ func TestFaultsTripTheNodeAlone(t *testing.T) {
 			trip, _ := ev.first(a.addr(), breaker.Open)
 			took := trip.Time.Sub(start)
 			t.Logf("%s: opened %v after the fault (%s)", a.addr(), took.Round(time.Millisecond), trip.Reason)
-			assert.Equal(t, f.reason, trip.Reason, "got reason %s, want %s", trip.Reason, f.reason)
+			assert.Contains(t, f.reasons, trip.Reason, "got reason %s, want one of %v", trip.Reason, f.reasons)
 			assert.GreaterOrEqual(t, took, f.minTrip)
 			assert.LessOrEqual(t, took, f.maxTrip)
 

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,6 +60,24 @@ type Hook struct {
 	name   string
 	bad    error                   // a configuration error, returned by every command
 	refuse *executor.RejectedError // a blocking command's refusal: the breaker is open
+	// sending counts the commands (pipelines, PINGs) of the hook being
+	// sent (send): a dial that fails meanwhile is taken for one of
+	// theirs (DialHook).
+	sending atomic.Int64
+}
+
+// send sends a command (pipeline, PING) of h with f, counted in h.sending
+// while it runs. go-redis v9.15 and later dial a command's connection on
+// a goroutine of their own, with a context of their own that inCall's mark
+// does not reach, and retry a failed dial up to DialerRetries (5) times:
+// counted one by one, a single command's dials to a node that refuses
+// them would open its breaker at the default threshold of 5. A dial that
+// fails while a command of the node is being sent is therefore taken for
+// that command's, which counts once, as its error.
+func (h *Hook) send(f func() error) error {
+	h.sending.Add(1)
+	defer h.sending.Add(-1)
+	return f()
 }
 
 // New returns the Hook of the node at addr, on the executor of that name in
@@ -163,8 +182,8 @@ func (h *Hook) init() {
 func (h *Hook) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := next(ctx, network, addr)
-		if err != nil && !h.within(ctx) {
-			h.dialFailed(ctx, err)
+		if err != nil && !h.within(ctx) && (h == nil || h.sending.Load() == 0) {
+			h.dialFailed(ctx, err) // no command's (see send)
 		}
 		return conn, err
 	}
@@ -196,7 +215,7 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 				abandoned(l, at, recover())
 			}
 		}()
-		err = next(&inCall{ctx, h, l.Context()}, cmd)
+		err = h.send(func() error { return next(&inCall{ctx, h, l.Context()}, cmd) })
 		at = classifying
 		v := h.classify(err)
 		at = finished
@@ -247,7 +266,7 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 				abandoned(l, at, recover())
 			}
 		}()
-		err = next(&inCall{ctx, h, l.Context()}, cmds)
+		err = h.send(func() error { return next(&inCall{ctx, h, l.Context()}, cmds) })
 		at = classifying
 		v := h.verdict(cmds, err)
 		at = finished

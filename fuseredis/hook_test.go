@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,6 +250,56 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 	require.ErrorIs(t, c.Get(ctx, "k").Err(), breaker.ErrOpen)
 }
 
+// TestADialInsideACommandCountsOnce sends one command to a node that
+// refuses connections: go-redis (v9.15 and later) dials for it on a
+// goroutine of its own, out of the command's context, and retries; those
+// dials are the command's, and the node's breaker records one failure, the
+// command's, not one per dial.
+func TestADialInsideACommandCountsOnce(t *testing.T) {
+	var mu sync.Mutex
+	var recorded []error
+	g, _ := testGroup(t, func(c *executor.Config) {
+		c.Breaker.ConsecutiveFailures = 1000 // closed throughout
+		c.Breaker.Classify = func(err error) breaker.Outcome {
+			mu.Lock()
+			defer mu.Unlock()
+			recorded = append(recorded, err)
+			return breaker.DefaultClassify(err)
+		}
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
+	var dials atomic.Int32
+	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}})
+	t.Cleanup(func() { _ = c.Close() })
+	c.AddHook(fuseredis.New(g, addr))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.ErrorContains(t, c.Get(ctx, "k").Err(), "connection refused")
+	require.GreaterOrEqual(t, dials.Load(), int32(1))
+	// A dial counted on its own is recorded on a goroutine of its own:
+	// give those a moment to show up (bounded; none should).
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		n := len(recorded)
+		mu.Unlock()
+		if n > 1 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Len(t, recorded, 1, "one command, %d dials: one failure, the command's (got %v)", dials.Load(), recorded)
+	assert.EqualValues(t, 1, stats(t, g, addr).Failures)
+}
+
 // TestCallerCancellationIsIgnored cancels a command that waits, on a
 // paused node, for the client's one connection: the caller gets its
 // cancellation, and the breaker counts nothing against the node. (go-redis
@@ -442,17 +494,14 @@ func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
 	assert.EqualValues(t, 2, stats(t, g, s.addr()).Panics, "the command and the pipeline each a panic")
 }
 
-// TestDialClassifyGoexitEndsThePermit points a client whose pool keeps
-// MinIdleConns at a closed port, with a Hook.Classify that ends its
-// goroutine (runtime.Goexit). The dials outside commands (the pool's
-// refills, and in recent go-redis a command's own dial too, on a goroutine
-// of the pool's) are recorded each on a breaker permit of its own, and
-// that permit is ended all the same, a failure recorded as a
-// *breaker.PanicError naming Classify; go-redis's goroutine is not cut
-// short, so the command that waits for its dial gets the dial's error, not
-// its own deadline's. (That command then ends in the same Goexit, counted
-// as a panic; a failed dial is no call of the executor's and counts as no
-// panic, so the failures beyond the panics are the dials'.)
+// TestDialClassifyGoexitEndsThePermit points a client at a closed port,
+// with a Hook.Classify that ends its goroutine (runtime.Goexit), and
+// subscribes. The dials outside commands (the subscription's; a pool's
+// refills for MinIdleConns likewise) are recorded each on a breaker
+// permit of its own, and that permit is ended all the same, a failure
+// recorded as a *breaker.PanicError naming Classify; go-redis's goroutine
+// is not cut short, so the subscriber gets the dial's error. (A failed
+// dial is no call of the executor's and counts as no panic.)
 func TestDialClassifyGoexitEndsThePermit(t *testing.T) {
 	var mu sync.Mutex
 	var recorded, classified []error
@@ -469,7 +518,7 @@ func TestDialClassifyGoexitEndsThePermit(t *testing.T) {
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second,
-		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 8, MinIdleConns: 2})
+		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 8})
 	t.Cleanup(func() { _ = c.Close() })
 	h := fuseredis.New(g, addr)
 	h.Classify = func(err error) error {
@@ -481,26 +530,20 @@ func TestDialClassifyGoexitEndsThePermit(t *testing.T) {
 	}
 	c.AddHook(h)
 
-	// Bounded: a command left waiting for a dial whose goroutine ended
+	// Bounded: a subscriber left waiting for a dial whose goroutine ended
 	// would wait for ever without a deadline of its own.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	returned := false
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.Ping(ctx) // takes a connection: it dials, and the pool refills
-		returned = true
-	}()
-	<-done
-	assert.False(t, returned, "the command's Goexit went on")
+	ps := c.Subscribe(ctx, "news") // dials outside any command
+	_, err := ps.Receive(ctx)
+	assert.ErrorContains(t, err, "connection refused", "the dial's error, not the deadline's")
+	require.NoError(t, ps.Close())
 	eventually(t, 10*time.Second, "a failed dial recorded", func() bool {
-		st := stats(t, g, addr)
-		return st.Failures > st.Panics
+		return stats(t, g, addr).Failures > 0
 	})
 	st := stats(t, g, addr)
 	assert.Zero(t, st.Busy)
-	assert.EqualValues(t, 1, st.Panics, "the command")
+	assert.Zero(t, st.Panics, "no call of the executor's")
 	mu.Lock()
 	defer mu.Unlock()
 	for _, err := range recorded {
