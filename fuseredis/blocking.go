@@ -204,6 +204,12 @@ func (h *Hook) dialFailed(ctx context.Context, err error) {
 		return
 	}
 	if p, aerr := b.Allow(); aerr == nil {
+		// go-redis cancels the dial's context once the dial has returned:
+		// whether it was cancelled is read here, not on the goroutine,
+		// which would take its own end for a cancellation (record).
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			ctx = context.WithoutCancel(ctx)
+		}
 		go h.recordDial(ctx, p, err)
 	}
 }

@@ -86,8 +86,10 @@
 // closed; a dial inside a command is counted once, as that command's error.
 // go-redis v9.15 and later dial a command's connection on a goroutine of
 // their own, retrying up to Options.DialerRetries (5) times, out of the
-// command's context: there a dial that fails while any command of the node
-// is being sent is taken for a command's, and not counted on its own.
+// command's context, and go on retrying after the command has given up:
+// there a dial that fails while any command of the node is being sent, or
+// within a second of the end of one that failed, is taken for a command's,
+// and not counted on its own.
 //
 // # Blocking commands
 //

@@ -61,10 +61,18 @@ type Hook struct {
 	bad    error                   // a configuration error, returned by every command
 	refuse *executor.RejectedError // a blocking command's refusal: the breaker is open
 	// sending counts the commands (pipelines, PINGs) of the hook being
-	// sent (send): a dial that fails meanwhile is taken for one of
-	// theirs (DialHook).
-	sending atomic.Int64
+	// sent (send), and failedAt is when the last one that failed ended,
+	// in ns since the Unix epoch: a dial that fails meanwhile, or within
+	// dialAfterglow of such an end, is taken for one of theirs (DialHook).
+	sending  atomic.Int64
+	failedAt atomic.Int64
 }
+
+// dialAfterglow is how long after a command that failed a failed dial is
+// still taken for that command's: go-redis goes on retrying a command's
+// dial after the command has given up (its caller's deadline, the
+// invocation timeout), 5 tries 100 ms apart by default.
+const dialAfterglow = time.Second
 
 // send sends a command (pipeline, PING) of h with f, counted in h.sending
 // while it runs. go-redis v9.15 and later dial a command's connection on
@@ -73,11 +81,24 @@ type Hook struct {
 // counted one by one, a single command's dials to a node that refuses
 // them would open its breaker at the default threshold of 5. A dial that
 // fails while a command of the node is being sent is therefore taken for
-// that command's, which counts once, as its error.
+// that command's, which counts once, as its error; so is one that fails
+// within dialAfterglow of the end of a command that failed, since go-redis
+// retries the dial of a command that has given up. A command that
+// succeeds writes nothing beyond the count.
 func (h *Hook) send(f func() error) error {
 	h.sending.Add(1)
 	defer h.sending.Add(-1)
-	return f()
+	err := f()
+	if err != nil {
+		h.failedAt.Store(time.Now().UnixNano())
+	}
+	return err
+}
+
+// commandsDial reports whether a dial that failed now is taken for a
+// command's (see send).
+func (h *Hook) commandsDial() bool {
+	return h.sending.Load() > 0 || time.Now().UnixNano()-h.failedAt.Load() < int64(dialAfterglow)
 }
 
 // New returns the Hook of the node at addr, on the executor of that name in
@@ -182,7 +203,7 @@ func (h *Hook) init() {
 func (h *Hook) DialHook(next redis.DialHook) redis.DialHook {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		conn, err := next(ctx, network, addr)
-		if err != nil && !h.within(ctx) && (h == nil || h.sending.Load() == 0) {
+		if err != nil && !h.within(ctx) && (h == nil || !h.commandsDial()) {
 			h.dialFailed(ctx, err) // no command's (see send)
 		}
 		return conn, err

@@ -252,52 +252,64 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 
 // TestADialInsideACommandCountsOnce sends one command to a node that
 // refuses connections: go-redis (v9.15 and later) dials for it on a
-// goroutine of its own, out of the command's context, and retries; those
-// dials are the command's, and the node's breaker records one failure, the
-// command's, not one per dial.
+// goroutine of its own, out of the command's context, and retries, even
+// after the command has given up; those dials are the command's, and the
+// node's breaker records one failure, the command's, not one per dial.
 func TestADialInsideACommandCountsOnce(t *testing.T) {
-	var mu sync.Mutex
-	var recorded []error
-	g, _ := testGroup(t, func(c *executor.Config) {
-		c.Breaker.ConsecutiveFailures = 1000 // closed throughout
-		c.Breaker.Classify = func(err error) breaker.Outcome {
+	for _, tc := range []struct {
+		name     string
+		deadline time.Duration
+		want     string // in the command's error
+	}{
+		{"a command that waits for the dial's end", 10 * time.Second, "connection refused"},
+		{"a command whose caller gives up first", 50 * time.Millisecond, "deadline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var recorded []error
+			g, _ := testGroup(t, func(c *executor.Config) {
+				c.Breaker.ConsecutiveFailures = 1000 // closed throughout
+				c.Breaker.Classify = func(err error) breaker.Outcome {
+					mu.Lock()
+					defer mu.Unlock()
+					recorded = append(recorded, err)
+					return breaker.DefaultClassify(err)
+				}
+			})
+			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
+			var dials atomic.Int32
+			c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1,
+				Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					dials.Add(1)
+					var d net.Dialer
+					return d.DialContext(ctx, network, addr)
+				}})
+			t.Cleanup(func() { _ = c.Close() })
+			c.AddHook(fuseredis.New(g, addr))
+
+			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
+			defer cancel()
+			require.ErrorContains(t, c.Get(ctx, "k").Err(), tc.want)
+			// A dial counted on its own is recorded on a goroutine of its
+			// own, and go-redis may still be retrying: give those a
+			// moment to show up (bounded; none should).
+			deadline := time.Now().Add(time.Second)
+			for time.Now().Before(deadline) {
+				mu.Lock()
+				n := len(recorded)
+				mu.Unlock()
+				if n > 1 {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			mu.Lock()
 			defer mu.Unlock()
-			recorded = append(recorded, err)
-			return breaker.DefaultClassify(err)
-		}
-	})
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
-	var dials atomic.Int32
-	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		}})
-	t.Cleanup(func() { _ = c.Close() })
-	c.AddHook(fuseredis.New(g, addr))
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.ErrorContains(t, c.Get(ctx, "k").Err(), "connection refused")
-	require.GreaterOrEqual(t, dials.Load(), int32(1))
-	// A dial counted on its own is recorded on a goroutine of its own:
-	// give those a moment to show up (bounded; none should).
-	deadline := time.Now().Add(time.Second)
-	for time.Now().Before(deadline) {
-		mu.Lock()
-		n := len(recorded)
-		mu.Unlock()
-		if n > 1 {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+			require.GreaterOrEqual(t, dials.Load(), int32(1))
+			assert.Len(t, recorded, 1, "one command, %d dials: one failure, the command's (got %v)", dials.Load(), recorded)
+			assert.EqualValues(t, 1, stats(t, g, addr).Failures)
+		})
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Len(t, recorded, 1, "one command, %d dials: one failure, the command's (got %v)", dials.Load(), recorded)
-	assert.EqualValues(t, 1, stats(t, g, addr).Failures)
 }
 
 // TestCallerCancellationIsIgnored cancels a command that waits, on a
