@@ -367,6 +367,12 @@ func (g *Group) Names() []string {
 // ErrClosed from then on. Like Executor.Close, it
 // returns by ctx's deadline whatever user code is doing.
 func (g *Group) Close(ctx context.Context) error {
+	switch {
+	case g == nil:
+		return g.unmade()
+	case ctx == nil:
+		return errors.New("executor: Close with a nil context (use context.Background())")
+	}
 	g.mu.Lock()
 	g.closed = true
 	g.shut.Store(true)

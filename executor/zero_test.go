@@ -41,6 +41,9 @@ func TestNilAndZeroValuesAreErrors(t *testing.T) {
 			_, err = executor.LeaseIn(ctx, g, "a")
 			assert.Error(t, err)
 			assert.Error(t, g.Reconfigure(executor.GroupConfig{}))
+			if g == nil {
+				assert.ErrorContains(t, g.Close(ctx), "nil *Group")
+			}
 		})
 	}
 	t.Run("nil and zero Lease", func(t *testing.T) {
