@@ -128,35 +128,23 @@ func (goexitJSON) MarshalJSON() ([]byte, error) { runtime.Goexit(); return nil, 
 // A FleetView that ignores its context holds neither the request nor the
 // requests for the same supplier queued behind it past fleetTimeout.
 func TestAFleetViewThatHangsIsBounded(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, "payments")
-		release := make(chan struct{})
-		h := newHandler(t, dashboard.Options{FleetView: func(context.Context, string) (any, error) {
-			<-release // ignores its context
-			return nil, nil
-		}})
-		h.AddGroup(g)
-		start := time.Now()
-		w := do(h, http.MethodGet, "/api/fleet?supplier=payments", "", nil)
-		assert.Equal(t, http.StatusBadGateway, w.Code)
-		assert.Contains(t, w.Body.String(), "Options.FleetView did not return within 2s")
-		assert.Equal(t, 2*time.Second, time.Since(start), "bounded, not held until the hook returns")
-		close(release)
-	})
-	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, "payments")
-		release := make(chan struct{})
-		h := newHandler(t, dashboard.Options{FleetView: func(context.Context, string) (any, error) {
-			return blockingJSON(release), nil // whose encoding hangs
-		}})
-		h.AddGroup(g)
-		start := time.Now()
-		w := do(h, http.MethodGet, "/api/fleet?supplier=payments", "", nil)
-		assert.Equal(t, http.StatusBadGateway, w.Code)
-		assert.Contains(t, w.Body.String(), "Options.FleetView did not return within 2s")
-		assert.Equal(t, 2*time.Second, time.Since(start), "the answer's encoding is bounded as the hook is")
-		close(release)
-	})
+	for name, view := range map[string]func(release chan struct{}) (any, error){
+		"a hook that ignores its context": func(release chan struct{}) (any, error) { <-release; return nil, nil },
+		"an answer whose encoding hangs":  func(release chan struct{}) (any, error) { return blockingJSON(release), nil },
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, "payments")
+			release := make(chan struct{})
+			h := newHandler(t, dashboard.Options{FleetView: func(context.Context, string) (any, error) { return view(release) }})
+			h.AddGroup(g)
+			start := time.Now()
+			w := do(h, http.MethodGet, "/api/fleet?supplier=payments", "", nil)
+			assert.Equal(t, http.StatusBadGateway, w.Code, name)
+			assert.Contains(t, w.Body.String(), "Options.FleetView did not return within 2s", name)
+			assert.Equal(t, 2*time.Second, time.Since(start), "%s: bounded, not held until the hook returns", name)
+			close(release)
+		})
+	}
 }
 
 // blockingJSON is an answer whose MarshalJSON waits until it is closed.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,6 +251,28 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 	require.ErrorIs(t, c.Get(ctx, "k").Err(), breaker.ErrOpen)
 }
 
+// recordingGroup is a test group whose breakers stay closed (an open
+// breaker needs no more evidence, and the hook records no failed dial
+// then), and the errors its breakers have recorded so far.
+func recordingGroup(t *testing.T) (*executor.Group, func() []error) {
+	var mu sync.Mutex
+	var recorded []error
+	g, _ := testGroup(t, func(c *executor.Config) {
+		c.Breaker.ConsecutiveFailures = 1000
+		c.Breaker.Classify = func(err error) breaker.Outcome {
+			mu.Lock()
+			defer mu.Unlock()
+			recorded = append(recorded, err)
+			return breaker.DefaultClassify(err)
+		}
+	})
+	return g, func() []error {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(recorded)
+	}
+}
+
 // TestADialInsideACommandCountsOnce sends one command to a node that
 // refuses connections: go-redis (v9.15 and later) dials for it on a
 // goroutine of its own, out of the command's context, and retries, even
@@ -265,17 +288,7 @@ func TestADialInsideACommandCountsOnce(t *testing.T) {
 		{"a command whose caller gives up first", 50 * time.Millisecond, "deadline"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var recorded []error
-			g, _ := testGroup(t, func(c *executor.Config) {
-				c.Breaker.ConsecutiveFailures = 1000 // closed throughout
-				c.Breaker.Classify = func(err error) breaker.Outcome {
-					mu.Lock()
-					defer mu.Unlock()
-					recorded = append(recorded, err)
-					return breaker.DefaultClassify(err)
-				}
-			})
+			g, recorded := recordingGroup(t)
 			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
 			var dials atomic.Int32
 			c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, MaxRetries: -1,
@@ -294,19 +307,11 @@ func TestADialInsideACommandCountsOnce(t *testing.T) {
 			// own, and go-redis may still be retrying: give those a
 			// moment to show up (bounded; none should).
 			deadline := time.Now().Add(time.Second)
-			for time.Now().Before(deadline) {
-				mu.Lock()
-				n := len(recorded)
-				mu.Unlock()
-				if n > 1 {
-					break
-				}
+			for time.Now().Before(deadline) && len(recorded()) <= 1 {
 				time.Sleep(10 * time.Millisecond)
 			}
-			mu.Lock()
-			defer mu.Unlock()
 			require.GreaterOrEqual(t, dials.Load(), int32(1))
-			assert.Len(t, recorded, 1, "one command, %d dials: one failure, the command's (got %v)", dials.Load(), recorded)
+			assert.Len(t, recorded(), 1, "one command, %d dials: one failure, the command's (got %v)", dials.Load(), recorded())
 			assert.EqualValues(t, 1, stats(t, g, addr).Failures)
 		})
 	}
@@ -516,18 +521,8 @@ func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
 // dial is no call of the executor's and counts as no panic.)
 func TestDialClassifyGoexitEndsThePermit(t *testing.T) {
 	var mu sync.Mutex
-	var recorded, classified []error
-	g, _ := testGroup(t, func(c *executor.Config) {
-		// Closed throughout: an open breaker needs no more evidence, and
-		// the hook records no failed dial then.
-		c.Breaker.ConsecutiveFailures = 1000
-		c.Breaker.Classify = func(err error) breaker.Outcome {
-			mu.Lock()
-			defer mu.Unlock()
-			recorded = append(recorded, err)
-			return breaker.DefaultClassify(err)
-		}
-	})
+	var classified []error
+	g, recorded := recordingGroup(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
 	c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second,
 		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 8})
@@ -558,14 +553,14 @@ func TestDialClassifyGoexitEndsThePermit(t *testing.T) {
 	assert.Zero(t, st.Panics, "no call of the executor's")
 	mu.Lock()
 	defer mu.Unlock()
-	for _, err := range recorded {
+	for _, err := range recorded() {
 		var pe *breaker.PanicError
 		if assert.ErrorAs(t, err, &pe) {
 			assert.Equal(t, "fuseredis.Hook.Classify", pe.Callback)
 		}
 	}
 	for _, err := range classified {
-		assert.ErrorContains(t, err, "connection refused", "every dial ran to its end, and the command got its error")
+		assert.ErrorContains(t, err, "connection refused", "every dial ran to its end, and the subscriber got its error")
 	}
 }
 
