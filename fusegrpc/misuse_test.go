@@ -97,4 +97,23 @@ func TestMisuseIsAnErrorNotAPanic(t *testing.T) {
 		require.Len(t, s.ServerOptions(), 2)
 		server(t, s, context.Background(), "a nil *Server")
 	})
+	t.Run("a server interceptor called without its call", func(t *testing.T) {
+		s := &fusegrpc.Server{Group: g}
+		ctx := context.Background()
+		info := &grpc.UnaryServerInfo{FullMethod: "/s/M"}
+		sinfo := &grpc.StreamServerInfo{FullMethod: "/s/M"}
+		stream := func(any, grpc.ServerStream) error { t.Error("the handler ran"); return nil }
+		for name, call := range map[string]func() error{
+			"unary, no info":     func() error { _, err := s.Unary()(ctx, nil, nil, handler); return err },
+			"unary, no handler":  func() error { _, err := s.Unary()(ctx, nil, info, nil); return err },
+			"stream, no stream":  func() error { return s.Stream()(nil, nil, sinfo, stream) },
+			"stream, no info":    func() error { return s.Stream()(nil, &serverStream{ctx: ctx}, nil, stream) },
+			"stream, no handler": func() error { return s.Stream()(nil, &serverStream{ctx: ctx}, sinfo, nil) },
+		} {
+			err := call()
+			require.Equal(t, codes.Internal, code(err), "%s: got %v", name, err)
+			assert.ErrorContains(t, err, "nil info, handler or stream", name)
+		}
+		assert.Empty(t, g.Names(), "no executor was made")
+	})
 }

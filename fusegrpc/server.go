@@ -81,6 +81,9 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 // Unary returns the unary server interceptor.
 func (s *Server) Unary() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		if info == nil || handler == nil {
+			return nil, errNoCall
+		}
 		l, err := s.lease(ctx, info.FullMethod)
 		if err != nil {
 			return nil, s.refuse(err, func(md metadata.MD) { _ = grpc.SetTrailer(ctx, md) })
@@ -100,6 +103,9 @@ func (s *Server) Unary() grpc.UnaryServerInterceptor {
 // for as long as its handler runs.
 func (s *Server) Stream() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		if ss == nil || info == nil || handler == nil {
+			return errNoCall
+		}
 		ctx := ss.Context()
 		l, err := s.lease(ctx, info.FullMethod)
 		if err != nil {
@@ -115,6 +121,11 @@ func (s *Server) Stream() grpc.StreamServerInterceptor {
 		return err
 	}
 }
+
+// errNoCall answers an interceptor called without its call (a nil info,
+// handler or stream), which grpc never does but a test calling it
+// directly may.
+var errNoCall = &Error{Code: codes.Internal, Err: errors.New("fusegrpc: a server interceptor called with a nil info, handler or stream")}
 
 // lease takes a slot for the call, or returns nil for a call served
 // without one. It checks the Server and the context before Key sees
