@@ -126,20 +126,46 @@ func (c *call[T]) start() {
 // future are not lost. The goroutine (the submitter's, or that of the
 // call whose end promoted c) ends; a call whose settle it interrupts is
 // settled by settle's own deferred call.
+//
+// The Runner is handed a task that runs the call at most once, whatever
+// the Runner does with it: a second run, or a run of a call the Runner
+// also refused or panicked on, does nothing. Settled twice, a call would
+// give its slot back twice, which panics on the Runner's goroutine and
+// ends the process. (One allocation per call, with a Runner only.)
 func runOn[T any](r Runner, c *call[T]) (err error) {
+	t := &runnerTask[T]{c: c}
 	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			err = &breaker.PanicError{Callback: "GroupConfig.Runner.Go", Value: v, Stack: debug.Stack()}
-		} else if !returned {
+		}
+		if err != nil && !t.claim() {
+			err = nil // it ran (or runs) all the same: its run settles it
+		}
+		if err == nil && !returned && t.claim() {
 			c.ctx.ex.counts().panics.Add(1)
 			var zero T
 			c.settle(zero, &breaker.PanicError{Callback: "GroupConfig.Runner.Go", Value: errCallbackGoexit}, skipped)
 		}
 	}()
-	err = r.Go(c.run)
+	err = r.Go(t.run)
 	returned = true
 	return err
+}
+
+// runnerTask is a call handed to a Runner: whoever claims it first, its
+// run or the refusal of it, settles the call.
+type runnerTask[T any] struct {
+	c       *call[T]
+	claimed atomic.Bool
+}
+
+func (t *runnerTask[T]) claim() bool { return !t.claimed.Swap(true) }
+
+func (t *runnerTask[T]) run() {
+	if t.claim() {
+		t.c.run()
+	}
 }
 
 // run is the worker's side: call fn, then settle. A function that ends

@@ -82,7 +82,9 @@ type GroupConfig struct {
 // (runtime.Goexit: the goroutine, the submitter's or that of the call whose
 // end started a queued one, still ends); so Go must do neither after
 // starting fn. fn recovers the call's own panics. Go must be safe for
-// concurrent use.
+// concurrent use. fn runs the call at most once: a Runner that runs it
+// twice, or runs it and also refuses it, has the call settled once, by
+// whichever came first.
 type Runner interface {
 	Go(fn func()) error
 }

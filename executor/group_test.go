@@ -2,6 +2,7 @@ package executor_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -244,6 +245,60 @@ func (r *panickyRunner) Go(fn func()) error {
 	}
 	go fn()
 	return nil
+}
+
+// misbehavingRunner breaks the Runner contract in the way its name says.
+type misbehavingRunner string
+
+func (r misbehavingRunner) Go(fn func()) error {
+	switch r {
+	case "runs twice":
+		go fn()
+		go fn()
+	case "runs and refuses":
+		go fn()
+		return errors.New("pool full")
+	case "runs and panics":
+		go fn()
+		panic("runner bug")
+	}
+	return nil
+}
+
+// TestARunnerThatRunsACallTwiceRunsItOnce: a Runner that runs a task twice,
+// or runs it and also refuses it (an error or a panic), still has each
+// call settled once: by its run or by the refusal, whichever comes first,
+// and a later run does nothing. Settled twice, a call would give its slot
+// back twice, which panics on the Runner's goroutine and ends the process.
+func TestARunnerThatRunsACallTwiceRunsItOnce(t *testing.T) {
+	for _, r := range []misbehavingRunner{"runs twice", "runs and refuses", "runs and panics"} {
+		t.Run(string(r), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := newGroup(t, executor.GroupConfig{Runner: r, Default: executor.Config{Workers: 2}})
+				var ran atomic.Int32
+				succeeded := 0
+				for i := range 10 {
+					v, err := executor.DoIn(context.Background(), g, "a", func(context.Context) (int, error) {
+						ran.Add(1)
+						return i, nil
+					})
+					if err == nil {
+						succeeded++
+						assert.Equal(t, i, v)
+					}
+					synctest.Wait() // the Runner's tasks have all run by now
+				}
+				ex, _ := g.Executor("a")
+				s := ex.Stats()
+				assert.Zero(t, s.Busy, "every slot given back, once")
+				assert.EqualValues(t, succeeded, ran.Load(), "a call ran once if it succeeded, else not at all")
+				assert.EqualValues(t, succeeded, s.Successes)
+				if r == "runs twice" {
+					assert.Equal(t, 10, succeeded)
+				}
+			})
+		})
+	}
 }
 
 func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
