@@ -210,6 +210,7 @@ func (h *Hook) dialFailed(ctx context.Context, err error) {
 		if !errors.Is(ctx.Err(), context.Canceled) {
 			ctx = context.WithoutCancel(ctx)
 		}
+		h.verdicts.Add(1)
 		go h.recordDial(ctx, p, err)
 	}
 }
@@ -218,6 +219,7 @@ func (h *Hook) dialFailed(ctx context.Context, err error) {
 // Classify's verdict. A Classify that ends the goroutine ends it all the
 // same, a failure naming Classify (abandoned), as for a command.
 func (h *Hook) recordDial(ctx context.Context, p breaker.Permit, err error) {
+	defer h.verdicts.Done()
 	at := classifying
 	defer func() {
 		if at != finished {

@@ -66,6 +66,9 @@ type Hook struct {
 	// dialAfterglow of such an end, is taken for one of theirs (DialHook).
 	sending  atomic.Int64
 	failedAt atomic.Int64
+	// verdicts counts the verdicts of failed dials still being reached
+	// (recordDial), for the tests to wait for.
+	verdicts sync.WaitGroup
 }
 
 // dialAfterglow is how long after a command that failed a failed dial is

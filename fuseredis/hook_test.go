@@ -292,35 +292,68 @@ func TestADialInsideACommandCountsOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g, recorded := recordingGroup(t)
 			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
-			var dials atomic.Int32
 			// The dial's own deadline, which bounds go-redis's retries of
 			// it, well inside the second after the command for which a
 			// failed dial is still the command's, however late a loaded
 			// machine runs the retries' timers.
-			c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 300 * time.Millisecond, MaxRetries: -1,
-				Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-					dials.Add(1)
-					var d net.Dialer
-					return d.DialContext(ctx, network, addr)
-				}})
+			c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
 			t.Cleanup(func() { _ = c.Close() })
-			c.AddHook(fuseredis.New(g, addr))
+			w := &dialWatch{}
+			c.AddHook(w) // outside the hook under test: sees each dial after it
+			h := fuseredis.New(g, addr)
+			c.AddHook(h)
 
 			ctx, cancel := context.WithTimeout(context.Background(), tc.deadline)
 			defer cancel()
 			require.ErrorContains(t, c.Get(ctx, "k").Err(), tc.want)
-			// A dial counted on its own is recorded on a goroutine of its
-			// own, and go-redis may still be retrying: give those a
-			// moment to show up (bounded; none should).
-			deadline := time.Now().Add(time.Second)
-			for time.Now().Before(deadline) && len(recorded()) <= 1 {
-				time.Sleep(10 * time.Millisecond)
-			}
-			require.GreaterOrEqual(t, dials.Load(), int32(1))
-			assert.Len(t, recorded(), 1, "one command, %d dials: one failure, the command's (got %v)", dials.Load(), recorded())
+			// go-redis may still be retrying the dial of a command that
+			// gave up: its retries end with the dial's context (its own,
+			// or before v9.15 the command's, which ends with the caller's),
+			// and each has been seen by the hook once the watch has seen
+			// it end.
+			cancel()
+			<-w.first().Done()
+			w.running.Wait()
+			fuseredis.WaitDialVerdicts(h)
+			require.GreaterOrEqual(t, w.dials.Load(), int32(1))
+			assert.Len(t, recorded(), 1, "one command, %d dials: one failure, the command's (got %v)", w.dials.Load(), recorded())
 			assert.EqualValues(t, 1, stats(t, g, addr).Failures)
 		})
 	}
+}
+
+// dialWatch is a go-redis hook that counts the dials that pass through it,
+// keeps the context of the first, and knows the ones still running.
+type dialWatch struct {
+	dials   atomic.Int32
+	running sync.WaitGroup
+	mu      sync.Mutex
+	ctx     context.Context
+}
+
+func (w *dialWatch) first() context.Context {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ctx
+}
+
+func (w *dialWatch) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		w.running.Add(1)
+		defer w.running.Done()
+		if w.dials.Add(1) == 1 {
+			w.mu.Lock()
+			w.ctx = ctx
+			w.mu.Unlock()
+		}
+		return next(ctx, network, addr)
+	}
+}
+
+func (w *dialWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (w *dialWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 // TestCallerCancellationIsIgnored cancels a command that waits, on a
