@@ -285,6 +285,25 @@ bench-adaptive: ## The adaptive limit's per-round ratio to a fixed bulkhead, BEN
 	done | tee $(OUT)/bench-adaptive.txt
 	$(GO) run ./tools/benchratio -base static < $(OUT)/bench-adaptive.txt
 
+# Instructions a call executes, counted by Valgrind (callgrind): unlike a
+# timed benchmark, the count does not move with what else the machine runs.
+.PHONY: valgrind
+valgrind: ## Install Valgrind (Debian package) if missing, for make bench-instr.
+	@command -v valgrind >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y valgrind; }
+
+.PHONY: bench-instr
+bench-instr: valgrind ## Instructions per Submit+Await beside a bare goroutine, and added by the adaptive limit, under callgrind (~4 min).
+	@mkdir -p $(OUT)
+	$(GO) test -c -o $(OUT)/executor.test ./executor
+	{ $(GO) run ./tools/instrcount -test $(OUT)/executor.test -top 8 \
+		'go+chan=^BenchmarkCall$$/^background$$/^go\+chan$$/^serial$$' \
+		'fusebox=^BenchmarkCall$$/^background$$/^fusebox$$/^serial$$' && \
+	  $(GO) run ./tools/instrcount -test $(OUT)/executor.test -top 8 \
+		'static=^BenchmarkCallAdaptive$$/^static$$/^serial$$' \
+		'adaptive=^BenchmarkCallAdaptive$$/^adaptive$$/^serial$$'; } | tee $(OUT)/bench-instr.txt
+
 .PHONY: sweep-adaptive
 sweep-adaptive: ## Goodput of fixed Workers 1…256 beside the adaptive limit in the scenarios A–E (~1 min).
 	@mkdir -p $(OUT)

@@ -44,6 +44,8 @@ var allowed = map[string][]string{
 	"internal/testport": nil,
 	// A command for make bench-call: reads benchmark output, std only.
 	"tools/benchratio": nil,
+	// A command for make bench-instr: runs Valgrind, reads its counts, std only.
+	"tools/instrcount": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).
 	"tools/importcheck": {strings.TrimSuffix(module, "/"), module},
 }
