@@ -274,10 +274,10 @@ func (c *callCtx) endLocked(x *ctxState, err error) {
 	if x.stopDone != nil {
 		x.stopDone() // closes parentDone, and leaves the caller's context
 	}
-	for a := range x.afters {
-		go a.f()
+	if x.afters != nil {
+		startAfters(x.afters)
+		x.afters = nil
 	}
-	x.afters = nil
 	if x.cancelInner != nil {
 		// A no-op if the caller's context ended it first, with its own
 		// cause; otherwise it also leaves the caller's context.
@@ -289,11 +289,25 @@ func (c *callCtx) endLocked(x *ctxState, err error) {
 	}
 }
 
+// startAfters starts the functions given to the context's AfterFunc. It is
+// a function of its own so that the map iterator's frame is not on the
+// stack of every call that ends a real context (see call.run).
+//
+//go:noinline
+func startAfters(afters map[*afterFunc]struct{}) {
+	for a := range afters {
+		go a.f()
+	}
+}
+
 // finish is called when fn has returned: the context is over, as if the
 // deferred cancel of context.WithDeadline had run. Contexts nobody watched
-// end lazily, when next asked (Err, Done), with no lock taken now.
+// end lazily, when next asked (Err, Done), with no lock taken now. Only
+// the first call does anything.
 func (c *callCtx) finish() {
-	c.node.finish() // the timeline drops the entry lazily
+	if c.node.done.Swap(true) { // the timeline drops the entry lazily
+		return
+	}
 	if c.x.Load() != nil {
 		c.cancel(context.Canceled)
 	}
