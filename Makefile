@@ -285,8 +285,8 @@ bench-adaptive: ## The adaptive limit's per-round ratio to a fixed bulkhead, BEN
 	done | tee $(OUT)/bench-adaptive.txt
 	$(GO) run ./tools/benchratio -base static < $(OUT)/bench-adaptive.txt
 
-# Instructions a call executes, counted by Valgrind (callgrind): unlike a
-# timed benchmark, the count does not move with what else the machine runs.
+# Instructions a call executes, counted by Valgrind (callgrind): the count
+# moves far less with what else the machine runs than a timed benchmark.
 .PHONY: valgrind
 valgrind: ## Install Valgrind (Debian package) if missing, for make bench-instr.
 	@command -v valgrind >/dev/null 2>&1 || { \
@@ -294,12 +294,14 @@ valgrind: ## Install Valgrind (Debian package) if missing, for make bench-instr.
 		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y valgrind; }
 
 .PHONY: bench-instr
-bench-instr: valgrind ## Instructions per Submit+Await beside a bare goroutine, and added by the adaptive limit, under callgrind (~4 min).
+bench-instr: valgrind ## Instructions per Submit+Await beside a bare goroutine (caller's context Background, cancellable, and fn reading a value), and added by the adaptive limit, under callgrind (~5 min).
 	@mkdir -p $(OUT)
 	$(GO) test -c -o $(OUT)/executor.test ./executor
 	{ $(GO) run ./tools/instrcount -test $(OUT)/executor.test -top 8 \
 		'go+chan=^BenchmarkCall$$/^background$$/^go\+chan$$/^serial$$' \
-		'fusebox=^BenchmarkCall$$/^background$$/^fusebox$$/^serial$$' && \
+		'fusebox=^BenchmarkCall$$/^background$$/^fusebox$$/^serial$$' \
+		'cancellable=^BenchmarkCall$$/^cancellable$$/^fusebox$$/^serial$$' \
+		'+value=^BenchmarkCall$$/^cancellable$$/^fusebox\+value$$/^serial$$' && \
 	  $(GO) run ./tools/instrcount -test $(OUT)/executor.test -top 8 \
 		'static=^BenchmarkCallAdaptive$$/^static$$/^serial$$' \
 		'adaptive=^BenchmarkCallAdaptive$$/^adaptive$$/^serial$$'; } | tee $(OUT)/bench-instr.txt

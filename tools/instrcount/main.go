@@ -1,10 +1,11 @@
 // Command instrcount counts the instructions one iteration of a benchmark
 // executes, under Valgrind's callgrind, and puts each benchmark beside the
-// first (the baseline). A count of instructions does not depend on what
-// else the machine runs, so it tells apart costs of a few nanoseconds that
-// a shared machine's noise hides from a timed benchmark; it does not
-// weigh an atomic instruction or a cache miss above an add, so it
-// complements the timed figures rather than replacing them.
+// first (the baseline). A count of instructions moves far less with what
+// else the machine runs than a time does (only the scheduler's share
+// moves), so it tells apart costs of a few nanoseconds that a shared
+// machine's noise hides from a timed benchmark; it does not weigh an
+// atomic instruction or a cache miss above an add, so it complements the
+// timed figures rather than replacing them.
 //
 // Each benchmark runs at two iteration counts (-n, on one P, with
 // asynchronous preemption off, which Valgrind handles poorly), and the
