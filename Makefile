@@ -285,7 +285,7 @@ bench-adaptive: ## The adaptive limit's per-round ratio to a fixed bulkhead, BEN
 	done | tee $(OUT)/bench-adaptive.txt
 	$(GO) run ./tools/benchratio -base static < $(OUT)/bench-adaptive.txt
 
-# Instructions a call executes, counted by Valgrind (callgrind): the count
+# Instructions a call executes, counted by Valgrind (cachegrind): the count
 # moves far less with what else the machine runs than a timed benchmark.
 .PHONY: valgrind
 valgrind: ## Install Valgrind (Debian package) if missing, for make bench-instr.
@@ -294,7 +294,7 @@ valgrind: ## Install Valgrind (Debian package) if missing, for make bench-instr.
 		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y valgrind; }
 
 .PHONY: bench-instr
-bench-instr: valgrind ## Instructions per Submit+Await beside a bare goroutine (caller's context Background, cancellable, and fn reading a value), and added by the adaptive limit, under callgrind (~5 min).
+bench-instr: valgrind ## Instructions per Submit+Await beside a bare goroutine (caller's context Background, cancellable, and fn reading a value), and added by the adaptive limit, under Valgrind (~5 min).
 	@mkdir -p $(OUT)
 	$(GO) test -c -o $(OUT)/executor.test ./executor
 	{ $(GO) run ./tools/instrcount -test $(OUT)/executor.test -top 8 \

@@ -1,5 +1,5 @@
 // Command instrcount counts the instructions one iteration of a benchmark
-// executes, under Valgrind's callgrind, and puts each benchmark beside the
+// executes, under Valgrind's cachegrind, and puts each benchmark beside the
 // first (the baseline). A count of instructions moves far less with what
 // else the machine runs than a time does (only the scheduler's share
 // moves), so it tells apart costs of a few nanoseconds that a shared
@@ -99,14 +99,14 @@ func parseArgs(test, ns string, rounds, top int, args []string) (config, error) 
 	return c, nil
 }
 
-// profile is what one callgrind run counted: the instructions of the
+// profile is what one valgrind run counted: the instructions of the
 // whole run, and each function's own (nil unless -top asks for them).
 type profile struct {
 	total int64
 	self  map[string]int64
 }
 
-// profiler runs the benchmark re for n iterations under callgrind.
+// profiler runs the benchmark re for n iterations under valgrind.
 type profiler func(c config, re string, n int) (profile, error)
 
 // perCall is one iteration's share of what a profile counted.
@@ -194,8 +194,11 @@ func valgrind(c config, re string, n int) (profile, error) {
 		return profile{}, err
 	}
 	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "callgrind.out")
-	cmd := exec.Command("valgrind", "--tool=callgrind", "--callgrind-out-file="+out, "-q",
+	// cachegrind without its cache simulation counts instructions only.
+	// (callgrind counts them too, but its tracking of calls fails on the
+	// signals of a test that starts a server as a child process.)
+	out := filepath.Join(dir, "cachegrind.out")
+	cmd := exec.Command("valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file="+out, "-q",
 		c.test, "-test.run", "^$", "-test.bench", re, "-test.benchtime", fmt.Sprintf("%dx", n), "-test.cpu", "1")
 	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
 	var stderr strings.Builder
@@ -212,16 +215,16 @@ func valgrind(c config, re string, n int) (profile, error) {
 	if p.total, err = totals(f); err != nil || c.top == 0 {
 		return p, err
 	}
-	ann, err := exec.Command("callgrind_annotate", "--auto=no", "--threshold=100", out).Output()
+	ann, err := exec.Command("cg_annotate", "--auto=no", "--threshold=0", out).Output()
 	if err != nil {
-		return p, fmt.Errorf("callgrind_annotate: %w", err)
+		return p, fmt.Errorf("cg_annotate: %w", err)
 	}
 	p.self, err = selfCounts(strings.NewReader(string(ann)))
 	return p, err
 }
 
-// totals reads the "totals:" (or "summary:") line of a callgrind output
-// file.
+// totals reads the "totals:" (or "summary:") line of a cachegrind (or
+// callgrind) output file.
 func totals(r io.Reader) (int64, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
@@ -232,7 +235,7 @@ func totals(r io.Reader) (int64, error) {
 			if v, ok := strings.CutPrefix(line, key); ok {
 				n, err := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
 				if err != nil {
-					return 0, fmt.Errorf("callgrind %s %q: %w", key, v, err)
+					return 0, fmt.Errorf("valgrind output: %s %q: %w", key, v, err)
 				}
 				if key == "totals:" {
 					return n, nil
@@ -245,7 +248,7 @@ func totals(r io.Reader) (int64, error) {
 		return 0, err
 	}
 	if summary < 0 {
-		return 0, errors.New("callgrind output: no totals line")
+		return 0, errors.New("valgrind output: no totals line")
 	}
 	return summary, nil
 }
@@ -256,12 +259,12 @@ var (
 	recursion = regexp.MustCompile(`'[0-9]+$`)
 )
 
-// selfCounts reads callgrind_annotate's table of functions by their own
-// counts into a map keyed by function, its name without its module's
-// path. A function appears there under each source file its instructions
-// come from (its own, and that of the code inlined into it) and, where
-// Go's stack switches confuse callgrind's call tracking, as a recursion
-// level (name'2) whose share moves from run to run: the map sums them.
+// selfCounts reads cg_annotate's table of functions by their own counts
+// into a map keyed by function, its name without its module's path. A
+// function appears there under each source file its instructions come
+// from (its own, and that of the code inlined into it), and in callgrind's
+// table, where Go's stack switches confuse its tracking of calls, as a
+// recursion level too (name'2): the map sums them.
 func selfCounts(r io.Reader) (map[string]int64, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
@@ -273,7 +276,7 @@ func selfCounts(r io.Reader) (map[string]int64, error) {
 		}
 		n, err := strconv.ParseInt(strings.ReplaceAll(g[1], ",", ""), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("callgrind_annotate: count %q: %w", g[1], err)
+			return nil, fmt.Errorf("cg_annotate: count %q: %w", g[1], err)
 		}
 		fn := g[3]
 		path := fn // the package path: up to a method's receiver or a generic's type arguments
