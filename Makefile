@@ -294,7 +294,7 @@ valgrind: ## Install Valgrind (Debian package) if missing, for make bench-instr.
 		$$SUDO apt-get update && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y valgrind; }
 
 .PHONY: bench-instr
-bench-instr: valgrind ## Instructions per Submit+Await beside a bare goroutine (caller's context Background, cancellable, and fn reading a value), and added by the adaptive limit, under Valgrind (~5 min).
+bench-instr: valgrind ## Instructions per Submit+Await beside a bare goroutine (caller's context Background, cancellable, and fn reading a value), and added by the adaptive limit, under Valgrind (~2 min).
 	@mkdir -p $(OUT)
 	$(GO) test -c -o $(OUT)/executor.test ./executor
 	{ $(GO) run ./tools/instrcount -test $(OUT)/executor.test -top 8 \
