@@ -92,7 +92,7 @@ const (
 	adaptEvery       = 4
 	adaptTellEvery   = time.Second // OnChange at most this often
 
-	// acc packs a window's count (low accCountBits) and the sum of its
+	// adaptAcc packs a window's count (low accCountBits) and the sum of its
 	// durations in µs (the rest): one atomic add per call. A call counts
 	// at most adaptMaxTimeout (under 2^32 µs), and a window closes early
 	// once it holds accFull calls, so the sum never overflows its 48 bits
@@ -103,14 +103,14 @@ const (
 	accFull      = 1 << (accCountBits - 1)
 	// adaptMaxTimeout is the longest InvocationTimeout adaptive sizing
 	// takes: its windows last a second at most, and a call's duration
-	// must fit in acc.
+	// must fit in adaptAcc.
 	adaptMaxTimeout = time.Hour
 )
 
 // adaptState is an executor's adaptive limit. The hot path (observe) is
-// one atomic add and one load; the rest runs once per window, under mu.
+// one atomic add (on the executor's adaptAcc) and one load; the rest runs
+// once per window, under mu.
 type adaptState struct {
-	acc       atomic.Uint64
 	windowEnd atomic.Int64 // executor clock: the first success after it closes the window
 
 	// sizeMu orders the resizes of the bulkhead: a window's (resizeToLimit)
@@ -135,6 +135,7 @@ func newAdaptState(ex *Executor, a adaptSet) *adaptState {
 	now := ex.now()
 	s.start, s.gen = now, ex.br.Stats().Generation
 	s.windowEnd.Store(now + int64(adaptWindowFirst))
+	ex.adaptAcc.Store(0) // what a limit before this one left
 	return s
 }
 
@@ -153,7 +154,7 @@ func (s *adaptState) observe(ex *Executor, d, now int64, inTime bool) {
 		return
 	}
 	us := min(d, int64(adaptMaxTimeout)) / int64(time.Microsecond) // a call that began under a longer, static timeout
-	if v := s.acc.Add(1 | uint64(us)<<accCountBits); now >= s.windowEnd.Load() || v&accCountMask >= accFull {
+	if v := ex.adaptAcc.Add(1 | uint64(us)<<accCountBits); now >= s.windowEnd.Load() || v&accCountMask >= accFull {
 		s.closeWindow(ex, now)
 	}
 }
@@ -186,11 +187,11 @@ type limitTell struct {
 // closeLocked is closeWindow's part under mu. It reports whether the limit
 // changed, and the OnChange call that is due.
 func (s *adaptState) closeLocked(ex *Executor, now int64) (changed bool, t limitTell) {
-	v := s.acc.Load()
+	v := ex.adaptAcc.Load()
 	if n := v & accCountMask; n < adaptMinSamples || (now < s.windowEnd.Load() && n < accFull) || s.retired {
 		return false, t
 	}
-	v = s.acc.Swap(0)
+	v = ex.adaptAcc.Swap(0)
 	rc := ex.counts()
 	busy, gen := rc.rejected[RejectedBusy].Load(), ex.br.Stats().Generation
 	inUse, _ := ex.bh.Counts()

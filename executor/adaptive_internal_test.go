@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -274,6 +275,36 @@ func BenchmarkAdaptObserve(b *testing.B) {
 	}
 }
 
+// BenchmarkAdaptObserveParallel is the hook on two goroutines beside the
+// write every call makes to the executor's shared line (its count of
+// active calls): in parallel the hook's sampled atomic add is one more
+// shared cache line, which this shows the price of.
+func BenchmarkAdaptObserveParallel(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{{"off", Config{}}, {"on", Config{Adaptive: AdaptiveConfig{Max: 1 << 20, Initial: 1 << 20}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			ex, err := New("bench", c.cfg)
+			require.NoError(b, err)
+			defer ex.Close(context.Background())
+			now := ex.now()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				n := uint64(0)
+				for pb.Next() {
+					n++
+					ex.active.Add(1)
+					if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+						a.observe(ex, int64(20*time.Millisecond), now, true)
+					}
+					ex.active.Add(-1)
+				}
+			})
+		})
+	}
+}
+
 // A limit cut below Initial still trips on a hang: the stuck criterion
 // counts half of the limit in force, not of the size the executor started
 // with (half of 64 old calls could never be found in 4 slots).
@@ -463,4 +494,22 @@ func TestAdaptiveWindowAcrossReconfigureToAdaptive(t *testing.T) {
 	assert.Equal(t, want, got, "the bulkhead has the limit")
 	close(release)
 	require.NoError(t, ex.Close(context.Background()))
+}
+
+// TestHotWordsShareACacheLine: the three words a call writes between
+// cores, the adaptive window, the count of active calls and the
+// bulkhead's state, lie in one 64-byte line wherever the allocator puts an
+// Executor: its size class (160 bytes) starts objects at 0 or 32 modulo
+// 64 within a span, so the words must start at 0 to 8, or 32 to 40,
+// modulo 64.
+func TestHotWordsShareACacheLine(t *testing.T) {
+	var ex Executor
+	require.EqualValues(t, 160, unsafe.Sizeof(ex), "the size class the offsets below are reckoned for")
+	first := unsafe.Offsetof(ex.adaptAcc)
+	require.Equal(t, first+8, unsafe.Offsetof(ex.active), "adaptAcc, then active")
+	require.Equal(t, first+16, unsafe.Offsetof(ex.bh), "then the bulkhead, whose first word is its state")
+	for _, base := range []uintptr{0, 32} {
+		start := (base + first) % 64
+		assert.LessOrEqual(t, start+24, uintptr(64), "an Executor at %d modulo 64: the words start at %d of their line", base, start)
+	}
 }

@@ -35,12 +35,17 @@ type Executor struct {
 	evicted atomic.Bool // the Group evicted (and closed) it
 
 	run lazyTimeline // invocation deadlines of running calls
-	// queued holds the queue-wait deadlines; nil until the executor has a
-	// queue (from New, or from the first Reconfigure that gives it one),
-	// and kept after a Reconfigure removes the queue, for the calls still
-	// waiting in it.
-	queued atomic.Pointer[lazyTimeline]
 
+	// adaptAcc is the adaptive limit's window (adaptState.observe): the
+	// count and summed durations of the successes sampled since the window
+	// opened; 0 with a fixed bulkhead. It is here, before active and bh,
+	// rather than in the adaptState, so that the sampled add finds the
+	// cache line that every call writes anyway, not one more line to move
+	// between cores (BenchmarkAdaptObserveParallel): an Executor is 160
+	// bytes, a size class whose objects start at 0 or 32 modulo 64, so
+	// these three words (from offset 72, TestHotWordsShareACacheLine)
+	// always share one line.
+	adaptAcc atomic.Uint64
 	// active counts calls from admission until their function has
 	// returned (or they left the queue), and holds closedBit once the
 	// executor is closed; Close waits for the count to reach 0. The count
@@ -53,7 +58,13 @@ type Executor struct {
 	// bh is the bulkhead. Every call writes its state word and active,
 	// which sit next to each other so that a call moves one cache line
 	// between cores, not two.
-	bh      slots.Slots
+	bh slots.Slots
+
+	// queued holds the queue-wait deadlines; nil until the executor has a
+	// queue (from New, or from the first Reconfigure that gives it one),
+	// and kept after a Reconfigure removes the queue, for the calls still
+	// waiting in it.
+	queued  atomic.Pointer[lazyTimeline]
 	closing atomic.Pointer[closeState] // set by Close: the executor is closed
 
 	rare  atomic.Pointer[rareCounts] // made at the first rare event
