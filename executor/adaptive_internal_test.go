@@ -254,25 +254,15 @@ func TestAdaptiveExecutor(t *testing.T) {
 // call ends (the hook in record), beside the same hook with adaptive off:
 // the ≤ 5 ns target, measured without the noise of a whole call.
 func BenchmarkAdaptObserve(b *testing.B) {
-	for _, c := range []struct {
-		name string
-		cfg  Config
-	}{{"off", Config{}}, {"on", Config{Adaptive: AdaptiveConfig{Max: 1 << 20, Initial: 1 << 20}}}} {
-		b.Run(c.name, func(b *testing.B) {
-			ex, err := New("bench", c.cfg)
-			require.NoError(b, err)
-			defer ex.Close(context.Background())
-			now := ex.now()
-			n := uint64(0)
-			b.ReportAllocs()
-			for b.Loop() {
-				n++
-				if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
-					a.observe(ex, int64(20*time.Millisecond), now, true)
-				}
+	adaptBench(b, func(b *testing.B, ex *Executor, now int64) {
+		n := uint64(0)
+		for b.Loop() {
+			n++
+			if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+				a.observe(ex, int64(20*time.Millisecond), now, true)
 			}
-		})
-	}
+		}
+	})
 }
 
 // BenchmarkAdaptObserveParallel is the hook on two goroutines beside the
@@ -280,6 +270,24 @@ func BenchmarkAdaptObserve(b *testing.B) {
 // active calls): in parallel the hook's sampled atomic add is one more
 // shared cache line, which this shows the price of.
 func BenchmarkAdaptObserveParallel(b *testing.B) {
+	adaptBench(b, func(b *testing.B, ex *Executor, now int64) {
+		b.RunParallel(func(pb *testing.PB) {
+			n := uint64(0)
+			for pb.Next() {
+				n++
+				ex.active.Add(1)
+				if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+					a.observe(ex, int64(20*time.Millisecond), now, true)
+				}
+				ex.active.Add(-1)
+			}
+		})
+	})
+}
+
+// adaptBench runs body with adaptive sizing off and on, each on an
+// executor of its own, with the executor's clock now.
+func adaptBench(b *testing.B, body func(b *testing.B, ex *Executor, now int64)) {
 	for _, c := range []struct {
 		name string
 		cfg  Config
@@ -288,19 +296,8 @@ func BenchmarkAdaptObserveParallel(b *testing.B) {
 			ex, err := New("bench", c.cfg)
 			require.NoError(b, err)
 			defer ex.Close(context.Background())
-			now := ex.now()
 			b.ReportAllocs()
-			b.RunParallel(func(pb *testing.PB) {
-				n := uint64(0)
-				for pb.Next() {
-					n++
-					ex.active.Add(1)
-					if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
-						a.observe(ex, int64(20*time.Millisecond), now, true)
-					}
-					ex.active.Add(-1)
-				}
-			})
+			body(b, ex, ex.now())
 		})
 	}
 }
