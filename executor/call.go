@@ -193,16 +193,15 @@ func (c *call[T]) run() {
 		v, end, err = c.invoke()
 	}
 	returned = true
-	// fn has returned: its context ends here rather than in settle (which
-	// ends it too, for the calls settled elsewhere), one frame shallower.
-	// Ending a context that fn made real (by asking it for a value while
-	// the caller's can end) cancels a context.WithCancelCause child, which
-	// leaves its parent's map of children, deep below: from settle, that
-	// took a new goroutine's 2 KB stack past its limit, and every such
-	// call copied its stack, 3× the call's time
+	// settle's two steps, its context's end here, one frame shallower than
+	// from settle: ending a context that fn made real (by asking it for a
+	// value while the caller's can end) cancels a context.WithCancelCause
+	// child, which leaves its parent's map of children, deep below; from
+	// settle, that took a new goroutine's 2 KB stack past its limit, and
+	// every such call copied its stack, 3× the call's time
 	// (TestACallFitsANewGoroutinesStack).
 	c.ctx.finish()
-	c.settle(v, err, end)
+	c.settleEnded(v, err, end)
 }
 
 // callEnd says how a call's function ended, for settle.

@@ -302,12 +302,9 @@ func startAfters(afters map[*afterFunc]struct{}) {
 
 // finish is called when fn has returned: the context is over, as if the
 // deferred cancel of context.WithDeadline had run. Contexts nobody watched
-// end lazily, when next asked (Err, Done), with no lock taken now. Only
-// the first call does anything.
+// end lazily, when next asked (Err, Done), with no lock taken now.
 func (c *callCtx) finish() {
-	if c.node.done.Swap(true) { // the timeline drops the entry lazily
-		return
-	}
+	c.node.finish() // the timeline drops the entry lazily
 	if c.x.Load() != nil {
 		c.cancel(context.Canceled)
 	}

@@ -12,16 +12,22 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
-// settle ends a call whose function has returned (or that never ran): slot
-// first, outcome second, future last.
+// settle ends a call whose function has returned (or that never ran):
+// its context first, then slot, outcome and future (settleEnded).
+// Listed until now: the invocation deadline, or the grace period after it
+// (expired, see expire); or never, for a call that never ran. Ending the
+// context marks the entry done too, one atomic store: the timeline drops
+// it lazily.
 func (c *call[T]) settle(v T, err error, end callEnd) {
+	c.ctx.finish()
+	c.settleEnded(v, err, end)
+}
+
+// settleEnded is settle once the call's context has ended: slot first,
+// outcome second, future last.
+func (c *call[T]) settleEnded(v T, err error, end callEnd) {
 	ex := c.ctx.ex
 	won := c.state.CompareAndSwap(stInvoking, stDone) || c.state.CompareAndSwap(stRunning, stDone)
-	// Listed until now: the invocation deadline (won) or the grace period
-	// after it (expired, see expire); or never, for a call that never ran.
-	// Ending the context marks the entry done too, one atomic store: the
-	// timeline drops it lazily.
-	c.ctx.finish()
 	// The release may start a queued call, on a Runner (user code), and
 	// the outcome runs user code (Classify, Match, transition listeners).
 	// One that ends the goroutine (runtime.Goexit) instead of returning
