@@ -196,7 +196,8 @@ func valgrind(c config, re string, n int) (profile, error) {
 	defer os.RemoveAll(dir)
 	// cachegrind without its cache simulation counts instructions only.
 	// (callgrind counts them too, but its tracking of calls fails on the
-	// signals of a test that starts a server as a child process.)
+	// signals of a test that starts a server as a child process, and Go's
+	// stack switches confuse it.)
 	out := filepath.Join(dir, "cachegrind.out")
 	cmd := exec.Command("valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file="+out, "-q",
 		c.test, "-test.run", "^$", "-test.bench", re, "-test.benchtime", fmt.Sprintf("%dx", n), "-test.cpu", "1")
@@ -223,48 +224,33 @@ func valgrind(c config, re string, n int) (profile, error) {
 	return p, err
 }
 
-// totals reads the "totals:" (or "summary:") line of a cachegrind (or
-// callgrind) output file.
+// totals reads the "summary:" line of a cachegrind output file: the
+// instructions of the whole run.
 func totals(r io.Reader) (int64, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
-	var summary int64 = -1
 	for sc.Scan() {
-		line := sc.Text()
-		for _, key := range []string{"totals:", "summary:"} {
-			if v, ok := strings.CutPrefix(line, key); ok {
-				n, err := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("valgrind output: %s %q: %w", key, v, err)
-				}
-				if key == "totals:" {
-					return n, nil
-				}
-				summary = n
+		if v, ok := strings.CutPrefix(sc.Text(), "summary:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("cachegrind output: summary %q: %w", v, err)
 			}
+			return n, nil
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	if summary < 0 {
-		return 0, errors.New("valgrind output: no totals line")
-	}
-	return summary, nil
+	return 0, errors.New("cachegrind output: no summary line")
 }
 
 // "  13,457,440 ( 4.15%)  /usr/local/go/src/runtime/proc.go:runtime.casgstatus [/tmp/x.test]"
-var (
-	selfLine  = regexp.MustCompile(`^\s*([0-9,]+)\s+\(\s*[0-9.]+%\)\s+(\S+?):(\S+)`)
-	recursion = regexp.MustCompile(`'[0-9]+$`)
-)
+var selfLine = regexp.MustCompile(`^\s*([0-9,]+)\s+\(\s*[0-9.]+%\)\s+(\S+?):(\S+)`)
 
 // selfCounts reads cg_annotate's table of functions by their own counts
 // into a map keyed by function, its name without its module's path. A
 // function appears there under each source file its instructions come
-// from (its own, and that of the code inlined into it), and in callgrind's
-// table, where Go's stack switches confuse its tracking of calls, as a
-// recursion level too (name'2): the map sums them.
+// from (its own, and that of the code inlined into it): the map sums them.
 func selfCounts(r io.Reader) (map[string]int64, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<24)
@@ -286,7 +272,7 @@ func selfCounts(r io.Reader) (map[string]int64, error) {
 		if i := strings.LastIndex(path, "/"); i >= 0 {
 			fn = fn[i+1:] // github.com/x/y/executor.(*T).f: executor.(*T).f
 		}
-		m[recursion.ReplaceAllString(fn, "")] += n
+		m[fn] += n
 	}
 	return m, sc.Err()
 }

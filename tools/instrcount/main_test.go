@@ -8,17 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTotalsPrefersTotalsToSummary(t *testing.T) {
-	n, err := totals(strings.NewReader("events: Ir\nsummary: 111\nfn=x\n1 2\ntotals: 222\n"))
+func TestTotalsReadTheSummary(t *testing.T) {
+	n, err := totals(strings.NewReader("events: Ir\nfn=x\n1 2\nsummary: 222\n"))
 	require.NoError(t, err)
 	assert.EqualValues(t, 222, n)
-	n, err = totals(strings.NewReader("summary: 111\n"))
-	require.NoError(t, err)
-	assert.EqualValues(t, 111, n)
 	_, err = totals(strings.NewReader("events: Ir\n"))
-	assert.ErrorContains(t, err, "no totals line")
-	_, err = totals(strings.NewReader("totals: 12x\n"))
-	assert.ErrorContains(t, err, `totals: " 12x"`)
+	assert.ErrorContains(t, err, "no summary line")
+	_, err = totals(strings.NewReader("summary: 12x\n"))
+	assert.ErrorContains(t, err, `summary " 12x"`)
 }
 
 func TestSelfCountsSumAFunctionsEntries(t *testing.T) {
@@ -27,7 +24,7 @@ Ir                   file:function
 --------------------------------------------------------------------------------
 13,457,440 ( 4.15%)  /usr/local/go/src/runtime/proc.go:runtime.casgstatus [/tmp/x.test]
  4,601,683 ( 1.42%)  /work/main/executor/complete.go:github.com/fusebox-go/fusebox/executor.(*call[go.shape.int]).record [/tmp/x.test]
-   100,000 ( 0.03%)  /work/main/executor/complete.go:github.com/fusebox-go/fusebox/executor.(*call[go.shape.int]).record'2 [/tmp/x.test]
+   100,000 ( 0.03%)  /usr/local/go/src/sync/atomic/type.go:github.com/fusebox-go/fusebox/executor.(*call[go.shape.int]).record [/tmp/x.test]
    700,000 ( 0.20%)  /work/main/executor/adaptive_exec.go:github.com/fusebox-go/fusebox/executor.(*adaptState).observe [/tmp/x.test]
     16,000 ( 0.00%)  /usr/local/go/src/sync/atomic/type.go:github.com/fusebox-go/fusebox/executor.(*adaptState).observe [/tmp/x.test]
      2,016 ( 0.00%)  /usr/local/go/src/internal/sync/mutex.go:github.com/fusebox-go/fusebox/executor.Submit[github.com/a/b.T]
@@ -37,7 +34,7 @@ Ir                   file:function
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int64{
 		"runtime.casgstatus":                    13457440,
-		"executor.(*call[go.shape.int]).record": 4701683, // with its recursion level
+		"executor.(*call[go.shape.int]).record": 4701683, // with the code inlined into it
 		"executor.(*adaptState).observe":        716000,  // with the atomic add inlined into it
 		"executor.Submit[github.com/a/b.T]":     2016,
 		"atomic.(*Int64).Add":                   400,
