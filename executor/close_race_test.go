@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -63,7 +64,11 @@ func TestSubmitInNeverLosesARaceWithIdleEviction(t *testing.T) {
 // ran.
 func TestACallRefusedByCloseIsNoOutcome(t *testing.T) {
 	for iter := range 300 {
-		ex, err := executor.New("cl", executor.Config{Workers: 1000, InvocationTimeout: time.Second})
+		// A timeout out of reach: on a loaded machine an admitted call can
+		// wait past a second for its goroutine to run, and would time out
+		// unstarted (Ignored too, but not what this test looks for).
+		ex, err := executor.New("cl", executor.Config{Workers: 1000, InvocationTimeout: time.Minute,
+			Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}})
 		require.NoError(t, err)
 		var accepted atomic.Uint64
 		var wg sync.WaitGroup

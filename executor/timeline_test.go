@@ -135,7 +135,10 @@ func TestDeadlinesUnderConcurrentAddsRetirementsAndClose(t *testing.T) {
 // is called directly: isStuck itself walks at most once per stuck
 // threshold.
 func TestStuckCriterionReadsTheQueueWhileCallsArePromoted(t *testing.T) {
-	ex, err := New("payments", Config{Workers: 1, Queue: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}})
+	// Timeouts out of reach: the walker spins without a pause, and on a
+	// loaded machine a call could wait past a second in the queue or for its
+	// goroutine to run, which is not what this test is about.
+	ex, err := New("payments", Config{Workers: 1, Queue: 2, InvocationTimeout: time.Minute, Breaker: breaker.Config{ResetTimeout: 3 * time.Minute}})
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	var walks atomic.Int64
