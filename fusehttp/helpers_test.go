@@ -120,12 +120,15 @@ func newClient(t *testing.T, tr *fusehttp.Transport) *http.Client {
 }
 
 // quick is a configuration with short timeouts, for suppliers that the test
-// lets hang.
+// lets hang. Short, not tight: a test that uses it must get its requests to
+// the server, and its next steps done, before a hung call times out or the
+// breaker's open period ends, and a loaded machine can stall a loopback
+// round trip for hundreds of milliseconds (300 ms was not enough).
 func quick(workers int) executor.Config {
 	return executor.Config{
 		Workers:           workers,
-		InvocationTimeout: 300 * time.Millisecond,
-		Breaker:           breaker.Config{ResetTimeout: 600 * time.Millisecond},
+		InvocationTimeout: 2 * time.Second,
+		Breaker:           breaker.Config{ResetTimeout: 3 * time.Second},
 	}
 }
 

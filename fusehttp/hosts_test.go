@@ -8,10 +8,12 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusehttp"
 )
@@ -36,7 +38,11 @@ func TestDistinctHostsDoNotGrowTheGroupWithoutBound(t *testing.T) {
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer slog.SetDefault(old)
 
-	g, err := executor.NewGroup(executor.GroupConfig{MaxSuppliers: maxSuppliers})
+	// A timeout out of reach: on a loaded machine one of the many requests
+	// can wait past the default second for a CPU, and would count a
+	// timeout instead of the success this test counts.
+	g, err := executor.NewGroup(executor.GroupConfig{MaxSuppliers: maxSuppliers, Default: executor.Config{
+		InvocationTimeout: time.Minute, Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
 	require.NoError(t, err)
 	defer g.Close(t.Context())
 	tr := &fusehttp.Transport{Group: g, Base: answer{}}

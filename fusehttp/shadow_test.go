@@ -26,8 +26,10 @@ func (withBody) RoundTrip(r *http.Request) (*http.Response, error) {
 // outside the bulkhead: its open body holds no slot, and closing it frees
 // nothing it does not hold.
 func TestShadowModeSendsTheRequestsEnforceModeWouldRefuse(t *testing.T) {
-	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Second,
-		Shadow: true, Stuck: executor.StuckConfig{TripOnAnySaturation: true}, Breaker: breaker.Config{ResetTimeout: time.Minute}}})
+	// A timeout out of reach: the first body holds its slot until the end,
+	// and on a loaded machine a second could pass before the test gets there.
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Minute,
+		Shadow: true, Stuck: executor.StuckConfig{TripOnAnySaturation: true}, Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
 	require.NoError(t, err)
 	defer g.Close(t.Context())
 	client := &http.Client{Transport: &fusehttp.Transport{Group: g, Base: withBody{}}}

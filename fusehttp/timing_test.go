@@ -282,6 +282,9 @@ func TestImmediateRetryNeverMeetsItsOwnSlot(t *testing.T) {
 	errRefused := errors.New("connection refused")
 	cfg := oneSlot()
 	cfg.Breaker.ConsecutiveFailures = -1 // only saturation could trip it
+	// A timeout out of reach: on a loaded machine a request can wait past a
+	// second for a CPU, and its timeout is not the refusal looked for here.
+	cfg.InvocationTimeout, cfg.Breaker.ResetTimeout = time.Minute, 2*time.Minute
 	tr, g := fakeTransport(t, cfg, func(*http.Request) (*http.Response, error) { return nil, errRefused })
 	for i := range 500 {
 		_, err := tr.RoundTrip(newRequest(t, t.Context(), nil))

@@ -53,7 +53,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 	slow.awaitArrivals(t, 2) // both requests reach the slow host
 
 	// The next requests find no slot. While the hung ones are young (this
-	// host has no latency history: younger than half the 300 ms timeout)
+	// host has no latency history: younger than half its invocation timeout)
 	// the bulkhead is only busy and each is refused alone; then it is
 	// stuck, and the refusal trips the breaker in that call.
 	var rej *executor.RejectedError
