@@ -187,10 +187,22 @@ func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
 
 	ex, err := g.Executor(unaryCall)
 	require.NoError(t, err)
-	l, err := ex.Lease(t.Context()) // the method's only slot, held for 100 ms
+	l, err := ex.Lease(t.Context()) // the method's only slot
 	require.NoError(t, err)
-	timer := time.AfterFunc(100*time.Millisecond, func() { l.Done(nil) })
-	t.Cleanup(func() { timer.Stop() })
+	// The slot is given back once the first attempt has been refused, not
+	// after a fixed time: on a loaded machine the first attempt, which
+	// also dials, may reach the server after any such time, find the slot
+	// free, and leave nothing for the retry to wait out.
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		defer l.Done(nil)
+		deadline := time.Now().Add(wait)
+		for ex.Stats().Rejected.Busy == 0 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { <-released })
 
 	start := time.Now()
 	_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{})

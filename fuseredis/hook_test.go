@@ -282,21 +282,29 @@ func TestADialInsideACommandCountsOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		deadline time.Duration
-		want     string // in the command's error
+		// dial is the dial's own deadline, which bounds go-redis's
+		// retries of it.
+		dial time.Duration
+		want string // in the command's error
 	}{
-		{"a command that waits for the dial's end", 10 * time.Second, "connection refused"},
+		// The command waits for every try of the dial, each refused: a
+		// dial deadline of seconds, so that a loaded machine, which may
+		// not run a try's connect within a few hundred milliseconds,
+		// still ends the dial with its refusals rather than with an i/o
+		// timeout.
+		{"a command that waits for the dial's end", 10 * time.Second, 5 * time.Second, "connection refused"},
 		// Its deadline, or with go-redis before v9.15 (one dial, on the
-		// command's goroutine) the refusal, whichever comes first.
-		{"a command whose caller gives up first", 50 * time.Millisecond, ""},
+		// command's goroutine) the refusal, whichever comes first. The
+		// dial's retries go on after the command: their deadline is well
+		// inside the second after the command for which a failed dial is
+		// still the command's, however late a loaded machine runs the
+		// retries' timers.
+		{"a command whose caller gives up first", 50 * time.Millisecond, 300 * time.Millisecond, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g, recorded := recordingGroup(t)
 			addr := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // nothing listens
-			// The dial's own deadline, which bounds go-redis's retries of
-			// it, well inside the second after the command for which a
-			// failed dial is still the command's, however late a loaded
-			// machine runs the retries' timers.
-			c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
+			c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: tc.dial, MaxRetries: -1})
 			t.Cleanup(func() { _ = c.Close() })
 			w := &dialWatch{}
 			c.AddHook(w) // outside the hook under test: sees each dial after it
