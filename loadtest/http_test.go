@@ -46,16 +46,21 @@ func TestHTTPQueue(t *testing.T) {
 	}
 	cfg := DefaultQueue()
 	cfg.Transport, cfg.Speed, cfg.ProgressEvery = HTTP, 10, 0
-	// A queue of 40 that fills at +2/s: its oldest call has waited 5 s when
-	// it is full, far more than 8 × the supplier's p99 (0.125 s, twice
-	// that on a busy machine), so the full queue is stuck and trips.
-	cfg.Queue, cfg.QueueTimeout, cfg.ResetTimeout, cfg.Duration = 40, 20*time.Second, time.Minute, 30*time.Second
+	// A queue of 80 that fills at +4/s (12 arrivals a second, 8 served):
+	// its oldest call has waited 10 s when it is full, far more than 8 ×
+	// the supplier's p99 (0.125 s; at 10× speed a loaded machine's stalls
+	// of the loopback server count ten times over), so the full queue is
+	// stuck and trips. The wide excess also keeps the time it fills near
+	// 20 s when a loaded machine serves fewer than 8 a second (with 12 CPU
+	// hogs beside it, 40 places at +2/s filled after 14.9 s).
+	cfg.Queue, cfg.ArrivalRate = 80, 12
+	cfg.QueueTimeout, cfg.ResetTimeout, cfg.Duration = 20*time.Second, time.Minute, 30*time.Second
 	rep, err := RunQueue(t.Context(), cfg)
 	require.NoError(t, err)
 	for _, run := range rep.Runs {
 		s := run.Summary
 		require.NotNil(t, s.FullAfter, run.Name)
-		assert.InDelta(t, 20, *s.FullAfter, 5, "%s: 40 places at +2/s", run.Name)
+		assert.InDelta(t, 20, *s.FullAfter, 5, "%s: 80 places at +4/s", run.Name)
 		assert.Positive(t, s.Served, run.Name)
 		assert.Zero(t, s.Errors, run.Name)
 	}
