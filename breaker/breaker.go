@@ -13,6 +13,14 @@ import (
 // ForcedOpen, or HalfOpen with every probe place taken.
 var ErrOpen = errors.New("breaker: open")
 
+// errUnmade is the error of a call on a nil or zero Breaker, which New did
+// not make: it has no state, rules or clock. Allow refuses with it, so a
+// call is never made unprotected by mistake.
+var errUnmade = errors.New("breaker: a nil or zero *Breaker (make one with breaker.New)")
+
+// unmade reports whether b is nil or a zero Breaker (see errUnmade).
+func (b *Breaker) unmade() bool { return b == nil || b.cur.Load() == nil }
+
 // never is the end of an open period that has none (ForcedOpen).
 const never = math.MaxInt64
 
@@ -20,6 +28,10 @@ const never = math.MaxInt64
 // HalfOpen is decided on the request path by comparing the clock with the end
 // of the open period, so an idle breaker costs a few words of memory and
 // nothing has to be stopped. It is safe for concurrent use.
+//
+// Make one with New. A nil or zero Breaker is not one: on it Allow, Trip
+// and Reconfigure return an error, State reports ForcedOpen (it admits
+// nothing), Stats is zero, and the other methods do nothing.
 //
 // The whole state is one immutable *record, swapped by compare-and-swap on
 // every transition. A record is a generation: permits remember the record
@@ -103,11 +115,18 @@ type Permit struct {
 
 // Allow asks to make a call. It returns ErrOpen, allocating nothing, while
 // the breaker rejects. In Closed it is one atomic load and reads no clock
-// (unless the slow-call rule needs the start time).
+// (unless the slow-call rule needs the start time). On a nil or zero
+// Breaker it returns an error and the zero Permit.
 func (b *Breaker) Allow() (Permit, error) {
+	if b == nil {
+		return Permit{}, errUnmade
+	}
 	r := b.cur.Load()
-	if r.state == Closed {
+	if r != nil && r.state == Closed {
 		return b.permit(r), nil
+	}
+	if r == nil {
+		return Permit{}, errUnmade
 	}
 	// The other hot path: open, and not yet time for a probe. One clock
 	// read (the only way to know when the reset timeout has passed without

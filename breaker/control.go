@@ -13,6 +13,9 @@ import (
 // transitions, or a value that is none of the reasons) is an error, and
 // the breaker is left as it was.
 func (b *Breaker) Trip(r Reason) error {
+	if b.unmade() {
+		return errUnmade
+	}
 	if !r.opens() {
 		return fmt.Errorf("breaker: Trip with reason %v, which does not open a breaker (Manual for an operator)", r)
 	}
@@ -32,6 +35,9 @@ func (b *Breaker) Trip(r Reason) error {
 // without an event (no transition happened); calls admitted before a Reset
 // count as late. The transition's reason is Manual.
 func (b *Breaker) Reset() {
+	if b.unmade() {
+		return
+	}
 	for {
 		cur := b.cur.Load()
 		next := b.closedRecord(&record{reason: Manual, kind: -1})
@@ -62,6 +68,9 @@ func (b *Breaker) Disable() {
 }
 
 func (b *Breaker) override(s State) {
+	if b.unmade() {
+		return
+	}
 	for {
 		cur := b.cur.Load()
 		if cur.state == s {
@@ -95,8 +104,14 @@ func (b *Breaker) drained() bool {
 
 // State returns the current state. Recovery is lazy: an Open breaker whose
 // reset timeout has passed still reports Open until the next Allow admits
-// the first probe (Stats.OpenUntil says when that may happen).
-func (b *Breaker) State() State { return b.cur.Load().state }
+// the first probe (Stats.OpenUntil says when that may happen). A nil or
+// zero Breaker, which admits nothing, reports ForcedOpen.
+func (b *Breaker) State() State {
+	if b.unmade() {
+		return ForcedOpen
+	}
+	return b.cur.Load().state
+}
 
 // Stats is a snapshot of a breaker. The state fields come from one atomic
 // load, so they are consistent with each other; the totals are read just
@@ -136,8 +151,12 @@ type Stats struct {
 	Transitions [numReasons]uint64
 }
 
-// Stats returns a snapshot of the breaker.
+// Stats returns a snapshot of the breaker: the zero Stats for a nil or zero
+// Breaker.
 func (b *Breaker) Stats() Stats {
+	if b.unmade() {
+		return Stats{}
+	}
 	r := b.cur.Load()
 	s := Stats{
 		Name:       b.rules().name,

@@ -20,6 +20,9 @@ package breaker
 // other method; concurrent Reconfigures apply in some order, the last one
 // wins.
 func (b *Breaker) Reconfigure(cfg Config) error {
+	if b.unmade() {
+		return errUnmade
+	}
 	next, err := compile(cfg)
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ import "time"
 // its probe time, if until is later, without an event. It reports whether
 // it changed anything.
 func (b *Breaker) OpenRemote(since, until time.Time) bool {
+	if b.unmade() {
+		return false
+	}
 	s, u := b.clock(since), b.clock(until)
 	for {
 		cur := b.cur.Load()
@@ -64,6 +67,9 @@ func (b *Breaker) OpenRemote(since, until time.Time) bool {
 // breaker that entered its state after since keeps it, and so do Closed,
 // ForcedOpen and Disabled ones. It reports whether it closed the breaker.
 func (b *Breaker) CloseRemote(since time.Time) bool {
+	if b.unmade() {
+		return false
+	}
 	s := b.clock(since)
 	for {
 		cur := b.cur.Load()
@@ -84,6 +90,9 @@ func (b *Breaker) CloseRemote(since time.Time) bool {
 // ResetTimeout after the breaker opened, so the probe still finds the slots
 // of the calls admitted before the trip free.
 func (b *Breaker) HoldOpen(gen uint64, until time.Time) bool {
+	if b.unmade() {
+		return false
+	}
 	u := b.clock(until)
 	for {
 		cur := b.cur.Load()

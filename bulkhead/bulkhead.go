@@ -58,9 +58,16 @@ type Stats struct {
 // A Bulkhead runs nothing and starts no goroutine: it only accounts. An idle
 // Bulkhead is a few words of memory. All methods are safe for concurrent
 // use.
+//
+// Make one with New. A nil *Bulkhead has no slots: Acquire and Resize
+// return an error, TryAcquire false, Stats the zero Stats, and Release
+// panics as it does whenever no slot is held.
 type Bulkhead struct {
 	s slots.Slots
 }
+
+// errNil is the error of Acquire and Resize on a nil *Bulkhead.
+var errNil = errors.New("bulkhead: a nil *Bulkhead (make one with bulkhead.New)")
 
 // New returns a Bulkhead sized by cfg, or an error naming the first invalid
 // field.
@@ -81,6 +88,9 @@ func New(cfg Config) (*Bulkhead, error) {
 // a smaller queue keeps the callers already in it. cfg is validated whole
 // first, with the same errors as New; an invalid cfg changes nothing.
 func (b *Bulkhead) Resize(cfg Config) error {
+	if b == nil {
+		return errNil
+	}
 	slots, low, err := check(cfg)
 	if err != nil {
 		return err
@@ -119,7 +129,7 @@ func check(cfg Config) (slots, lowWater int, err error) {
 // Queued callers always come first: while any wait, TryAcquire fails even
 // for a newcomer, because freed slots pass straight to the oldest waiter.
 func (b *Bulkhead) TryAcquire() bool {
-	return b.s.Admit(nil) == slots.Acquired
+	return b != nil && b.s.Admit(nil) == slots.Acquired
 }
 
 // Acquire takes a slot, waiting in the FIFO queue if all slots are busy, like
@@ -135,6 +145,9 @@ func (b *Bulkhead) TryAcquire() bool {
 func (b *Bulkhead) Acquire(ctx context.Context) error {
 	if ctx == nil {
 		return errors.New("bulkhead: Acquire with a nil context (use context.Background())")
+	}
+	if b == nil {
+		return errNil
 	}
 	done := ctx.Done()
 	select {
@@ -173,6 +186,9 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 // Release panics when no slot is held ("bulkhead: Release without Acquire"):
 // releasing more than was acquired is a programming error.
 func (b *Bulkhead) Release() {
+	if b == nil {
+		panic("bulkhead: Release without Acquire (on a nil *Bulkhead)")
+	}
 	if w := b.s.Release(); w != nil {
 		close(w.Value.(chan struct{})) // the waiting Acquire owns the slot now
 	}
@@ -180,6 +196,9 @@ func (b *Bulkhead) Release() {
 
 // Stats returns a consistent snapshot of the counts.
 func (b *Bulkhead) Stats() Stats {
+	if b == nil {
+		return Stats{}
+	}
 	inUse, queued := b.s.Counts()
 	size, queue, low := b.s.Size()
 	// After a Resize that shrank it, more slots than it has may be in use.

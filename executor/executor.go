@@ -221,8 +221,13 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	return ex, nil
 }
 
-// Name returns the supplier's name.
-func (ex *Executor) Name() string { return ex.name }
+// Name returns the supplier's name ("" for a nil *Executor).
+func (ex *Executor) Name() string {
+	if ex == nil {
+		return ""
+	}
+	return ex.name
+}
 
 // errUnmade is the error of a call to or on a zero Executor, which New
 // did not make: it has no bulkhead, breaker or clock to run a call with.
@@ -232,8 +237,14 @@ var errUnmade = errors.New("executor: a zero Executor (make one with New or Grou
 func (ex *Executor) unmade() bool { return ex == nil || ex.env == nil }
 
 // Breaker returns the supplier's breaker, for operators (Trip, Reset,
-// ForceOpen, Disable) and for reading its state.
-func (ex *Executor) Breaker() *breaker.Breaker { return ex.br }
+// ForceOpen, Disable) and for reading its state; nil for a nil or zero
+// Executor.
+func (ex *Executor) Breaker() *breaker.Breaker {
+	if ex == nil {
+		return nil
+	}
+	return ex.br
+}
 
 // reject counts a rejection and returns its error, made once per executor.
 // In shadow mode a refusal other than RejectedClosed is counted as

@@ -97,7 +97,9 @@ var ErrUnknownDependency = errors.New("executor: unknown supplier")
 // GroupConfig.Dependencies lists gets its executor at NewGroup, so that
 // metrics and dashboards show it from startup; any other name gets one on
 // first use (unless the group is Strict). Idle executors cost memory only,
-// no goroutine. It is safe for concurrent use.
+// no goroutine. It is safe for concurrent use. A nil *Group holds nothing:
+// Executor, Reconfigure and Close return an error, Lookup finds nothing,
+// Names is empty, and Subscribe subscribes to nothing.
 type Group struct {
 	// cfg is the configuration in force; Reconfigure replaces it (under
 	// mu) and lookups load it once.
@@ -344,6 +346,9 @@ func (g *Group) unknown(name string) error {
 // must not add a supplier (an admin endpoint that trips or resets a
 // breaker). After Close it still finds the closed executors.
 func (g *Group) Lookup(name string) (*Executor, bool) {
+	if g == nil {
+		return nil, false
+	}
 	v, ok := g.m.Load(name)
 	if !ok {
 		return nil, false
@@ -356,6 +361,9 @@ func (g *Group) Lookup(name string) (*Executor, bool) {
 // evicted. To visit every executor, Lookup each name (one evicted
 // meanwhile is not found).
 func (g *Group) Names() []string {
+	if g == nil {
+		return nil
+	}
 	var names []string
 	g.m.Range(func(k, _ any) bool {
 		names = append(names, k.(string))

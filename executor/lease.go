@@ -97,8 +97,27 @@ func LeaseIn(ctx context.Context, g *Group, name string) (*Lease, error) {
 // Context returns the lease's context: the caller's context (its values and
 // cancellation) with the invocation deadline, counted from the moment the
 // lease began. It ends at that deadline, when the caller's context ends,
-// when the executor is closed under it, or at Done.
-func (l *Lease) Context() context.Context { return &l.c.ctx }
+// when the executor is closed under it, or at Done. A nil or zero Lease
+// (one that Lease refused) holds no slot: its context has ended, with
+// cause errNoLease, so that work started under it by mistake stops at once
+// instead of running unprotected.
+func (l *Lease) Context() context.Context {
+	if l == nil || l.c.ctx.ex == nil {
+		return noLeaseCtx
+	}
+	return &l.c.ctx
+}
+
+// errNoLease is the cause of the context of a nil or zero Lease.
+var errNoLease = errors.New("executor: the context of a nil or zero Lease (Lease returned an error)")
+
+// noLeaseCtx is the context of every nil or zero Lease: ended, with cause
+// errNoLease.
+var noLeaseCtx = func() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errNoLease)
+	return ctx
+}()
 
 // Done gives the slot back and records the outcome on the breaker, as a
 // call that returned err would: nil is a success, other errors are

@@ -34,7 +34,7 @@ type subscriber struct {
 // fn that panics is recovered and logged, and the other subscribers still
 // get the event. Calling the returned func more than once is harmless.
 func (g *Group) Subscribe(fn func(breaker.Event)) (unsubscribe func()) {
-	if fn == nil {
+	if fn == nil || g == nil {
 		return func() {}
 	}
 	s := &g.subs

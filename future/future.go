@@ -16,6 +16,9 @@ var ErrNoFutures = errors.New("future: no futures")
 // errNilContext is the error of a wait given a nil context.
 var errNilContext = errors.New("future: a wait with a nil context (use context.Background())")
 
+// errNilFuture is what Await returns on a nil *Future.
+var errNilFuture = errors.New("future: Await on a nil *Future")
+
 // Bits of Future.state. A future moves pending (0) → completing → done
 // exactly once. Before done, stateChan and stateWaiters may be set; each is
 // set only under mu, and only by a CAS that fails once stateDone is set, so
@@ -55,7 +58,9 @@ var closedChan = func() chan struct{} {
 // pointer: a Future must not be copied (go vet's copylocks check reports
 // copies). The zero Future is a valid future that nobody can complete: Await
 // on it waits until its context ends. Futures come from a [Promise] (its
-// zero value is ready: new(future.Promise[T])), [Ready] and [Failed].
+// zero value is ready: new(future.Promise[T])), [Ready] and [Failed]. A nil
+// *Future is done: Await returns an error at once, and Done a closed
+// channel.
 type Future[T any] struct {
 	// state holds the state* bits. Every lock-free read of another field
 	// is justified by a bit observed in state first.
@@ -108,6 +113,10 @@ func Failed[T any](err error) *Future[T] {
 // result at once, without looking at ctx, even if ctx has ended. To look
 // without waiting, select on [Future.Done] first.
 func (f *Future[T]) Await(ctx context.Context) (T, error) {
+	if f == nil {
+		var zero T
+		return zero, errNilFuture
+	}
 	// Fast path: one atomic load. It observes the completer's Or(stateDone),
 	// which happens after val and err were written, so reading them is safe.
 	if f.state.Load()&stateDone != 0 {
@@ -174,6 +183,9 @@ func (f *Future[T]) sleepUntilDone() {
 // closes at the same moment; calling Done on a future that is already
 // complete allocates nothing.
 func (f *Future[T]) Done() <-chan struct{} {
+	if f == nil {
+		return closedChan
+	}
 	// Both fast paths are lock-free. If stateChan is set, ch was written
 	// before the CAS that set it, and our load observes that CAS.
 	s := f.state.Load()

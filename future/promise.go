@@ -29,6 +29,9 @@ type Promise[T any] struct {
 // Future returns the future this promise completes. It is a pointer into p,
 // the same on every call, and keeps p alive.
 func (p *Promise[T]) Future() *Future[T] {
+	if p == nil {
+		return nil // done, with an error (see Future)
+	}
 	return &p.f
 }
 
@@ -37,9 +40,10 @@ func (p *Promise[T]) Future() *Future[T] {
 // not, changes nothing and returns false. Awaiters see exactly the winner's
 // v and err.
 //
-// Complete never blocks on awaiters; it costs no allocation.
+// Complete never blocks on awaiters; it costs no allocation. On a nil
+// *Promise it does nothing and returns false.
 func (p *Promise[T]) Complete(v T, err error) bool {
-	return p.f.complete(v, err)
+	return p != nil && p.f.complete(v, err)
 }
 
 // complete stores the result if no one else has; see [Promise.Complete].
