@@ -31,7 +31,8 @@ const never = math.MaxInt64
 //
 // Make one with New. A nil or zero Breaker is not one: on it Allow, Trip
 // and Reconfigure return an error, State reports ForcedOpen (it admits
-// nothing), Stats is zero, and the other methods do nothing.
+// nothing), and so does Stats, zero otherwise; the other methods do
+// nothing.
 //
 // The whole state is one immutable *record, swapped by compare-and-swap on
 // every transition. A record is a generation: permits remember the record

@@ -151,11 +151,11 @@ type Stats struct {
 	Transitions [numReasons]uint64
 }
 
-// Stats returns a snapshot of the breaker: the zero Stats for a nil or zero
-// Breaker.
+// Stats returns a snapshot of the breaker. For a nil or zero Breaker it is
+// zero but for State, ForcedOpen, as State reports.
 func (b *Breaker) Stats() Stats {
 	if b.unmade() {
-		return Stats{}
+		return Stats{State: ForcedOpen}
 	}
 	r := b.cur.Load()
 	s := Stats{

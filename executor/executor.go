@@ -424,10 +424,11 @@ type Stats struct {
 }
 
 // Stats returns a snapshot of the supplier's state and counters; a nil or
-// zero Executor has none (the zero Stats).
+// zero Executor has none: the zero Stats but for Breaker.State, which is
+// ForcedOpen, as it runs nothing.
 func (ex *Executor) Stats() Stats {
 	if ex.unmade() {
-		return Stats{}
+		return Stats{Breaker: ex.Breaker().Stats()} // ForcedOpen: it runs nothing
 	}
 	inUse, queued := ex.bh.Counts()
 	size, queue, _ := ex.bh.Size()

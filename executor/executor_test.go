@@ -47,63 +47,6 @@ func TestBadCalls(t *testing.T) {
 	assert.ErrorContains(t, err, "nil *Executor")
 }
 
-// A nil or zero *Executor (a field never set, a failed New ignored) is an
-// error on every method that can return one, and an empty answer on the
-// accessors: never a panic.
-func TestNilAndZeroExecutorsDoNotPanic(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ex   *executor.Executor
-	}{{"nil", nil}, {"zero", &executor.Executor{}}} {
-		t.Run(tc.name, func(t *testing.T) {
-			ex := tc.ex
-			require.NotPanics(t, func() {
-				assert.Empty(t, ex.Name())
-				assert.Nil(t, ex.Breaker())
-				assert.Zero(t, ex.Latency(0.9))
-				assert.Zero(t, ex.Stats())
-				assert.Error(t, ex.Close(context.Background()))
-				assert.Error(t, ex.Reconfigure(executor.Config{}))
-				_, err := ex.Lease(context.Background())
-				assert.Error(t, err)
-				_, err = executor.Do(context.Background(), ex, func(context.Context) (int, error) { return 0, nil })
-				assert.Error(t, err)
-			})
-		})
-	}
-	t.Run("a nil Group", func(t *testing.T) {
-		var g *executor.Group
-		require.NotPanics(t, func() {
-			_, err := g.Executor("payments")
-			assert.Error(t, err)
-			ex, ok := g.Lookup("payments")
-			assert.Nil(t, ex)
-			assert.False(t, ok)
-			assert.Empty(t, g.Names())
-			g.Subscribe(func(breaker.Event) {})()
-			assert.Error(t, g.Reconfigure(executor.GroupConfig{}))
-			assert.Error(t, g.Close(context.Background()))
-		})
-	})
-	// The context of a lease that Lease refused has ended, so that work
-	// started under it by mistake stops at once instead of running outside
-	// the bulkhead.
-	for _, tc := range []struct {
-		name string
-		l    *executor.Lease
-	}{{"a nil Lease", nil}, {"a zero Lease", &executor.Lease{}}} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.NotPanics(t, func() {
-				ctx := tc.l.Context()
-				assert.ErrorIs(t, ctx.Err(), context.Canceled)
-				assert.ErrorContains(t, context.Cause(ctx), "nil or zero Lease")
-				<-ctx.Done()
-				tc.l.Done(nil)
-			})
-		})
-	}
-}
-
 // Acceptance 1: the (N+1)th call finds no slot, is refused with
 // ErrSaturated and trips the breaker in that same call.
 func TestSaturationTrips(t *testing.T) {

@@ -114,22 +114,26 @@ type SupplierReport struct {
 // Report reads every supplier's breaker now and applies the rule (see the
 // package documentation). Use it in a handler of your own, or to log.
 func (c *Checker) Report() Report {
+	var cfg Config // a nil Checker checks nothing, as a zero one
+	if c != nil {
+		cfg = c.cfg
+	}
 	var exs []*executor.Executor
-	if g := c.cfg.Group; g != nil {
+	if g := cfg.Group; g != nil {
 		for _, n := range g.Names() {
 			if ex, ok := g.Lookup(n); ok { // one evicted meanwhile is gone
 				exs = append(exs, ex)
 			}
 		}
 	}
-	exs = append(exs, c.cfg.Executors...)
+	exs = append(exs, cfg.Executors...)
 	r := Report{State: Ready, Suppliers: make([]SupplierReport, 0, len(exs))}
 	for _, ex := range exs {
 		s := ex.Breaker().Stats()
 		sr := SupplierReport{
 			Name:     ex.Name(),
 			State:    supplierState(s.State),
-			Critical: c.cfg.Critical[ex.Name()],
+			Critical: cfg.Critical[ex.Name()],
 			Breaker:  s.State.String(),
 			Reason:   s.Reason.String(),
 			Since:    s.Since,

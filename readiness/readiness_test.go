@@ -191,3 +191,16 @@ func TestCriticalIsCopied(t *testing.T) {
 		assert.Equal(t, s.Name == "payments", s.Critical, s.Name)
 	}
 }
+
+// A nil Checker checks nothing, as a zero one: ready, no suppliers, no
+// panic in a handler that a probe calls every few seconds.
+func TestANilCheckerChecksNothing(t *testing.T) {
+	var c *readiness.Checker
+	var r readiness.Report
+	require.NotPanics(t, func() { r = c.Report() })
+	assert.Equal(t, readiness.Ready, r.State)
+	assert.Empty(t, r.Suppliers)
+	w := httptest.NewRecorder()
+	require.NotPanics(t, func() { c.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/ready", nil)) })
+	assert.Equal(t, http.StatusOK, w.Code)
+}
