@@ -107,10 +107,14 @@ func (b *Breaker) drained() bool {
 // the first probe (Stats.OpenUntil says when that may happen). A nil or
 // zero Breaker, which admits nothing, reports ForcedOpen.
 func (b *Breaker) State() State {
-	if b.unmade() {
+	if b == nil {
 		return ForcedOpen
 	}
-	return b.cur.Load().state
+	r := b.cur.Load()
+	if r == nil {
+		return ForcedOpen
+	}
+	return r.state
 }
 
 // Stats is a snapshot of a breaker. The state fields come from one atomic
@@ -154,10 +158,13 @@ type Stats struct {
 // Stats returns a snapshot of the breaker. For a nil or zero Breaker it is
 // zero but for State, ForcedOpen, as State reports.
 func (b *Breaker) Stats() Stats {
-	if b.unmade() {
+	var r *record
+	if b != nil {
+		r = b.cur.Load()
+	}
+	if r == nil {
 		return Stats{State: ForcedOpen}
 	}
-	r := b.cur.Load()
 	s := Stats{
 		Name:       b.rules().name,
 		State:      r.state,

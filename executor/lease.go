@@ -98,9 +98,9 @@ func LeaseIn(ctx context.Context, g *Group, name string) (*Lease, error) {
 // cancellation) with the invocation deadline, counted from the moment the
 // lease began. It ends at that deadline, when the caller's context ends,
 // when the executor is closed under it, or at Done. A nil or zero Lease
-// (one that Lease refused) holds no slot: its context has ended, with
-// cause errNoLease, so that work started under it by mistake stops at once
-// instead of running unprotected.
+// (one that Lease refused) holds no slot: its context has ended, its cause
+// an error that says so, so that work started under it by mistake stops at
+// once instead of running unprotected.
 func (l *Lease) Context() context.Context {
 	if l == nil || l.c.ctx.ex == nil {
 		return noLeaseCtx

@@ -164,7 +164,12 @@ func TestServerWithoutClassifyCountsAnswersAsSuccesses(t *testing.T) {
 // A grpc-go client with a retry policy waits as the pushback trailer asks,
 // rather than by its own backoff, and its retry finds the slot free.
 func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
-	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1}})
+	// Timeouts out of reach: with the default second, the held slot would
+	// count as stuck after half of it, and a first attempt that a loaded
+	// machine delays that long (it dials too) would trip the breaker
+	// instead of meeting a busy bulkhead.
+	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Minute,
+		Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := &fusegrpc.Server{Group: g}

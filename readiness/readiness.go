@@ -50,7 +50,10 @@ type Config struct {
 
 // Checker reports readiness; it is an http.Handler. It keeps no state of
 // its own: every report reads the breakers as they are. It is safe for
-// concurrent use.
+// concurrent use. A nil or zero Checker checks no supplier and so reports
+// ready: a readiness probe that failed on a checker New refused would take
+// every replica out of service at once, the outage this package exists to
+// prevent; New's error is where a bad Config shows.
 type Checker struct {
 	cfg Config
 }
