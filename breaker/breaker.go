@@ -123,11 +123,11 @@ func (b *Breaker) Allow() (Permit, error) {
 		return Permit{}, errUnmade
 	}
 	r := b.cur.Load()
-	if r != nil && r.state == Closed {
-		return b.permit(r), nil
-	}
 	if r == nil {
 		return Permit{}, errUnmade
+	}
+	if r.state == Closed {
+		return b.permit(r), nil
 	}
 	// The other hot path: open, and not yet time for a probe. One clock
 	// read (the only way to know when the reset timeout has passed without

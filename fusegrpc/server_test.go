@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,8 +169,11 @@ func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
 	// count as stuck after half of it, and a first attempt that a loaded
 	// machine delays that long (it dials too) would trip the breaker
 	// instead of meeting a busy bulkhead.
+	refused := make(chan struct{}) // closed at the first busy refusal
+	var once sync.Once
 	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Minute,
-		Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
+		Breaker: breaker.Config{ResetTimeout: 2 * time.Minute},
+		OnBusy:  func(executor.Busy) { once.Do(func() { close(refused) }) }}})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	s := &fusegrpc.Server{Group: g}
@@ -202,9 +206,9 @@ func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
 	go func() {
 		defer close(released)
 		defer l.Done(nil)
-		deadline := time.Now().Add(wait)
-		for ex.Stats().Rejected.Busy == 0 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+		select {
+		case <-refused:
+		case <-time.After(wait):
 		}
 	}()
 	t.Cleanup(func() { <-released })
