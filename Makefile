@@ -223,7 +223,7 @@ bench-db: postgresql ## fusesql's QueryRowContext+Scan of SELECT 1 beside plain 
 	done | tee $(OUT)/bench-db.txt
 	$(GO) run ./tools/benchratio -base plain < $(OUT)/bench-db.txt
 	@echo "paired calls, fusesql/plain per round, and the median:"
-	@for c in deadline background own-timeout; do \
+	@for c in request deadline background own-timeout; do \
 		grep "^BenchmarkQueryRowPaired/$$c" $(OUT)/bench-db.txt | awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "fusesql/plain") print $$i}' | sort -n | \
 			awk -v c=$$c '{r[NR] = $$1; all = all " " $$1} END {m = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-10s median %.3f  rounds:%s\n", c, m, all}'; \
 	done

@@ -11,14 +11,20 @@ import (
 	"github.com/fusebox-go/fusebox/fusesql"
 )
 
-// The contexts the benchmarks' calls carry: "deadline", as a served
-// request's does; "background", context.Background, for which pgx watches
-// fusesql's contexts (they carry the invocation deadline) but not plain
-// database/sql's.
+// The contexts the benchmarks' calls carry: "request", a served request's
+// deadline, which comes before the supplier's invocation deadline (1 s
+// against 2 s); "deadline", a caller's deadline later than the invocation
+// deadline (a minute), so that fusesql hands the driver a context of its
+// own that ends sooner; "background", context.Background, for which pgx
+// watches fusesql's contexts (they carry the invocation deadline) but not
+// plain database/sql's.
 var benchContexts = []struct {
 	name string
 	ctx  func() (context.Context, context.CancelFunc)
 }{
+	{"request", func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), time.Second)
+	}},
 	{"deadline", func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.Background(), time.Minute)
 	}},

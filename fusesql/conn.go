@@ -46,13 +46,13 @@ func (c *conn) ResetSession(context.Context) error {
 
 // begin admits a call on the connection: a slot of the supplier of ctx
 // and query, then the pending session reset. It returns the lease and
-// the context to give the driver.
+// the context to give the driver (driverContext).
 func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, context.Context, error) {
 	l, err := c.s.lease(ctx, query)
 	if err != nil {
 		return nil, nil, err
 	}
-	lctx := l.Context()
+	lctx := driverContext(ctx, l)
 	if c.reset {
 		c.reset = false
 		g := guard{l: l}
@@ -71,6 +71,29 @@ func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, contex
 		}
 	}
 	return l, lctx, nil
+}
+
+// driverContext is the context the driver gets for a call admitted under
+// l: the lease's context, which ends at the invocation deadline, or the
+// caller's own ctx when its deadline comes at or before that one. The
+// caller's deadline then ends the call when the lease's would (the lease's
+// deadline is the earlier of the two), and so does its cancellation, but
+// the driver watches a context that exists already instead of a new one:
+// pgx, for one, starts a goroutine to watch every context that can end,
+// and following the caller's context from the lease's costs a child of it
+// (context.WithCancel) a call. What the caller's context does not carry is
+// the executor's Close giving up on the call: a call under it runs on
+// until its caller's deadline, keeping its slot, as a driver that ignores
+// its context would. A statement in a transaction is given a context the
+// same way (tx.context).
+func driverContext(ctx context.Context, l *executor.Lease) context.Context {
+	lctx := l.Context()
+	if cd, ok := ctx.Deadline(); ok {
+		if d, _ := lctx.Deadline(); !cd.After(d) {
+			return ctx
+		}
+	}
+	return lctx
 }
 
 // IsValid reports whether the pool may keep the connection.

@@ -76,7 +76,13 @@
 // WithSupplier sets on BeginTx's context. The driver gets the slot's
 // context, which ends at the supplier's InvocationTimeout: that bounds a
 // statement, a query with its rows, and a whole transaction (its
-// statements run with the transaction's deadline). At the deadline the
+// statements run with the transaction's deadline). A caller whose own
+// deadline comes at or before the invocation deadline (a served request's
+// short deadline, typically) has its own context handed to the driver
+// instead: it ends the call at the same moment, and the driver watches a
+// context that exists already rather than one made for the call. Only the
+// executor's Close then cannot cut such a call short; it runs on, holding
+// its slot, until that deadline. At the deadline the
 // timeout is recorded on the breaker, the driver cancels the work, and the
 // caller's error, whether the statement, a statement of the transaction or
 // a row's read met it, matches executor.ErrTimeout; the
@@ -84,9 +90,9 @@
 // the connection does. Nothing in this package waits on a goroutine for
 // any of these ends: open Rows and transactions cost no goroutine. (A
 // driver may watch each call's context on a goroutine of its own while it
-// runs, as pgx does; fusesql's contexts always carry the invocation
-// deadline, so the driver watches them even for a caller whose own
-// context, context.Background, it would not have watched.) A driver that
+// runs, as pgx does; fusesql's contexts always carry a deadline, so the
+// driver watches them even for a caller whose own context,
+// context.Background, it would not have watched.) A driver that
 // panics in a call (a dial, Commit, Rollback and the Rows' methods
 // included) gives the slot back as the panic passes, counted as a panic (a
 // failure); the panic goes on to the caller, as it would without fusesql.

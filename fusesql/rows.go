@@ -15,7 +15,8 @@ import (
 // Close, the last row read (Next's io.EOF on the last result set), or an
 // error that breaks them. database/sql closes rows when the caller's
 // context ends, and the driver sees the slot's context, which ends at the
-// invocation deadline; nothing in this package waits for either, so open
+// invocation deadline (or the caller's, when its deadline comes first:
+// driverContext); nothing in this package waits for either, so open
 // rows cost no goroutine.
 type rows struct {
 	dr driver.Rows

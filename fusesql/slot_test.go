@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -378,5 +379,55 @@ func TestRowsTimeoutIsErrTimeout(t *testing.T) {
 		st := dbStats(t, g)
 		assert.Zero(t, st.Busy)
 		assert.EqualValues(t, 2, st.Timeouts)
+	})
+}
+
+// The driver watches the caller's own context when the caller's deadline
+// comes at or before the invocation deadline: that context ends the call
+// when the lease's would, and the driver needs no new one. A later
+// deadline, or none, gets the lease's context, which ends at the
+// invocation deadline. Either way a hung call ends at the earlier
+// deadline, with the caller's error for the caller's own.
+func TestDriverWatchesTheCallersContextWhenItsDeadlineComesFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got context.Context
+		hang := &fakeFuncs{exec: func(ctx context.Context, _ string, _ []driver.NamedValue) (driver.Result, error) {
+			got = ctx
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}}
+		db, g := fakeDB(t, fakeConfig(), hang, fusesql.Config{}) // 1 s invocation timeout
+		for _, c := range []struct {
+			name     string
+			deadline time.Duration // the caller's; 0: none
+			same     bool          // the driver gets the caller's context
+			ends     time.Duration
+			timeout  bool // the error matches executor.ErrTimeout
+		}{
+			{"a caller's deadline before the invocation deadline", 100 * time.Millisecond, true, 100 * time.Millisecond, false},
+			{"a caller's deadline at the invocation deadline", time.Second, true, time.Second, false},
+			{"a caller's deadline after the invocation deadline", time.Hour, false, time.Second, true},
+			{"no deadline of the caller's", 0, false, time.Second, true},
+		} {
+			ctx, cancel := context.Background(), context.CancelFunc(func() {})
+			if c.deadline > 0 {
+				ctx, cancel = context.WithTimeout(ctx, c.deadline)
+			}
+			start := time.Now()
+			_, err := db.ExecContext(ctx, "UPDATE t")
+			cancel()
+			assert.Equal(t, c.ends, time.Since(start), "%s: the call ends at the earlier deadline", c.name)
+			assert.ErrorIs(t, err, context.DeadlineExceeded, c.name)
+			assert.Equal(t, c.timeout, errors.Is(err, executor.ErrTimeout), "%s: %v", c.name, err)
+			if c.same {
+				assert.True(t, got == ctx, "%s: the driver got %v, want the caller's context", c.name, got)
+			} else {
+				assert.False(t, got == ctx, "%s: the driver got the caller's context", c.name)
+				d, ok := got.Deadline()
+				assert.True(t, ok && d.Equal(start.Add(time.Second)), "%s: the driver's deadline %v, want the invocation deadline %v", c.name, d, start.Add(time.Second))
+			}
+			synctest.Wait()
+			assert.Zero(t, dbStats(t, g).Busy, c.name)
+		}
 	})
 }
