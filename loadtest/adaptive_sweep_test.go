@@ -63,8 +63,8 @@ func TestAdaptiveSweep(t *testing.T) {
 		}
 		line += "\n  within 95 % of the best:" + within
 		a := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
-		t.Logf("%s: best static %d → %.0f/s; adaptive %.0f/s (%.1f %%), opens %d, refused %d, limit last %d, first seconds %v; %v\n  %s",
-			s.Name, bestN, best, a.Goodput, 100*a.Goodput/best, a.Opens, a.Refused, a.Limits[len(a.Limits)-1], a.PerSecond[:3], time.Since(t0), line)
+		t.Logf("%s: supplier's capacity %.0f/s; best static %d → %.0f/s; adaptive %.0f/s (%.1f %%), opens %d, refused %d, limit last %d, first seconds %v; %v\n  %s",
+			s.Name, s.Capacity(), bestN, best, a.Goodput, 100*a.Goodput/best, a.Opens, a.Refused, a.Limits[len(a.Limits)-1], a.PerSecond[:3], time.Since(t0), line)
 	}
 }
 

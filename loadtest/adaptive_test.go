@@ -48,6 +48,13 @@ func TestAdaptiveGoodput(t *testing.T) {
 				cv := variation(adaptive.Limits[20:]) // from 2 s on
 				t.Logf("limit in A: coefficient of variation %.3f", cv)
 				assert.LessOrEqual(t, cv, 0.10)
+			case 'B':
+				// The best fixed size serves all the supplier can: what
+				// any sizing can gain in B over another is bounded by
+				// what that one leaves of the capacity.
+				c := s.Capacity()
+				t.Logf("B: the supplier's capacity %.0f/s; best static %.1f %% of it, adaptive %.1f %%", c, 100*best.Goodput/c, 100*adaptive.Goodput/c)
+				assert.InDelta(t, 1, best.Goodput/c, 0.03, "best static %.0f/s, capacity %.0f/s", best.Goodput, c)
 			case 'C':
 				followsStep(t, adaptive)
 			}
