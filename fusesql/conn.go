@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fusebox-go/fusebox/executor"
 )
@@ -78,22 +79,37 @@ func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, contex
 // caller's own ctx when its deadline comes at or before that one. The
 // caller's deadline then ends the call when the lease's would (the lease's
 // deadline is the earlier of the two), and so does its cancellation, but
-// the driver watches a context that exists already instead of a new one:
-// pgx, for one, starts a goroutine to watch every context that can end,
-// and following the caller's context from the lease's costs a child of it
-// (context.WithCancel) a call. What the caller's context does not carry is
-// the executor's Close giving up on the call: a call under it runs on
-// until its caller's deadline, keeping its slot, as a driver that ignores
-// its context would. A statement in a transaction is given a context the
-// same way (tx.context).
+// the driver watches a context that exists already instead of one made
+// for the call: following the caller's context from the lease's costs a
+// child of it (context.WithCancel) and the lease context's state, 4
+// allocations a query on pgx.
+//
+// The caller's context is handed over only when it can end (a Done
+// channel): a context of a user's own type may report a deadline and
+// never end. One whose Deadline says earlier than its Done fires breaks
+// the context contract; under it the call runs to Done. (A deadline on
+// the wall clock alone, as time.Unix makes, is read by the executor from
+// the same wall clock, so the two end together unless the wall clock is
+// stepped in between.)
+//
+// What the caller's context does not carry is the executor's Close
+// giving up on the call: such a call runs on until its caller's deadline,
+// keeping its slot, as a driver that ignores its context would. A
+// statement in a transaction is given a context the same way
+// (tx.context).
 func driverContext(ctx context.Context, l *executor.Lease) context.Context {
 	lctx := l.Context()
-	if cd, ok := ctx.Deadline(); ok {
-		if d, _ := lctx.Deadline(); !cd.After(d) {
-			return ctx
-		}
+	if d, _ := lctx.Deadline(); endsBy(ctx, d) {
+		return ctx
 	}
 	return lctx
+}
+
+// endsBy reports whether ctx ends by d (see driverContext): it can end,
+// and its deadline is at or before d.
+func endsBy(ctx context.Context, d time.Time) bool {
+	cd, ok := ctx.Deadline()
+	return ok && ctx.Done() != nil && !cd.After(d)
 }
 
 // IsValid reports whether the pool may keep the connection.
@@ -225,8 +241,9 @@ func (c *conn) Prepare(query string) (driver.Stmt, error) {
 }
 
 // BeginTx starts a transaction under a slot of the supplier of ctx, held
-// until Commit or Rollback returns. The driver gets the slot's context:
-// it ends at the supplier's invocation timeout, which thus bounds the whole
+// until Commit or Rollback returns. The driver gets the slot's context
+// (or the caller's, when its deadline comes first: driverContext): it ends
+// at the supplier's invocation timeout, which thus bounds the whole
 // transaction.
 func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	l, lctx, err := c.begin(ctx, "")
@@ -282,13 +299,14 @@ type tx struct {
 }
 
 // context is the context of a statement in the transaction: ctx, ended at
-// the latest by the transaction's deadline.
+// the latest by the transaction's deadline; ctx itself when it is sure to
+// end by then (endsBy).
 func (t *tx) context(ctx context.Context) (context.Context, context.CancelFunc) {
-	d, ok := t.l.Context().Deadline()
-	if cd, has := ctx.Deadline(); ok && (!has || d.Before(cd)) {
-		return context.WithDeadline(ctx, d)
+	d, _ := t.l.Context().Deadline() // a lease's context always has one
+	if endsBy(ctx, d) {
+		return ctx, func() {}
 	}
-	return ctx, func() {}
+	return context.WithDeadline(ctx, d)
 }
 
 // callerErr is the error the caller of a statement in the transaction

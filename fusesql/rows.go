@@ -12,8 +12,11 @@ import (
 )
 
 // rows are a query's result. The query's slot is held until the rows end:
-// Close, the last row read (Next's io.EOF on the last result set), or an
-// error that breaks them. database/sql closes rows when the caller's
+// Close, or the last row read (Next's io.EOF on the last result set). An
+// error that breaks them ends them at Close, which database/sql calls at
+// once, inside the Next that met the error: the driver may still work on
+// the connection there (pgx reads the rest of the result), and does so
+// under the slot. database/sql closes rows when the caller's
 // context ends, and the driver sees the slot's context, which ends at the
 // invocation deadline (or the caller's, when its deadline comes first:
 // driverContext); nothing in this package waits for either, so open
@@ -32,6 +35,9 @@ type rows struct {
 	cancel context.CancelFunc
 	s      *shared
 	ended  bool
+	// failed is the driver's error that broke the rows, recorded when
+	// Close ends them.
+	failed error
 }
 
 func newRows(ctx context.Context, dr driver.Rows, l *executor.Lease, cancel context.CancelFunc, s *shared) *rows {
@@ -79,15 +85,17 @@ func (r *rows) guardDriver(returned *bool) {
 	}
 }
 
-// fail ends the rows with the driver's error err and returns what the
-// caller gets: err, wrapped in executor.ErrTimeout when the invocation
-// deadline ended the query (callerErr, before the slot is given back).
+// fail notes the driver's error err, which Close records, and returns
+// what the caller gets: err, wrapped in executor.ErrTimeout when the
+// invocation deadline ended the query (callerErr, while the slot is held).
 func (r *rows) fail(err error) error {
 	if r.ended {
 		return err
 	}
 	out := r.s.callerErr(r.ctx, r.l, err)
-	r.end(err)
+	if r.failed == nil {
+		r.failed = err
+	}
 	return out
 }
 
@@ -100,7 +108,11 @@ func (r *rows) Close() error {
 	defer r.guardDriver(&returned)
 	err := r.dr.Close()
 	returned = true
-	r.end(err)
+	if r.failed != nil {
+		r.end(r.failed) // the error that broke them is the query's outcome
+	} else {
+		r.end(err)
+	}
 	return err
 }
 

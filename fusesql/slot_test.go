@@ -408,11 +408,17 @@ func TestDriverWatchesTheCallersContextWhenItsDeadlineComesFirst(t *testing.T) {
 			{"a caller's deadline at the invocation deadline", time.Second, true, time.Second, false},
 			{"a caller's deadline after the invocation deadline", time.Hour, false, time.Second, true},
 			{"no deadline of the caller's", 0, false, time.Second, true},
+			// A context that cannot end (a nil Done) gets the lease's.
+			{"a deadline without a Done channel", -100 * time.Millisecond, false, 100 * time.Millisecond, false},
 		} {
 			ctx, cancel := context.Background(), context.CancelFunc(func() {})
-			if c.deadline > 0 {
+			switch {
+			case c.deadline < 0:
+				ctx = deadlineOnly{ctx, time.Now().Add(-c.deadline)}
+			case c.deadline > 0:
 				ctx, cancel = context.WithTimeout(ctx, c.deadline)
 			}
+			timeouts := dbStats(t, g).Timeouts
 			start := time.Now()
 			_, err := db.ExecContext(ctx, "UPDATE t")
 			cancel()
@@ -424,10 +430,72 @@ func TestDriverWatchesTheCallersContextWhenItsDeadlineComesFirst(t *testing.T) {
 			} else {
 				assert.False(t, got == ctx, "%s: the driver got the caller's context", c.name)
 				d, ok := got.Deadline()
-				assert.True(t, ok && d.Equal(start.Add(time.Second)), "%s: the driver's deadline %v, want the invocation deadline %v", c.name, d, start.Add(time.Second))
+				assert.True(t, ok && d.Equal(start.Add(c.ends)), "%s: the driver's deadline %v, want the lease's %v", c.name, d, start.Add(c.ends))
 			}
 			synctest.Wait()
-			assert.Zero(t, dbStats(t, g).Busy, c.name)
+			st := dbStats(t, g)
+			assert.Zero(t, st.Busy, c.name)
+			assert.Equal(t, timeouts+1, st.Timeouts, "%s: the breaker records a timeout", c.name)
 		}
+	})
+}
+
+// deadlineOnly says it has a deadline but cannot end (a nil Done), as a
+// context of a user's own type may.
+type deadlineOnly struct {
+	context.Context
+	d time.Time
+}
+
+func (c deadlineOnly) Deadline() (time.Time, bool) { return c.d, true }
+
+// errBrokenRow is a driver's error that breaks rows mid-read, such as a
+// value it cannot convert.
+var errBrokenRow = errors.New("fake: cannot convert the row")
+
+// brokenRows fail at their first row, and their Close reads the rest of
+// the result, as pgx's does, until the query's context ends.
+type brokenRows struct {
+	fakeRows
+	closing chan struct{}
+}
+
+func (r *brokenRows) Next([]driver.Value) error { return errBrokenRow }
+
+func (r *brokenRows) Close() error {
+	close(r.closing)
+	<-r.ctx.Done()
+	return nil
+}
+
+// Rows broken by an error keep their slot while the driver closes them:
+// the driver may still read from the connection then, under whichever
+// context it has (here the caller's, whose deadline comes first), and the
+// slot is free once database/sql's Next, which closes them, returns. The
+// error that broke them is the query's outcome, a failure.
+func TestBrokenRowsHoldTheSlotWhileTheDriverClosesThem(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var br *brokenRows
+		f := &fakeFuncs{query: func(ctx context.Context, _ string, _ []driver.NamedValue) (driver.Rows, error) {
+			br = &brokenRows{fakeRows: fakeRows{ctx: ctx}, closing: make(chan struct{})}
+			return br, nil
+		}}
+		db, g := fakeDB(t, fakeConfig(), f, fusesql.Config{})
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		rows, err := db.QueryContext(ctx, "SELECT v FROM t")
+		require.NoError(t, err)
+		start := time.Now()
+		next := make(chan bool)
+		go func() { next <- rows.Next() }()
+		<-br.closing
+		synctest.Wait()
+		assert.Equal(t, 1, dbStats(t, g).Busy, "the driver is closing the rows: the slot is held")
+		assert.False(t, <-next)
+		assert.Equal(t, 500*time.Millisecond, time.Since(start), "the driver's Close ran until the caller's deadline")
+		assert.Zero(t, dbStats(t, g).Busy, "the slot is free once Next returns")
+		assert.ErrorIs(t, rows.Err(), errBrokenRow)
+		assert.Equal(t, uint64(1), dbStats(t, g).Failures, "the broken rows are the query's failure")
+		require.NoError(t, rows.Close())
 	})
 }
