@@ -108,6 +108,17 @@ func TestLimiter(t *testing.T) {
 		assert.Equal(t, 15, l.next(win(40, 50*ms, 20, 9)), "which cuts the limit the queue was in: 1.5 × 25 / 50")
 		assert.Equal(t, reasonLatency, l.reason)
 	})
+	t.Run("a growth the calls did not use is not undone", func(t *testing.T) {
+		// A cold start below the supplier's capacity: the limit was in
+		// the way once, grew, and the next window's calls fitted in the
+		// old limit. Its throughput could not rise (no call was waiting)
+		// and its latency is noise: no undo, no probe.
+		l := newLimiter(1, 256, 20)
+		assert.Equal(t, 40, l.next(win(40, 50*ms, 20, 9)))
+		assert.Equal(t, 40, l.next(win(40, 60*ms, 15, 0)))
+		assert.Equal(t, reasonSlowStart, l.reason)
+		assert.Zero(t, l.restore, "no probe")
+	})
 	t.Run("a probe does not end while a slot is stuck: the limit never grows then", func(t *testing.T) {
 		l := newLimiter(1, 256, 20)
 		l.next(win(40, 50*ms, 20, 9))

@@ -130,7 +130,8 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 	sup.servers, sup.hangAt = s.Servers, s.HangAt
 	good := time.Duration(2 * float64(sup.healthyP99()))
 	var mu sync.Mutex
-	run := CapacityRun{PerSecond: make([]int, int(s.Duration/time.Second)+1), Reasons: map[string]int{}}
+	seconds := int((s.Duration + time.Second - 1) / time.Second)
+	run := CapacityRun{PerSecond: make([]int, seconds), Reasons: map[string]int{}}
 	cfg := executor.Config{
 		Workers: z.Workers, InvocationTimeout: 5 * time.Second,
 		Breaker: breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: func(e breaker.Event) {
@@ -164,10 +165,13 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 		}
 		return sup.call(cctx)
 	}
+	// A success counts in the second it ended in; one that ends once the
+	// run is over (the calls still in flight when the arrivals stop) is
+	// left out, as are its seconds.
 	record := func(t0 time.Duration, err error) {
-		if t1 := time.Since(sup.start); err == nil && t1-t0 <= good {
+		if t1 := time.Since(sup.start); err == nil && t1-t0 <= good && t1 < s.Duration {
 			mu.Lock()
-			run.PerSecond[min(int(t1/time.Second), len(run.PerSecond)-1)]++
+			run.PerSecond[int(t1/time.Second)]++
 			mu.Unlock()
 		}
 	}
