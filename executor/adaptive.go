@@ -171,15 +171,17 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 	cut := int(float64(l.limit) * l.gradient)
 	switch {
 	case l.grewFrom > 0 && x <= l.prevX*adaptNoGainX && mean >= l.prevMean*adaptNoGainLatency &&
-		(o.busy > 0 || o.inUse > l.grewFrom):
+		(inTheWay || o.inUse > l.grewFrom):
 		// The supplier is saturated: the last growth only queued calls
 		// at it. A baseline learned under overload (a cold start into
-		// it) cannot tell; this can. Only a growth the calls used (busy
-		// refusals still, or more in flight than the old limit) can have
-		// queued them: under a demand below the supplier's capacity a
-		// growth gains no throughput either, since no call was waiting
-		// for it, and the latency of such a window is noise, not the
-		// growth's queue.
+		// it) cannot tell; this can. Only a growth the calls used can
+		// have queued them, judged by the window's end: the new limit
+		// in the way again, or more in flight than the old one. Under a
+		// demand below the supplier's capacity a growth gains no
+		// throughput either, since no call was waiting for it, and such
+		// a window's latency is mostly noise. (A point sample: a window
+		// that ends in a lull keeps a growth it used; the periodic probe
+		// and the latency cut still apply.)
 		l.slowStart = false
 		l.set(max(l.min, l.grewFrom), reasonNoGain)
 		if l.probeAfterUndo(o.stuck) {

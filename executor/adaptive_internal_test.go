@@ -119,6 +119,16 @@ func TestLimiter(t *testing.T) {
 		assert.Equal(t, reasonSlowStart, l.reason)
 		assert.Zero(t, l.restore, "no probe")
 	})
+	t.Run("a growth whose new limit is in the way again is undone, not grown on", func(t *testing.T) {
+		// 99 in flight of 110 is in the way (90 %) though under the old
+		// 100: latency rose and throughput did not, so the growth is
+		// undone, and the first undo probes at a quarter.
+		l := newLimiter(1, 256, 100)
+		l.slowStart = false
+		require.Equal(t, 110, l.next(win(300, 20*ms, 100, 5)))
+		assert.Equal(t, 25, l.next(win(300, 23*ms, 99, 0)))
+		assert.Equal(t, reasonProbe, l.reason)
+	})
 	t.Run("a probe does not end while a slot is stuck: the limit never grows then", func(t *testing.T) {
 		l := newLimiter(1, 256, 20)
 		l.next(win(40, 50*ms, 20, 9))

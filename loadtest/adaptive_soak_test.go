@@ -26,8 +26,10 @@ func TestAdaptiveSoak(t *testing.T) {
 			t.Parallel()
 			run := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
 			first, last := minuteGoodput(run.PerSecond, 1), minuteGoodput(run.PerSecond, 9)
-			t.Logf("goodput %.0f/s; minute 2 %.0f/s, minute 10 %.0f/s; opens %d; busy refusals %d; limit at the end %d",
-				run.Goodput, first, last, run.Opens, run.Refused, run.Limits[len(run.Limits)-1])
+			worst, over, windows := minuteVariation(run.Limits)
+			t.Logf("goodput %.0f/s; minute 2 %.0f/s, minute 10 %.0f/s; opens %d; busy refusals %d; limit at the end %d; "+
+				"the limit's coefficient of variation over 60-s windows from 2 s: worst %.3f, %d of %d over 0.10",
+				run.Goodput, first, last, run.Opens, run.Refused, run.Limits[len(run.Limits)-1], worst, over, windows)
 			assert.Zero(t, run.Opens, "a healthy supplier's breaker never opens")
 			assert.InEpsilon(t, first, last, 0.10, "the last minute's goodput stays within 10 %% of the second's")
 		})
@@ -44,6 +46,21 @@ func TestAdaptiveSoak(t *testing.T) {
 			})
 		}
 	}
+}
+
+// minuteVariation is the limit's coefficient of variation over every 60-s
+// window of limits (sampled every capSample) that starts at 2 s or later,
+// one a second: the worst, and how many of how many windows are over 0.10.
+func minuteVariation(limits []int) (worst float64, over, windows int) {
+	const minute, second = int(time.Minute / capSample), int(time.Second / capSample)
+	for from := 2 * second; from+minute <= len(limits); from += second {
+		cv := variation(limits[from : from+minute])
+		worst = max(worst, cv)
+		if windows++; cv > 0.10 {
+			over++
+		}
+	}
+	return worst, over, windows
 }
 
 // minuteGoodput is the mean goodput per second over minute m (from 0).
