@@ -170,18 +170,10 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 	inTheWay := o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)
 	cut := int(float64(l.limit) * l.gradient)
 	switch {
-	case l.grewFrom > 0 && x <= l.prevX*adaptNoGainX && mean >= l.prevMean*adaptNoGainLatency &&
-		(inTheWay || o.inUse > l.grewFrom):
+	case l.noGain(o, x, mean, inTheWay):
 		// The supplier is saturated: the last growth only queued calls
 		// at it. A baseline learned under overload (a cold start into
-		// it) cannot tell; this can. Only a growth the calls used can
-		// have queued them, judged by the window's end: the new limit
-		// in the way again, or more in flight than the old one. Under a
-		// demand below the supplier's capacity a growth gains no
-		// throughput either, since no call was waiting for it, and such
-		// a window's latency is mostly noise. (A point sample: a window
-		// that ends in a lull keeps a growth it used; the periodic probe
-		// and the latency cut still apply.)
+		// it) cannot tell; this can.
 		l.slowStart = false
 		l.set(max(l.min, l.grewFrom), reasonNoGain)
 		if l.probeAfterUndo(o.stuck) {
@@ -197,6 +189,19 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 	case !o.stuck && inTheWay:
 		l.grow()
 	}
+}
+
+// noGain reports whether the last window's growth raised latency but not
+// throughput, and the calls used it. Only a growth the calls used can
+// have queued them, judged by the window's end: the new limit in the way
+// again, or more in flight than the old one. Under a demand below the
+// supplier's capacity a growth gains no throughput either, since no call
+// was waiting for it, and such a window's latency is mostly noise. (A
+// point sample: a window that ends in a lull keeps a growth it used; the
+// periodic probe and the latency cut still apply.)
+func (l *limiter) noGain(o limitObs, x, mean float64, inTheWay bool) bool {
+	return l.grewFrom > 0 && x <= l.prevX*adaptNoGainX && mean >= l.prevMean*adaptNoGainLatency &&
+		(inTheWay || o.inUse > l.grewFrom)
 }
 
 // probeAfterUndo reports whether an undone growth starts a probe: the
