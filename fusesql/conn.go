@@ -105,11 +105,13 @@ func driverContext(ctx context.Context, l *executor.Lease) context.Context {
 	return lctx
 }
 
-// endsBy reports whether ctx ends by d (see driverContext): it can end,
-// and its deadline is at or before d.
+// endsBy reports whether ctx ends by d (see driverContext): its deadline
+// is at or before d, and it can end. The deadline is compared first:
+// Done makes a context.WithTimeout's channel, which a context not handed
+// over may not need.
 func endsBy(ctx context.Context, d time.Time) bool {
 	cd, ok := ctx.Deadline()
-	return ok && ctx.Done() != nil && !cd.After(d)
+	return ok && !cd.After(d) && ctx.Done() != nil
 }
 
 // IsValid reports whether the pool may keep the connection.

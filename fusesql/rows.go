@@ -108,11 +108,11 @@ func (r *rows) Close() error {
 	defer r.guardDriver(&returned)
 	err := r.dr.Close()
 	returned = true
+	outcome := err
 	if r.failed != nil {
-		r.end(r.failed) // the error that broke them is the query's outcome
-	} else {
-		r.end(err)
+		outcome = r.failed // the error that broke them is the query's outcome
 	}
+	r.end(outcome)
 	return err
 }
 
