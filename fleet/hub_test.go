@@ -21,6 +21,11 @@ type hub struct {
 	// their bytes.
 	cmds, msgs, bytes atomic.Int64
 
+	// refuse fails that many announces while the hub stays up and its
+	// subscriptions keep delivering, as a cluster client with a stale slot
+	// map does for one lane after a failover.
+	refuse atomic.Int32
+
 	mu     sync.Mutex
 	down   bool // every operation fails, as with Redis stopped
 	subs   map[*hubFeed]struct{}
@@ -115,12 +120,19 @@ func (h *hub) announce(_ context.Context, name string, stored []byte, ttl time.D
 	if h.isDown() {
 		return errHubDown
 	}
+	for n := h.refuse.Load(); n > 0; n = h.refuse.Load() {
+		if h.refuse.CompareAndSwap(n, n-1) {
+			return errHubRefused
+		}
+	}
 	h.mu.Lock()
 	h.keys[name] = hubKey{payload: stored, expires: time.Now().Add(ttl)}
 	h.mu.Unlock()
 	h.publish(msg)
 	return nil
 }
+
+var errHubRefused = errors.New("hub: refused (connection refused by a lost master)")
 
 func (h *hub) withdraw(_ context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error {
 	h.cmds.Add(3) // SET, SADD, PUBLISH

@@ -366,15 +366,40 @@ func (l *Link) poke(name string) {
 }
 
 // publish sends local transitions until Close.
+//
+// A transition whose send fails while the link is up is retried with
+// backoff (BackoffMin, doubling up to BackoffMax) while it stays current,
+// not only at the next session: in a cluster the link stays up while one
+// lane's master is lost, and a trip sent after that lane subscribed again
+// but before the client found the new master (its slot map refreshed) would
+// otherwise wait for a resync that has already happened.
 func (l *Link) publish() {
 	defer l.wg.Done()
 	defer l.alive[goPublisher].Store(false)
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	wait, armed := l.cfg.BackoffMin, false
+	again := func() { // after a send that failed while the link was up
+		if !armed {
+			armed = true
+			retry.Reset(wait)
+			wait = min(2*wait, l.cfg.BackoffMax)
+		}
+	}
 	for {
 		select {
 		case <-l.stop:
 			return
 		case <-l.replay:
 			l.replayMissed()
+		case <-retry.C:
+			armed = false
+			if l.replayMissed() && l.isUp() {
+				again()
+			} else {
+				wait = l.cfg.BackoffMin
+			}
 		case e := <-l.out:
 			if !l.wireable(e.Name) {
 				continue
@@ -387,6 +412,7 @@ func (l *Link) publish() {
 			if err := l.send(e); err != nil {
 				l.n.publishFailed.Add(1)
 				l.miss(e)
+				again()
 				continue
 			}
 			l.n.published.Add(1)

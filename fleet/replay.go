@@ -28,8 +28,9 @@ func (l *Link) miss(e breaker.Event) {
 }
 
 // replayMissed sends, on the publisher's goroutine, the kept transitions
-// that are still current. One that fails stays kept for the next session.
-func (l *Link) replayMissed() {
+// that are still current. One that fails stays kept for the next session
+// (or the publisher's retry); it reports whether any did.
+func (l *Link) replayMissed() (failed bool) {
 	l.missedMu.Lock()
 	missed := l.missed
 	l.missed = map[string]breaker.Event{}
@@ -48,8 +49,10 @@ func (l *Link) replayMissed() {
 		}
 		if !l.isUp() || l.send(e) != nil {
 			l.miss(e)
+			failed = true
 			continue
 		}
 		l.n.replayed.Add(1)
 	}
+	return failed
 }

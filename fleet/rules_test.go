@@ -434,3 +434,32 @@ func TestVirtualALateReplicaLearnsMoreOpenKeysThanItsBuffer(t *testing.T) {
 		}
 	})
 }
+
+// A trip whose send fails while the link stays up (in a cluster, a lane
+// whose master was lost, sent to before the client has the new one) is
+// retried with backoff, not kept until a next session that may never come:
+// the other replicas open within the backoff, with reason Remote.
+func TestVirtualAFailedSendIsRetriedWhileTheLinkIsUp(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		rs := startVirtualFleet(t, h, 3)
+		defer closeAll(t, rs)
+		h.refuse.Store(3) // the trip's send and its first two retries
+		tripped := time.Now()
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+		time.Sleep(time.Second)
+		for _, r := range rs[1:] {
+			evs := r.events()
+			require.Len(t, evs, 1, "the trip reached the other replicas")
+			assert.Equal(t, breaker.Remote, evs[0].Reason)
+			// Retries after 50, 100 and 200 ms (DefaultBackoffMin, doubled):
+			// the fourth send goes through 350 ms after the trip.
+			assert.Equal(t, tripped.Add(350*time.Millisecond+hubLatency), evs[0].Time)
+		}
+		st := rs[0].link.Stats()
+		assert.True(t, st.Up, "the link stayed up throughout")
+		assert.Equal(t, uint64(1), st.PublishFailed)
+		assert.Equal(t, uint64(1), st.Replayed)
+		assert.Equal(t, uint64(1), st.Sessions, "no new session was needed")
+	})
+}
