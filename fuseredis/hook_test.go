@@ -229,7 +229,9 @@ func TestPipelineHoldsOneSlot(t *testing.T) {
 func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 	s := startRedis(t)
 	g, ev := testGroup(t)
-	c := s.hooked(t, g)
+	c := s.plain(t)
+	h := fuseredis.New(g, c.Options().Addr)
+	c.AddHook(h)
 	ctx := context.Background()
 	require.NoError(t, c.Ping(ctx).Err())
 	s.stop()
@@ -242,7 +244,15 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 		_, err := ps.Receive(ctx)
 		assert.Error(t, err)
 		require.NoError(t, ps.Close())
+		// The verdicts of failed dials are reached on goroutines of their
+		// own: the next attempt waits for this one's, or ten attempts can
+		// all end before the fifth failure is recorded.
+		fuseredis.WaitDialVerdicts(h)
 	}
+	eventually(t, 2*time.Second, "the breaker opened on failed dials", func() bool {
+		_, ok := ev.first(s.addr(), breaker.Open)
+		return ok
+	})
 	trip, ok := ev.first(s.addr(), breaker.Open)
 	require.True(t, ok, "the breaker opened on failed dials")
 	assert.Equal(t, breaker.ConsecutiveFailures, trip.Reason)
