@@ -175,7 +175,7 @@ func (c *call[T]) run() {
 	defer func() {
 		if !returned {
 			var zero T
-			c.settle(zero, errGoexit, ran)
+			c.settle(zero, &breaker.PanicError{Callback: "fn", Value: breaker.ErrGoexit, Stack: debug.Stack()}, panicked)
 		}
 	}()
 	var v T
@@ -212,8 +212,6 @@ const (
 	skipped                 // fn was never called
 	panicked                // fn panicked (err is the *breaker.PanicError)
 )
-
-var errGoexit = errors.New("executor: the function called runtime.Goexit")
 
 func (c *call[T]) invoke() (v T, end callEnd, err error) {
 	defer func() {

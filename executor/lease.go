@@ -137,3 +137,21 @@ func (l *Lease) Done(err error) {
 	}
 	l.c.settle(struct{}{}, err, end)
 }
+
+// Finish ends the lease with the outcome of work that returned err, as
+// classify judges it (nil: err as it is), and returns the verdict it
+// recorded. classify runs under breaker.Guard, named callback: a panic there is
+// recorded as a failure, its *breaker.PanicError the verdict, and a
+// Goexit ends the lease the same way before the goroutine ends. Finish is
+// Done once a verdict is known: only the first Finish or Done counts.
+func (l *Lease) Finish(err error, classify func(error) error, callback string) error {
+	verdict := err
+	if classify != nil {
+		v, perr := breaker.Guard(callback, func() (error, error) { return classify(err), nil }, l.Done)
+		if verdict = v; perr != nil {
+			verdict = perr
+		}
+	}
+	l.Done(verdict)
+	return verdict
+}

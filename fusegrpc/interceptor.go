@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -183,13 +182,9 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 	if keyOf == nil {
 		keyOf = Target
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			key, err = "", &Error{Code: codes.Internal,
-				Err: &breaker.PanicError{Callback: "fusegrpc.Interceptor.Key", Value: v, Stack: debug.Stack()}}
-		}
-	}()
-	key = keyOf(ctx, method, cc)
+	if key, err = breaker.Guard("fusegrpc.Interceptor.Key", func() (string, error) { return keyOf(ctx, method, cc), nil }, nil); err != nil {
+		return "", &Error{Code: codes.Internal, Err: err}
+	}
 	if name, ok := i.Names[key]; ok {
 		if name == "" {
 			return "", &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: Interceptor.Names maps %q (the key of %s) to an empty name", key, method)}
@@ -205,44 +200,40 @@ func (i *Interceptor) key(ctx context.Context, method string, cc *grpc.ClientCon
 	return key, nil
 }
 
-// errGoexit is the Value of the *breaker.PanicError recorded for a call
-// whose streamer, handler or Classify ended its goroutine with
-// runtime.Goexit (as t.FailNow does in a test's fake) instead of
-// returning.
-var errGoexit = errors.New("runtime.Goexit instead of a return")
-
 // done ends the lease l of a stream that ended with err, with Classify's
-// verdict. A Classify that ends the goroutine (runtime.Goexit) never
-// returns one: the slot is given back all the same, the stream recorded as
-// a failure with a *breaker.PanicError naming it, and the Goexit goes on,
-// as nothing can stop it.
+// verdict (executor.Lease.Finish: a Classify that panics or ends the
+// goroutine counts as a failure).
 func (i *Interceptor) done(l *executor.Lease, err error) {
-	returned := false
-	defer func() {
-		if !returned {
-			l.Done(&breaker.PanicError{Callback: "fusegrpc.Interceptor.Classify", Value: errGoexit, Stack: debug.Stack()})
-		}
-	}()
-	verdict := i.classify(err)
-	returned = true
-	l.Done(verdict)
+	logPanic(l.Finish(err, i.classifier(), classifyCallback), err)
 }
 
-// classify applies Classify. A classifier that panics makes the call a
-// failure, recorded as a *breaker.PanicError naming it (as the breaker
-// does with its own Classify), and is logged with its stack.
-func (i *Interceptor) classify(err error) (verdict error) {
-	c := i.Classify
-	if c == nil {
-		c = DefaultClassify
+// classify applies Classify under executor.Guard. A classifier that
+// panics makes the call a failure, recorded as a *breaker.PanicError
+// naming it (as the breaker does with its own Classify), and is logged
+// with its stack.
+func (i *Interceptor) classify(err error) error {
+	c := i.classifier()
+	v, perr := breaker.Guard(classifyCallback, func() (error, error) { return c(err), nil }, nil)
+	if perr != nil {
+		logPanic(perr, err)
+		return perr
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			pe := &breaker.PanicError{Callback: "fusegrpc.Interceptor.Classify", Value: v, Stack: debug.Stack()}
-			slog.Error("fusegrpc: Interceptor.Classify panicked; the call counts as a failure",
-				"error", err, "panic", v, "stack", string(pe.Stack))
-			verdict = pe
-		}
-	}()
-	return c(err)
+	return v
+}
+
+const classifyCallback = "fusegrpc.Interceptor.Classify"
+
+func (i *Interceptor) classifier() func(error) error {
+	if i.Classify == nil {
+		return DefaultClassify
+	}
+	return i.Classify
+}
+
+// logPanic logs verdict if it is the panic of a Classify that judged err.
+func logPanic(verdict, err error) {
+	if pe, ok := verdict.(*breaker.PanicError); ok && pe.Callback == classifyCallback {
+		slog.Error("fusegrpc: Interceptor.Classify panicked; the call counts as a failure",
+			"error", err, "panic", pe.Value, "stack", string(pe.Stack))
+	}
 }

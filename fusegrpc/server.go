@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -80,7 +79,7 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 
 // Unary returns the unary server interceptor.
 func (s *Server) Unary() grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if info == nil || handler == nil {
 			return nil, errNoCall
 		}
@@ -91,18 +90,14 @@ func (s *Server) Unary() grpc.UnaryServerInterceptor {
 		if l == nil {
 			return handler(ctx, req)
 		}
-		returned := false
-		defer s.end(ctx, l, &returned, &err)
-		resp, err = handler(ctx, req)
-		returned = true
-		return resp, err
+		return serve(ctx, s, l, func() (any, error) { return handler(ctx, req) })
 	}
 }
 
 // Stream returns the stream server interceptor. A stream holds its slot
 // for as long as its handler runs.
 func (s *Server) Stream() grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		if ss == nil || info == nil || handler == nil {
 			return errNoCall
 		}
@@ -114,10 +109,7 @@ func (s *Server) Stream() grpc.StreamServerInterceptor {
 		if l == nil {
 			return handler(srv, ss)
 		}
-		returned := false
-		defer s.end(ctx, l, &returned, &err)
-		err = handler(srv, ss)
-		returned = true
+		_, err = serve(ctx, s, l, func() (struct{}, error) { return struct{}{}, handler(srv, ss) })
 		return err
 	}
 }
@@ -151,67 +143,40 @@ func (s *Server) lease(ctx context.Context, method string) (l *executor.Lease, e
 	return executor.LeaseIn(ctx, s.Group, key)
 }
 
-func (s *Server) key(ctx context.Context, method string) (key string, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &Error{Code: codes.Internal,
-				Err: &breaker.PanicError{Callback: "fusegrpc.Server.Key", Value: v, Stack: debug.Stack()}}
-		}
-	}()
-	return s.Key(ctx, method), nil
+func (s *Server) key(ctx context.Context, method string) (string, error) {
+	key, err := breaker.Guard("fusegrpc.Server.Key", func() (string, error) { return s.Key(ctx, method), nil }, nil)
+	if err != nil {
+		return "", &Error{Code: codes.Internal, Err: err}
+	}
+	return key, nil
 }
 
-// end ends the lease with the handler's outcome: its error, once it has
-// returned; else a panic, which goes on, or a Goexit (as t.FailNow does:
-// recover returns nil then), each a failure, unless for a Goexit the
-// client had gone.
-func (s *Server) end(ctx context.Context, l *executor.Lease, returned *bool, err *error) {
-	if !*returned {
-		v := recover()
-		switch {
-		case v != nil:
-			l.Done(&breaker.PanicError{Callback: "handler", Value: v, Stack: debug.Stack()})
-			panic(v)
-		case ctx.Err() != nil:
-			l.Done(ctx.Err())
-		default:
-			perr := &breaker.PanicError{Callback: "handler", Value: errGoexit, Stack: debug.Stack()}
-			l.Done(perr)
-			*err = perr // what the client gets if a nil panic stopped here
+// serve runs the handler in the slot of l under executor.Guard and ends
+// the lease with its outcome: its error as Classify judges it (a client
+// that went away is ignored by the breaker); a panic, a failure, which
+// goes on to grpc; a Goexit, a failure unless the client had gone.
+func serve[T any](ctx context.Context, s *Server, l *executor.Lease, handler func() (T, error)) (T, error) {
+	v, err := breaker.Guard("handler", handler, func(perr error) {
+		if cerr := ctx.Err(); cerr != nil {
+			perr = cerr
 		}
-		return
+		l.Done(perr)
+	})
+	if perr, ok := err.(*breaker.PanicError); ok && perr.Callback == "handler" {
+		l.Done(perr)
+		panic(perr.Value)
 	}
-	verdict := error(nil)
-	if s.Classify != nil {
-		verdict = s.verdict(l, *err)
+	if s.Classify == nil {
+		l.Done(ctx.Err()) // nil, or the client went away: ignored
+		return v, err
 	}
-	if cerr := ctx.Err(); cerr != nil && verdict == nil {
-		verdict = cerr // the client went away: ignored by the breaker
-	}
-	l.Done(verdict)
-}
-
-// verdict applies Classify to the handler's error. A Classify that panics
-// makes the call a failure, recorded as a *breaker.PanicError naming it.
-// One that ends the goroutine (runtime.Goexit) never returns a verdict:
-// the slot of l is given back all the same, recorded the same way, and
-// the Goexit goes on, as nothing can stop it.
-func (s *Server) verdict(l *executor.Lease, err error) (v error) {
-	returned := false
-	defer func() {
-		if returned {
-			return
+	l.Finish(err, func(err error) error {
+		if v := s.Classify(err); v != nil || ctx.Err() == nil {
+			return v
 		}
-		p := recover() // nil for a Goexit
-		if p == nil {
-			l.Done(&breaker.PanicError{Callback: "fusegrpc.Server.Classify", Value: errGoexit, Stack: debug.Stack()})
-			return
-		}
-		v = &breaker.PanicError{Callback: "fusegrpc.Server.Classify", Value: p, Stack: debug.Stack()}
-	}()
-	v = s.Classify(err)
-	returned = true
-	return v
+		return ctx.Err()
+	}, "fusegrpc.Server.Classify")
+	return v, err
 }
 
 // refuse turns a refusal into the call's status, and sets the pushback

@@ -3,7 +3,6 @@ package fusegrpc
 import (
 	"context"
 	"io"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -63,29 +62,15 @@ func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
 	}
 }
 
-// open runs the streamer; a panic there becomes a *breaker.PanicError. A
-// streamer that ends the goroutine (runtime.Goexit) never returns: the
-// slot of l is given back, recorded as a failure with a *breaker.PanicError
-// naming it, and the Goexit goes on, as nothing can stop it.
+// open runs the streamer under executor.Guard: a panic there becomes a
+// *breaker.PanicError, and a streamer that ends the goroutine
+// (runtime.Goexit) gives the slot of l back, recorded as a failure, before
+// the Goexit goes on.
 func open(ctx context.Context, l *executor.Lease, streamer grpc.Streamer, desc *grpc.StreamDesc, cc *grpc.ClientConn,
-	method string, opts []grpc.CallOption) (cs grpc.ClientStream, err error) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		v := recover() // nil for a Goexit (or a panic(nil) under GODEBUG=panicnil=1)
-		if v == nil {
-			perr := &breaker.PanicError{Callback: "grpc.Streamer", Value: errGoexit, Stack: debug.Stack()}
-			l.Done(perr)
-			cs, err = nil, perr // what a caller gets if a nil panic stopped here
-			return
-		}
-		cs, err = nil, &breaker.PanicError{Callback: "grpc.Streamer", Value: v, Stack: debug.Stack()}
-	}()
-	cs, err = streamer(ctx, desc, cc, method, opts...)
-	returned = true
-	return cs, err
+	method string, opts []grpc.CallOption) (grpc.ClientStream, error) {
+	return breaker.Guard("grpc.Streamer", func() (grpc.ClientStream, error) {
+		return streamer(ctx, desc, cc, method, opts...)
+	}, l.Done)
 }
 
 // clientStream watches a stream for its end, which ends the lease.

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,73 +63,47 @@ func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Respon
 	return resp, nil
 }
 
-// errGoexit is the Value of the *breaker.PanicError recorded for an
-// exchange whose Base or Classify ended its goroutine with runtime.Goexit
-// (as t.FailNow does in a test's fake) instead of returning.
-var errGoexit = errors.New("runtime.Goexit instead of a return")
-
-// roundTrip runs the base transport; a panic there becomes an
-// *breaker.PanicError, recorded as the exchange's failure, as a panic in a
-// submitted function is. A base that ends the goroutine (runtime.Goexit)
-// never returns: the slot is given back, the exchange recorded as a
-// failure with a *breaker.PanicError naming it, and the Goexit goes on, as
-// nothing can stop it. A nil Body is http.NoBody, as http.Client makes
-// it; a nil response with a nil error is an error of the base.
-func (t *Transport) roundTrip(req *http.Request, l *executor.Lease) (resp *http.Response, err error) {
+// roundTrip runs the base transport under executor.Guard: a panic there
+// is the exchange's failure, and a base that ends the goroutine
+// (runtime.Goexit) gives the slot back, recorded as a failure, before the
+// Goexit goes on. A nil Body is http.NoBody, as http.Client makes it; a
+// nil response with a nil error is an error of the base.
+func (t *Transport) roundTrip(req *http.Request, l *executor.Lease) (*http.Response, error) {
 	base := t.baseTransport()
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		p := recover() // nil for a Goexit (or a panic(nil) under GODEBUG=panicnil=1)
-		if p == nil {
-			perr := &breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: errGoexit, Stack: debug.Stack()}
-			l.Done(perr)
-			resp, err = nil, perr // what a caller gets if a nil panic stopped here
-			return
-		}
-		resp, err = nil, &breaker.PanicError{Callback: "fusehttp.Transport.Base", Value: p, Stack: debug.Stack()}
-	}()
-	resp, err = base.RoundTrip(req)
-	returned = true
+	resp, err := breaker.Guard("fusehttp.Transport.Base", func() (*http.Response, error) { return base.RoundTrip(req) }, l.Done)
 	switch {
-	case resp == nil && err == nil:
+	case err != nil:
+		if _, ok := err.(*breaker.PanicError); ok {
+			resp = nil
+		}
+	case resp == nil:
 		err = fmt.Errorf("fusehttp: Transport.Base (%T) returned a nil *http.Response with a nil error", base)
-	case resp != nil && resp.Body == nil:
+	case resp.Body == nil:
 		resp.Body = http.NoBody
 	}
 	return resp, err
 }
 
-// verdict runs the user's Classify. A panic there is the exchange's failure
-// (recorded with a *breaker.PanicError naming it); the response still
-// goes to the caller, and its body is still looked after. A Classify that
-// ends the goroutine (runtime.Goexit) is recorded the same way, once the
-// response, which will never reach the caller, is closed; the slot is
-// given back and the Goexit goes on.
-func (t *Transport) verdict(resp *http.Response, err error, l *executor.Lease) (v error) {
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		p := recover() // nil for a Goexit
-		if p == nil {
+// verdict runs the user's Classify under executor.Guard. A panic there is
+// the exchange's failure; the response still goes to the caller, and its
+// body is still looked after. A Classify that ends the goroutine
+// (runtime.Goexit) is recorded the same way, once the response, which
+// will never reach the caller, is closed.
+func (t *Transport) verdict(resp *http.Response, err error, l *executor.Lease) error {
+	classify := t.Classify
+	if classify == nil {
+		classify = DefaultClassify
+	}
+	v, perr := breaker.Guard("fusehttp.Transport.Classify", func() (error, error) { return classify(resp, err), nil },
+		func(perr error) {
 			if resp != nil {
 				resp.Body.Close()
 			}
-			l.Done(&breaker.PanicError{Callback: "fusehttp.Transport.Classify", Value: errGoexit, Stack: debug.Stack()})
-			return
-		}
-		v = &breaker.PanicError{Callback: "fusehttp.Transport.Classify", Value: p, Stack: debug.Stack()}
-	}()
-	if t.Classify == nil {
-		v = DefaultClassify(resp, err)
-	} else {
-		v = t.Classify(resp, err)
+			l.Done(perr)
+		})
+	if perr != nil {
+		return perr
 	}
-	returned = true
 	return v
 }
 

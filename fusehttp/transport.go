@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -210,7 +209,7 @@ func (t *Transport) key(req *http.Request) (string, error) {
 	var key string
 	if t.Key != nil {
 		var err error
-		if key, err = safeKey(t.Key, req); err != nil {
+		if key, err = breaker.Guard("fusehttp.Transport.Key", func() (string, error) { return t.Key(req), nil }, nil); err != nil {
 			return "", err
 		}
 	}
@@ -235,18 +234,6 @@ func (t *Transport) name(key string, req *http.Request) string {
 		return name
 	}
 	return key
-}
-
-// safeKey runs the Key function on the caller's goroutine; a panic there
-// becomes an error of this request (a *breaker.PanicError) rather than a
-// panic inside http.Client.
-func safeKey(keyOf func(*http.Request) string, req *http.Request) (key string, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &breaker.PanicError{Callback: "fusehttp.Transport.Key", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return keyOf(req), nil
 }
 
 // CloseIdleConnections closes the idle connections of the base transport,

@@ -79,7 +79,7 @@ func hasBlock(args []any, group bool) bool {
 // blockingCall is a blocking command, or a pipeline that holds one.
 type blockingCall struct {
 	run     func(ctx context.Context) error // sends it
-	verdict func(err error) error           // its outcome for the breaker
+	verdict func(d doner, err error) error  // its outcome for the breaker
 	ping    func(ctx context.Context) error // sends a PING the same way, for a probe
 }
 
@@ -118,17 +118,9 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 	}
 	// The permit must end however the call does: one left open would keep
 	// a half-open breaker's probe place for ever.
-	at := sending
-	defer func() {
-		if at != finished {
-			abandoned(p, at, recover())
-		}
-	}()
 	c := &inCall{ctx, h, nil}
-	err = h.send(func() error { return call.run(c) })
-	at = classifying
-	v := call.verdict(err)
-	at = finished
+	err = h.run(p, func() error { return call.run(c) })
+	v := call.verdict(p, err)
 	if v != nil && c.Err() != nil {
 		// A blocking command waits by design, for as long as its caller
 		// lets it: one that the caller's context ended (its deadline, or
@@ -158,16 +150,8 @@ func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) erro
 	if err != nil {
 		return err
 	}
-	at := sending
-	defer func() {
-		if at != finished {
-			abandoned(l, at, recover())
-		}
-	}()
-	err = h.send(func() error { return ping(&inCall{ctx, h, l.Context()}) })
-	at = classifying
-	v := h.classify(err)
-	at = finished
+	err = h.run(l, func() error { return ping(&inCall{ctx, h, l.Context()}) })
+	v := h.classify(l, err)
 	l.Done(v)
 	ex, lerr := h.Group.Executor(h.name)
 	if lerr != nil {
@@ -220,14 +204,7 @@ func (h *Hook) dialFailed(ctx context.Context, err error) {
 // same, a failure naming Classify (abandoned), as for a command.
 func (h *Hook) recordDial(ctx context.Context, p breaker.Permit, err error) {
 	defer h.verdicts.Done()
-	at := classifying
-	defer func() {
-		if at != finished {
-			abandoned(p, at, recover())
-		}
-	}()
-	v := h.classify(err)
-	at = finished
+	v := h.classify(p, err)
 	record(ctx, p, v)
 }
 
@@ -239,10 +216,8 @@ func record(ctx context.Context, p breaker.Permit, verdict error) {
 		p.Ignore()
 		return
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Error("fuseredis: the breaker's classifier panicked; the command counts as a failure", "panic", v)
-		}
-	}()
-	p.Done(verdict)
+	_, err := breaker.Guard("breaker", func() (struct{}, error) { p.Done(verdict); return struct{}{}, nil }, nil)
+	if err != nil {
+		slog.Error("fuseredis: the breaker's classifier panicked; the command counts as a failure", "panic", err)
+	}
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,16 +232,8 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
-		at := sending
-		defer func() {
-			if at != finished {
-				abandoned(l, at, recover())
-			}
-		}()
-		err = h.send(func() error { return next(&inCall{ctx, h, l.Context()}, cmd) })
-		at = classifying
-		v := h.classify(err)
-		at = finished
+		err = h.run(l, func() error { return next(&inCall{ctx, h, l.Context()}, cmd) })
+		v := h.classify(l, err)
 		if err != nil {
 			err = timedOut(ctx, l, err) // before Done, while the lease is the call's
 		}
@@ -269,7 +260,7 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 						sent = true
 						return next(ctx, cmds)
 					},
-					verdict: func(err error) error { return h.verdict(cmds, err) },
+					verdict: func(d doner, err error) error { return h.verdict(d, cmds, err) },
 					ping: func(ctx context.Context) error {
 						return next(ctx, []redis.Cmder{redis.NewStatusCmd(ctx, "ping")})
 					},
@@ -284,16 +275,8 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		if err != nil {
 			return setAll(cmds, err)
 		}
-		at := sending
-		defer func() {
-			if at != finished {
-				abandoned(l, at, recover())
-			}
-		}()
-		err = h.send(func() error { return next(&inCall{ctx, h, l.Context()}, cmds) })
-		at = classifying
-		v := h.verdict(cmds, err)
-		at = finished
+		err = h.run(l, func() error { return next(&inCall{ctx, h, l.Context()}, cmds) })
+		v := h.verdict(l, cmds, err)
 		if err != nil {
 			if werr := timedOut(ctx, l, err); werr != err {
 				// Exec returns the hook's error, and the commands keep
@@ -316,46 +299,25 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 	}
 }
 
-// stage is how far a command of the hook has got, for the deferred
-// function that ends its lease (or a blocking command's permit) should the
-// command's goroutine never come back to end it: a panic or a
-// runtime.Goexit while it is sent (in next: go-redis, or a hook added after
-// this one), or a runtime.Goexit in Classify, which recovers its own
-// panics.
-type stage uint8
-
-const (
-	sending stage = iota
-	classifying
-	finished
-)
-
-// errClassifyGoexit is the Value of the *breaker.PanicError recorded for a
-// command whose Hook.Classify ended its goroutine with runtime.Goexit (as
-// t.FailNow does in a test's classifier) instead of returning.
-var errClassifyGoexit = errors.New("runtime.Goexit instead of a return")
-
-// doner is what abandoned ends: an *executor.Lease, or a blocking
-// command's breaker.Permit.
+// doner is what a command that did not return ends: an *executor.Lease,
+// or a blocking command's breaker.Permit.
 type doner interface{ Done(error) }
 
-// abandoned ends the lease (or permit) l of a command whose goroutine will
-// not come back to end it, at stage at, with the recovered value v (nil
-// for a runtime.Goexit): the slot is given back and the command counts as
-// a failure, and a panic goes on up to whoever recovers it (an http.Server
-// does), as without the hook. A Goexit cannot be stopped either; it goes
-// on once the slot is back.
-func abandoned(l doner, at stage, v any) {
-	switch {
-	case v != nil:
-		l.Done(&breaker.PanicError{Callback: "redis command", Value: v, Stack: debug.Stack()})
-		panic(v)
-	case at == classifying:
-		l.Done(&breaker.PanicError{Callback: "fuseredis.Hook.Classify", Value: errClassifyGoexit, Stack: debug.Stack()})
-	default:
-		l.Done(errors.New("fuseredis: the command's goroutine ended (runtime.Goexit)"))
+// run sends a command (or pipeline) of go-redis's, f, under
+// executor.Guard. If f panics or ends the goroutine (runtime.Goexit), d
+// ends as a failure first (the slot is given back), and the panic goes on
+// up to whoever recovers it (an http.Server does), as without the hook; a
+// Goexit cannot be stopped either.
+func (h *Hook) run(d doner, f func() error) error {
+	_, err := breaker.Guard(commandCallback, func() (struct{}, error) { return struct{}{}, h.send(f) }, d.Done)
+	if pe, ok := err.(*breaker.PanicError); ok && pe.Callback == commandCallback {
+		d.Done(pe)
+		panic(pe.Value)
 	}
+	return err
 }
+
+const commandCallback = "redis command"
 
 // timedOut is the error the caller gets for a command (or pipeline) of
 // lease l that failed with err: err wrapped in executor.ErrTimeout when the
@@ -391,13 +353,13 @@ func (h *Hook) lease(ctx context.Context) (*executor.Lease, error) {
 
 // verdict is the outcome of a pipeline: that of its first command that
 // did not succeed, else that of the pipeline's own error.
-func (h *Hook) verdict(cmds []redis.Cmder, err error) error {
+func (h *Hook) verdict(d doner, cmds []redis.Cmder, err error) error {
 	for _, cmd := range cmds {
-		if v := h.classify(cmd.Err()); v != nil {
+		if v := h.classify(d, cmd.Err()); v != nil {
 			return v
 		}
 	}
-	return h.classify(err)
+	return h.classify(d, err)
 }
 
 // setAll gives every command of a refused pipeline the refusal.
@@ -412,10 +374,11 @@ func setAll(cmds []redis.Cmder, err error) error {
 	return err
 }
 
-// classify applies Classify. A classifier that panics makes the command a
-// failure, recorded as a *breaker.PanicError naming it, and is logged with
-// its stack.
-func (h *Hook) classify(err error) (verdict error) {
+// classify applies Classify under executor.Guard. A classifier that
+// panics makes the command a failure, recorded as a *breaker.PanicError
+// naming it, and is logged with its stack; one that ends the goroutine
+// (runtime.Goexit) ends d the same way first.
+func (h *Hook) classify(d doner, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -423,13 +386,11 @@ func (h *Hook) classify(err error) (verdict error) {
 	if c == nil {
 		return DefaultClassify(err)
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			pe := &breaker.PanicError{Callback: "fuseredis.Hook.Classify", Value: v, Stack: debug.Stack()}
-			slog.Error("fuseredis: Hook.Classify panicked; the command counts as a failure",
-				"error", err, "panic", v, "stack", string(pe.Stack))
-			verdict = pe
-		}
-	}()
-	return c(err)
+	v, perr := breaker.Guard("fuseredis.Hook.Classify", func() (error, error) { return c(err), nil }, d.Done)
+	if pe, ok := perr.(*breaker.PanicError); ok {
+		slog.Error("fuseredis: Hook.Classify panicked; the command counts as a failure",
+			"error", err, "panic", pe.Value, "stack", string(pe.Stack))
+		return pe
+	}
+	return v
 }

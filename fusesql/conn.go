@@ -56,16 +56,13 @@ func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, contex
 	lctx := driverContext(ctx, l)
 	if c.reset {
 		c.reset = false
-		g := guard{l: l}
-		defer g.end()
 		// As in database/sql, only driver.ErrBadConn counts: the pool then
 		// discards the connection and retries the call on another, whose
 		// outcome is the one recorded. A connection that died in the pool
 		// (the server restarted) says nothing of the database now, so the
 		// try is recorded as ignored; a reset that hung has had its timeout
 		// recorded at the deadline.
-		err := c.dc.(driver.SessionResetter).ResetSession(lctx)
-		g.returned = true
+		err := inDriverErr(l, func() error { return c.dc.(driver.SessionResetter).ResetSession(lctx) })
 		if errors.Is(err, driver.ErrBadConn) {
 			l.Done(errDeadConn)
 			return nil, nil, err
@@ -150,10 +147,7 @@ func (c *conn) QueryContext(ctx context.Context, query string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	g := guard{l: l}
-	defer g.end()
-	r, err := q.QueryContext(lctx, query, args)
-	g.returned = true
+	r, err := inDriver(l, func() (driver.Rows, error) { return q.QueryContext(lctx, query, args) })
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)
 	}
@@ -176,10 +170,7 @@ func (c *conn) ExecContext(ctx context.Context, query string, args []driver.Name
 	if err != nil {
 		return nil, err
 	}
-	g := guard{l: l}
-	defer g.end()
-	res, err := e.ExecContext(lctx, query, args)
-	g.returned = true
+	res, err := inDriver(l, func() (driver.Result, error) { return e.ExecContext(lctx, query, args) })
 	return res, c.s.end(ctx, l, err)
 }
 
@@ -193,10 +184,7 @@ func (c *conn) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	g := guard{l: l}
-	defer g.end()
-	err = p.Ping(lctx)
-	g.returned = true
+	err = inDriverErr(l, func() error { return p.Ping(lctx) })
 	return c.s.end(ctx, l, err)
 }
 
@@ -216,10 +204,7 @@ func (c *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, e
 	if err != nil {
 		return nil, err
 	}
-	g := guard{l: l}
-	defer g.end()
-	ds, err := c.prepare(lctx, query)
-	g.returned = true
+	ds, err := inDriver(l, func() (driver.Stmt, error) { return c.prepare(lctx, query) })
 	if err = c.s.end(ctx, l, err); err != nil {
 		return nil, err
 	}
@@ -252,10 +237,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if err != nil {
 		return nil, err
 	}
-	g := guard{l: l}
-	defer g.end()
-	dt, err := c.beginTx(lctx, opts)
-	g.returned = true
+	dt, err := inDriver(l, func() (driver.Tx, error) { return c.beginTx(lctx, opts) })
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)
 	}
@@ -327,20 +309,14 @@ func (t *tx) callerErr(ctx context.Context, err error) error {
 // is called, and a driver that panics or ends the goroutine gives the slot back (guard).
 func (t *tx) Commit() error {
 	t.c.tx = nil
-	g := guard{l: t.l}
-	defer g.end()
-	err := t.dt.Commit()
-	g.returned = true
+	err := inDriverErr(t.l, t.dt.Commit)
 	return t.end(err)
 }
 
 // Rollback rolls back and gives the slot back, as Commit does.
 func (t *tx) Rollback() error {
 	t.c.tx = nil
-	g := guard{l: t.l}
-	defer g.end()
-	err := t.dt.Rollback()
-	g.returned = true
+	err := inDriverErr(t.l, t.dt.Rollback)
 	return t.end(err)
 }
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -136,14 +135,12 @@ func Wrap(base driver.Connector, cfg Config) (*Connector, error) {
 // caller's goroutine, before anything is set up, so that a connector that
 // panics there is refused with an error instead of crashing the caller's
 // start-up.
-func baseDriver(base driver.Connector) (d driver.Driver, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("fusesql: Wrap: the base connector (%T): %w", base,
-				&breaker.PanicError{Callback: "its Driver method", Value: v, Stack: debug.Stack()})
-		}
-	}()
-	return base.Driver(), nil
+func baseDriver(base driver.Connector) (driver.Driver, error) {
+	d, err := breaker.Guard("its Driver method", func() (driver.Driver, error) { return base.Driver(), nil }, nil)
+	if err != nil {
+		return nil, fmt.Errorf("fusesql: Wrap: the base connector (%T): %w", base, err)
+	}
+	return d, nil
 }
 
 // errNoConnector is the error of a Connector that Wrap did not make: the
@@ -172,10 +169,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := guard{l: l}
-	defer g.end()
-	dc, err := c.base.Connect(l.Context())
-	g.returned = true
+	dc, err := inDriver(l, func() (driver.Conn, error) { return c.base.Connect(l.Context()) })
 	if err = c.s.end(ctx, l, err); err != nil {
 		return nil, err
 	}
@@ -300,7 +294,7 @@ func (s *shared) supplier(ctx context.Context, query string) (string, error) {
 	name, _ := ctx.Value(supplierKey{}).(string)
 	if name == "" && s.key != nil {
 		var err error
-		if name, err = s.safeKey(ctx, query); err != nil {
+		if name, err = breaker.Guard("fusesql.Config.Key", func() (string, error) { return s.key(ctx, query), nil }, nil); err != nil {
 			return "", err
 		}
 	}
@@ -314,15 +308,6 @@ func (s *shared) supplier(ctx context.Context, query string) (string, error) {
 	return name, nil
 }
 
-func (s *shared) safeKey(ctx context.Context, query string) (name string, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &breaker.PanicError{Callback: "fusesql.Config.Key", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return s.key(ctx, query), nil
-}
-
 // lease takes a slot of the call's supplier, or returns the executor's
 // *executor.RejectedError, which names the supplier.
 func (s *shared) lease(ctx context.Context, query string) (*executor.Lease, error) {
@@ -333,49 +318,36 @@ func (s *shared) lease(ctx context.Context, query string) (*executor.Lease, erro
 	return executor.LeaseIn(ctx, s.group, name)
 }
 
-// guard watches the driver while a call holds a lease: deferred as
-//
-//	g := guard{l: l}
-//	defer g.end()
-//	... the driver's call ...
-//	g.returned = true
-//
-// it gives the slot back if the driver panics or ends the goroutine
+// inDriver runs fn, a call of the driver's, in the slot of l under
+// executor.Guard. If the driver panics or ends the goroutine
 // (runtime.Goexit, as t.FailNow does in a test's fake driver) instead of
-// returning, recording that as the call's failure, a *breaker.PanicError
-// naming the driver, and lets the panic (or the Goexit) go on: database/sql
-// does not recover a driver's panic and neither does fusesql, but a call
-// that will never return must not keep its slot. Once the driver has
-// returned, what follows gives the lease back or hands it to rows or a
-// transaction, and the guard does nothing.
-type guard struct {
-	l        *executor.Lease
-	returned bool
+// returning, the slot is given back, the call recorded as a failure (a
+// *breaker.PanicError naming the driver), and the panic (or the Goexit)
+// goes on: database/sql does not recover a driver's panic and neither does
+// fusesql, but a call that will never return must not keep its slot.
+func inDriver[T any](l *executor.Lease, fn func() (T, error)) (T, error) {
+	return inDriverEnding(fn, l.Done)
 }
 
-func (g *guard) end() {
-	if g.returned {
-		return
-	}
-	v := recover() // nil for a Goexit
-	goexit := v == nil
-	if goexit {
-		v = errDriverGoexit
-	}
-	g.l.Done(&breaker.PanicError{Callback: "the driver", Value: v, Stack: debug.Stack()})
-	if !goexit {
-		panic(v)
-	}
+// inDriverErr is inDriver for a call of the driver's that returns an
+// error alone.
+func inDriverErr(l *executor.Lease, fn func() error) error {
+	_, err := inDriver(l, func() (struct{}, error) { return struct{}{}, fn() })
+	return err
 }
 
-// errDriverGoexit is the Value of the *breaker.PanicError recorded for a
-// call whose driver ended its goroutine with runtime.Goexit.
-var errDriverGoexit = errors.New("runtime.Goexit in the driver instead of a return")
+// inDriverEnding is inDriver with abandon, instead of the lease's Done,
+// called with the *breaker.PanicError of a driver that did not return.
+func inDriverEnding[T any](fn func() (T, error), abandon func(error)) (T, error) {
+	v, err := breaker.Guard(driverCallback, fn, abandon)
+	if pe, ok := err.(*breaker.PanicError); ok && pe.Callback == driverCallback {
+		abandon(pe)
+		panic(pe.Value)
+	}
+	return v, err
+}
 
-// errClassifyGoexit is the Value of the *breaker.PanicError recorded for a
-// call whose Classify ended its goroutine with runtime.Goexit (as t.FailNow
-// does in a test's classifier) instead of returning.
-var errClassifyGoexit = errors.New("runtime.Goexit instead of a return")
+const driverCallback = "the driver"
 
 // errSkipped is what the breaker records for a call the driver answered
 // with driver.ErrSkip: it sent nothing and asks database/sql to take
@@ -383,36 +355,19 @@ var errClassifyGoexit = errors.New("runtime.Goexit instead of a return")
 // its own. Ignored, as a cancelled call is.
 var errSkipped = fmt.Errorf("fusesql: the driver sent nothing (driver.ErrSkip); database/sql takes another way: %w", context.Canceled)
 
-// done gives the slot of l back with the verdict of the driver's err, which
-// Config.Classify gives. A Classify that panics makes the call a failure, a
-// *breaker.PanicError naming it. One that ends the goroutine
-// (runtime.Goexit) is recorded the same way, since the slot must not stay
-// held by a call that will never return; the Goexit then goes on, as
-// nothing can stop it.
+// done gives the slot of l back with the verdict that Config.Classify
+// gives the driver's err (executor.Lease.Finish: a Classify that panics or
+// ends the goroutine makes the call a failure).
 func (s *shared) done(l *executor.Lease, err error) {
 	if err == nil && s.classify == nil {
 		l.Done(nil)
 		return
 	}
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		v := recover() // nil for a Goexit
-		if v == nil {
-			v = errClassifyGoexit
-		}
-		l.Done(&breaker.PanicError{Callback: "fusesql.Config.Classify", Value: v, Stack: debug.Stack()})
-	}()
-	var verdict error
-	if s.classify == nil {
-		verdict = DefaultClassify(err)
-	} else {
-		verdict = s.classify(err)
+	classify := s.classify
+	if classify == nil {
+		classify = DefaultClassify
 	}
-	returned = true
-	l.Done(verdict)
+	l.Finish(err, classify, "fusesql.Config.Classify")
 }
 
 // end ends the call of lease l whose driver returned err, and returns what

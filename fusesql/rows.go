@@ -5,9 +5,7 @@ import (
 	"database/sql/driver"
 	"io"
 	"reflect"
-	"runtime/debug"
 
-	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
@@ -58,30 +56,25 @@ func (r *rows) end(err error) {
 	r.s.done(r.l, err)
 }
 
-// guardDriver, deferred by every method that calls the driver's rows with
-// a flag the method sets once the driver has returned, ends the rows if
-// the driver panics or ends the goroutine (runtime.Goexit) instead, as
-// guard does for a call: the slot is given back, the panic recorded as the
-// query's failure, and the panic (or the Goexit) goes on.
-func (r *rows) guardDriver(returned *bool) {
-	if *returned {
+// inDriver runs fn, a call of the driver's rows, as the package's
+// inDriver does for a call: if the driver panics or ends the goroutine
+// instead of returning, the rows end (the slot is given back, the panic
+// recorded as the query's failure) and the panic (or the Goexit) goes on.
+func (r *rows) inDriver(fn func() error) error {
+	_, err := inDriverEnding(func() (struct{}, error) { return struct{}{}, fn() }, r.abandon)
+	return err
+}
+
+// abandon ends the rows of a driver that did not return.
+func (r *rows) abandon(perr error) {
+	if r.ended {
 		return
 	}
-	v := recover() // nil for a Goexit
-	goexit := v == nil
-	if goexit {
-		v = errDriverGoexit
-	}
-	if !r.ended {
-		r.ended = true
-		if r.cancel != nil {
-			r.cancel()
-		} else {
-			r.l.Done(&breaker.PanicError{Callback: "the driver", Value: v, Stack: debug.Stack()})
-		}
-	}
-	if !goexit {
-		panic(v)
+	r.ended = true
+	if r.cancel != nil {
+		r.cancel()
+	} else {
+		r.l.Done(perr)
 	}
 }
 
@@ -104,10 +97,7 @@ func (r *rows) Columns() []string { return r.dr.Columns() }
 // Close closes the rows and then gives the slot back: when it returns, the
 // supplier's slot is free.
 func (r *rows) Close() error {
-	returned := false
-	defer r.guardDriver(&returned)
-	err := r.dr.Close()
-	returned = true
+	err := r.inDriver(r.dr.Close)
 	outcome := err
 	if r.failed != nil {
 		outcome = r.failed // the error that broke them is the query's outcome
@@ -119,11 +109,12 @@ func (r *rows) Close() error {
 // Next reads the next row; the end of the last result set, or an error,
 // ends the rows. io.EOF is returned as it is: database/sql compares it.
 func (r *rows) Next(dest []driver.Value) error {
-	returned := false
-	defer r.guardDriver(&returned)
-	err := r.dr.Next(dest)
-	last := err == io.EOF && !r.HasNextResultSet()
-	returned = true
+	var last bool
+	err := r.inDriver(func() error {
+		err := r.dr.Next(dest)
+		last = err == io.EOF && !r.HasNextResultSet()
+		return err
+	})
 	switch {
 	case last:
 		r.end(nil)
@@ -145,10 +136,7 @@ func (r *rows) NextResultSet() error {
 	if !ok {
 		return io.EOF
 	}
-	returned := false
-	defer r.guardDriver(&returned)
-	err := n.NextResultSet()
-	returned = true
+	err := r.inDriver(n.NextResultSet)
 	if err == io.EOF {
 		r.end(nil)
 	} else if err != nil {

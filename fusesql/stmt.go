@@ -40,10 +40,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	if err != nil {
 		return nil, err
 	}
-	g := guard{l: l}
-	defer g.end()
-	res, err := s.exec(lctx, args)
-	g.returned = true
+	res, err := inDriver(l, func() (driver.Result, error) { return s.exec(lctx, args) })
 	return res, s.c.s.end(ctx, l, err)
 }
 
@@ -62,10 +59,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	if err != nil {
 		return nil, err
 	}
-	g := guard{l: l}
-	defer g.end()
-	r, err := s.query1(lctx, args)
-	g.returned = true
+	r, err := inDriver(l, func() (driver.Rows, error) { return s.query1(lctx, args) })
 	if err != nil {
 		return nil, s.c.s.end(ctx, l, err)
 	}

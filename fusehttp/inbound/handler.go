@@ -15,7 +15,6 @@ package inbound
 import (
 	"errors"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -117,55 +116,41 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, l)
 }
 
-// serve runs next in the slot of l and ends the lease however next ends.
+// serve runs next in the slot of l under executor.Guard and ends the
+// lease however next ends: a panic is a failure (http.ErrAbortHandler
+// is the client's, not the route's) and goes on to http.Server; a Goexit
+// is a failure unless the client had gone; a client that went away while
+// the handler worked is ignored by the breaker, as a caller's
+// cancellation is.
 func (h *handler) serve(w http.ResponseWriter, r *http.Request, l *executor.Lease) {
-	ended := false
-	defer func() {
-		if ended {
-			return
+	_, err := breaker.Guard("handler", func() (struct{}, error) {
+		h.next.ServeHTTP(w, r)
+		return struct{}{}, nil
+	}, func(perr error) {
+		if cerr := r.Context().Err(); cerr != nil {
+			perr = cerr
 		}
-		// next panicked, or ended its goroutine (runtime.Goexit, as
-		// t.FailNow does: recover returns nil then): a failure, unless
-		// the client had gone, and a panic goes on to http.Server.
-		v := recover()
-		switch {
-		case v == http.ErrAbortHandler:
-			l.Done(r.Context().Err()) // an abort is the client's, not the route's
-		case v != nil:
-			l.Done(&breaker.PanicError{Callback: "handler", Value: v, Stack: debug.Stack()})
-		case r.Context().Err() != nil:
+		l.Done(perr)
+	})
+	if perr, ok := err.(*breaker.PanicError); ok {
+		if perr.Value == http.ErrAbortHandler {
 			l.Done(r.Context().Err())
-		default:
-			l.Done(&breaker.PanicError{Callback: "handler", Value: errGoexit, Stack: debug.Stack()})
+		} else {
+			l.Done(perr)
 		}
-		if v != nil {
-			panic(v)
-		}
-	}()
-	h.next.ServeHTTP(w, r)
-	ended = true
-	// A client that went away while the handler worked is ignored by the
-	// breaker, as a caller's cancellation is.
+		panic(perr.Value)
+	}
 	l.Done(r.Context().Err())
 }
-
-// errGoexit is the Value of the *breaker.PanicError a handler that ended
-// its goroutine is recorded with.
-var errGoexit = errors.New("inbound: the handler called runtime.Goexit")
 
 // errNoPattern answers a request that no http.ServeMux routed, when
 // Config.Key is nil.
 var errNoPattern = errors.New("inbound: no route pattern for this request: wrap the handlers registered on an http.ServeMux, or the mux itself, or set Config.Key")
 
 // key returns the executor name of r.
-func (h *handler) key(r *http.Request) (key string, err error) {
+func (h *handler) key(r *http.Request) (string, error) {
 	if h.cfg.Key != nil {
-		defer func() {
-			if v := recover(); v != nil {
-				err = &breaker.PanicError{Callback: "inbound.Config.Key", Value: v, Stack: debug.Stack()}
-			}
-		}()
-		return h.cfg.Key(r), nil
+		return breaker.Guard("inbound.Config.Key", func() (string, error) { return h.cfg.Key(r), nil }, nil)
 	}
 	switch {
 	case r.Pattern != "":
