@@ -240,6 +240,11 @@ func (c Config) build(name string) (parts, error) {
 		// apart; an empty one would read "executor: : ..." everywhere.
 		return parts{}, errors.New("executor: the supplier name must not be empty")
 	}
+	if len(name) > MaxNameLen {
+		// The name labels metrics, logs, events and errors, and the fleet
+		// sends it: a bound keeps each of them small.
+		return parts{}, fmt.Errorf("executor: the supplier name %q is longer than MaxNameLen (%d bytes)", shortName(name), MaxNameLen)
+	}
 	if !utf8.ValidString(name) {
 		// The name labels metrics, logs and events; exporters such as
 		// Prometheus refuse label values that are not UTF-8.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"strings"
@@ -56,13 +57,14 @@ type GroupConfig struct {
 	// Dependencies does not list), so that the traffic a group protects
 	// cannot grow it without bound when it chooses the names (one per
 	// host of user-supplied URLs: webhooks, link previews). Once the group
-	// holds that many, every further name shares one overflow executor,
-	// named "(overflow)", with Default's settings: its calls are still
-	// bounded by a bulkhead and a breaker (one for all of them), Lookup
-	// does not find the name, and slog.Default logs it at Warn, at most
+	// holds that many, every further name, and every name longer than
+	// MaxNameLen, shares one of 16 overflow executors, "(overflow 0)" to
+	// "(overflow 15)", chosen by a seeded hash of the name, with Default's
+	// settings and a Disabled breaker: their calls are bounded by a
+	// bulkhead, and hung names cannot open a breaker the others share.
+	// Lookup does not find the name; slog.Default logs it at Warn, at most
 	// once a minute. Evicting idle executors (IdleTimeout) makes room
-	// again. 0 means 10,000 (idle executors and their metrics series take
-	// about 20 MB); it must not be negative.
+	// again. 0 means 1,024; it must not be negative.
 	MaxSuppliers int
 }
 
@@ -113,7 +115,8 @@ type Group struct {
 	lastSweep atomic.Int64 // ns since epoch
 	retired   []*Executor  // evicted, refusing calls, maybe still finishing some
 	made      int          // executors made on first use and held (under mu; see MaxSuppliers)
-	overflow  overflowLog  // names sent to the overflow executor (under mu)
+	overflow  overflowLog  // names sent to the overflow executors (under mu)
+	seed      maphash.Seed // shares names out to the overflow executors
 	subs      subscribers  // Subscribe's listeners, after each executor's own
 	// listener is the OnTransition in force followed by the subscribers.
 	listener     func(breaker.Event)
@@ -131,7 +134,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	g := &Group{env: env{epoch: time.Now(), runner: cfg.Runner}}
+	g := &Group{env: env{epoch: time.Now(), runner: cfg.Runner}, seed: maphash.MakeSeed()}
 	g.env.group = g
 	g.cfg.Store(&cfg)
 	g.onTransition.Store(&cfg.OnTransition)
@@ -208,7 +211,7 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
 	}
-	if g.made >= g.conf().maxSuppliers() {
+	if g.made >= g.conf().maxSuppliers() || len(name) > MaxNameLen {
 		return g.overflowFor(name)
 	}
 	ex, err := newExecutor(name, g.config(name), &g.env)
@@ -294,7 +297,7 @@ func (g *Group) maybeSweep() {
 		if ex.br.State() == breaker.Closed && !ex.used.Swap(false) && ex.evictIfIdle() {
 			g.m.Delete(k)
 			g.retired = append(g.retired, ex)
-			if k != overflowName {
+			if !isOverflow(k.(string)) {
 				g.made--
 			}
 		}
@@ -338,7 +341,7 @@ func (g *Group) unknown(name string) error {
 	if len(names) > shown {
 		list += fmt.Sprintf(", and %d more", len(names)-shown)
 	}
-	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, name, list)
+	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, shortName(name), list)
 }
 
 // Lookup returns the executor of the supplier name if the group holds

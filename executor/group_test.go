@@ -144,7 +144,7 @@ func TestGroup(t *testing.T) {
 func TestGroupIdleFootprint(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 10_000
-		g, err := executor.NewGroup(executor.GroupConfig{OnTransition: func(breaker.Event) {}})
+		g, err := executor.NewGroup(executor.GroupConfig{OnTransition: func(breaker.Event) {}, MaxSuppliers: n})
 		require.NoError(t, err)
 		names := make([]string, n)
 		for i := range names {

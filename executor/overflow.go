@@ -1,18 +1,49 @@
 package executor
 
 import (
+	"fmt"
+	"hash/maphash"
 	"log/slog"
+	"strings"
 	"time"
 )
 
-// defaultMaxSuppliers is the cap of GroupConfig.MaxSuppliers' zero value.
-// An idle executor costs about 2 KB with its metrics series: 10,000 of
-// them are about 20 MB.
-const defaultMaxSuppliers = 10_000
+// defaultMaxSuppliers is the cap of GroupConfig.MaxSuppliers' zero value,
+// the default cap on hosts of Envoy's dynamic forward proxy. An idle
+// executor costs about 2 KB and, exported, some 90 metric series.
+const defaultMaxSuppliers = 1024
 
-// overflowName names the executor that the names beyond MaxSuppliers
-// share. The parentheses keep it apart from any host:port.
-const overflowName = "(overflow)"
+// MaxNameLen is the longest supplier name, in bytes: New refuses a longer
+// one, and a Group sends a longer one to its overflow executors instead
+// of making an executor, and a metric series, for it.
+const MaxNameLen = 256
+
+// overflowShards is the number of overflow executors a group shares out
+// the names beyond its cap to.
+const overflowShards = 16
+
+// overflowPrefix starts the names of the overflow executors, "(overflow
+// 0)" to "(overflow 15)". The parentheses keep them apart from any
+// host:port.
+const overflowPrefix = "(overflow "
+
+// isOverflow reports whether name is that of an overflow executor.
+func isOverflow(name string) bool { return strings.HasPrefix(name, overflowPrefix) }
+
+// shortName returns name, or its first 64 bytes and its length if it is
+// longer than MaxNameLen, for errors and logs.
+func shortName(name string) string {
+	if len(name) <= MaxNameLen {
+		return name
+	}
+	cut := 64
+	for cut > 0 && !utf8RuneStart(name[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", name[:cut], len(name))
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // overflowEvery is the shortest time between two messages about names
 // sent to the overflow executor.
@@ -33,25 +64,31 @@ type overflowLog struct {
 	last   string // the latest name sent
 }
 
-// overflowFor returns the overflow executor, for a name the group has no
-// room for, making it if needed (with Default's settings; it counts
-// neither toward MaxSuppliers nor as listed). Called under g.mu.
+// overflowFor returns the overflow executor of a name the group has no
+// room for, or that is longer than MaxNameLen, making it if needed (with
+// Default's settings; it counts neither toward MaxSuppliers nor as
+// listed). Called under g.mu.
 //
 // Sharing, not refusing: a name beyond the cap is most likely one more of
 // a flood of names that the traffic chose, but it may be a new, real
-// supplier; its calls still run, bounded by the overflow's bulkhead and
-// protected by its breaker, while the flood cannot take more than that
-// bulkhead's slots. A group that must refuse unknown names is Strict.
+// supplier. Its calls still run, bounded by the bulkhead of one of
+// overflowShards executors, chosen by a hash of the name with a seed of
+// the group's own; their breakers are Disabled, so that hung names cannot
+// open a breaker that every other overflowing name shares: they fill only
+// their shard's slots, until their calls time out. A group that must
+// refuse unknown names is Strict.
 func (g *Group) overflowFor(name string) (*Executor, error) {
 	g.noteOverflow(name)
-	if v, ok := g.m.Load(overflowName); ok {
+	shard := fmt.Sprintf("%s%d)", overflowPrefix, maphash.String(g.seed, name)%overflowShards)
+	if v, ok := g.m.Load(shard); ok {
 		return v.(*Executor), nil
 	}
-	ex, err := newExecutor(overflowName, g.config(overflowName), &g.env)
+	ex, err := newExecutor(shard, g.config(shard), &g.env)
 	if err != nil {
 		return nil, err // validated in NewGroup; only a bug gets here
 	}
-	g.m.Store(overflowName, ex)
+	ex.br.Disable()
+	g.m.Store(shard, ex)
 	return ex, nil
 }
 
@@ -65,9 +102,9 @@ func (g *Group) noteOverflow(name string) {
 	if o.lastAt != 0 && now-o.lastAt < int64(overflowEvery) {
 		return
 	}
-	slog.Default().Warn("executor: the group holds GroupConfig.MaxSuppliers executors made on first use; further names share the overflow executor",
-		slog.Int("max_suppliers", g.conf().maxSuppliers()), slog.String("supplier", o.last),
-		slog.Int("lookups", o.since), slog.String("executor", overflowName))
+	slog.Default().Warn("executor: a name beyond GroupConfig.MaxSuppliers executors made on first use, or longer than MaxNameLen, shares an overflow executor",
+		slog.Int("max_suppliers", g.conf().maxSuppliers()), slog.String("supplier", shortName(o.last)),
+		slog.Int("lookups", o.since))
 	o.lastAt, o.since = now, 0
 }
 
@@ -77,7 +114,7 @@ func (g *Group) countMade() int {
 	n := 0
 	deps := g.conf().Dependencies
 	g.m.Range(func(k, _ any) bool {
-		if _, listed := deps[k.(string)]; !listed && k != overflowName {
+		if _, listed := deps[k.(string)]; !listed && !isOverflow(k.(string)) {
 			n++
 		}
 		return true

@@ -58,6 +58,10 @@ func (e *Error) message() string {
 	case e.Err == nil:
 		return "fusegrpc: an Error with a nil Err"
 	}
+	var rm *remote
+	if errors.As(e.Err, &rm) {
+		return rm.msg
+	}
 	var rej *executor.RejectedError
 	if !errors.As(e.Err, &rej) {
 		return e.Err.Error()

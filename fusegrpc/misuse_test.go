@@ -83,11 +83,12 @@ func TestMisuseIsAnErrorNotAPanic(t *testing.T) {
 		t.Helper()
 		_, err := s.Unary()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/s/M"}, handler)
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
-		assert.ErrorContains(t, err, want)
+		assert.ErrorContains(t, errors.Unwrap(errors.Unwrap(err)), want, "the cause, for the server's log")
+		assert.NotContains(t, err.Error(), want, "the client reads no details")
 		err = s.Stream()(nil, &serverStream{ctx: ctx}, &grpc.StreamServerInfo{FullMethod: "/s/M"},
 			func(any, grpc.ServerStream) error { t.Error("the handler ran"); return nil })
 		require.Equal(t, codes.Internal, code(err), "got %v", err)
-		assert.ErrorContains(t, err, want)
+		assert.ErrorContains(t, errors.Unwrap(errors.Unwrap(err)), want, "the cause, for the server's log")
 	}
 	t.Run("a server call with a nil context", func(t *testing.T) {
 		server(t, &fusegrpc.Server{Group: g}, nil, "/s/M called with a nil context")

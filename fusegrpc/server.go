@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -182,13 +183,13 @@ func serve[T any](ctx context.Context, s *Server, l *executor.Lease, handler fun
 // refuse turns a refusal into the call's status, and sets the pushback
 // trailer with setTrailer when the executor knows a time.
 func (s *Server) refuse(err error, setTrailer func(metadata.MD)) error {
-	var fe *Error
-	if errors.As(err, &fe) {
-		return fe
-	}
 	var re *executor.RejectedError
 	if !errors.As(err, &re) {
-		return statusOf(context.Background(), err)
+		// A bad or unlisted key, a Key that panicked: the service's own
+		// fault, whose details (panic text, configured names) stay in the
+		// log.
+		slog.Error("fusegrpc: Server could not admit a call", "error", err)
+		return &Error{Code: codes.Internal, Err: &remote{"fusegrpc: internal error", err}}
 	}
 	if d := re.RetryAfter(); d > 0 {
 		setTrailer(metadata.Pairs(PushbackKey, strconv.FormatInt(int64(d/time.Millisecond), 10)))
@@ -197,5 +198,15 @@ func (s *Server) refuse(err error, setTrailer func(metadata.MD)) error {
 	if re.Reason == executor.RejectedBusy {
 		c = codes.ResourceExhausted
 	}
-	return &Error{Code: c, Err: err}
+	return &Error{Code: c, Err: &remote{"fusegrpc: the service refused the call (" + re.Reason.String() + "); retry later", err}}
 }
+
+// remote is the error a remote client reads: a fixed message, with the
+// error it stands for kept for errors.Is and the server's logs.
+type remote struct {
+	msg string
+	err error
+}
+
+func (r *remote) Error() string { return r.msg }
+func (r *remote) Unwrap() error { return r.err }

@@ -3,9 +3,13 @@ package fusegrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,7 +141,8 @@ func TestServerBulkheadsEachMethod(t *testing.T) {
 		assert.Equal(t, []string{"api"}, g.Names())
 		_, err = client.EmptyCall(t.Context(), &testpb.Empty{})
 		require.Equal(t, codes.Internal, code(err))
-		require.ErrorContains(t, err, "fusegrpc.Server.Key")
+		require.NotContains(t, err.Error(), "bad key", "the panic's text stays in the server's log")
+		require.NotContains(t, err.Error(), "fusegrpc.Server.Key")
 	})
 	t.Run("Classify decides what the breaker records", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 2}}})
@@ -307,4 +312,52 @@ func TestServerGoexitGivesTheSlotBack(t *testing.T) {
 		assert.Equal(t, uint64(1), st.Ignored)
 		assert.Zero(t, st.Failures)
 	})
+}
+
+// Behind grpc.UnknownServiceHandler every method name a client invents
+// reaches the interceptor: the names make at most the Group's cap of
+// executors (and metric series), however many there are and however long.
+func TestServerInventedMethodsAreBounded(t *testing.T) {
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer slog.SetDefault(old)
+	g := newGroup(t, executor.GroupConfig{})
+	s := &fusegrpc.Server{Group: g}
+	ok := func(context.Context, any) (any, error) { return nil, nil }
+	for i := range 3000 {
+		method := fmt.Sprintf("/attacker.Service%d/Method", i)
+		if i%10 == 0 {
+			method = "/" + strings.Repeat("m", 64<<10) + strconv.Itoa(i)
+		}
+		_, err := s.Unary()(t.Context(), nil, &grpc.UnaryServerInfo{FullMethod: method}, ok)
+		require.NoError(t, err)
+	}
+	names := g.Names()
+	assert.LessOrEqual(t, len(names), 1024+16, "the default cap and the overflow executors")
+	for _, n := range names {
+		assert.LessOrEqual(t, len(n), executor.MaxNameLen)
+	}
+}
+
+// A remote client reads no internal detail: not a Strict group's
+// configured supplier names, nor the name the call was refused under.
+func TestServerRefusalsTellTheClientNothingInternal(t *testing.T) {
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer slog.SetDefault(old)
+	g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"internal-billing-db": {}}})
+	s := &fusegrpc.Server{Group: g, Key: func(context.Context, string) string { return "internal-billing-db" }}
+	ok := func(context.Context, any) (any, error) { return nil, nil }
+	ex, _ := g.Lookup("internal-billing-db")
+	ex.Breaker().ForceOpen()
+	_, err := s.Unary()(t.Context(), nil, &grpc.UnaryServerInfo{FullMethod: "/s/M"}, ok)
+	require.Equal(t, codes.Unavailable, code(err))
+	require.ErrorIs(t, err, breaker.ErrOpen, "for the server's own code")
+	assert.NotContains(t, err.Error(), "internal-billing-db")
+
+	unlisted := &fusegrpc.Server{Group: g}
+	_, err = unlisted.Unary()(t.Context(), nil, &grpc.UnaryServerInfo{FullMethod: "/s/M"}, ok)
+	require.Equal(t, codes.Internal, code(err))
+	require.ErrorIs(t, err, executor.ErrUnknownDependency)
+	assert.NotContains(t, err.Error(), "internal-billing-db")
 }

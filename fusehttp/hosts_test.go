@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,11 +67,56 @@ func TestDistinctHostsDoNotGrowTheGroupWithoutBound(t *testing.T) {
 	grown := int64(heap()) - int64(before)
 
 	names := g.Names()
-	assert.Equal(t, maxSuppliers+1, len(names), "executors: the hosts made first, and the overflow")
-	ov, ok := g.Lookup("(overflow)")
-	require.True(t, ok)
-	st := ov.Stats()
-	assert.Equal(t, uint64(hosts-maxSuppliers), st.Successes, "the other hosts' requests ran on the overflow")
-	assert.Less(t, grown, int64(maxSuppliers*8<<10), "heap grew by %d B for %d executors", grown, maxSuppliers+1)
+	assert.LessOrEqual(t, len(names), maxSuppliers+16, "executors: the hosts made first, and at most 16 overflow executors")
+	var overflowed uint64
+	for _, n := range names {
+		if strings.HasPrefix(n, "(overflow ") {
+			ov, ok := g.Lookup(n)
+			require.True(t, ok)
+			overflowed += ov.Stats().Successes
+		}
+	}
+	assert.Equal(t, uint64(hosts-maxSuppliers), overflowed, "the other hosts' requests ran on the overflow executors")
+	assert.Less(t, grown, int64((maxSuppliers+16)*8<<10), "heap grew by %d B for %d executors", grown, len(names))
 	t.Logf("%d hosts: %d executors, heap +%d B", hosts, len(names), grown)
+}
+
+// Host names of 256 KiB, which a service that calls user-supplied URLs may
+// be handed, make no executor (nor metric series) each: they share the
+// overflow executors, and a refusal's error stays short.
+func TestHugeHostNamesAreBounded(t *testing.T) {
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	defer slog.SetDefault(old)
+	g, err := executor.NewGroup(executor.GroupConfig{})
+	require.NoError(t, err)
+	defer g.Close(t.Context())
+	tr := &fusehttp.Transport{Group: g, Base: answer{}}
+	for i := range 50 {
+		host := strings.Repeat("a", 256<<10) + strconv.Itoa(i) + ".example"
+		req := (&http.Request{Method: http.MethodGet, Header: http.Header{},
+			URL: &url.URL{Scheme: "http", Host: host, Path: "/"}}).WithContext(t.Context())
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	names := g.Names()
+	assert.LessOrEqual(t, len(names), 16, "only overflow executors")
+	for _, n := range names {
+		assert.LessOrEqual(t, len(n), executor.MaxNameLen)
+	}
+	// A refusal of such a host names its overflow executor, not the host.
+	ov, _ := g.Lookup(names[0])
+	ov.Breaker().ForceOpen()
+	for i := range 50 {
+		host := strings.Repeat("a", 256<<10) + strconv.Itoa(i) + ".example"
+		req := (&http.Request{Method: http.MethodGet, Header: http.Header{},
+			URL: &url.URL{Scheme: "http", Host: host, Path: "/"}}).WithContext(t.Context())
+		if _, err := tr.RoundTrip(req); err != nil {
+			require.ErrorIs(t, err, breaker.ErrOpen)
+			assert.Less(t, len(err.Error()), 200, "the error stays short")
+			return
+		}
+	}
+	t.Fatal("no host hashed to the forced-open overflow executor")
 }
