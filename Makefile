@@ -1,4 +1,8 @@
 # fusebox — every command the README needs is a target here.
+# A recipe that pipes a command (go test | tee) fails when that command
+# does, not only when the last one of the pipe does.
+SHELL       := bash
+.SHELLFLAGS := -o pipefail -c
 GO        ?= go
 BIN       := $(CURDIR)/.bin
 OUT       := $(CURDIR)/out
@@ -126,7 +130,7 @@ bench-call: ## Submit+Await beside its baselines, BENCH_COUNT interleaved rounds
 	@mkdir -p $(OUT)
 	$(GO) test -c -o $(OUT)/executor.test ./executor
 	for i in $$(seq $(BENCH_COUNT)); do \
-		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCall|BenchmarkReject|BenchmarkBaseline' -test.benchmem -test.benchtime 200ms -test.count 1; \
+		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCall|BenchmarkReject|BenchmarkBaseline' -test.benchmem -test.benchtime 200ms -test.count 1 || exit 1; \
 	done | tee $(OUT)/bench-call.txt
 	$(GO) run ./tools/benchratio < $(OUT)/bench-call.txt
 
@@ -173,7 +177,7 @@ bench-redis: redis-server ## fuseredis beside plain go-redis on a local redis-se
 	@mkdir -p $(OUT)
 	cd fuseredis && $(GO) test -c -o $(OUT)/fuseredis.test .
 	for i in $$(seq $(BENCH_COUNT)); do \
-		(cd fuseredis && $(OUT)/fuseredis.test -test.run '^$$' -test.bench . -test.benchmem -test.benchtime 200ms -test.count 1); \
+		(cd fuseredis && $(OUT)/fuseredis.test -test.run '^$$' -test.bench . -test.benchmem -test.benchtime 200ms -test.count 1) || exit 1; \
 	done | tee $(OUT)/bench-redis.txt
 	$(GO) run ./tools/benchratio -base go-redis < $(OUT)/bench-redis.txt
 	@echo "command by command (BenchmarkInterleaved), fuseredis time / go-redis time:"
@@ -219,7 +223,7 @@ bench-db: postgresql ## fusesql's QueryRowContext+Scan of SELECT 1 beside plain 
 	@mkdir -p $(OUT)
 	cd fusesql && $(GO) test -c -o $(OUT)/fusesql.test .
 	for i in $$(seq $(BENCH_COUNT)); do \
-		(cd fusesql && $(OUT)/fusesql.test -test.run '^$$' -test.bench 'BenchmarkQueryRow|BenchmarkOverhead' -test.benchmem -test.benchtime $(BENCH_DB_TIME) -test.count 1); \
+		(cd fusesql && $(OUT)/fusesql.test -test.run '^$$' -test.bench 'BenchmarkQueryRow|BenchmarkOverhead' -test.benchmem -test.benchtime $(BENCH_DB_TIME) -test.count 1) || exit 1; \
 	done | tee $(OUT)/bench-db.txt
 	$(GO) run ./tools/benchratio -base plain < $(OUT)/bench-db.txt
 	@echo "paired calls, fusesql/plain per round, and the median:"
@@ -272,8 +276,6 @@ fleet-scale: ## The fleet's cost and speed at 10, 100 and 1,000 replicas (virtua
 fleet-cluster: redis-sentinel ## The fleet's Redis Cluster tests alone, verbose: a lost master, a failover to its replica.
 	cd fleet && $(GO) test -race -count=1 -v -run '^TestCluster(LosingOneMaster|FailoverToAReplica)$$' . | grep -v 'pool.go'
 
-	grep -E '^BenchmarkCallShadow' $(OUT)/bench-call.txt | $(GO) run ./tools/benchratio -base enforce
-
 # The adaptive limit (docs/adaptive.md): its cost per call beside a fixed
 # bulkhead, and the sweep of fixed sizes its goodput is compared with.
 .PHONY: bench-adaptive
@@ -281,7 +283,7 @@ bench-adaptive: ## The adaptive limit's per-round ratio to a fixed bulkhead, BEN
 	@mkdir -p $(OUT)
 	$(GO) test -c -o $(OUT)/executor.test ./executor
 	for i in $$(seq $(BENCH_COUNT)); do \
-		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCallAdaptive' -test.benchmem -test.benchtime 200ms -test.count 1; \
+		$(OUT)/executor.test -test.run '^$$' -test.bench 'BenchmarkCallAdaptive' -test.benchmem -test.benchtime 200ms -test.count 1 || exit 1; \
 	done | tee $(OUT)/bench-adaptive.txt
 	$(GO) run ./tools/benchratio -base static < $(OUT)/bench-adaptive.txt
 
