@@ -100,6 +100,40 @@ func First[T any](ctx context.Context, fs ...*Future[T]) (T, error) {
 	return fs[first].result()
 }
 
+// Awaitable is a future of any value type, for Wait: every *Future[T] is
+// one, and nothing else.
+type Awaitable interface {
+	isNil() bool
+	isDone() bool
+	addWaiter(w *waiter) bool
+	removeWaiter(w *waiter)
+	failure() error
+}
+
+// Wait waits for every future in fs, whatever their value types, and
+// returns nil once all have succeeded. It returns as soon as one fails,
+// with that error, or with ctx.Err() if ctx ends first; then read each
+// value with Await, which returns at once. Like [All], it does not stop
+// the other producers and starts no goroutines; a nil in fs is an error.
+func Wait(ctx context.Context, fs ...Awaitable) error {
+	var failure error
+	err := watch(ctx, fs, func(i int) bool {
+		failure = fs[i].failure()
+		return failure != nil
+	})
+	if err == nil {
+		err = failure
+	}
+	return err
+}
+
+func (f *Future[T]) isNil() bool { return f == nil }
+
+func (f *Future[T]) failure() error {
+	_, err := f.result()
+	return err
+}
+
 // watch calls visit(i) for each future fs[i] once it is complete, in the
 // order in which they complete, until visit returns true or every future
 // has been visited; it returns ctx.Err() if ctx ends before that. visit may
@@ -107,11 +141,11 @@ func First[T any](ctx context.Context, fs ...*Future[T]) (T, error) {
 // index, without allocating; then watch registers a waiter on each pending
 // future and blocks on one channel shared by them all. It starts no
 // goroutine, and on return it leaves no waiter behind.
-func watch[T any](ctx context.Context, fs []*Future[T], visit func(i int) bool) error {
+func watch[F Awaitable](ctx context.Context, fs []F, visit func(i int) bool) error {
 	// A nil future is a bug in the caller; report it whatever the others'
 	// states, not only when the scan below happens to reach it.
 	for i, f := range fs {
-		if f == nil {
+		if any(f) == nil || f.isNil() {
 			return errors.New("future: nil *Future at index " + strconv.Itoa(i))
 		}
 	}
@@ -164,7 +198,7 @@ func watch[T any](ctx context.Context, fs []*Future[T], visit func(i int) bool) 
 // by index, and returns a waiter for each pending one, or stop if visit
 // asked to stop. The slice gets room for every remaining future at once, so
 // it never moves and pointers into it stay valid once registered.
-func visitDone[T any](fs []*Future[T], visit func(i int) bool) (ws []waiter, stop bool) {
+func visitDone[F Awaitable](fs []F, visit func(i int) bool) (ws []waiter, stop bool) {
 	for i, f := range fs {
 		if f.isDone() {
 			if visit(i) {
