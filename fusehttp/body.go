@@ -15,6 +15,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // exchange makes the round trip under the lease l. It ends the lease when
@@ -22,6 +23,9 @@ import (
 func (t *Transport) exchange(req *http.Request, l *executor.Lease) (*http.Response, error) {
 	ctx := l.Context()
 	out := req.WithContext(ctx)
+	if p := priority.From(ctx); p != priority.Default && t.PriorityHeader != "-" {
+		out.Header = withPriority(req.Header, t.PriorityHeader, p)
+	}
 	var sent *sentBody
 	if req.Body != nil && req.Body != http.NoBody && mayFail(req.Body) {
 		sent = sendBody(out)

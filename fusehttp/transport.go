@@ -109,6 +109,13 @@ type Transport struct {
 	// 0 means 1 minute; a negative value turns the rule off.
 	MaxRetryAfter time.Duration
 
+	// PriorityHeader names the header that carries the priority of a
+	// request's context (priority.From) to the supplier, so that a service
+	// downstream that trusts this one sheds work in the same order. A
+	// Default priority sends no header. "" means priority.Header; "-"
+	// sends none.
+	PriorityHeader string
+
 	baseOnce sync.Once
 	base     http.RoundTripper
 }
