@@ -9,10 +9,12 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Interceptor runs gRPC client calls through the executors of a Group: one
@@ -60,7 +62,29 @@ type Interceptor struct {
 	// Classify that blocks holds the slot, and blocks a stream's caller,
 	// past the invocation timeout.
 	Classify func(err error) error
+
+	// PriorityKey names the metadata key that carries the priority of a
+	// call's context (priority.From) to the server, so that a service that
+	// trusts this one sheds work in the same order. A Default priority
+	// sends nothing. "" means priority.Header, lower-cased; "-" sends none.
+	PriorityKey string
 }
+
+// withPriority returns ctx with its priority, unless Default, in the
+// outgoing metadata under key (see Interceptor.PriorityKey).
+func withPriority(ctx context.Context, key string) context.Context {
+	p := priority.From(ctx)
+	if p == priority.Default || key == "-" {
+		return ctx
+	}
+	if key == "" {
+		key = priorityKey
+	}
+	return metadata.AppendToOutgoingContext(ctx, key, p.String())
+}
+
+// priorityKey is priority.Header as a metadata key.
+var priorityKey = strings.ToLower(priority.Header)
 
 // Target is the default key: the target string the connection was made
 // with, as grpc.ClientConn.Target returns it ("payments.internal:443",
@@ -154,7 +178,7 @@ func (i *Interceptor) Unary() grpc.UnaryClientInterceptor {
 			return err
 		}
 		r, err := executor.DoIn(ctx, i.Group, key, func(ctx context.Context) (*unaryResult, error) {
-			err := invoker(ctx, method, req, reply, cc, opts...)
+			err := invoker(withPriority(ctx, i.PriorityKey), method, req, reply, cc, opts...)
 			return &unaryResult{err}, i.classify(err)
 		})
 		if r != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // PushbackKey is the trailer a refused call carries: how many milliseconds
@@ -67,6 +68,35 @@ type Server struct {
 	// as a failure with a *breaker.PanicError naming it, and the Goexit
 	// goes on.
 	Classify func(err error) error
+
+	// TrustPriority says whether to believe the priority a call's metadata
+	// carries (priority.Header, lower-cased), as a client's Interceptor
+	// sends it: for a call it returns true for (a peer of the service's
+	// own network, an mTLS identity), the call and its handler run with
+	// that priority. nil believes no one: a client cannot raise its own
+	// priority. It runs before the call takes a slot; a panic there is
+	// the call's Internal error.
+	TrustPriority func(ctx context.Context) bool
+}
+
+// trusted returns ctx with the priority its metadata carries, if
+// TrustPriority believes the caller.
+func (s *Server) trusted(ctx context.Context) (context.Context, error) {
+	if s.TrustPriority == nil {
+		return ctx, nil
+	}
+	vals := metadata.ValueFromIncomingContext(ctx, priorityKey)
+	if len(vals) == 0 {
+		return ctx, nil
+	}
+	trust, err := breaker.Guard("fusegrpc.Server.TrustPriority", func() (bool, error) { return s.TrustPriority(ctx), nil }, nil)
+	if err != nil {
+		return ctx, err
+	}
+	if p, perr := priority.Parse(vals[0]); trust && perr == nil {
+		ctx = priority.With(ctx, p)
+	}
+	return ctx, nil
 }
 
 // ServerOptions returns the options that install both interceptors,
@@ -84,7 +114,7 @@ func (s *Server) Unary() grpc.UnaryServerInterceptor {
 		if info == nil || handler == nil {
 			return nil, errNoCall
 		}
-		l, err := s.lease(ctx, info.FullMethod)
+		ctx, l, err := s.lease(ctx, info.FullMethod)
 		if err != nil {
 			return nil, s.refuse(err, func(md metadata.MD) { _ = grpc.SetTrailer(ctx, md) })
 		}
@@ -102,10 +132,12 @@ func (s *Server) Stream() grpc.StreamServerInterceptor {
 		if ss == nil || info == nil || handler == nil {
 			return errNoCall
 		}
-		ctx := ss.Context()
-		l, err := s.lease(ctx, info.FullMethod)
+		ctx, l, err := s.lease(ss.Context(), info.FullMethod)
 		if err != nil {
 			return s.refuse(err, ss.SetTrailer)
+		}
+		if ctx != ss.Context() {
+			ss = &withContext{ss, ctx}
 		}
 		if l == nil {
 			return handler(srv, ss)
@@ -123,26 +155,40 @@ var errNoCall = &Error{Code: codes.Internal, Err: errors.New("fusegrpc: a server
 // lease takes a slot for the call, or returns nil for a call served
 // without one. It checks the Server and the context before Key sees
 // either.
-func (s *Server) lease(ctx context.Context, method string) (l *executor.Lease, err error) {
+func (s *Server) lease(ctx context.Context, method string) (context.Context, *executor.Lease, error) {
 	switch {
 	case s == nil:
-		return nil, &Error{Code: codes.Internal, Err: errors.New("fusegrpc: the Server is a nil *Server")}
+		return ctx, nil, &Error{Code: codes.Internal, Err: errors.New("fusegrpc: the Server is a nil *Server")}
 	case ctx == nil:
-		return nil, &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: %s called with a nil context (use context.Background())", method)}
+		return ctx, nil, &Error{Code: codes.Internal, Err: fmt.Errorf("fusegrpc: %s called with a nil context (use context.Background())", method)}
 	case s.Group == nil:
-		return nil, &Error{Code: codes.Internal, Err: errors.New("fusegrpc: Server.Group is nil")}
+		return ctx, nil, &Error{Code: codes.Internal, Err: errors.New("fusegrpc: Server.Group is nil")}
+	}
+	ctx, err := s.trusted(ctx)
+	if err != nil {
+		return ctx, nil, err
 	}
 	key := method
 	if s.Key != nil {
 		if key, err = s.key(ctx, method); err != nil {
-			return nil, err
+			return ctx, nil, err
 		}
 		if key == "" {
-			return nil, nil
+			return ctx, nil, nil
 		}
 	}
-	return executor.LeaseIn(ctx, s.Group, key)
+	l, err := executor.LeaseIn(ctx, s.Group, key)
+	return ctx, l, err
 }
+
+// withContext is a server stream whose handler sees ctx: the stream's own
+// with a priority TrustPriority believed.
+type withContext struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (w *withContext) Context() context.Context { return w.ctx }
 
 func (s *Server) key(ctx context.Context, method string) (string, error) {
 	key, err := breaker.Guard("fusegrpc.Server.Key", func() (string, error) { return s.Key(ctx, method), nil }, nil)

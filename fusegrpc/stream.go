@@ -45,7 +45,7 @@ func (i *Interceptor) Stream() grpc.StreamClientInterceptor {
 		// invocation deadline, when the caller cancels, or at the lease's
 		// end.
 		lctx := l.Context()
-		cs, err := open(lctx, l, streamer, desc, cc, method, opts)
+		cs, err := open(withPriority(lctx, i.PriorityKey), l, streamer, desc, cc, method, opts)
 		if err != nil {
 			if _, ok := err.(*breaker.PanicError); ok {
 				l.Done(err)
