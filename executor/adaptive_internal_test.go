@@ -498,12 +498,12 @@ func TestAdaptiveWindowAcrossReconfigureToAdaptive(t *testing.T) {
 		closeAWindow(ex, ex.adapt.Load())
 	}()
 	time.Sleep(10 * time.Millisecond) // lets the window close first, if it can (it must wait)
-	for _, w := range ex.bh.Resize(size, r.queue, r.lowWater) {
+	for _, w := range ex.resize(size, r.queue, r.lowWater) {
 		w.Value.(promoter).promote()
 	}
 	fresh.sizeMu.Unlock()
 	<-done
-	got, _, _ := ex.bh.Size()
+	got := ex.bh.Stats().Slots
 	a := ex.adapt.Load()
 	a.mu.Lock()
 	want := a.lim.limit

@@ -31,9 +31,8 @@ func (ex *Executor) busy() error {
 func (ex *Executor) refuseBusy() error {
 	err := ex.reject(RejectedBusy)
 	if ex.counts().stuckNow().onBusy != nil {
-		_, queued := ex.bh.Counts()
-		size, _, _ := ex.bh.Size()
-		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: size, Queued: queued,
+		bs := ex.bh.Stats()
+		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: bs.Slots, Queued: bs.Queued,
 			StuckAfter: time.Duration(ex.stuckAfter())})
 	}
 	return err

@@ -56,12 +56,12 @@ func (ex *Executor) overShare(ctx context.Context, p breaker.Permit) bool {
 }
 
 func (ex *Executor) overShareOf(ctx context.Context, perMille uint32, p breaker.Permit) bool {
-	if isProbe(p) {
+	if p.Probe() {
 		return false
 	}
-	inUse, _ := ex.bh.Counts()
-	size, queue, _ := ex.bh.Size()
-	if inUse >= size && queue == 0 {
+	bs := ex.bh.Stats()
+	inUse, size := bs.InUse, bs.Slots
+	if inUse >= size && bs.QueueCap == 0 {
 		return false // full: busy or stuck, as for any call
 	}
 	// With a queue, the shares hold for the queue too: a sheddable call

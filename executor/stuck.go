@@ -189,8 +189,8 @@ func (s *stuckState) setStuck(p stuckPolicy, onBusy func(Busy)) {
 
 // defaultStuck is the policy of StuckConfig's zero value for ex.
 func (ex *Executor) defaultStuck() stuckPolicy {
-	size, queue, _ := ex.bh.Size()
-	return StuckConfig{}.resolve(time.Duration(ex.timeout.Load()), size, queue, func(string, ...any) {})
+	bs := ex.bh.Stats()
+	return StuckConfig{}.resolve(time.Duration(ex.timeout.Load()), bs.Slots, bs.QueueCap, func(string, ...any) {})
 }
 
 // stuckAfter returns the age (ns) from which a call makes a full bulkhead
