@@ -20,7 +20,7 @@ type Busy struct {
 }
 
 // busy refuses a call that found the bulkhead full but not stuck: only
-// this call fails, with ErrSaturated; the breaker is untouched (the closed
+// this call fails, with ErrBusy; the breaker is untouched (the closed
 // breaker's permit needs no release).
 func (ex *Executor) busy() error {
 	ex.leave()

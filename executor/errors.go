@@ -10,13 +10,17 @@ import (
 )
 
 // A refused call's error matches breaker.ErrOpen (the supplier's breaker
-// is open; nothing was called), ErrSaturated or ErrClosed.
+// is open; nothing was called), ErrSaturated, ErrBusy or ErrClosed.
 var (
-	// ErrSaturated: every slot was busy (and the queue, if any, full). If
-	// the bulkhead was stuck the breaker tripped in the same call
-	// (RejectedSaturated, RejectedQueueFull); if it was merely busy only
-	// this call was refused (RejectedBusy). See StuckConfig.
+	// ErrSaturated: every slot was held by stuck calls (and the queue, if
+	// any, full), and the breaker tripped in this call (RejectedSaturated,
+	// RejectedQueueFull). See StuckConfig.
 	ErrSaturated = errors.New("executor: saturated")
+	// ErrBusy: every slot was busy with young calls (and the queue, if any,
+	// full), or the call was over its priority's share: only this call was
+	// refused and the breaker stayed closed (RejectedBusy). A retry after
+	// RejectedError.RetryAfter may well be served.
+	ErrBusy = errors.New("executor: busy")
 	// ErrClosed: the executor (or its Group) is closed or closing.
 	ErrClosed = errors.New("executor: closed")
 	// ErrTimeout resolves the future of a call that outlived its invocation
@@ -43,11 +47,11 @@ type Rejection uint8
 
 // The rejections.
 const (
-	RejectedOpen      Rejection = iota // the breaker was open
-	RejectedSaturated                  // no free slot, no queue
-	RejectedQueueFull                  // no free slot and the queue was full
-	RejectedClosed                     // the executor was closed
-	RejectedBusy                       // no free slot (nor queue place), but the calls were young: the breaker stayed closed
+	RejectedOpen      Rejection = iota // the breaker was open (breaker.ErrOpen)
+	RejectedSaturated                  // no free slot, no queue, the slots stuck: the breaker tripped (ErrSaturated)
+	RejectedQueueFull                  // no free slot, the queue full, the slots stuck: the breaker tripped (ErrSaturated)
+	RejectedClosed                     // the executor was closed (ErrClosed)
+	RejectedBusy                       // no free slot (nor queue place), but the calls were young: the breaker stayed closed (ErrBusy)
 	numRejections
 )
 
@@ -69,13 +73,15 @@ func (r Rejection) sentinel() error {
 		return breaker.ErrOpen
 	case RejectedClosed:
 		return ErrClosed
+	case RejectedBusy:
+		return ErrBusy
 	}
 	return ErrSaturated
 }
 
 // RejectedError is what Submit returns for a refused call: errors.Is
-// matches breaker.ErrOpen, ErrSaturated (for a full queue and a busy
-// bulkhead too) or ErrClosed. The values are made once per executor, so a
+// matches breaker.ErrOpen, ErrSaturated (a full queue too), ErrBusy or
+// ErrClosed. The values are made once per executor, so a
 // rejection allocates nothing; treat them as read-only.
 type RejectedError struct {
 	Supplier string
@@ -90,7 +96,7 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("fusebox: %s: rejected: %s", e.Supplier, e.Reason)
 }
 
-// Unwrap returns breaker.ErrOpen, ErrSaturated or ErrClosed.
+// Unwrap returns breaker.ErrOpen, ErrSaturated, ErrBusy or ErrClosed.
 func (e *RejectedError) Unwrap() error { return e.Reason.sentinel() }
 
 // newPanicError is the error of a call whose function panicked. The panic

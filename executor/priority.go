@@ -17,7 +17,7 @@ import (
 //     ⌊(n−reserve)/2⌋ (at least 1), are held;
 //   - a critical call may take any free slot.
 //
-// Such a refusal is a busy one (RejectedBusy, ErrSaturated): it leaves the
+// Such a refusal is a busy one (RejectedBusy, ErrBusy): it leaves the
 // breaker alone, since the supplier is not in trouble; only a call that
 // finds every slot held takes the usual path, where stuck slots trip the
 // breaker. The decision reads the counts without a lock, so under a race

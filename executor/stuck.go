@@ -20,7 +20,7 @@ const (
 // A call that finds every slot taken (and the queue full, if there is one)
 // meets one of two bulkheads. A busy one holds young calls: a burst, a
 // cold start, a supplier that paused for a moment; they will end soon, and
-// only this call is refused (ErrSaturated, counted as RejectedBusy; the
+// only this call is refused (ErrBusy, counted as RejectedBusy; the
 // breaker learns nothing). A stuck one holds calls that have run far longer
 // than this supplier's calls normally take: that is evidence against the
 // supplier, and the breaker trips in this very call (reason Saturation, or

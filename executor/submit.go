@@ -11,7 +11,7 @@ import (
 )
 
 // Submit runs fn on the executor's supplier and returns its future, or a
-// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrClosed) without calling
+// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrBusy, ErrClosed) without calling
 // fn and without allocating. It never blocks: a call that finds every slot
 // busy waits in the queue, if there is one, as a queue entry.
 //
@@ -35,11 +35,11 @@ import (
 //
 // The path of one call: the breaker admits it (open: breaker.ErrOpen,
 // nothing touched); the bulkhead gives it a slot, or a queue place. None
-// free: Submit returns ErrSaturated, and if the slots are stuck (held by
-// calls far older than the supplier's calls take, see StuckConfig) the
-// breaker trips with reason Saturation (QueueFull with a queue) in this
-// very call; if they are merely busy, only this call is refused
-// (RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of
+// free: if the slots are stuck (held by calls far older than the
+// supplier's calls take, see StuckConfig) the breaker trips with reason
+// Saturation (QueueFull with a queue) in this very call and Submit returns
+// ErrSaturated; if they are merely busy, only this call is refused
+// (ErrBusy, RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of
 // its own; when it returns the slot is released first, the outcome
 // recorded on the breaker second, and the future completed last, so a
 // caller that awaits and resubmits at once never meets its own slot. In
