@@ -111,7 +111,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
-		v, err = zero, ErrTimeout
+		v, err = zero, ex.timeoutErr(c.ctx.parent, c.ctx.node.at)
 		o, perr := ex.count(c.permit, ErrTimeout)
 		if perr != nil {
 			err = perr

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
+	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 )
@@ -23,18 +25,24 @@ var (
 	ErrBusy = errors.New("executor: busy")
 	// ErrClosed: the executor (or its Group) is closed or closing.
 	ErrClosed = errors.New("executor: closed")
-	// ErrTimeout resolves the future of a call that outlived its invocation
-	// timeout (or the caller's earlier deadline). It matches
-	// context.DeadlineExceeded with errors.Is, and has Timeout() true like a
-	// net.Error.
-	ErrTimeout error = &timeoutError{"executor: invocation timeout"}
+	// ErrTimeout is matched by the error of a call that outlived its
+	// invocation timeout (or the caller's earlier deadline), which names
+	// the supplier and the timeout, as in "fusebox: payments: invocation
+	// timeout after 2s". That error and ErrTimeout match
+	// context.DeadlineExceeded too, and have Timeout() true like a net.Error.
+	ErrTimeout error = &timeoutError{msg: "executor: invocation timeout"}
 	// ErrQueueTimeout resolves the future of a call that waited in the queue
 	// for Config.QueueTimeout without getting a slot; the call never ran. It
 	// matches ErrTimeout and context.DeadlineExceeded too.
-	ErrQueueTimeout error = &timeoutError{"executor: timed out waiting in the queue"}
+	ErrQueueTimeout error = &timeoutError{msg: "executor: timed out waiting in the queue"}
 )
 
-type timeoutError struct{ msg string }
+// timeoutError is the type of ErrTimeout, ErrQueueTimeout and of the
+// timeout errors of each executor (see timeoutErrs).
+type timeoutError struct {
+	msg string
+	d   time.Duration // the invocation timeout the message names
+}
 
 func (e *timeoutError) Error() string { return e.msg }
 func (e *timeoutError) Timeout() bool { return true }
@@ -130,4 +138,33 @@ func fromBreaker(err error) *breaker.PanicError {
 		return &breaker.PanicError{Callback: "Breaker", Value: err}
 	}
 	return &breaker.PanicError{Callback: "Breaker." + bp.Callback, Value: bp.Value, Stack: bp.Stack}
+}
+
+// timeoutErrs are the errors a supplier's timed-out calls resolve with,
+// made once per executor (and per invocation timeout, which Reconfigure
+// may change), so that a timeout allocates nothing, as a rejection does.
+type timeoutErrs struct {
+	invocation atomic.Pointer[timeoutError] // "invocation timeout after d"
+	caller     timeoutError                 // the caller's deadline came first
+}
+
+func (t *timeoutErrs) init(supplier string) {
+	t.caller.msg = "fusebox: " + supplier + ": invocation timeout at the caller's deadline"
+}
+
+// timeoutErr is the error of a call of ex whose deadline at (ns on the
+// executor's clock) passed while it ran: the caller's, if it came before
+// the invocation timeout, or the invocation timeout in force.
+func (ex *Executor) timeoutErr(parent context.Context, at int64) error {
+	te := &ex.counts().timeoutErrs
+	if d, ok := parent.Deadline(); ok && int64(d.Sub(ex.env.epoch)) == at {
+		return &te.caller // start chose the caller's deadline (see call.start)
+	}
+	d := time.Duration(ex.timeout.Load())
+	if e := te.invocation.Load(); e != nil && e.d == d {
+		return e
+	}
+	e := &timeoutError{msg: fmt.Sprintf("fusebox: %s: invocation timeout after %v", ex.name, d), d: d}
+	te.invocation.Store(e) // a race makes two equal values; either will do
+	return e
 }

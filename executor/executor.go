@@ -148,9 +148,10 @@ type rareCounts struct {
 	unserved, unservedAtTrip atomic.Uint64
 	// untimed counts the successes not in the duration histogram: calls
 	// whose start is not known (see call.startedAt).
-	untimed    atomic.Uint64
-	rejected   [numRejections]atomic.Uint64
-	errs       [numRejections]RejectedError
+	untimed  atomic.Uint64
+	rejected [numRejections]atomic.Uint64
+	errs     [numRejections]RejectedError
+	timeoutErrs
 	byPriority [priority.Levels]atomic.Uint64 // rejections of critical and sheddable calls
 	stuckState                                // the stuck criterion and the latency history
 	dur        atomic.Pointer[durations]      // made when the first call ends
@@ -172,6 +173,7 @@ func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
 	for i := range r.errs {
 		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i), br: ex.br}
 	}
+	r.timeoutErrs.init(ex.name)
 	if !ex.rare.CompareAndSwap(nil, r) {
 		r = ex.rare.Load()
 	}
