@@ -15,15 +15,12 @@ import (
 
 // A Bulkhead counts the slots of one supplier and keeps an optional bounded
 // FIFO queue of callers that arrive while all slots are busy: blocking
-// ones ([Bulkhead.Acquire]) and [Waiter]s queued by [Bulkhead.Admit].
-//
-// A Bulkhead runs nothing and starts no goroutine: it only accounts. An idle
-// Bulkhead is a few words of memory. All methods are safe for concurrent
-// use. The zero Bulkhead has no slot and no queue until Resize sizes it, so
-// it can be a field of a struct of yours; New makes a sized one. A nil
-// *Bulkhead has no slots either: Acquire and Resize return an error, Admit
-// Full, TryAcquire false, Stats the zero Stats, and Release panics as it
-// does whenever no slot is held. A Bulkhead must not be copied once used.
+// ones ([Bulkhead.Acquire]) and [Waiter]s queued by [Bulkhead.Admit]. It
+// runs nothing and starts no goroutine; all methods are safe for
+// concurrent use. The zero Bulkhead has no slot until Resize sizes it (New
+// makes a sized one), so it can be a field of a struct of yours; it must
+// not be copied once used. A nil *Bulkhead has no slots either: Acquire
+// and Resize return an error, Admit Full, Release panics.
 type Bulkhead struct {
 	// state packs the slots in use (low 32 bits) and the number of queued
 	// waiters (high 32 bits), so both change together in one CAS. The
@@ -94,19 +91,14 @@ func (b *Bulkhead) resize(slots, queue, lowWater int) []*Waiter {
 	}
 }
 
-// Admit takes a slot or, with w, a queue place, without waiting. It returns
-//
-//   - Acquired: the caller holds a slot and must Release it; w is untouched.
-//   - Queued: w took the tail of the queue and holds no slot yet. Later
-//     exactly one of two things happens: a Release (or a Resize) hands w a
-//     slot and returns w, and whoever got it starts w's work, which must
-//     Release the slot in turn; or [Bulkhead.Cancel] removes w and its work
-//     must never run.
-//   - Full: no slot and no queue place (or w is nil); nothing changed. This
-//     is the exact moment the caller found the bulkhead saturated.
-//
-// Set w.Value before Admit: a concurrent Release may hand w out before
-// Admit returns. Admit panics if w is already in the queue.
+// Admit takes a slot or, with w, a queue place, without waiting:
+// Acquired (the caller holds a slot and must Release it), Queued (w waits
+// at the tail; later either a Release or Resize hands it a slot and
+// returns it, and whoever got it starts w's work, which must Release the
+// slot; or Cancel removes it and its work never runs), or Full (no slot
+// and no queue place, or w is nil: nothing changed; the exact moment the
+// bulkhead was found saturated). Set w.Value before Admit: a concurrent
+// Release may hand w out before Admit returns. w must not be queued.
 func (b *Bulkhead) Admit(w *Waiter) Admission {
 	if b == nil {
 		return Full

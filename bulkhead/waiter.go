@@ -41,8 +41,8 @@ func (a Admission) String() string {
 // bulkhead, which guards it with its mutex.
 type Waiter struct {
 	// Value is the owner's payload, typically the work to start when the
-	// Waiter is handed a slot. Set it before Admit; the bulkhead never
-	// reads or changes it.
+	// Waiter is handed a slot. Set it before Admit; the bulkhead does not
+	// change it.
 	Value any
 
 	n node // w's place in the queue, guarded by the queue's mutex
