@@ -107,7 +107,8 @@ func (b *Breaker) rules() *rules { return b.rs.Load() }
 func (b *Breaker) now() int64 { return int64(time.Since(b.epoch)) }
 
 // Permit is the right to make one call. Report its end with exactly one of
-// Done or Ignore. The zero Permit (returned with an error) ignores both. A Permit is a small value; copy it freely.
+// Done, Record, Ignore or Reject. The zero Permit (returned with an error)
+// ignores all of them. A Permit is a small value; copy it freely.
 type Permit struct {
 	b     *Breaker
 	r     *record
@@ -189,13 +190,15 @@ func (b *Breaker) reject() (Permit, error) {
 	return Permit{}, ErrOpen
 }
 
-// current reports whether the permit was admitted under the current
-// generation: no transition has happened since. A Reconfigure keeps the
-// generation (its fresh counters are not a transition).
-func (p Permit) current() bool { return p.b != nil && p.b.cur.Load().gen == p.r.gen }
+// Current reports whether no transition has happened since the permit was
+// issued (a Reconfigure is none). Statistics that decide, such as a stuck
+// criterion's latency history, should learn only from such calls; the
+// results of calls admitted before a trip describe the incident.
+func (p Permit) Current() bool { return p.b != nil && p.b.cur.Load().gen == p.r.gen }
 
-// probe reports whether the permit is a half-open probe.
-func (p Permit) probe() bool { return p.r != nil && p.r.state == HalfOpen }
+// Probe reports whether the permit is a half-open probe: one of the few
+// calls whose outcome decides whether the breaker closes.
+func (p Permit) Probe() bool { return p.r != nil && p.r.state == HalfOpen }
 
 // Done records the end of the call: err nil is a Success, anything else is
 // classified by Config.Classify. A permit from an older generation (admitted
@@ -211,7 +214,7 @@ func (p Permit) Done(err error) {
 	if p.b == nil {
 		return
 	}
-	o, cerr := p.b.classify(err)
+	o, cerr := p.b.Classify(err)
 	if merr := p.b.record(p, o, err); cerr == nil {
 		cerr = merr
 	}
@@ -220,23 +223,23 @@ func (p Permit) Done(err error) {
 	}
 }
 
-// record is Done with the outcome already decided, for the executor, which
-// classifies once and counts calls by outcome. err is still needed to match
-// Config.ErrorKinds; a nil err matches no kind. If a Match function panics,
-// the panic is recovered, the failure counts as matching no kind, and
-// record returns a *PanicError.
-func (p Permit) record(o Outcome, err error) error {
+// Record is Done with the outcome already decided (by Classify), for a
+// caller that counts calls by outcome itself. err is still needed to match
+// Config.ErrorKinds; a nil err matches none. A Match function that panics
+// is recovered: the failure matches no kind and Record returns a
+// *PanicError.
+func (p Permit) Record(o Outcome, err error) error {
 	if p.b == nil {
 		return nil
 	}
 	return p.b.record(p, o, err)
 }
 
-// classify returns the outcome Done would record for err: Success for nil,
-// else Config.Classify(err). If the classifier panics (or an Unwrap or Is
-// method of err does, on DefaultClassify's errors.Is walk), the panic is
-// recovered and classify returns Failure and a *PanicError.
-func (b *Breaker) classify(err error) (Outcome, error) {
+// Classify returns the outcome Done would record for err: Success for nil,
+// else Config.Classify(err). A classifier that panics (or an Unwrap or Is
+// method of err, on DefaultClassify's errors.Is walk) is recovered:
+// Classify returns Failure and a *PanicError.
+func (b *Breaker) Classify(err error) (Outcome, error) {
 	if err == nil {
 		return Success, nil
 	}
@@ -244,8 +247,15 @@ func (b *Breaker) classify(err error) (Outcome, error) {
 }
 
 // classifyErr is Classify's outlined half, so that Classify(nil), on every
-// successful call, stays inlined.
-func (b *Breaker) classifyErr(err error) (Outcome, error) { return b.rules().classify(err) }
+// successful call, stays inlined. A nil or zero Breaker has no rules: it
+// classifies as DefaultClassify does.
+func (b *Breaker) classifyErr(err error) (Outcome, error) {
+	var rs *rules
+	if b != nil {
+		rs = b.rules()
+	}
+	return rs.classify(err)
+}
 
 // Ignore records the call as Ignored: it decides nothing, and a half-open
 // probe gives its place to the next caller. Use it for calls that never ran
@@ -256,12 +266,13 @@ func (p Permit) Ignore() {
 	}
 }
 
-// reject reports that the call could not run because the bulkhead behind
-// the breaker was full (reason Saturation or QueueFull). A closed breaker
-// trips with that reason, in this call. A half-open probe that found no slot
-// re-opens the breaker with reason ProbeDeferred and a fresh open period,
-// without counting a failed attempt. Stale permits change nothing.
-func (p Permit) reject(reason Reason) {
+// Reject reports that the call could not run because the bulkhead behind
+// the breaker was full (reason Saturation or QueueFull): a closed breaker
+// trips with that reason in this call; a half-open probe re-opens it with
+// reason ProbeDeferred and a fresh open period, counting no failed
+// attempt. A stale permit changes nothing. A busy refusal that must not
+// trip is reported with Ignore instead.
+func (p Permit) Reject(reason Reason) {
 	b := p.b
 	if b == nil || b.cur.Load() != p.r {
 		return

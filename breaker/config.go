@@ -389,15 +389,16 @@ func (r *rules) period(attempts uint32, rnd func() float64) int64 {
 	return p
 }
 
-// classify applies Config.Classify to a non-nil error. A panic (in the
-// classifier, or in an Unwrap or Is method of err) is a Failure.
+// classify applies Config.Classify to a non-nil error (DefaultClassify for
+// nil rules). A panic (in the classifier, or in an Unwrap or Is method of
+// err) is a Failure.
 func (r *rules) classify(err error) (o Outcome, perr error) {
 	defer func() {
 		if v := recover(); v != nil {
 			o, perr = Failure, newPanicError("Classify", v)
 		}
 	}()
-	if r.opt != nil && r.opt.classify != nil {
+	if r != nil && r.opt != nil && r.opt.classify != nil {
 		return r.opt.classify(err), nil
 	}
 	return DefaultClassify(err), nil

@@ -86,11 +86,14 @@ func (b *Breaker) override(s State) {
 	}
 }
 
-// drained closes a breaker that is Open because its bulkhead's queue was
-// full (reason QueueFull), with reason QueueDrained and no probe: the
-// executor calls it once the queue has drained below its low-water mark. It
-// reports whether it closed the breaker.
-func (b *Breaker) drained() bool {
+// Drained reports that the bulkhead's queue has drained to its low-water
+// mark: a breaker Open because the queue was full (reason QueueFull)
+// closes, with reason QueueDrained and no probe. It reports whether it
+// closed the breaker; in any other state it does nothing.
+func (b *Breaker) Drained() bool {
+	if b.unmade() {
+		return false
+	}
 	for {
 		cur := b.cur.Load()
 		if cur.state != Open || cur.reason != QueueFull {

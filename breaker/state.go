@@ -37,13 +37,15 @@ func (s State) String() string {
 // Reason says why a transition happened.
 type Reason uint8
 
+// noReason is the reason of a breaker that has never changed state
+// ("none"). It is outside the block of the reasons so that go doc lists
+// them under Reason.
+const noReason Reason = 0
+
 // The reasons.
 const (
-	// noReason is the reason of a breaker that has never changed state
-	// ("none").
-	noReason Reason = iota
 	// ConsecutiveFailures: Config.ConsecutiveFailures failures in a row.
-	ConsecutiveFailures
+	ConsecutiveFailures Reason = iota + 1
 	// ErrorKind: one of Config.ErrorKinds reached its own consecutive
 	// threshold; Event.Kind names it.
 	ErrorKind
@@ -84,8 +86,10 @@ const (
 	Remote
 	// ReadyToTrip: Config.ReadyToTrip returned true.
 	ReadyToTrip
-	numReasons int = iota // for arrays indexed by Reason
 )
+
+// numReasons sizes the arrays indexed by Reason.
+const numReasons = int(ReadyToTrip) + 1
 
 var reasonNames = [...]string{
 	"none", "consecutive-failures", "error-kind", "failure-rate", "slow-call-rate",

@@ -1,6 +1,7 @@
 package breaker_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -25,6 +26,14 @@ func TestNilAndZeroBreakers(t *testing.T) {
 				require.ErrorContains(t, err, "nil or zero *Breaker")
 				assert.NotErrorIs(t, err, breaker.ErrOpen, "not an open breaker: one that does not exist")
 				p.Done(nil) // the zero Permit
+				assert.NoError(t, p.Record(breaker.Failure, nil))
+				p.Reject(breaker.Saturation)
+				assert.False(t, p.Probe())
+				assert.False(t, p.Current())
+				o, perr := b.Classify(errors.New("supplier failed"))
+				assert.Equal(t, breaker.Failure, o, "classified as DefaultClassify does")
+				assert.NoError(t, perr)
+				assert.False(t, b.Drained())
 				assert.Equal(t, breaker.ForcedOpen, b.State(), "it admits nothing")
 				assert.Equal(t, breaker.Stats{State: breaker.ForcedOpen}, b.Stats(), "the state State reports, nothing counted")
 				assert.Error(t, b.Trip(breaker.Manual))

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-
-	"github.com/fusebox-go/fusebox/internal/slots"
 )
 
 // ErrFull is returned by [Bulkhead.Acquire] when every slot is busy and the
@@ -52,20 +50,6 @@ type Stats struct {
 	LowWater int // the effective low-water mark of the queue
 }
 
-// A Bulkhead counts the slots of one supplier and keeps an optional bounded
-// FIFO queue of callers that arrive while all slots are busy.
-//
-// A Bulkhead runs nothing and starts no goroutine: it only accounts. An idle
-// Bulkhead is a few words of memory. All methods are safe for concurrent
-// use.
-//
-// Make one with New. A nil *Bulkhead has no slots: Acquire and Resize
-// return an error, TryAcquire false, Stats the zero Stats, and Release
-// panics as it does whenever no slot is held.
-type Bulkhead struct {
-	s slots.Slots
-}
-
 // errNil is the error of Acquire and Resize on a nil *Bulkhead.
 var errNil = errors.New("bulkhead: a nil *Bulkhead (make one with bulkhead.New)")
 
@@ -77,28 +61,47 @@ func New(cfg Config) (*Bulkhead, error) {
 		return nil, err
 	}
 	b := new(Bulkhead)
-	b.s.Init(slots, cfg.Queue, low)
+	b.resize(slots, cfg.Queue, low)
 	return b, nil
 }
 
-// Resize changes the sizes of a bulkhead in use, without dropping anything:
-// more slots go to the oldest waiting Acquire calls at once; with fewer,
-// the calls holding slots keep them and end as usual, new ones see the new
-// size at once, and slots held beyond it are freed as they are released;
-// a smaller queue keeps the callers already in it. cfg is validated whole
-// first, with the same errors as New; an invalid cfg changes nothing.
-func (b *Bulkhead) Resize(cfg Config) error {
+// Resize sizes b, in use or zero, without dropping anything: more slots go
+// to the oldest queued callers at once; with fewer, the calls holding slots
+// keep them, new ones see the new size at once, and slots held beyond it
+// are freed as they are released; a smaller queue keeps the callers already
+// in it. It returns the Waiters of Admit it handed a slot, oldest first, to
+// be started as after Release (waiting Acquire calls it wakes itself). An
+// invalid cfg, checked as by New, changes nothing.
+func (b *Bulkhead) Resize(cfg Config) ([]*Waiter, error) {
 	if b == nil {
-		return errNil
+		return nil, errNil
 	}
 	slots, low, err := check(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, w := range b.s.Resize(slots, cfg.Queue, low) {
-		close(w.Value.(chan struct{})) // the waiting Acquire owns the slot now
+	handed := b.resize(slots, cfg.Queue, low)
+	started := handed[:0]
+	for _, w := range handed {
+		if !wake(w) {
+			started = append(started, w)
+		}
 	}
-	return nil
+	return started, nil
+}
+
+// wakeup is the Value of the Waiter of a blocked Acquire: closing it hands
+// that Acquire its slot. Only this package can make one, so a Waiter of
+// Admit is never taken for one.
+type wakeup chan struct{}
+
+// wake hands w its slot if it is an Acquire's and reports whether it was.
+func wake(w *Waiter) bool {
+	c, ok := w.Value.(wakeup)
+	if ok {
+		close(c) // the waiting Acquire owns the slot now
+	}
+	return ok
 }
 
 // check validates cfg and returns its effective slots and low-water mark.
@@ -129,7 +132,7 @@ func check(cfg Config) (slots, lowWater int, err error) {
 // Queued callers always come first: while any wait, TryAcquire fails even
 // for a newcomer, because freed slots pass straight to the oldest waiter.
 func (b *Bulkhead) TryAcquire() bool {
-	return b != nil && b.s.Admit(nil) == slots.Acquired
+	return b.Admit(nil) == Acquired
 }
 
 // Acquire takes a slot, waiting in the FIFO queue if all slots are busy, like
@@ -159,19 +162,19 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 	if b.TryAcquire() {
 		return nil
 	}
-	ready := make(chan struct{})
-	w := &slots.Waiter{Value: ready}
-	switch b.s.Admit(w) {
-	case slots.Acquired:
+	ready := make(wakeup)
+	w := &Waiter{Value: ready}
+	switch b.Admit(w) {
+	case Acquired:
 		return nil
-	case slots.Full:
+	case Full:
 		return ErrFull
 	}
 	select {
 	case <-ready:
 		return nil
 	case <-done:
-		if b.s.Cancel(w) {
+		if b.Cancel(w) {
 			return ctx.Err()
 		}
 		// Release already handed w the slot (it closes ready just after):
@@ -181,17 +184,19 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 }
 
 // Release frees one slot held by the caller, or hands it straight to the
-// oldest queued caller of Acquire.
-//
-// Release panics when no slot is held ("bulkhead: Release without Acquire"):
-// releasing more than was acquired is a programming error.
-func (b *Bulkhead) Release() {
+// oldest queued caller: a waiting Acquire returns, and a Waiter of Admit
+// is returned, for the caller to start its work (which now holds the slot
+// and must Release it in turn). Otherwise it returns nil. It panics when
+// no slot is held ("bulkhead: Release without Acquire").
+func (b *Bulkhead) Release() *Waiter {
 	if b == nil {
 		panic("bulkhead: Release without Acquire (on a nil *Bulkhead)")
 	}
-	if w := b.s.Release(); w != nil {
-		close(w.Value.(chan struct{})) // the waiting Acquire owns the slot now
+	w := b.release()
+	if w != nil && wake(w) {
+		return nil
 	}
+	return w
 }
 
 // Stats returns a consistent snapshot of the counts.
@@ -199,8 +204,9 @@ func (b *Bulkhead) Stats() Stats {
 	if b == nil {
 		return Stats{}
 	}
-	inUse, queued := b.s.Counts()
-	size, queue, low := b.s.Size()
+	inUse, queued := unpack(b.state.Load())
+	size, queue, low := b.slots.Load(), b.queueCap.Load(), b.lowWater.Load()
 	// After a Resize that shrank it, more slots than it has may be in use.
-	return Stats{InUse: inUse, Free: size - min(inUse, size), Queued: queued, Slots: size, QueueCap: queue, LowWater: low}
+	return Stats{InUse: int(inUse), Free: int(size - min(inUse, size)), Queued: int(queued),
+		Slots: int(size), QueueCap: int(queue), LowWater: int(low)}
 }

@@ -18,6 +18,13 @@
 //	defer b.Release()
 //	return pay(ctx)
 //
+// [Bulkhead.Admit] is the non-blocking form every executor call goes
+// through: it takes a slot, or queues a [Waiter] that the caller embeds in
+// its own work, so a queued call costs no goroutine and no allocation;
+// [Bulkhead.Release] hands a freed slot straight to the oldest waiter and
+// returns it for the releaser to start, and [Bulkhead.Cancel] takes a
+// waiter out. Acquire is built on the same queue.
+//
 // An idle Bulkhead is about 50 bytes and no goroutine; TryAcquire, Release
 // and refusals are single compare-and-swap loops while nobody waits. All
 // methods are safe for concurrent use. docs/design.md in the repository

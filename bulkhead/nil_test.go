@@ -18,7 +18,8 @@ func TestNilBulkhead(t *testing.T) {
 		assert.ErrorContains(t, b.Acquire(context.Background()), "nil *Bulkhead")
 		assert.False(t, b.TryAcquire())
 		assert.Zero(t, b.Stats())
-		assert.ErrorContains(t, b.Resize(bulkhead.Config{Slots: 1}), "nil *Bulkhead")
+		_, err := b.Resize(bulkhead.Config{Slots: 1})
+		assert.ErrorContains(t, err, "nil *Bulkhead")
 	})
 	assert.PanicsWithValue(t, "bulkhead: Release without Acquire (on a nil *Bulkhead)", func() { b.Release() })
 }

@@ -21,7 +21,7 @@ func TestResize(t *testing.T) {
 			require.True(t, b.TryAcquire())
 			res := acquireAsync(t.Context(), b)
 			synctest.Wait()
-			require.NoError(t, b.Resize(bulkhead.Config{Slots: 2, Queue: 1}))
+			require.NoError(t, resizeAcquired(t, b, bulkhead.Config{Slots: 2, Queue: 1}))
 			synctest.Wait()
 			require.NoError(t, <-res)
 			assert.Equal(t, 2, b.Stats().InUse)
@@ -33,7 +33,7 @@ func TestResize(t *testing.T) {
 		for range 4 {
 			require.True(t, b.TryAcquire())
 		}
-		require.NoError(t, b.Resize(bulkhead.Config{Slots: 2}))
+		require.NoError(t, resizeAcquired(t, b, bulkhead.Config{Slots: 2}))
 		assert.Equal(t, bulkhead.Stats{InUse: 4, Free: 0, Slots: 2}, b.Stats())
 		assert.False(t, b.TryAcquire())
 		b.Release()
@@ -47,7 +47,7 @@ func TestResize(t *testing.T) {
 		require.NoError(t, err)
 		bad := bulkhead.Config{Slots: 3, Queue: 2, LowWater: 5}
 		_, want := bulkhead.New(bad)
-		err = b.Resize(bad)
+		err = resizeAcquired(t, b, bad)
 		require.Error(t, err)
 		assert.Equal(t, want.Error(), err.Error())
 		assert.Equal(t, bulkhead.Stats{Free: 2, Slots: 2, QueueCap: 4, LowWater: 2}, b.Stats())
@@ -83,11 +83,11 @@ func TestResizeUnderLoad(t *testing.T) {
 		})
 	}
 	for i := range 200 {
-		require.NoError(t, b.Resize(bulkhead.Config{Slots: 2 + i%7, Queue: 8}))
+		require.NoError(t, resizeAcquired(t, b, bulkhead.Config{Slots: 2 + i%7, Queue: 8}))
 	}
 	// Settle at 2: the bound is 8 (the largest size) until every slot
 	// taken under a larger size is back, then 2.
-	require.NoError(t, b.Resize(bulkhead.Config{Slots: 2, Queue: 8}))
+	require.NoError(t, resizeAcquired(t, b, bulkhead.Config{Slots: 2, Queue: 8}))
 	for b.Stats().InUse > 2 {
 		runtime.Gosched()
 	}
@@ -101,4 +101,13 @@ func TestResizeUnderLoad(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, peak.Load(), "slots held above the size in force")
 	assert.Equal(t, 0, b.Stats().InUse)
+}
+
+// resizeAcquired resizes a bulkhead whose callers all use Acquire: Resize
+// wakes them itself and returns no Waiter.
+func resizeAcquired(t testing.TB, b *bulkhead.Bulkhead, cfg bulkhead.Config) error {
+	t.Helper()
+	handed, err := b.Resize(cfg)
+	assert.Empty(t, handed, "Waiters of Admit from a bulkhead that only Acquire used")
+	return err
 }

@@ -194,7 +194,7 @@ func (s *adaptState) closeLocked(ex *Executor, now int64) (changed bool, t limit
 	v = ex.adaptAcc.Swap(0)
 	rc := ex.counts()
 	busy, gen := rc.rejected[RejectedBusy].Load(), ex.br.Stats().Generation
-	inUse, _ := ex.bh.Counts()
+	inUse := ex.bh.Stats().InUse
 	n := v & accCountMask
 	o := limitObs{
 		dur: time.Duration(now - s.start), n: n * adaptEvery,
@@ -253,8 +253,8 @@ func (ex *Executor) resizeToLimit(s *adaptState) bool {
 		s.sizeMu.Unlock()
 		return false
 	}
-	_, queue, low := ex.bh.Size()
-	handed := ex.bh.Resize(to, queue, low)
+	bs := ex.bh.Stats()
+	handed := ex.resize(to, bs.QueueCap, bs.LowWater)
 	// needRunning follows the limit: a "not stuck before" computed for the
 	// old one would refuse a bulkhead stuck under a cut limit as busy
 	// (isStuck looks at the size again after it stores one).
@@ -274,8 +274,7 @@ func (ex *Executor) needRunning(p *stuckPolicy) int {
 	if ex.adapt.Load() == nil {
 		return int(p.needRunning)
 	}
-	size, _, _ := ex.bh.Size()
-	return (size + 1) / 2
+	return (ex.bh.Stats().Slots + 1) / 2
 }
 
 // applyAdaptive puts the adaptive settings of r in force (New and

@@ -341,7 +341,7 @@ func TestAdaptiveLimitBelowInitialStillTripsOnAHang(t *testing.T) {
 			futures = append(futures, func() { _, _ = f.Await(context.Background()) })
 		}
 		_, err = Submit(t.Context(), ex, hang)
-		require.ErrorIs(t, err, ErrSaturated, "busy: the calls are young")
+		require.ErrorIs(t, err, ErrBusy, "busy: the calls are young")
 		assert.Equal(t, breaker.Closed, ex.Breaker().State())
 		time.Sleep(1100 * time.Millisecond) // no history: the threshold is MaxAge
 		_, err = Submit(t.Context(), ex, hang)
@@ -439,7 +439,7 @@ func TestAdaptiveCutAppliesToTheStuckCriterionAtOnce(t *testing.T) {
 		time.Sleep(1100 * time.Millisecond) // 20 calls older than the threshold
 		fill(t, ex, 44, release)            // 44 young ones fill the 64 slots
 		_, err = Submit(t.Context(), ex, func(context.Context) (int, error) { return 0, nil })
-		require.ErrorIs(t, err, ErrSaturated, "busy: 20 old calls are not half of 64")
+		require.ErrorIs(t, err, ErrBusy, "busy: 20 old calls are not half of 64")
 		require.Equal(t, breaker.Closed, ex.Breaker().State())
 		a := ex.adapt.Load()
 		a.mu.Lock()
@@ -498,12 +498,12 @@ func TestAdaptiveWindowAcrossReconfigureToAdaptive(t *testing.T) {
 		closeAWindow(ex, ex.adapt.Load())
 	}()
 	time.Sleep(10 * time.Millisecond) // lets the window close first, if it can (it must wait)
-	for _, w := range ex.bh.Resize(size, r.queue, r.lowWater) {
+	for _, w := range ex.resize(size, r.queue, r.lowWater) {
 		w.Value.(promoter).promote()
 	}
 	fresh.sizeMu.Unlock()
 	<-done
-	got, _, _ := ex.bh.Size()
+	got := ex.bh.Stats().Slots
 	a := ex.adapt.Load()
 	a.mu.Lock()
 	want := a.lim.limit

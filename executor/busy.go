@@ -20,7 +20,7 @@ type Busy struct {
 }
 
 // busy refuses a call that found the bulkhead full but not stuck: only
-// this call fails, with ErrSaturated; the breaker is untouched (the closed
+// this call fails, with ErrBusy; the breaker is untouched (the closed
 // breaker's permit needs no release).
 func (ex *Executor) busy() error {
 	ex.leave()
@@ -31,9 +31,8 @@ func (ex *Executor) busy() error {
 func (ex *Executor) refuseBusy() error {
 	err := ex.reject(RejectedBusy)
 	if ex.counts().stuckNow().onBusy != nil {
-		_, queued := ex.bh.Counts()
-		size, _, _ := ex.bh.Size()
-		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: size, Queued: queued,
+		bs := ex.bh.Stats()
+		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: bs.Slots, Queued: bs.Queued,
 			StuckAfter: time.Duration(ex.stuckAfter())})
 	}
 	return err

@@ -234,6 +234,10 @@ func TestErrorValues(t *testing.T) {
 	r := &executor.RejectedError{Supplier: "payments", Reason: executor.RejectedQueueFull}
 	assert.Equal(t, "fusebox: payments: rejected: queue-full", r.Error())
 	assert.ErrorIs(t, r, executor.ErrSaturated)
+	assert.NotErrorIs(t, r, executor.ErrBusy)
+	busy := &executor.RejectedError{Supplier: "payments", Reason: executor.RejectedBusy}
+	assert.ErrorIs(t, busy, executor.ErrBusy)
+	assert.NotErrorIs(t, busy, executor.ErrSaturated, "busy: the breaker did not trip")
 	assert.Equal(t, "Rejection(9)", executor.Rejection(9).String())
 }
 

@@ -101,7 +101,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		// say of its value (panic(context.Canceled) included) and whether
 		// or not the caller had given up.
 		ex.counts().panics.Add(1)
-		_ = record(c.permit, breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
+		_ = c.permit.Record(breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
 		c.ranFor(breaker.Failure, now)
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
@@ -111,7 +111,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
-		v, err = zero, ErrTimeout
+		v, err = zero, ex.timeoutErr(c.ctx.parent, c.ctx.node.at)
 		o, perr := ex.count(c.permit, ErrTimeout)
 		if perr != nil {
 			err = perr
@@ -140,7 +140,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 // supplier keeps it open until its reset timeout and a probe.
 func (ex *Executor) closeIfDrained() {
 	if ex.queued.Load() != nil && ex.br.State() == breaker.Open && ex.drainedByService() {
-		drained(ex.br)
+		ex.br.Drained()
 	}
 }
 

@@ -34,7 +34,8 @@ type Config struct {
 	Workers int
 	// Queue is the number of calls that may wait for a slot when all are
 	// busy. 0 means none: a call that finds no slot is rejected with
-	// ErrSaturated (and trips the breaker if the bulkhead is stuck).
+	// ErrBusy, or ErrSaturated if the bulkhead is stuck (then the breaker
+	// trips).
 	Queue int
 	// QueueTimeout bounds the wait in the queue; a call that waited this
 	// long without a slot resolves with ErrQueueTimeout and never runs.

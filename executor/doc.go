@@ -22,7 +22,8 @@
 //		return payments.Charge(ctx, order)
 //	})
 //	switch {
-//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated),
+//		errors.Is(err, executor.ErrBusy):
 //		// refused without calling payments: degrade
 //	case errors.Is(err, executor.ErrTimeout):
 //		// payments did not answer in 30 s
@@ -36,7 +37,7 @@
 // A full bulkhead is not always a sick supplier: a burst, a cold start or a
 // short pause fill it too, with calls that end in a moment. A call that
 // finds the bulkhead full of such young calls is refused alone
-// (ErrSaturated, Stats.Rejected.Busy, Config.OnBusy) and the breaker stays
+// (ErrBusy, Stats.Rejected.Busy, Config.OnBusy) and the breaker stays
 // closed. Only a stuck bulkhead trips it: half of its slots held by calls
 // older than 8 × the p99 of the supplier's recent successful calls
 // (Stats.LatencyP99), at least 0.5 s and at most half the invocation

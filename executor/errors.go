@@ -5,32 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
+	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
 // A refused call's error matches breaker.ErrOpen (the supplier's breaker
-// is open; nothing was called), ErrSaturated or ErrClosed.
+// is open; nothing was called), ErrSaturated, ErrBusy or ErrClosed.
 var (
-	// ErrSaturated: every slot was busy (and the queue, if any, full). If
-	// the bulkhead was stuck the breaker tripped in the same call
-	// (RejectedSaturated, RejectedQueueFull); if it was merely busy only
-	// this call was refused (RejectedBusy). See StuckConfig.
+	// ErrSaturated: every slot was held by stuck calls (and the queue, if
+	// any, full), and the breaker tripped in this call (RejectedSaturated,
+	// RejectedQueueFull). See StuckConfig.
 	ErrSaturated = errors.New("executor: saturated")
+	// ErrBusy: every slot was busy with young calls (and the queue, if any,
+	// full), or the call was over its priority's share: only this call was
+	// refused and the breaker stayed closed (RejectedBusy). A retry after
+	// RejectedError.RetryAfter may well be served.
+	ErrBusy = errors.New("executor: busy")
 	// ErrClosed: the executor (or its Group) is closed or closing.
 	ErrClosed = errors.New("executor: closed")
-	// ErrTimeout resolves the future of a call that outlived its invocation
-	// timeout (or the caller's earlier deadline). It matches
-	// context.DeadlineExceeded with errors.Is, and has Timeout() true like a
-	// net.Error.
-	ErrTimeout error = &timeoutError{"executor: invocation timeout"}
+	// ErrTimeout is matched by the error of a call that outlived its
+	// invocation timeout (or the caller's earlier deadline), which names
+	// the supplier and the timeout, as in "fusebox: payments: invocation
+	// timeout after 2s". That error and ErrTimeout match
+	// context.DeadlineExceeded too, and have Timeout() true like a net.Error.
+	ErrTimeout error = &timeoutError{msg: "executor: invocation timeout"}
 	// ErrQueueTimeout resolves the future of a call that waited in the queue
 	// for Config.QueueTimeout without getting a slot; the call never ran. It
 	// matches ErrTimeout and context.DeadlineExceeded too.
-	ErrQueueTimeout error = &timeoutError{"executor: timed out waiting in the queue"}
+	ErrQueueTimeout error = &timeoutError{msg: "executor: timed out waiting in the queue"}
 )
 
-type timeoutError struct{ msg string }
+// timeoutError is the type of ErrTimeout, ErrQueueTimeout and of the
+// timeout errors of each executor (see timeoutErrs).
+type timeoutError struct {
+	msg string
+	d   time.Duration // the invocation timeout the message names
+}
 
 func (e *timeoutError) Error() string { return e.msg }
 func (e *timeoutError) Timeout() bool { return true }
@@ -43,11 +55,11 @@ type Rejection uint8
 
 // The rejections.
 const (
-	RejectedOpen      Rejection = iota // the breaker was open
-	RejectedSaturated                  // no free slot, no queue
-	RejectedQueueFull                  // no free slot and the queue was full
-	RejectedClosed                     // the executor was closed
-	RejectedBusy                       // no free slot (nor queue place), but the calls were young: the breaker stayed closed
+	RejectedOpen      Rejection = iota // the breaker was open (breaker.ErrOpen)
+	RejectedSaturated                  // no free slot, no queue, the slots stuck: the breaker tripped (ErrSaturated)
+	RejectedQueueFull                  // no free slot, the queue full, the slots stuck: the breaker tripped (ErrSaturated)
+	RejectedClosed                     // the executor was closed (ErrClosed)
+	RejectedBusy                       // no free slot (nor queue place), but the calls were young: the breaker stayed closed (ErrBusy)
 	numRejections
 )
 
@@ -69,13 +81,15 @@ func (r Rejection) sentinel() error {
 		return breaker.ErrOpen
 	case RejectedClosed:
 		return ErrClosed
+	case RejectedBusy:
+		return ErrBusy
 	}
 	return ErrSaturated
 }
 
 // RejectedError is what Submit returns for a refused call: errors.Is
-// matches breaker.ErrOpen, ErrSaturated (for a full queue and a busy
-// bulkhead too) or ErrClosed. The values are made once per executor, so a
+// matches breaker.ErrOpen, ErrSaturated (a full queue too), ErrBusy or
+// ErrClosed. The values are made once per executor, so a
 // rejection allocates nothing; treat them as read-only.
 type RejectedError struct {
 	Supplier string
@@ -90,7 +104,7 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("fusebox: %s: rejected: %s", e.Supplier, e.Reason)
 }
 
-// Unwrap returns breaker.ErrOpen, ErrSaturated or ErrClosed.
+// Unwrap returns breaker.ErrOpen, ErrSaturated, ErrBusy or ErrClosed.
 func (e *RejectedError) Unwrap() error { return e.Reason.sentinel() }
 
 // newPanicError is the error of a call whose function panicked. The panic
@@ -124,4 +138,33 @@ func fromBreaker(err error) *breaker.PanicError {
 		return &breaker.PanicError{Callback: "Breaker", Value: err}
 	}
 	return &breaker.PanicError{Callback: "Breaker." + bp.Callback, Value: bp.Value, Stack: bp.Stack}
+}
+
+// timeoutErrs are the errors a supplier's timed-out calls resolve with,
+// made once per executor (and per invocation timeout, which Reconfigure
+// may change), so that a timeout allocates nothing, as a rejection does.
+type timeoutErrs struct {
+	invocation atomic.Pointer[timeoutError] // "invocation timeout after d"
+	caller     timeoutError                 // the caller's deadline came first
+}
+
+func (t *timeoutErrs) init(supplier string) {
+	t.caller.msg = "fusebox: " + supplier + ": invocation timeout at the caller's deadline"
+}
+
+// timeoutErr is the error of a call of ex whose deadline at (ns on the
+// executor's clock) passed while it ran: the caller's, if it came before
+// the invocation timeout, or the invocation timeout in force.
+func (ex *Executor) timeoutErr(parent context.Context, at int64) error {
+	te := &ex.counts().timeoutErrs
+	if d, ok := parent.Deadline(); ok && int64(d.Sub(ex.env.epoch)) == at {
+		return &te.caller // start chose the caller's deadline (see call.start)
+	}
+	d := time.Duration(ex.timeout.Load())
+	if e := te.invocation.Load(); e != nil && e.d == d {
+		return e
+	}
+	e := &timeoutError{msg: fmt.Sprintf("fusebox: %s: invocation timeout after %v", ex.name, d), d: d}
+	te.invocation.Store(e) // a race makes two equal values; either will do
+	return e
 }

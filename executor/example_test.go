@@ -25,7 +25,7 @@ func ExampleSubmit() {
 		return 9.99, nil // call the supplier with ctx here
 	})
 	if err != nil {
-		fmt.Println("refused:", err) // ErrOpen or ErrSaturated: nothing was called
+		fmt.Println("refused:", err) // ErrOpen, ErrSaturated or ErrBusy: nothing was called
 		return
 	}
 	// ... do other work while the quote is on its way ...
@@ -78,7 +78,7 @@ func ExampleDo_fallback() {
 
 	price := func() float64 {
 		p, err := executor.Do(ctx, ex, func(ctx context.Context) (float64, error) { return 43, nil })
-		if errors.Is(err, breaker.ErrOpen) || errors.Is(err, executor.ErrSaturated) {
+		if errors.Is(err, breaker.ErrOpen) || errors.Is(err, executor.ErrSaturated) || errors.Is(err, executor.ErrBusy) {
 			return cached // fail fast, keep serving
 		}
 		if err != nil {

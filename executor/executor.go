@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
@@ -58,7 +58,7 @@ type Executor struct {
 	// bh is the bulkhead. Every call writes its state word and active,
 	// which sit next to each other so that a call moves one cache line
 	// between cores, not two.
-	bh slots.Slots
+	bh bulkhead.Bulkhead
 
 	// queued holds the queue-wait deadlines; nil until the executor has a
 	// queue (from New, or from the first Reconfigure that gives it one),
@@ -148,9 +148,10 @@ type rareCounts struct {
 	unserved, unservedAtTrip atomic.Uint64
 	// untimed counts the successes not in the duration histogram: calls
 	// whose start is not known (see call.startedAt).
-	untimed    atomic.Uint64
-	rejected   [numRejections]atomic.Uint64
-	errs       [numRejections]RejectedError
+	untimed  atomic.Uint64
+	rejected [numRejections]atomic.Uint64
+	errs     [numRejections]RejectedError
+	timeoutErrs
 	byPriority [priority.Levels]atomic.Uint64 // rejections of critical and sheddable calls
 	stuckState                                // the stuck criterion and the latency history
 	dur        atomic.Pointer[durations]      // made when the first call ends
@@ -172,6 +173,7 @@ func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
 	for i := range r.errs {
 		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i), br: ex.br}
 	}
+	r.timeoutErrs.init(ex.name)
 	if !ex.rare.CompareAndSwap(nil, r) {
 		r = ex.rare.Load()
 	}
@@ -205,7 +207,7 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	}
 	ex := &Executor{env: e, name: name, br: p.br}
 	size, fresh := ex.applyAdaptive(p.resolved)
-	ex.bh.Init(size, p.queue, p.lowWater) // resolve checked every size
+	ex.resize(size, p.queue, p.lowWater)
 	if fresh != nil {
 		fresh.sizeMu.Unlock()
 	}
@@ -430,12 +432,11 @@ func (ex *Executor) Stats() Stats {
 	if ex.unmade() {
 		return Stats{Breaker: ex.Breaker().Stats()} // ForcedOpen: it runs nothing
 	}
-	inUse, queued := ex.bh.Counts()
-	size, queue, _ := ex.bh.Size()
+	bs := ex.bh.Stats()
 	s := Stats{
 		Supplier: ex.name,
 		Breaker:  ex.br.Stats(),
-		Workers:  size, Busy: inUse, Free: size - min(inUse, size), Queued: queued, QueueCap: queue,
+		Workers:  bs.Slots, Busy: bs.InUse, Free: bs.Free, Queued: bs.Queued, QueueCap: bs.QueueCap,
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
 	var rejected [numRejections]uint64
@@ -513,7 +514,7 @@ func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breake
 			// Classify ended the goroutine (runtime.Goexit): record a
 			// failure, as for a panic, so a half-open probe never loses
 			// its place. The caller's deferred call resolves the call.
-			_ = record(p, breaker.Failure, nil)
+			_ = p.Record(breaker.Failure, nil)
 		case !recorded && o == breaker.Success:
 			// A transition listener ended it once the breaker had
 			// recorded the success: the call never reaches ranFor,
@@ -523,10 +524,10 @@ func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breake
 		}
 	}()
 	if err != nil {
-		o, cerr = classify(ex.br, err)
+		o, cerr = ex.br.Classify(err)
 	}
 	classified = true
-	merr := record(p, o, err)
+	merr := p.Record(o, err)
 	recorded = true
 	if cerr == nil {
 		cerr = merr

@@ -10,7 +10,7 @@ import (
 
 // DoOr is Do with a fallback: when the call is refused or times out, that
 // is when its error matches breaker.ErrOpen, ErrSaturated (a full queue
-// too) or ErrTimeout (ErrQueueTimeout too), it returns fallback(ctx, err)
+// too), ErrBusy or ErrTimeout (ErrQueueTimeout too), it returns fallback(ctx, err)
 // instead: a cached value, a default, a degraded answer. Every other error is
 // returned as it is: fn's own (the supplier answered; a fallback would hide
 // its answer), ErrClosed (the service is shutting down) and the caller's
@@ -26,7 +26,7 @@ import (
 // Around the call:
 //   - never retry breaker.ErrOpen (the breaker has just said the supplier
 //     is down; a retry only burns a rejection) nor ErrClosed;
-//   - retry ErrSaturated and ErrTimeout at most once or twice, with
+//   - retry ErrBusy and ErrTimeout at most once or twice, with
 //     back-off and jitter, and only for idempotent calls;
 //   - keep a retry budget, e.g. retries at most 10% of calls, so that
 //     retries cannot double the traffic of an outage;
@@ -60,7 +60,7 @@ func fallsBack(ctx context.Context, err error) bool {
 	switch {
 	case err == nil, errors.Is(err, ErrClosed):
 		return false
-	case errors.Is(err, breaker.ErrOpen), errors.Is(err, ErrSaturated):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, ErrSaturated), errors.Is(err, ErrBusy):
 		return true
 	}
 	// The caller's own deadline also resolves the call with ErrTimeout:

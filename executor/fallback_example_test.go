@@ -62,7 +62,7 @@ func withRetry[T any](ctx context.Context, ex *executor.Executor, budget *retryB
 	backoff := 10 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		v, err := executor.Do(ctx, ex, fn)
-		retryable := errors.Is(err, executor.ErrSaturated) || errors.Is(err, executor.ErrTimeout)
+		retryable := errors.Is(err, executor.ErrBusy) || errors.Is(err, executor.ErrTimeout)
 		if err == nil || !retryable || attempt == 2 || !budget.allowRetry() {
 			return v, err
 		}

@@ -132,7 +132,7 @@ func (ex *Executor) observe(d int64, n uint64, inTime bool, p breaker.Permit) {
 	if n%latEvery != 0 && rc.warm.Load() {
 		return
 	}
-	if !inTime || d >= ex.timeout.Load() || !current(p) {
+	if !inTime || d >= ex.timeout.Load() || !p.Current() {
 		return
 	}
 	l := rc.lat.Load()

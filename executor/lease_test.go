@@ -21,7 +21,7 @@ func TestLeaseHoldsASlotUntilDone(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1, ex.Stats().Busy, "the lease holds the only slot")
 		_, err = executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
-		require.ErrorIs(t, err, executor.ErrSaturated, "a call finds no slot while the lease holds it")
+		require.ErrorIs(t, err, executor.ErrBusy, "a call finds no slot while the lease holds it")
 
 		l.Done(nil)
 		l.Done(errBoom) // only the first Done counts

@@ -17,7 +17,7 @@ import (
 //     ⌊(n−reserve)/2⌋ (at least 1), are held;
 //   - a critical call may take any free slot.
 //
-// Such a refusal is a busy one (RejectedBusy, ErrSaturated): it leaves the
+// Such a refusal is a busy one (RejectedBusy, ErrBusy): it leaves the
 // breaker alone, since the supplier is not in trouble; only a call that
 // finds every slot held takes the usual path, where stuck slots trip the
 // breaker. The decision reads the counts without a lock, so under a race
@@ -56,12 +56,12 @@ func (ex *Executor) overShare(ctx context.Context, p breaker.Permit) bool {
 }
 
 func (ex *Executor) overShareOf(ctx context.Context, perMille uint32, p breaker.Permit) bool {
-	if isProbe(p) {
+	if p.Probe() {
 		return false
 	}
-	inUse, _ := ex.bh.Counts()
-	size, queue, _ := ex.bh.Size()
-	if inUse >= size && queue == 0 {
+	bs := ex.bh.Stats()
+	inUse, size := bs.InUse, bs.Slots
+	if inUse >= size && bs.QueueCap == 0 {
 		return false // full: busy or stuck, as for any call
 	}
 	// With a queue, the shares hold for the queue too: a sheddable call

@@ -23,7 +23,7 @@ func leases(t *testing.T, ex *executor.Executor, p priority.Priority, n int) int
 	for range n {
 		l, err := ex.Lease(priority.With(t.Context(), p))
 		if err != nil {
-			require.ErrorIs(t, err, executor.ErrSaturated)
+			require.ErrorIs(t, err, executor.ErrBusy)
 			continue
 		}
 		got++
@@ -63,7 +63,7 @@ func TestCriticalShareDividesTheSlots(t *testing.T) {
 			assert.Equal(t, 4, leases(t, ex, priority.Sheddable, 4))
 			assert.Equal(t, 0, leases(t, ex, priority.Critical, 2))
 			_, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
-			require.ErrorIs(t, err, executor.ErrSaturated)
+			require.ErrorIs(t, err, executor.ErrBusy)
 			assert.Equal(t, [priority.Levels]uint64{priority.Default: 1, priority.Critical: 2}, ex.Stats().RejectedByPriority)
 		})
 	})

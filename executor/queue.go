@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
 // enqueue puts a call that found every slot busy in the queue qt, or
@@ -31,7 +31,7 @@ func (c *call[T]) enqueue(qt *lazyTimeline) bool {
 	// cancellation (dequeue) all find it set up.
 	q.mu.Lock()
 	switch ex.bh.Admit(&q.waiter) {
-	case slots.Queued:
+	case bulkhead.Queued:
 		c.state.Store(stQueued)
 		q.since = ex.now()
 		q.node.at = addSat(q.since, time.Duration(ex.queueTO.Load()))
@@ -43,7 +43,7 @@ func (c *call[T]) enqueue(qt *lazyTimeline) bool {
 		if !listed { // Close has already emptied the queue: leave it too
 			c.dequeue(ErrClosed)
 		}
-	case slots.Acquired:
+	case bulkhead.Acquired:
 		q.mu.Unlock()
 		c.q = nil
 		c.start()
@@ -64,10 +64,28 @@ func (ex *Executor) release() {
 
 type promoter interface{ promote() }
 
+// queueFull reports whether every queue place is taken; without a queue
+// it always is.
+func (ex *Executor) queueFull() bool {
+	s := ex.bh.Stats()
+	return s.Queued >= s.QueueCap
+}
+
+// resize sizes the bulkhead and returns the queued calls it handed the
+// slots it added, to be started as after a release. The sizes come from
+// resolve, which checked them as the bulkhead does.
+func (ex *Executor) resize(slots, queue, lowWater int) []*bulkhead.Waiter {
+	handed, err := ex.bh.Resize(bulkhead.Config{Slots: slots, Queue: queue, LowWater: lowWater})
+	if err != nil {
+		panic("executor: a size resolve let through: " + err.Error())
+	}
+	return handed
+}
+
 // queueState is what a call needs while it waits in the queue.
 type queueState struct {
 	mu      sync.Mutex
-	waiter  slots.Waiter
+	waiter  bulkhead.Waiter
 	node    deadline // in ex.queued while it waits
 	since   int64    // when it was queued (executor clock), for the stuck criterion
 	unwatch func() bool

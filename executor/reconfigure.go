@@ -94,7 +94,7 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 		s.sizeMu.Lock()
 	}
 	size, fresh := ex.applyAdaptive(r)
-	handed := ex.bh.Resize(size, r.queue, r.lowWater) // resolve checked every size
+	handed := ex.resize(size, r.queue, r.lowWater)
 	if fresh != nil {
 		fresh.sizeMu.Unlock()
 	}

@@ -432,7 +432,7 @@ func TestReconfigureStuckCriterion(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 		_, err := executor.Submit(t.Context(), ex, s.cooperative)
-		require.ErrorIs(t, err, executor.ErrSaturated)
+		require.ErrorIs(t, err, executor.ErrBusy)
 		require.Equal(t, breaker.Closed, ex.Breaker().State(), "2 s old, under the 8 s criterion: busy")
 
 		cfg.Stuck.MaxAge = time.Second

@@ -61,7 +61,7 @@ func TestSharesHoldWhenTheSlotsAreFullAndAQueueWaits(t *testing.T) {
 		synctest.Wait()
 		for range 4 {
 			_, err := executor.Submit(sctx, ex, func(context.Context) (string, error) { return "shed", nil })
-			require.ErrorIs(t, err, executor.ErrSaturated, "a sheddable call over its share is refused, not queued")
+			require.ErrorIs(t, err, executor.ErrBusy, "a sheddable call over its share is refused, not queued")
 		}
 		_, err := executor.Submit(cctx, ex, crit.cooperative)
 		require.NoError(t, err, "a critical call queues for its slot")

@@ -20,7 +20,7 @@ const (
 // A call that finds every slot taken (and the queue full, if there is one)
 // meets one of two bulkheads. A busy one holds young calls: a burst, a
 // cold start, a supplier that paused for a moment; they will end soon, and
-// only this call is refused (ErrSaturated, counted as RejectedBusy; the
+// only this call is refused (ErrBusy, counted as RejectedBusy; the
 // breaker learns nothing). A stuck one holds calls that have run far longer
 // than this supplier's calls normally take: that is evidence against the
 // supplier, and the breaker trips in this very call (reason Saturation, or
@@ -189,8 +189,8 @@ func (s *stuckState) setStuck(p stuckPolicy, onBusy func(Busy)) {
 
 // defaultStuck is the policy of StuckConfig's zero value for ex.
 func (ex *Executor) defaultStuck() stuckPolicy {
-	size, queue, _ := ex.bh.Size()
-	return StuckConfig{}.resolve(time.Duration(ex.timeout.Load()), size, queue, func(string, ...any) {})
+	bs := ex.bh.Stats()
+	return StuckConfig{}.resolve(time.Duration(ex.timeout.Load()), bs.Slots, bs.QueueCap, func(string, ...any) {})
 }
 
 // stuckAfter returns the age (ns) from which a call makes a full bulkhead

@@ -47,7 +47,13 @@ func rejection(t *testing.T, err error) executor.Rejection {
 	t.Helper()
 	var rej *executor.RejectedError
 	require.ErrorAs(t, err, &rej)
-	require.ErrorIs(t, err, executor.ErrSaturated)
+	if rej.Reason == executor.RejectedBusy {
+		require.ErrorIs(t, err, executor.ErrBusy)
+		require.NotErrorIs(t, err, executor.ErrSaturated, "a busy refusal trips nothing")
+	} else {
+		require.ErrorIs(t, err, executor.ErrSaturated)
+		require.NotErrorIs(t, err, executor.ErrBusy)
+	}
 	return rej.Reason
 }
 
@@ -355,7 +361,7 @@ func TestBusyListener(t *testing.T) {
 		fill(t, ex, s, 1)
 		for range 3 {
 			_, err := executor.Submit(t.Context(), ex, s.cooperative)
-			require.ErrorIs(t, err, executor.ErrSaturated)
+			require.ErrorIs(t, err, executor.ErrBusy)
 		}
 		require.Len(t, got, 3)
 		assert.Equal(t, executor.Busy{Supplier: "payments", Time: time.Now(), Workers: 1, StuckAfter: 15 * time.Second}, got[0])
@@ -363,7 +369,7 @@ func TestBusyListener(t *testing.T) {
 		assert.Contains(t, buf.String(), "supplier=payments refused=1")
 		time.Sleep(time.Second)
 		_, err := executor.Submit(t.Context(), ex, s.cooperative)
-		require.ErrorIs(t, err, executor.ErrSaturated)
+		require.ErrorIs(t, err, executor.ErrBusy)
 		assert.Contains(t, buf.String(), "refused=3", "the two held back and this one")
 	})
 }

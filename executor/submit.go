@@ -5,13 +5,13 @@ import (
 	"errors"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/future"
-	"github.com/fusebox-go/fusebox/internal/slots"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Submit runs fn on the executor's supplier and returns its future, or a
-// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrClosed) without calling
+// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrBusy, ErrClosed) without calling
 // fn and without allocating. It never blocks: a call that finds every slot
 // busy waits in the queue, if there is one, as a queue entry.
 //
@@ -35,11 +35,11 @@ import (
 //
 // The path of one call: the breaker admits it (open: breaker.ErrOpen,
 // nothing touched); the bulkhead gives it a slot, or a queue place. None
-// free: Submit returns ErrSaturated, and if the slots are stuck (held by
-// calls far older than the supplier's calls take, see StuckConfig) the
-// breaker trips with reason Saturation (QueueFull with a queue) in this
-// very call; if they are merely busy, only this call is refused
-// (RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of
+// free: if the slots are stuck (held by calls far older than the
+// supplier's calls take, see StuckConfig) the breaker trips with reason
+// Saturation (QueueFull with a queue) in this very call and Submit returns
+// ErrSaturated; if they are merely busy, only this call is refused
+// (ErrBusy, RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of
 // its own; when it returns the slot is released first, the outcome
 // recorded on the breaker second, and the future completed last, so a
 // caller that awaits and resubmits at once never meets its own slot. In
@@ -91,7 +91,7 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	// the full path below, where stuck slots trip the breaker, for a call
 	// over its share too: a share must not hide a hang.
 	over := ex.overShare(ctx, permit)
-	if (over || ex.bh.Full() && !isProbe(permit)) && !ex.isStuck() {
+	if (over || ex.bh.Saturated() && !permit.Probe()) && !ex.isStuck() {
 		return nil, ex.refuseBusy()
 	}
 	// Count the call in and look for Close in one step: a Close (or an
@@ -102,13 +102,13 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	if over {
 		return nil, ex.saturated(permit) // stuck: trips the breaker
 	}
-	if ex.bh.Admit(nil) == slots.Acquired {
+	if ex.bh.Admit(nil) == bulkhead.Acquired {
 		c := newCall(ctx, ex, fn, permit)
 		c.start()
 		return c, nil
 	}
 	qt := ex.queued.Load()
-	if qt == nil || ex.bh.QueueFull() {
+	if qt == nil || ex.queueFull() {
 		return nil, ex.saturated(permit)
 	}
 	c := newCall(ctx, ex, fn, permit)
@@ -152,24 +152,24 @@ func errBadCall(ctx context.Context, ex *Executor) error {
 // the goroutine (runtime.Goexit) leaves no active call behind for Close to
 // wait for, and the refusal is counted before.
 func (ex *Executor) saturated(p breaker.Permit) error {
-	if isProbe(p) {
+	if p.Probe() {
 		defer ex.leave()
 		err := ex.reject(RejectedOpen)
-		reject(p, breaker.ProbeDeferred)
+		p.Reject(breaker.ProbeDeferred)
 		return err
 	}
 	if !ex.isStuck() {
 		return ex.busy() // young calls: refuse this one, leave the breaker alone
 	}
 	r, br := RejectedSaturated, breaker.Saturation
-	if _, queue, _ := ex.bh.Size(); queue > 0 {
+	if ex.bh.Stats().QueueCap > 0 {
 		r, br = RejectedQueueFull, breaker.QueueFull
 		rc := ex.counts()
 		rc.unservedAtTrip.Store(rc.unserved.Load())
 	}
 	defer ex.leave()
 	err := ex.reject(r)
-	reject(p, br)
+	p.Reject(br)
 	return err
 }
 
@@ -210,7 +210,7 @@ func (ex *Executor) markUsed() {
 // in: a refusal, as a busy call's is, counted in Rejected.Closed and not
 // as an outcome. Only a half-open probe's place must be given back.
 func (ex *Executor) refuseClosed(permit breaker.Permit) error {
-	if isProbe(permit) {
+	if permit.Probe() {
 		permit.Ignore()
 	}
 	ex.leave()

@@ -33,9 +33,11 @@ func (c *call[T]) expire() {
 	ex := c.ctx.ex
 	x := c.ctx.state()
 	perr := c.ctx.parent.Err()
-	x.terr = ErrTimeout
-	if errors.Is(perr, context.Canceled) {
+	cancelled := errors.Is(perr, context.Canceled)
+	if cancelled {
 		x.terr = perr
+	} else {
+		x.terr = ex.timeoutErr(c.ctx.parent, c.ctx.node.at)
 	}
 	// The state and terr are made and written before the CAS, and read by
 	// settle only after its own CAS failed, that is after observing this
@@ -59,7 +61,7 @@ func (c *call[T]) expire() {
 		}
 	}()
 	switch {
-	case x.terr != ErrTimeout:
+	case cancelled:
 		ex.callerCancelled(c.permit)
 		if called {
 			c.ranFor(breaker.Ignored, ex.now())

@@ -1,21 +1,21 @@
-package slots_test
+package bulkhead_test
 
 import (
 	"fmt"
 
-	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
 // job is work that waits for a slot as a queue entry: the Waiter is
 // embedded, so queueing it allocates nothing and starts no goroutine.
 type job struct {
-	slots.Waiter
+	bulkhead.Waiter
 	name string
 }
 
-func ExampleSlots_Admit() {
-	var b slots.Slots
-	b.Init(1, 2, 1)
+func ExampleBulkhead_Admit() {
+	var b bulkhead.Bulkhead
+	_, _ = b.Resize(bulkhead.Config{Slots: 1, Queue: 2, LowWater: 1})
 	jobs := []*job{{name: "a"}, {name: "b"}, {name: "c"}, {name: "d"}}
 	for _, j := range jobs {
 		j.Value = j
@@ -30,7 +30,7 @@ func ExampleSlots_Admit() {
 	next := b.Release()
 	fmt.Println("a done, start:", next.Value.(*job).name)
 	fmt.Println("b done, start:", b.Release())
-	fmt.Println(b.Counts())
+	fmt.Println(b.Stats().InUse, b.Stats().Queued)
 	// Output:
 	// a Acquired
 	// b Queued

@@ -1,4 +1,4 @@
-package slots_test
+package bulkhead_test
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
 // TestDistribution admits load blocking calls, checks how they split into
@@ -43,7 +43,7 @@ func TestDistribution(t *testing.T) {
 				}
 				gates := make([]chan struct{}, tt.load)
 				calls := make([]*call, tt.load)
-				admitted := map[slots.Admission][]int{}
+				admitted := map[bulkhead.Admission][]int{}
 				for id := range tt.load {
 					gates[id] = make(chan struct{})
 					calls[id] = h.newCall(id, func() error {
@@ -61,10 +61,10 @@ func TestDistribution(t *testing.T) {
 				wantExec := min(tt.load, tt.slots)
 				wantQueued := min(tt.queue, max(tt.load-tt.slots, 0))
 				wantRefused := tt.load - wantExec - wantQueued
-				assert.Len(t, admitted[slots.Acquired], wantExec, "executing")
-				assert.Len(t, admitted[slots.Queued], wantQueued, "queued")
-				assert.Len(t, admitted[slots.Full], wantRefused, "refused")
-				assert.ElementsMatch(t, admitted[slots.Acquired], startedNow(), "started")
+				assert.Len(t, admitted[bulkhead.Acquired], wantExec, "executing")
+				assert.Len(t, admitted[bulkhead.Queued], wantQueued, "queued")
+				assert.Len(t, admitted[bulkhead.Full], wantRefused, "refused")
+				assert.ElementsMatch(t, admitted[bulkhead.Acquired], startedNow(), "started")
 				assert.Equal(t, stats{
 					InUse: wantExec, Free: tt.slots - wantExec, Queued: wantQueued,
 					Slots: tt.slots, QueueCap: tt.queue, LowWater: tt.queue / 2,
@@ -78,7 +78,7 @@ func TestDistribution(t *testing.T) {
 
 				// Complete the oldest running call, one at a time. Each
 				// completion must start exactly the oldest live waiter.
-				wantPromoted := slices.DeleteFunc(slices.Clone(admitted[slots.Queued]),
+				wantPromoted := slices.DeleteFunc(slices.Clone(admitted[bulkhead.Queued]),
 					func(id int) bool { return slices.Contains(tt.cancel, id) })
 				var promoted []int
 				for i := 0; i < len(startedNow()); i++ {
@@ -117,15 +117,15 @@ func TestCancelFreesThePlaceAndTheTaskNeverRuns(t *testing.T) {
 		first := h.newCall(0, func() error { <-gate; return nil })
 		second := h.newCall(1, func() error { return nil })
 		third := h.newCall(2, func() error { return nil })
-		require.Equal(t, slots.Acquired, h.submit(first))
-		require.Equal(t, slots.Queued, h.submit(second))
-		require.Equal(t, slots.Full, h.submit(third), "the queue is full")
+		require.Equal(t, bulkhead.Acquired, h.submit(first))
+		require.Equal(t, bulkhead.Queued, h.submit(second))
+		require.Equal(t, bulkhead.Full, h.submit(third), "the queue is full")
 
 		require.True(t, h.b.Cancel(&second.Waiter))
 		second.cancelled.Store(true)
 		assert.False(t, h.b.Cancel(&second.Waiter), "a second Cancel finds nothing")
 		assert.Equal(t, 0, h.b.Stats().Queued)
-		require.Equal(t, slots.Queued, h.submit(third), "the freed place is taken")
+		require.Equal(t, bulkhead.Queued, h.submit(third), "the freed place is taken")
 
 		close(gate)
 		<-first.done
@@ -139,13 +139,13 @@ func TestCancelFreesThePlaceAndTheTaskNeverRuns(t *testing.T) {
 }
 
 func TestTryAcquireNeverJumpsTheQueue(t *testing.T) {
-	b, err := newSlots(config{Slots: 1, Queue: 2})
+	b, err := bulkhead.New(config{Slots: 1, Queue: 2})
 	require.NoError(t, err)
 	require.True(t, b.TryAcquire())
-	var w slots.Waiter
-	require.Equal(t, slots.Queued, b.Admit(&w))
+	var w bulkhead.Waiter
+	require.Equal(t, bulkhead.Queued, b.Admit(&w))
 	assert.False(t, b.TryAcquire(), "TryAcquire while a waiter is queued")
-	assert.Equal(t, slots.Full, b.Admit(nil), "Admit(nil) while a waiter is queued")
+	assert.Equal(t, bulkhead.Full, b.Admit(nil), "Admit(nil) while a waiter is queued")
 	assert.Same(t, &w, b.Release(), "the slot goes to the waiter")
 	assert.Equal(t, stats{InUse: 1, Slots: 1, QueueCap: 2, LowWater: 1}, b.Stats())
 	assert.Nil(t, b.Release())
@@ -155,26 +155,26 @@ func TestTryAcquireNeverJumpsTheQueue(t *testing.T) {
 // Full agrees with Admit(nil) and Admit(w): true exactly when both refuse.
 func TestFullIsWhenAdmitRefuses(t *testing.T) {
 	for _, queue := range []int{0, 2} {
-		b, err := newSlots(config{Slots: 2, Queue: queue})
+		b, err := bulkhead.New(config{Slots: 2, Queue: queue})
 		require.NoError(t, err)
-		ws := make([]slots.Waiter, 2+queue)
+		ws := make([]bulkhead.Waiter, 2+queue)
 		for i := range ws {
-			assert.False(t, b.Full(), "queue %d: full with %d admitted", queue, i)
-			require.NotEqual(t, slots.Full, b.Admit(&ws[i]))
+			assert.False(t, b.Saturated(), "queue %d: full with %d admitted", queue, i)
+			require.NotEqual(t, bulkhead.Full, b.Admit(&ws[i]))
 		}
-		assert.True(t, b.Full(), "queue %d: not full with every slot and place taken", queue)
-		assert.Equal(t, slots.Full, b.Admit(&slots.Waiter{}))
+		assert.True(t, b.Saturated(), "queue %d: not full with every slot and place taken", queue)
+		assert.Equal(t, bulkhead.Full, b.Admit(&bulkhead.Waiter{}))
 		b.Release()
-		assert.False(t, b.Full(), "queue %d: a release frees a slot, or a queue place by handing its slot over", queue)
+		assert.False(t, b.Saturated(), "queue %d: a release frees a slot, or a queue place by handing its slot over", queue)
 	}
 }
 
 func TestAdmitOfAQueuedWaiterPanics(t *testing.T) {
-	b, err := newSlots(config{Slots: 1, Queue: 2})
+	b, err := bulkhead.New(config{Slots: 1, Queue: 2})
 	require.NoError(t, err)
 	require.True(t, b.TryAcquire())
-	var w slots.Waiter
-	require.Equal(t, slots.Queued, b.Admit(&w))
+	var w bulkhead.Waiter
+	require.Equal(t, bulkhead.Queued, b.Admit(&w))
 	assert.PanicsWithValue(t, "bulkhead: Admit of a Waiter that is already queued", func() { b.Admit(&w) })
 }
 
@@ -193,12 +193,12 @@ func TestDrainedFollowsTheLowWaterMark(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := newSlots(tt.cfg)
+			b, err := bulkhead.New(tt.cfg)
 			require.NoError(t, err)
 			require.True(t, b.TryAcquire())
-			ws := make([]slots.Waiter, tt.queued)
+			ws := make([]bulkhead.Waiter, tt.queued)
 			for i := range ws {
-				require.Equal(t, slots.Queued, b.Admit(&ws[i]))
+				require.Equal(t, bulkhead.Queued, b.Admit(&ws[i]))
 			}
 			assert.Equal(t, tt.wantDrained, b.Drained())
 		})
@@ -206,8 +206,8 @@ func TestDrainedFollowsTheLowWaterMark(t *testing.T) {
 }
 
 func TestAdmissionString(t *testing.T) {
-	assert.Equal(t, "Acquired", slots.Acquired.String())
-	assert.Equal(t, "Queued", slots.Queued.String())
-	assert.Equal(t, "Full", slots.Full.String())
-	assert.Equal(t, "Admission(9)", slots.Admission(9).String())
+	assert.Equal(t, "Acquired", bulkhead.Acquired.String())
+	assert.Equal(t, "Queued", bulkhead.Queued.String())
+	assert.Equal(t, "Full", bulkhead.Full.String())
+	assert.Equal(t, "Admission(9)", bulkhead.Admission(9).String())
 }

@@ -1,4 +1,4 @@
-package slots_test
+package bulkhead_test
 
 import (
 	"testing"
@@ -6,19 +6,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
-func TestResize(t *testing.T) {
+func TestResizeHandsSlotsToWaiters(t *testing.T) {
 	t.Run("growing hands the new slots to the oldest waiters", func(t *testing.T) {
-		b, err := newSlots(config{Slots: 1, Queue: 3})
+		b, err := bulkhead.New(config{Slots: 1, Queue: 3})
 		require.NoError(t, err)
 		require.True(t, b.TryAcquire())
-		ws := []*slots.Waiter{{Value: 1}, {Value: 2}, {Value: 3}}
+		ws := []*bulkhead.Waiter{{Value: 1}, {Value: 2}, {Value: 3}}
 		for _, w := range ws {
-			require.Equal(t, slots.Queued, b.Admit(w))
+			require.Equal(t, bulkhead.Queued, b.Admit(w))
 		}
-		handed, err := b.resize(config{Slots: 3, Queue: 3})
+		handed, err := b.Resize(config{Slots: 3, Queue: 3})
 		require.NoError(t, err)
 		require.Len(t, handed, 2)
 		assert.Equal(t, []any{1, 2}, []any{handed[0].Value, handed[1].Value}, "oldest first")
@@ -27,14 +27,14 @@ func TestResize(t *testing.T) {
 		assert.Same(t, ws[2], b.Release(), "the last waiter gets the next freed slot")
 	})
 	t.Run("shrinking lets the calls in flight finish and hands nothing over until below the new size", func(t *testing.T) {
-		b, err := newSlots(config{Slots: 4, Queue: 2})
+		b, err := bulkhead.New(config{Slots: 4, Queue: 2})
 		require.NoError(t, err)
 		for range 4 {
 			require.True(t, b.TryAcquire())
 		}
-		w := &slots.Waiter{}
-		require.Equal(t, slots.Queued, b.Admit(w))
-		_, err = b.resize(config{Slots: 2, Queue: 2})
+		w := &bulkhead.Waiter{}
+		require.Equal(t, bulkhead.Queued, b.Admit(w))
+		_, err = b.Resize(config{Slots: 2, Queue: 2})
 		require.NoError(t, err)
 		s := b.Stats()
 		assert.Equal(t, 4, s.InUse)
@@ -48,16 +48,16 @@ func TestResize(t *testing.T) {
 		assert.Equal(t, 2, b.Stats().InUse)
 	})
 	t.Run("a smaller queue keeps its waiters and refuses new ones", func(t *testing.T) {
-		b, err := newSlots(config{Slots: 1, Queue: 3})
+		b, err := bulkhead.New(config{Slots: 1, Queue: 3})
 		require.NoError(t, err)
 		require.True(t, b.TryAcquire())
 		for range 3 {
-			require.Equal(t, slots.Queued, b.Admit(&slots.Waiter{}))
+			require.Equal(t, bulkhead.Queued, b.Admit(&bulkhead.Waiter{}))
 		}
-		_, err = b.resize(config{Slots: 1, Queue: 1})
+		_, err = b.Resize(config{Slots: 1, Queue: 1})
 		require.NoError(t, err)
 		assert.Equal(t, 3, b.Stats().Queued)
-		assert.Equal(t, slots.Full, b.Admit(&slots.Waiter{}))
+		assert.Equal(t, bulkhead.Full, b.Admit(&bulkhead.Waiter{}))
 		assert.True(t, b.Drained() == false)
 	})
 }

@@ -1,7 +1,6 @@
-package slots_test
+package bulkhead_test
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,43 +8,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"go.uber.org/goleak"
-
-	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
-
-// config and stats mirror package bulkhead's, so that these tests read as
-// a bulkhead's own.
-type config struct{ Slots, Queue, LowWater int }
-
-type stats struct{ InUse, Free, Queued, Slots, QueueCap, LowWater int }
-
-// testSlots is a Slots with the bulkhead's TryAcquire and Stats.
-type testSlots struct{ slots.Slots }
-
-// newSlots sizes a Slots as bulkhead.New does (LowWater 0 means Queue/2).
-func newSlots(cfg config) (*testSlots, error) {
-	b := new(testSlots)
-	b.Init(cfg.Slots, cfg.Queue, cmp.Or(cfg.LowWater, cfg.Queue/2))
-	return b, nil
-}
-
-// resize resizes as bulkhead.Resize does.
-func (b *testSlots) resize(cfg config) ([]*slots.Waiter, error) {
-	return b.Resize(cfg.Slots, cfg.Queue, cmp.Or(cfg.LowWater, cfg.Queue/2)), nil
-}
-
-func (b *testSlots) TryAcquire() bool { return b.Admit(nil) == slots.Acquired }
-
-func (b *testSlots) Stats() stats {
-	inUse, queued := b.Counts()
-	size, queue, low := b.Size()
-	return stats{InUse: inUse, Free: size - min(inUse, size), Queued: queued, Slots: size, QueueCap: queue, LowWater: low}
-}
+// config and stats are short names for the tests below.
+type (
+	config = bulkhead.Config
+	stats  = bulkhead.Stats
+)
 
 // task is what the executor's Runner starts.
 type task interface{ Run() }
@@ -70,7 +40,7 @@ func (p *goPool) Close(context.Context) error {
 // (starting the waiter it hands over, if any), then report the result.
 type harness struct {
 	t    testing.TB
-	b    *testSlots
+	b    *bulkhead.Bulkhead
 	pool *goPool
 
 	runs      atomic.Int64 // calls whose task started
@@ -81,7 +51,7 @@ type harness struct {
 
 func newHarness(t testing.TB, cfg config) *harness {
 	t.Helper()
-	b, err := newSlots(cfg)
+	b, err := bulkhead.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +65,7 @@ var errPlanned = errors.New("planned failure")
 // allocates nothing. A call can be reused once done has been received or it
 // was cancelled.
 type call struct {
-	slots.Waiter
+	bulkhead.Waiter
 	h  *harness
 	id int
 	fn func() error // the protected function; it may panic
@@ -113,9 +83,9 @@ func (h *harness) newCall(id int, fn func() error) *call {
 }
 
 // submit admits c and starts it if it got a slot.
-func (h *harness) submit(c *call) slots.Admission {
+func (h *harness) submit(c *call) bulkhead.Admission {
 	adm := h.b.Admit(&c.Waiter)
-	if adm == slots.Acquired {
+	if adm == bulkhead.Acquired {
 		h.start(c)
 	}
 	return adm

@@ -1,4 +1,4 @@
-package slots_test
+package bulkhead_test
 
 import (
 	"math/rand/v2"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fusebox-go/fusebox/internal/slots"
+	"github.com/fusebox-go/fusebox/bulkhead"
 )
 
 // TestCapacityIsNeverExceeded hammers one bulkhead from 64 goroutines with
@@ -49,10 +49,10 @@ func TestCapacityIsNeverExceeded(t *testing.T) {
 			for range ops {
 				kind = rng.IntN(4) // success, error, panic, cancel
 				switch h.submit(c) {
-				case slots.Full:
+				case bulkhead.Full:
 					refused.Add(1)
 					continue
-				case slots.Queued:
+				case bulkhead.Queued:
 					queued.Add(1)
 					if kind == 3 {
 						if h.b.Cancel(&c.Waiter) {
@@ -93,18 +93,18 @@ func TestCapacityIsNeverExceeded(t *testing.T) {
 // other on a queued waiter: exactly one of "removed" and "handed the slot"
 // must happen.
 func TestCancelRacingReleaseHasOneWinner(t *testing.T) {
-	b, err := newSlots(config{Slots: 1, Queue: 1})
+	b, err := bulkhead.New(config{Slots: 1, Queue: 1})
 	require.NoError(t, err)
 	var removedWins, grantedWins int
 	for range raceRounds {
 		require.True(t, b.TryAcquire())
-		var w slots.Waiter
-		require.Equal(t, slots.Queued, b.Admit(&w))
+		var w bulkhead.Waiter
+		require.Equal(t, bulkhead.Queued, b.Admit(&w))
 
 		var (
 			wg      sync.WaitGroup
 			removed bool
-			granted *slots.Waiter
+			granted *bulkhead.Waiter
 		)
 		start := make(chan struct{})
 		wg.Go(func() { <-start; removed = b.Cancel(&w) })
@@ -138,7 +138,7 @@ func TestAwaitAndResubmitIsNeverRefused(t *testing.T) {
 	c := h.newCall(0, func() error { return nil })
 	refused := 0
 	for range cycles {
-		if h.submit(c) != slots.Acquired {
+		if h.submit(c) != bulkhead.Acquired {
 			refused++
 			continue
 		}

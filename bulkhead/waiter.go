@@ -1,4 +1,4 @@
-package slots
+package bulkhead
 
 import (
 	"strconv"
@@ -6,7 +6,7 @@ import (
 	"github.com/fusebox-go/fusebox/internal/ilist"
 )
 
-// Admission is the outcome of [Slots.Admit].
+// Admission is the outcome of [Bulkhead.Admit].
 type Admission uint8
 
 const (
@@ -29,10 +29,11 @@ func (a Admission) String() string {
 	return "Admission(" + strconv.Itoa(int(a)) + ")"
 }
 
-// A Waiter is a place in the queue of a [Slots]. Its owner embeds it in the
-// work it stands for (the executor embeds one in each call), so queueing
-// allocates nothing and needs no goroutine: a queued Waiter is just linked
-// into the list until a Release hands it a slot or a Cancel removes it.
+// A Waiter is a place in the queue of a [Bulkhead], for [Bulkhead.Admit].
+// Its owner embeds it in the work it stands for (the executor embeds one in
+// each queued call), so queueing allocates nothing and needs no goroutine:
+// a queued Waiter is just linked into the list until a Release hands it a
+// slot or a Cancel removes it.
 //
 // The zero value is ready to use. A Waiter may be admitted again once it
 // has left the queue (handed out or cancelled), but it must not be in two
@@ -40,12 +41,19 @@ func (a Admission) String() string {
 // bulkhead, which guards it with its mutex.
 type Waiter struct {
 	// Value is the owner's payload, typically the work to start when the
-	// Waiter is handed a slot. Set it before Admit; the bulkhead never
-	// reads or changes it.
+	// Waiter is handed a slot. Set it before Admit; the bulkhead does not
+	// change it.
 	Value any
 
-	links ilist.Links[Waiter] // guarded by the queue's mutex
+	n node // w's place in the queue, guarded by the queue's mutex
 }
 
-// Links returns w's links in the queue, for package ilist.
-func (w *Waiter) Links() *ilist.Links[Waiter] { return &w.links }
+// node links a Waiter into the queue; w points back to the Waiter, which
+// is set while it is queued.
+type node struct {
+	links ilist.Links[node]
+	w     *Waiter
+}
+
+// Links returns n's links, for package ilist.
+func (n *node) Links() *ilist.Links[node] { return &n.links }
