@@ -86,7 +86,7 @@ func statusOf(ctx context.Context, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrClosed):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy), errors.Is(err, executor.ErrClosed):
 		return &Error{Code: codes.Unavailable, Err: err}
 	case errors.Is(err, executor.ErrQueueTimeout):
 		// Waited for a slot and never ran: like a refusal, nothing was sent.
