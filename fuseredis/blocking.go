@@ -104,7 +104,7 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 	if s := b.State(); s == breaker.Open || s == breaker.HalfOpen {
 		if err := h.probe(ctx, call.ping); err != nil {
 			if shadowed(ex, err) {
-				return h.send(func() error { return call.run(&inCall{ctx, h, nil}) }) // shadow mode refuses nothing
+				return h.send(func() error { return call.run(&inCall{Context: ctx, h: h}) }) // shadow mode refuses nothing
 			}
 			return err
 		}
@@ -112,13 +112,13 @@ func (h *Hook) unleased(ctx context.Context, call blockingCall) error {
 	p, err := b.Allow()
 	if err != nil {
 		if ex.Stats().Shadow {
-			return h.send(func() error { return call.run(&inCall{ctx, h, nil}) }) // shadow mode refuses nothing
+			return h.send(func() error { return call.run(&inCall{Context: ctx, h: h}) }) // shadow mode refuses nothing
 		}
 		return h.refuse
 	}
 	// The permit must end however the call does: one left open would keep
 	// a half-open breaker's probe place for ever.
-	c := &inCall{ctx, h, nil}
+	c := &inCall{Context: ctx, h: h}
 	err = h.run(p, func() error { return call.run(c) })
 	v := call.verdict(p, err)
 	if v != nil && c.Err() != nil {
@@ -150,7 +150,7 @@ func (h *Hook) probe(ctx context.Context, ping func(context.Context) error) erro
 	if err != nil {
 		return err
 	}
-	err = h.run(l, func() error { return ping(&inCall{ctx, h, l.Context()}) })
+	err = h.run(l, func() error { return ping(&inCall{Context: ctx, h: h, lease: l.Context()}) })
 	v := h.classify(l, err)
 	l.Done(v)
 	ex, lerr := h.Group.Executor(h.name)

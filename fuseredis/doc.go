@@ -61,10 +61,12 @@
 // Options.ContextTimeoutEnabled go-redis puts that deadline on the socket,
 // so a hung node costs the caller at most the invocation timeout; without
 // it go-redis waits out ReadTimeout, and the slot stays held that long (the
-// breaker records the timeout at the invocation deadline either way). A
-// wait for a connection is bounded by go-redis's PoolTimeout and the
-// caller's context. Keep Workers at or below PoolSize, so that a slot
-// always finds a connection.
+// breaker records the timeout at the invocation deadline either way).
+// go-redis's retries end there too: the context's Done closes at the
+// invocation deadline for the back-off before a retry and the retry's
+// waits. A wait for a connection is bounded by go-redis's PoolTimeout, the
+// caller's context and the invocation deadline. Keep Workers at or below
+// PoolSize, so that a slot always finds a connection.
 //
 // The breaker sees one verdict per command, the one Hook.Classify returns
 // (DefaultClassify by default): redis.Nil, MOVED/ASK redirections, script
@@ -78,7 +80,8 @@
 // caller gets the command's own result, but for a command or pipeline that
 // the invocation timeout ended (not the caller's own deadline): its error,
 // and that of each of the pipeline's commands that got no reply, matches
-// executor.ErrTimeout and wraps go-redis's own (the socket's i/o timeout).
+// executor.ErrTimeout and wraps go-redis's own (the socket's i/o timeout,
+// or context.DeadlineExceeded when the deadline ended a retry's back-off).
 // Replies, redis.Nil among them, are never wrapped.
 //
 // A dial that fails outside any command (a pool refill for MinIdleConns, a

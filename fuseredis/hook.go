@@ -118,16 +118,27 @@ func New(g *executor.Group, addr string) *Hook {
 //
 // The deadline reaches go-redis through Deadline: with
 // Options.ContextTimeoutEnabled it is the socket's deadline, so a command
-// on a hung node ends at the invocation timeout. Done is the caller's
-// channel, which does not close at that deadline: go-redis asks for it on
-// every command (before it waits for a connection), and a channel of the
-// lease's own would cost an allocation and a lock per command. A wait for
-// a connection is bounded by go-redis's PoolTimeout instead, and Err
-// reports the deadline once it has passed.
+// on a hung node ends at the invocation timeout. Err reports the deadline
+// once it has passed. Done is the caller's channel the first time it is
+// asked for and the lease's from then on (see Done).
 type inCall struct {
 	context.Context
 	h     *Hook
 	lease context.Context // nil for a blocking command: the caller's deadline
+	asked atomic.Bool     // Done has been asked for
+}
+
+// Done returns the caller's channel the first time and the lease's, which
+// also closes at the invocation deadline, after. go-redis first asks for
+// Done on every command only to check, without waiting, that the context
+// has not ended, and the lease's channel costs an allocation and a lock.
+// It asks again only to wait: for a pool connection, for a dial, or in
+// the back-off before a retry, which must all end at the deadline.
+func (c *inCall) Done() <-chan struct{} {
+	if c.lease == nil || !c.asked.Swap(true) {
+		return c.Context.Done()
+	}
+	return c.lease.Done()
 }
 
 func (c *inCall) Deadline() (time.Time, bool) {
@@ -232,7 +243,7 @@ func (h *Hook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if err != nil {
 			return err // go-redis sets it on cmd
 		}
-		err = h.run(l, func() error { return next(&inCall{ctx, h, l.Context()}, cmd) })
+		err = h.run(l, func() error { return next(&inCall{Context: ctx, h: h, lease: l.Context()}, cmd) })
 		v := h.classify(l, err)
 		if err != nil {
 			err = timedOut(ctx, l, err) // before Done, while the lease is the call's
@@ -275,7 +286,7 @@ func (h *Hook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Process
 		if err != nil {
 			return setAll(cmds, err)
 		}
-		err = h.run(l, func() error { return next(&inCall{ctx, h, l.Context()}, cmds) })
+		err = h.run(l, func() error { return next(&inCall{Context: ctx, h: h, lease: l.Context()}, cmds) })
 		v := h.verdict(l, cmds, err)
 		if err != nil {
 			if werr := timedOut(ctx, l, err); werr != err {

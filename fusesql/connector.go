@@ -56,7 +56,8 @@ type Config struct {
 	// DefaultClassify. If it panics, or ends its goroutine
 	// (runtime.Goexit), the call counts as a failure with a
 	// *breaker.PanicError naming it and its slot is given back; after a
-	// panic the caller still gets the driver's own result.
+	// panic the caller still gets the driver's own result. A dial that
+	// succeeds is not classified: it is recorded as ignored (see Connect).
 	Classify func(error) error
 }
 
@@ -155,9 +156,11 @@ func (c *Connector) made() bool { return c != nil && c.s != nil }
 // the call that needs the connection), so a database that accepts
 // connections but never answers holds that supplier's slots, and its
 // breaker, once open, refuses new dials at once. A failed dial counts as a
-// failure; a base connector that panics or ends the goroutine gives the
-// slot back, counted as a panic (guard). A Connector that Wrap did not
-// make, or a nil ctx, is an error.
+// failure; a successful one is recorded as ignored (errDialled): it never
+// decides a half-open probe nor enters the latency history. A base
+// connector that panics or ends the goroutine gives the slot back, counted
+// as a panic (guard). A Connector that Wrap did not make, or a nil ctx, is
+// an error.
 func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	switch {
 	case !c.made():
@@ -170,11 +173,21 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	dc, err := inDriver(l, func() (driver.Conn, error) { return c.base.Connect(l.Context()) })
-	if err = c.s.end(ctx, l, err); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, c.s.end(ctx, l, err)
 	}
+	l.Done(errDialled)
 	return newConn(dc, c.s), nil
 }
+
+// errDialled is what the breaker records for a dial that succeeded:
+// ignored, as a cancelled call is (breaker.DefaultClassify ignores
+// context.Canceled). A dial is not the statement that needs it: in
+// half-open its success must not close the breaker while the statement
+// still hangs (the statement that follows is the probe), and its duration,
+// a TCP and TLS handshake and authentication, must not shape the latency
+// history that judges the supplier's slots stuck.
+var errDialled = fmt.Errorf("fusesql: a new connection was dialled; the call that needs it is recorded on its own: %w", context.Canceled)
 
 // Driver returns a *Driver over the base connector's driver, with the same
 // configuration, so that Check works on the pool. For a Connector that

@@ -58,7 +58,11 @@
 // the context database/sql gives it (the call that needs the connection):
 // a server that accepts connections but never answers (stopped, or out
 // of backends) holds that supplier's slots, and its open breaker refuses
-// further dials. A dial has no statement, so Config.Key sees "" for it:
+// further dials. A failed dial counts as a failure; a successful one is
+// recorded as ignored: it is not the statement that needed it, so it
+// never decides a half-open probe (that statement does) and its duration
+// never enters the latency history that the stuck criterion reads. A
+// dial has no statement, so Config.Key sees "" for it:
 // with suppliers chosen by Key, dials run under Default, whose slots
 // should allow for them. The driver's session reset (ResetSession, which
 // database/sql runs before a reused connection's next call and pgx turns
@@ -116,7 +120,10 @@
 // dead (the server restarted since) is recorded as ignored: it says
 // nothing of the database now. So is a try the driver answers with
 // driver.ErrSkip: it sent nothing, and database/sql prepares the statement
-// and runs it instead, each a call of its own.
+// and runs it instead, each a call of its own. These and a successful dial
+// reach the breaker as errors that wrap context.Canceled, which
+// breaker.DefaultClassify ignores: a breaker Classify of one's own should
+// ignore context.Canceled too.
 //
 // Refusals are the executor's *executor.RejectedError: errors.Is matches
 // breaker.ErrOpen or executor.ErrSaturated, and the message names the

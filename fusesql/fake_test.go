@@ -28,10 +28,20 @@ type fakeConnector struct{ f *fakeFuncs }
 type fakeFuncs struct {
 	query func(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error)
 	exec  func(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error)
+	// connect runs at the start of each dial; an error fails the dial.
+	connect func(ctx context.Context) error
 }
 
-func (c fakeConnector) Connect(context.Context) (driver.Conn, error) { return &fakeConn{c.f}, nil }
-func (fakeConnector) Driver() driver.Driver                          { return nil }
+func (c fakeConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	if c.f.connect != nil {
+		if err := c.f.connect(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return &fakeConn{c.f}, nil
+}
+
+func (fakeConnector) Driver() driver.Driver { return nil }
 
 type fakeConn struct{ f *fakeFuncs }
 

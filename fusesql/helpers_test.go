@@ -81,6 +81,12 @@ type shop struct {
 
 func newShop(t testing.TB, deps map[string]executor.Config, cfg fusesql.Config) *shop {
 	t.Helper()
+	return newShopOver(t, base(t), deps, cfg)
+}
+
+// newShopOver is newShop over the connector bc.
+func newShopOver(t testing.TB, bc driver.Connector, deps map[string]executor.Config, cfg fusesql.Config) *shop {
+	t.Helper()
 	ev := &events{}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default:      supplierConfig(4),
@@ -94,7 +100,7 @@ func newShop(t testing.TB, deps map[string]executor.Config, cfg fusesql.Config) 
 			cfg.Suppliers = append(cfg.Suppliers, name)
 		}
 	}
-	c, err := fusesql.Wrap(base(t), cfg)
+	c, err := fusesql.Wrap(bc, cfg)
 	require.NoError(t, err)
 	db := c.OpenDB()
 	require.NoError(t, fusesql.Check(db))
