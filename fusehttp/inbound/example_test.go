@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusehttp/inbound"
 )
@@ -47,4 +49,32 @@ func ExampleHandler() {
 	// Output:
 	// /search 503 1
 	// /home 200
+}
+
+// A handler answers a refusal of the supplier it calls as inbound answers
+// its own: 503 with the time to the supplier's probe.
+func ExampleWriteRefusal() {
+	payments, err := executor.New("payments", executor.Config{Breaker: breaker.Config{ResetTimeout: 20 * time.Second}})
+	if err != nil {
+		panic(err)
+	}
+	defer payments.Close(context.Background())
+	payments.Breaker().Trip(breaker.Manual) // payments is down
+	checkout := func(w http.ResponseWriter, r *http.Request) {
+		receipt, err := executor.Do(r.Context(), payments, func(ctx context.Context) (string, error) {
+			return "paid", nil // the call to payments
+		})
+		if inbound.WriteRefusal(w, err) {
+			return
+		}
+		if err != nil {
+			http.Error(w, "payment failed", http.StatusBadGateway)
+			return
+		}
+		fmt.Fprintln(w, receipt)
+	}
+	rec := httptest.NewRecorder()
+	checkout(rec, httptest.NewRequest(http.MethodPost, "/checkout", nil))
+	fmt.Println(rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
+	// Output: 503 20 Service Unavailable
 }
