@@ -11,8 +11,9 @@
 //	mux.Handle("GET /search", inbound.Handler(search, cfg))
 //	mux.Handle("GET /home", inbound.Handler(home, cfg))
 //
-// WriteRefusal answers a refusal of an outbound
-// call in a handler as Handler answers its own. Responses carry no detail
-// of the service (route patterns, supplier names, panic values): those go
-// to Config.Logger.
+// A route that reads request bodies sets Config.BodyLimit, so that a client
+// that sends its body slowly holds no slot while it does. WriteRefusal
+// answers a refusal of an outbound call in a handler as Handler answers
+// its own. Responses carry no detail of the service (route patterns,
+// supplier names, panic values): those go to Config.Logger.
 package inbound

@@ -3,15 +3,17 @@ package inbound
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 )
 
 // Config configures Handler: which executor admits a request, what a
-// refused request is answered. A Config is plain
+// refused request is answered, and how its body is read. A Config is plain
 // data; one Config may serve many routes.
 type Config struct {
 	// Group supplies one executor per route; its GroupConfig sets each
@@ -36,6 +38,20 @@ type Config struct {
 	// the error of the lease that could not begin.
 	Reject func(w http.ResponseWriter, r *http.Request, err error)
 
+	// BodyLimit, above 0, has Handler read a request's body, at most
+	// BodyLimit bytes, before it asks for a slot: a client that sends its
+	// body slowly holds no slot and is not charged to the route. A body
+	// over the limit is answered 413, one not sent within BodyTimeout 408,
+	// one the client broke off 400, without a slot or a call to next.
+	// 0 means next reads the body under the slot. Negative is an error.
+	BodyLimit int64
+
+	// BodyTimeout bounds the reading of the body BodyLimit has Handler
+	// read, through the connection's read deadline. 0 means no bound of
+	// its own (http.Server.ReadTimeout's holds). It needs a BodyLimit;
+	// negative is an error.
+	BodyTimeout time.Duration
+
 	// Logger receives what a response leaves out: the reason of each 500
 	// Handler answers (a panicking Key, a request no mux routed, an
 	// invalid Config) and each lease error that is not a refusal. Plain
@@ -49,6 +65,12 @@ func (cfg *Config) validate() error {
 	switch {
 	case cfg.Group == nil:
 		return errors.New("inbound: Config.Group is required")
+	case cfg.BodyLimit < 0:
+		return fmt.Errorf("inbound: Config.BodyLimit is %d; want 0 (off) or more", cfg.BodyLimit)
+	case cfg.BodyTimeout < 0:
+		return fmt.Errorf("inbound: Config.BodyTimeout is %v; want 0 (none) or more", cfg.BodyTimeout)
+	case cfg.BodyTimeout > 0 && cfg.BodyLimit == 0:
+		return errors.New("inbound: Config.BodyTimeout is set without a Config.BodyLimit, which it bounds")
 	}
 	return nil
 }
@@ -67,7 +89,7 @@ func (cfg *Config) logger() *slog.Logger {
 // route's InvocationTimeout counts as a timeout and overdue, and keeps its
 // slot until it returns. A panic in next counts as a failure and goes on
 // to http.Server; so does a runtime.Goexit, unless the client had gone.
-// With an invalid cfg (no Group) or a nil next, Handler
+// With an invalid cfg (no Group, a negative field) or a nil next, Handler
 // logs the mistake and returns a handler that answers every request 500.
 func Handler(next http.Handler, cfg Config) http.Handler {
 	err := cfg.validate()
@@ -104,6 +126,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		h.next.ServeHTTP(w, r)
 		return
+	}
+	if h.cfg.BodyLimit > 0 {
+		if code := h.buffer(w, r); code != 0 {
+			// The connection is spent or its remainder unread.
+			w.Header().Set("Connection", "close")
+			http.Error(w, http.StatusText(code), code)
+			return
+		}
 	}
 	l, err := executor.LeaseIn(r.Context(), h.cfg.Group, key)
 	if err != nil {

@@ -259,6 +259,9 @@ func TestHandlerLeaseRules(t *testing.T) {
 			field string
 		}{
 			{inbound.Config{}, "Config.Group is required"},
+			{inbound.Config{Group: g, BodyLimit: -1}, "Config.BodyLimit is -1"},
+			{inbound.Config{Group: g, BodyLimit: 1, BodyTimeout: -time.Second}, "Config.BodyTimeout is -1s"},
+			{inbound.Config{Group: g, BodyTimeout: time.Second}, "Config.BodyTimeout is set without a Config.BodyLimit"},
 		} {
 			logger, logs := newLogger()
 			tc.cfg.Logger = logger
