@@ -12,7 +12,9 @@
 //	mux.Handle("GET /home", inbound.Handler(home, cfg))
 //
 // A route that reads request bodies sets Config.BodyLimit, so that a client
-// that sends its body slowly holds no slot while it does. WriteRefusal
+// that sends its body slowly holds no slot while it does. TrustedPriority
+// reads a request's priority from a header, only for the peers a predicate
+// of the service trusts (PeerIn: its own network). WriteRefusal
 // answers a refusal of an outbound call in a handler as Handler answers
 // its own. Responses carry no detail of the service (route patterns,
 // supplier names, panic values): those go to Config.Logger.

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusehttp/inbound"
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 // A route whose handlers hang is shed on its own: /home keeps its slots.
@@ -77,4 +79,22 @@ func ExampleWriteRefusal() {
 	checkout(rec, httptest.NewRequest(http.MethodPost, "/checkout", nil))
 	fmt.Println(rec.Code, rec.Header().Get("Retry-After"), rec.Body.String())
 	// Output: 503 20 Service Unavailable
+}
+
+// Only the service's own network may choose a request's priority: a
+// client from outside that asks to be critical is served as default.
+func ExampleTrustedPriority() {
+	own := inbound.PeerIn(netip.MustParsePrefix("10.0.0.0/8"))
+	h := inbound.TrustedPriority("", own)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Println(r.RemoteAddr, priority.From(r.Context()))
+	}))
+	for _, peer := range []string{"10.1.2.3:5000", "203.0.113.9:5000"} {
+		req := httptest.NewRequest(http.MethodGet, "/checkout", nil)
+		req.RemoteAddr = peer
+		req.Header.Set(priority.Header, "critical")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+	}
+	// Output:
+	// 10.1.2.3:5000 critical
+	// 203.0.113.9:5000 default
 }

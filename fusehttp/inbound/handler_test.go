@@ -309,22 +309,15 @@ func TestHandlerPriorities(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 10, CriticalShare: 0.2}})
 			slow := newGated()
-			inner := inbound.Handler(slow, inbound.Config{Group: g, Key: func(*http.Request) string { return "api" }})
-			// The service's own middleware reads the priority from a header.
-			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				p, err := priority.Parse(r.Header.Get("Priority"))
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadRequest)
-					return
-				}
-				inner.ServeHTTP(w, r.WithContext(priority.With(r.Context(), p)))
-			})
+			// Every peer of this test may choose its priority.
+			h := inbound.TrustedPriority("", func(*http.Request) bool { return true })(
+				inbound.Handler(slow, inbound.Config{Group: g, Key: func(*http.Request) string { return "api" }}))
 			codes := map[string][]int{}
 			send := func(p string, n int) {
 				for range n {
 					rec := httptest.NewRecorder()
 					req := httptest.NewRequest(http.MethodGet, "/", nil)
-					req.Header.Set("Priority", p)
+					req.Header.Set(priority.Header, p)
 					go h.ServeHTTP(rec, req)
 					synctest.Wait()
 					codes[p] = append(codes[p], rec.Code)
