@@ -17,5 +17,6 @@
 // of the service trusts (PeerIn: its own network). WriteRefusal
 // answers a refusal of an outbound call in a handler as Handler answers
 // its own. Responses carry no detail of the service (route patterns,
-// supplier names, panic values): those go to Config.Logger.
+// supplier names, panic values): those go to Config.Logger. The handlers
+// and middleware the package returns are safe for concurrent use.
 package inbound

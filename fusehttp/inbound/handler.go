@@ -13,8 +13,8 @@ import (
 )
 
 // Config configures Handler: which executor admits a request, what a
-// refused request is answered, and how its body is read. A Config is plain
-// data; one Config may serve many routes.
+// refused request is answered, and how its body is read. One Config may
+// serve many routes.
 type Config struct {
 	// Group supplies one executor per route; its GroupConfig sets each
 	// route's slots (Workers), its handler deadline (InvocationTimeout), its

@@ -17,8 +17,8 @@ import (
 // raise its own; a trusted request with an unknown value, or with the
 // header twice, is answered 400. trust runs only for requests that carry
 // the header; if it panics, the request is answered 500 (logged to
-// slog.Default()). Wrap the handlers that Handler protects with it. A nil
-// trust or next is logged and answered 500.
+// slog.Default()). Put it outside Handler, which reads the priority when
+// it takes the slot. A nil trust or next is logged and answered 500.
 func TrustedPriority(header string, trust func(*http.Request) bool) func(http.Handler) http.Handler {
 	if header == "" {
 		header = priority.Header
