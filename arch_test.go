@@ -27,7 +27,7 @@ var allowed = map[string][]string{
 	"priority":       nil,
 	"fusehttp":       {module + "executor", module + "breaker", module + "future", module + "priority"},
 	// A service's own routes behind per-route bulkheads.
-	"fusehttp/inbound": {module + "executor", module + "breaker"},
+	"fusehttp/inbound": {module + "executor", module + "breaker", module + "priority"},
 	"dashboard":        {module + "executor", module + "breaker", module + "policy", module + "priority"},
 	"config":           {module + "executor"},
 	// The test kit for users: a fake supplier and a recorder of events.

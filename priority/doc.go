@@ -11,9 +11,11 @@
 // only counted, by the rejections of each (executor.Stats).
 //
 // The priority travels with the context: set it once where a request
-// enters the service (an HTTP middleware reading a header, a gRPC
-// interceptor reading metadata), and every call made on behalf of the
-// request, inbound and outbound, carries it.
+// enters the service, and every call made on behalf of the request,
+// inbound and outbound, carries it. Between services it travels in the
+// Header; a service believes it only from the peers it trusts
+// (inbound.TrustedPriority in package fusehttp/inbound), or any client
+// could make itself critical and take the slots kept for critical calls.
 //
 //	ctx = priority.With(ctx, priority.Sheddable) // a batch job
 //	v, err := executor.Do(ctx, ex, fetch)

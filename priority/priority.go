@@ -27,6 +27,13 @@ const (
 	Levels = 3
 )
 
+// Header is the HTTP header that carries a call's priority from one
+// service to the next, its value as String writes it; in lower case
+// ("fusebox-priority") it is the gRPC metadata key. A receiver must
+// believe it only from the peers it trusts: see inbound.TrustedPriority
+// in package fusehttp/inbound.
+const Header = "Fusebox-Priority"
+
 var names = [Levels]string{"default", "critical", "sheddable"}
 
 // String returns "default", "critical" or "sheddable", the metrics label

@@ -2,6 +2,7 @@ package priority_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,4 +41,9 @@ func TestParseAndString(t *testing.T) {
 	_, err = priority.Parse("urgent")
 	require.ErrorContains(t, err, `"urgent"`)
 	assert.Equal(t, "Priority(9)", priority.Priority(9).String())
+}
+
+func TestHeaderIsCanonical(t *testing.T) {
+	assert.Equal(t, http.CanonicalHeaderKey(priority.Header), priority.Header,
+		"the form net/http stores it under, so r.Header[priority.Header] finds it")
 }

@@ -1,6 +1,8 @@
 package inbound_test
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -64,6 +66,50 @@ func BenchmarkHandler(b *testing.B) {
 					bc.h.ServeHTTP(w, req)
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkBody is the cost of Config.BodyLimit for a 4 KiB upload that
+// arrives at once: the handler reads the body from the connection
+// (without) or from the copy Handler read before the slot (with).
+func BenchmarkBody(b *testing.B) {
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1000}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { g.Close(b.Context()) })
+	payload := bytes.Repeat([]byte("u"), 4096)
+	buf := make([]byte, 512)
+	read := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for {
+			if _, err := r.Body.Read(buf); err != nil {
+				break
+			}
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	for _, bc := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"bare", read},
+		{"fusebox", inbound.Handler(read, inbound.Config{Group: g})},
+		{"fusebox-BodyLimit", inbound.Handler(read, inbound.Config{Group: g, BodyLimit: 1 << 20})},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodPost, "/upload", nil)
+			req.Pattern = "POST /upload"
+			req.ContentLength = int64(len(payload))
+			body := bytes.NewReader(payload)
+			rc := io.NopCloser(body)
+			w := &discard{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				body.Reset(payload)
+				req.Body = rc
+				bc.h.ServeHTTP(w, req)
+			}
 		})
 	}
 }

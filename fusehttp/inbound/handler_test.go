@@ -2,10 +2,12 @@ package inbound_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -89,9 +91,12 @@ func TestHandlerBulkheadsEachRoute(t *testing.T) {
 		slow.awaitEntered(t, 2)
 		resp, err := client.Get(url + "/search")
 		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
 		resp.Body.Close()
 		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the third search finds no slot")
 		assert.Equal(t, "1", resp.Header.Get("Retry-After"), "busy slots: a short wait")
+		assert.Equal(t, "Service Unavailable\n", string(body), "nothing of the route in the body")
 		assert.Equal(t, int64(2), slow.calls.Load(), "a refused request never reaches the handler")
 		for range 3 {
 			code, _, err := get(t, client, url+"/home")
@@ -125,8 +130,9 @@ func TestHandlerBulkheadsEachRoute(t *testing.T) {
 		assert.Equal(t, []string{"GET /items/{id}"}, g.Names())
 		assert.Equal(t, uint64(1), stats(t, g, "GET /items/{id}").Successes)
 	})
-	t.Run("without a Key, a request no mux routed is answered 500 naming the fix, unserved", func(t *testing.T) {
+	t.Run("without a Key, a request no mux routed is answered 500 and the fix is logged, unserved", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{})
+		logger, logs := newLogger()
 		var called atomic.Int64
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /search", func(http.ResponseWriter, *http.Request) { called.Add(1) })
@@ -135,10 +141,11 @@ func TestHandlerBulkheadsEachRoute(t *testing.T) {
 			"a router that is not a mux": http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called.Add(1) }),
 		} {
 			rec := httptest.NewRecorder()
-			inbound.Handler(next, inbound.Config{Group: g}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/search", nil))
+			inbound.Handler(next, inbound.Config{Group: g, Logger: logger}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/search", nil))
 			assert.Equal(t, http.StatusInternalServerError, rec.Code, name)
-			assert.Contains(t, rec.Body.String(), "wrap the handlers registered on an http.ServeMux, or the mux itself, or set Config.Key", name)
+			assert.Equal(t, "Internal Server Error\n", rec.Body.String(), name)
 		}
+		assert.Equal(t, 2, strings.Count(logs.String(), "wrap the handlers registered on an http.ServeMux, or the mux itself, or set Config.Key"))
 		assert.Zero(t, called.Load(), "next is not called")
 		assert.Empty(t, g.Names())
 	})
@@ -149,10 +156,13 @@ func TestHandlerBulkheadsEachRoute(t *testing.T) {
 		ex, err := g.Executor("export")
 		require.NoError(t, err)
 		ex.Breaker().Trip(breaker.Manual)
+		code, body, err := get(t, http.DefaultClient, url)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusServiceUnavailable, code)
+		assert.NotContains(t, body, "export", "nothing of the route in the body")
 		resp, err := http.Get(url)
 		require.NoError(t, err)
 		resp.Body.Close()
-		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 		secs, err := strconv.Atoi(resp.Header.Get("Retry-After"))
 		require.NoError(t, err)
 		assert.InDelta(t, 30, secs, 1, "seconds to the probe, rounded up")
@@ -228,22 +238,53 @@ func TestHandlerLeaseRules(t *testing.T) {
 		assert.Equal(t, uint64(1), st.Ignored)
 		assert.Equal(t, uint64(1), st.Failures)
 	})
-	t.Run("a panicking Key answers 500 without calling the handler", func(t *testing.T) {
+	t.Run("a panicking Key answers 500 without calling the handler, its panic logged, not sent", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{})
+		logger, logs := newLogger()
 		called := false
 		h := inbound.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true }),
-			inbound.Config{Group: g, Key: func(*http.Request) string { panic("bad key") }})
+			inbound.Config{Group: g, Logger: logger, Key: func(*http.Request) string { panic("bad key: secret-tenant-42") }})
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 		assert.Equal(t, http.StatusInternalServerError, rec.Code)
-		assert.Contains(t, rec.Body.String(), "inbound.Config.Key")
+		assert.Equal(t, "Internal Server Error\n", rec.Body.String())
 		assert.False(t, called)
+		assert.Contains(t, logs.String(), "inbound.Config.Key panicked: bad key: secret-tenant-42")
+		assert.Contains(t, logs.String(), "stack=", "with the stack of the panic")
 	})
-	t.Run("no Group: every request is answered 500", func(t *testing.T) {
+	t.Run("an invalid Config is logged naming the field, and every request answered 500", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{})
+		for _, tc := range []struct {
+			cfg   inbound.Config
+			field string
+		}{
+			{inbound.Config{}, "Config.Group is required"},
+			{inbound.Config{Group: g, BodyLimit: -1}, "Config.BodyLimit is -1"},
+			{inbound.Config{Group: g, BodyLimit: 1, BodyTimeout: -time.Second}, "Config.BodyTimeout is -1s"},
+			{inbound.Config{Group: g, BodyTimeout: time.Second}, "Config.BodyTimeout is set without a Config.BodyLimit"},
+		} {
+			logger, logs := newLogger()
+			tc.cfg.Logger = logger
+			h := inbound.Handler(http.HandlerFunc(ok), tc.cfg)
+			assert.Contains(t, logs.String(), tc.field, "logged when Handler is called")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			assert.Equal(t, http.StatusInternalServerError, rec.Code, tc.field)
+			assert.Equal(t, "Internal Server Error\n", rec.Body.String(), tc.field)
+		}
+		assert.Empty(t, g.Names(), "no request was admitted")
+	})
+	t.Run("a Strict group's unknown route is answered a plain 503; the names it lists are logged", func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"GET /internal-admin-7": {}}})
+		logger, logs := newLogger()
+		mux := http.NewServeMux()
+		mux.Handle("GET /public", inbound.Handler(http.HandlerFunc(ok), inbound.Config{Group: g, Logger: logger}))
 		rec := httptest.NewRecorder()
-		inbound.Handler(http.HandlerFunc(ok), inbound.Config{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-		assert.Equal(t, http.StatusInternalServerError, rec.Code)
-		assert.Contains(t, rec.Body.String(), "Config.Group")
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/public", nil))
+		assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+		assert.Equal(t, "Service Unavailable\n", rec.Body.String())
+		assert.Empty(t, rec.Header().Get("Retry-After"))
+		assert.Contains(t, logs.String(), "GET /internal-admin-7", "the configuration the answer leaves out")
 	})
 	t.Run("Reject answers refused requests", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{})
@@ -268,22 +309,15 @@ func TestHandlerPriorities(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 10, CriticalShare: 0.2}})
 			slow := newGated()
-			inner := inbound.Handler(slow, inbound.Config{Group: g, Key: func(*http.Request) string { return "api" }})
-			// The service's own middleware reads the priority from a header.
-			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				p, err := priority.Parse(r.Header.Get("Priority"))
-				if err != nil {
-					http.Error(w, err.Error(), http.StatusBadRequest)
-					return
-				}
-				inner.ServeHTTP(w, r.WithContext(priority.With(r.Context(), p)))
-			})
+			// Every peer of this test may choose its priority.
+			h := inbound.TrustedPriority("", func(*http.Request) bool { return true })(
+				inbound.Handler(slow, inbound.Config{Group: g, Key: func(*http.Request) string { return "api" }}))
 			codes := map[string][]int{}
 			send := func(p string, n int) {
 				for range n {
 					rec := httptest.NewRecorder()
 					req := httptest.NewRequest(http.MethodGet, "/", nil)
-					req.Header.Set("Priority", p)
+					req.Header.Set(priority.Header, p)
 					go h.ServeHTTP(rec, req)
 					synctest.Wait()
 					codes[p] = append(codes[p], rec.Code)

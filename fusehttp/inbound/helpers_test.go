@@ -1,9 +1,12 @@
 package inbound_test
 
 import (
+	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,4 +45,28 @@ func get(t *testing.T, c *http.Client, u string) (int, string, error) {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return resp.StatusCode, string(b), nil
+}
+
+// logs is a slog destination a test reads back.
+type logs struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logs) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// newLogger returns a logger that writes to the returned logs.
+func newLogger() (*slog.Logger, *logs) {
+	l := &logs{}
+	return slog.New(slog.NewTextHandler(l, nil)), l
 }
