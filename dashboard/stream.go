@@ -83,8 +83,9 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-s.evict:
 			return
 		case <-life.C:
-			// The page reconnects at once on this event (a browser of
-			// its own, 2 s after the end), and gets a place like any other.
+			// The page reconnects at once on this event (any other
+			// EventSource 2 s after the end) and competes for a place
+			// like any other page.
 			h.send(w, rc, "", "end", last, []byte(`{"reason":"lifetime"}`))
 			return
 		case f := <-s.frames:
