@@ -229,6 +229,8 @@ func TestParseErrors(t *testing.T) {
 			[]string{`config: idleTimeout: want a duration such as "250ms", "30s" or "1m30s", got "soon"`, "config: default.queue: want an integer, got true"}},
 		{"a syntax error has its line and column", "{\n  \"default\": {\"workers\": 3,}\n}",
 			[]string{"config: line 2, column 28: invalid character '}'"}},
+		{"a syntax error inside a comment has its line and column", "{\n \"//\": [1,}\n}",
+			[]string{"config: line 2, column 11: invalid character '}' looking for beginning of value"}},
 		{"an empty document", "", []string{"config: empty document"}},
 		{"a truncated document", `{"default": {"workers": 3`, []string{"config: unexpected end of the document"}},
 		{"data after the object", `{} {}`, []string{"config: unexpected data after the top-level object"}},

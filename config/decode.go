@@ -28,9 +28,14 @@ func Parse(data []byte) (executor.GroupConfig, error) {
 }
 
 // Load reads the JSON file at path with Parse; its errors start with the
-// path.
+// path. A file longer than MaxSize is refused unread past the limit.
 func Load(path string) (executor.GroupConfig, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return executor.GroupConfig{}, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
 		return executor.GroupConfig{}, err
 	}
@@ -57,17 +62,43 @@ func (g *Group) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// The limits of a document, whatever it holds (comments included). A
+// configuration needs a few levels and a few KB; a deeper or longer
+// document costs memory and time to read, not settings.
+const (
+	// MaxSize is the longest document, in bytes: 1 MiB, about 10,000
+	// suppliers' entries.
+	MaxSize = 1 << 20
+	// MaxDepth is the deepest nesting of objects and arrays; a
+	// configuration uses 4 levels.
+	MaxDepth = 32
+)
+
 // decode fills v, a pointer to one of this package's types, from JSON.
 func decode(data []byte, v any) error {
-	d := &decoder{dec: json.NewDecoder(bytes.NewReader(data))}
+	if len(data) > MaxSize {
+		return fmt.Errorf("config: the document is longer than %d bytes (config.MaxSize)", MaxSize)
+	}
+	if err := checkDepth(data); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	d := &decoder{dec: json.NewDecoder(bytes.NewReader(data)), data: data}
 	d.dec.UseNumber()
-	tok, err := d.dec.Token()
-	switch {
-	case err != nil:
-	case tok == nil:
-		d.bad("", "want an object, got null")
+	var err error
+	switch c := d.peek(); c {
+	case '{':
+		_, err = d.dec.Token()
+		if err == nil {
+			err = d.object("", reflect.ValueOf(v).Elem())
+		}
+	case '[':
+		d.bad("", "want an object, got an array")
+		err = d.skipValue()
 	default:
-		err = d.value("", reflect.ValueOf(v).Elem(), tok)
+		var tok json.Token
+		if tok, err = d.dec.Token(); err == nil {
+			d.bad("", "want an object, got %s", describe(tok))
+		}
 	}
 	if err == nil {
 		if _, end := d.dec.Token(); end != io.EOF {
@@ -85,7 +116,64 @@ func decode(data []byte, v any) error {
 // collected, and only a syntax error stops it.
 type decoder struct {
 	dec  *json.Decoder
+	data []byte // what dec reads, for peek
 	errs []error
+}
+
+// peek returns the first byte of the next value (past white space and the
+// ':' or ',' before it), 0 at the end of the document.
+func (d *decoder) peek() byte {
+	for _, c := range d.data[min(int(d.dec.InputOffset()), len(d.data)):] {
+		switch c {
+		case ' ', '\t', '\r', '\n', ':', ',':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// skipValue reads past the next value without making a token of each of
+// its parts: a comment or a refused value costs a scan of its bytes.
+func (d *decoder) skipValue() error {
+	var raw json.RawMessage
+	return d.dec.Decode(&raw)
+}
+
+// checkDepth reports nesting deeper than MaxDepth, with its line and
+// column, in one pass over data that allocates nothing.
+func checkDepth(data []byte) error {
+	depth, inString, escaped := 0, false, false
+	for i, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > MaxDepth {
+				return fmt.Errorf("%s: nested deeper than %d levels (config.MaxDepth)", position(data, i), MaxDepth)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// position is the line and column of data[i], both from 1.
+func position(data []byte, i int) string {
+	before := data[:i]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
 func (d *decoder) bad(path, format string, args ...any) {
@@ -95,10 +183,30 @@ func (d *decoder) bad(path, format string, args ...any) {
 	d.errs = append(d.errs, fmt.Errorf("config: %s: "+format, append([]any{path}, args...)...))
 }
 
-// value fills v from the JSON value that starts with tok.
-func (d *decoder) value(path string, v reflect.Value, tok json.Token) error {
-	if tok == nil {
-		return nil // null: left out
+// value fills v from the next JSON value.
+func (d *decoder) value(path string, v reflect.Value) error {
+	c := d.peek()
+	if c == '[' || c == '{' {
+		t := v.Type()
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if c == '[' || (t.Kind() != reflect.Struct && t.Kind() != reflect.Map) {
+			what := "an object"
+			if c == '[' {
+				what = "an array"
+			}
+			if t.Kind() == reflect.Struct || t.Kind() == reflect.Map {
+				d.bad(path, "want an object, got %s", what)
+			} else {
+				d.bad(path, "want %s, got %s", want(t), what)
+			}
+			return d.skipValue()
+		}
+	}
+	tok, err := d.dec.Token()
+	if err != nil || tok == nil {
+		return err // nil: null, left out
 	}
 	if v.Kind() == reflect.Pointer {
 		if v.IsNil() {
@@ -110,13 +218,9 @@ func (d *decoder) value(path string, v reflect.Value, tok json.Token) error {
 	case reflect.Struct, reflect.Map:
 		if tok != json.Delim('{') {
 			d.bad(path, "want an object, got %s", describe(tok))
-			return d.skip(tok)
+			return nil // a scalar: nothing to skip
 		}
 		return d.object(path, v)
-	}
-	if delim, ok := tok.(json.Delim); ok {
-		d.bad(path, "want %s, got %s", want(v.Type()), describe(tok))
-		return d.skip(delim)
 	}
 	if n, ok := tok.(json.Number); ok && len(n) > maxNumber {
 		d.bad(path, "want %s, got a number %d characters long (at most %d)", want(v.Type()), len(n), maxNumber)
@@ -159,30 +263,28 @@ func (d *decoder) object(path string, v reflect.Value) error {
 		}
 		key := tok.(string) // the decoder checks that object keys are strings
 		p := join(path, key, v.Kind() == reflect.Map)
-		if tok, err = d.dec.Token(); err != nil {
-			return err
-		}
 		switch {
 		case strings.HasPrefix(key, "//"):
-			err = d.skip(tok) // a comment
+			err = d.skipValue() // a comment
 		case seen[key]:
 			d.bad(p, "the key %q appears twice in this object", key)
-			err = d.skip(tok)
+			err = d.skipValue()
 		case v.Kind() == reflect.Map:
-			if tok == nil {
+			if d.peek() == 'n' {
+				_, err = d.dec.Token()
 				break // null: left out
 			}
 			elem := reflect.New(v.Type().Elem()).Elem()
-			err = d.value(p, elem, tok)
+			err = d.value(p, elem)
 			v.SetMapIndex(reflect.ValueOf(key), elem)
 		default:
 			f, ok := field(v.Type(), key)
 			if !ok {
 				d.bad(p, "%s", unknown(v.Type(), key))
-				err = d.skip(tok)
+				err = d.skipValue()
 				break
 			}
-			err = d.value(p, v.FieldByIndex(f.Index), tok)
+			err = d.value(p, v.FieldByIndex(f.Index))
 		}
 		if err != nil {
 			return err
@@ -191,25 +293,6 @@ func (d *decoder) object(path string, v reflect.Value) error {
 	}
 	_, err := d.dec.Token() // '}'
 	return err
-}
-
-// skip reads past the rest of the value that starts with tok.
-func (d *decoder) skip(tok json.Token) error {
-	for depth := 0; ; {
-		switch tok {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-		if depth == 0 {
-			return nil
-		}
-		var err error
-		if tok, err = d.dec.Token(); err != nil {
-			return err
-		}
-	}
 }
 
 // field finds the struct field whose JSON name is exactly key.
@@ -348,9 +431,12 @@ func syntaxError(data []byte, err error) error {
 	default:
 		return err
 	}
-	// Offset counts the bytes before the offending one.
-	before := data[:min(max(int(se.Offset), 0), len(data))]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := len(before) - bytes.LastIndexByte(before, '\n')
-	return fmt.Errorf("line %d, column %d: %w", line, col, err)
+	// A value skipped whole (skipValue) reports an offset from its own
+	// start; a scan of the whole document (within the limits: quick)
+	// reports it from the document's, counting the offending byte.
+	var raw json.RawMessage
+	if whole := json.Unmarshal(data, &raw); errors.As(whole, &se) {
+		return fmt.Errorf("%s: %w", position(data, min(max(int(se.Offset)-1, 0), len(data))), whole)
+	}
+	return fmt.Errorf("%s: %w", position(data, min(max(int(se.Offset), 0), len(data))), err)
 }

@@ -34,7 +34,8 @@
 // JSON is read strictly: keys are matched exactly, and unknown keys,
 // duplicate keys, values of the wrong type and malformed durations are
 // errors naming the key by its path, all of them at once. Keys that start
-// with "//" are comments.
+// with "//" are comments. A document longer than MaxSize, or nested deeper
+// than MaxDepth (comments included), is refused.
 //
 // # Other formats
 //

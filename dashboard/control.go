@@ -59,8 +59,8 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "dashboard: a control request must carry the "+ControlHeader+" header", http.StatusForbidden)
 		return
 	}
-	if !h.controlHost(r.Host) {
-		http.Error(w, "dashboard: a control request must name the dashboard's host by address, as localhost, or as one of Options.ControlHosts, got "+quote(r.Host), http.StatusForbidden)
+	if !knownHost(r.Host, h.opts.ControlHosts) && !knownHost(r.Host, h.opts.AllowedHosts) {
+		http.Error(w, "dashboard: a control request must name the dashboard's host by address, as localhost, or as one of Options.ControlHosts or AllowedHosts, got "+quote(r.Host), http.StatusForbidden)
 		return
 	}
 	if !sameOrigin(r) {
@@ -111,9 +111,9 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request) {
 	w.Write(mustJSON(map[string]string{"supplier": req.Supplier, "action": req.Action, "state": st.String()}))
 }
 
-// controlHost reports whether host, a request's Host header, names the
-// dashboard by address, as localhost, or as one of Options.ControlHosts.
-func (h *Handler) controlHost(host string) bool {
+// knownHost reports whether host, a request's Host header, names the
+// dashboard by address, as localhost, or as one of names.
+func knownHost(host string, names []string) bool {
 	name := host
 	if n, _, err := net.SplitHostPort(host); err == nil {
 		name = n
@@ -122,7 +122,7 @@ func (h *Handler) controlHost(host string) bool {
 	if _, err := netip.ParseAddr(name); err == nil || strings.EqualFold(name, "localhost") {
 		return true
 	}
-	for _, c := range h.opts.ControlHosts {
+	for _, c := range names {
 		if strings.EqualFold(name, c) {
 			return true
 		}

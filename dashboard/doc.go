@@ -32,9 +32,13 @@
 // waiting; a stream that has not sent the previous snapshot gets the newest
 // one instead, so a slow browser costs one pointer and a blocked one is
 // dropped after Options.WriteTimeout. Options.MaxClients bounds the
-// streams (Options.MaxClientsPerAddress those of one client address), Options.Interval (≥ 100 ms) their event rate, Options.History
-// and Options.MaxSuppliers the size of an event; api/snapshot reads the
-// stats at most once per interval however often it is asked.
+// streams (Options.MaxClientsPerAddress those of one client address, and a
+// page of a less busy address takes the place of the busiest's oldest),
+// Options.StreamLifetime (2 min) the life of each, Options.Interval
+// (≥ 100 ms) their event rate, Options.History and Options.MaxSuppliers
+// the size of an event; api/snapshot reads the stats at most once per
+// interval however often it is asked. Options.AllowedHosts answers 421 to
+// a Host that is not the dashboard's (DNS rebinding).
 //
 // # Operator actions
 //

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,7 +21,8 @@ var static embed.FS
 
 // Options configures a Handler. The zero value is ready to use: a page that
 // updates every second, shows the last two minutes, serves 8 live pages at
-// once and offers no operator actions.
+// once (4 per client address, each for 2 min at a time), accepts any Host
+// and offers no operator actions.
 type Options struct {
 	// Title heads the page. "" means "fusebox".
 	Title string
@@ -39,10 +41,18 @@ type Options struct {
 	MaxClients int
 	// MaxClientsPerAddress bounds the live pages of one client address
 	// (the host of the request's RemoteAddr), so that one browser or
-	// script cannot take every place of MaxClients. 0 means half of
-	// MaxClients, at least 1. Behind a reverse proxy every page comes from
-	// the proxy's address: set it to MaxClients there.
+	// script cannot take every place of MaxClients. When every place is
+	// taken, a page from an address that holds at least two fewer than
+	// the busiest address takes the place of that address's oldest stream.
+	// 0 means half of MaxClients, at least 1. Behind a reverse proxy every
+	// page comes from the proxy's address: set it to MaxClients there.
 	MaxClientsPerAddress int
+	// StreamLifetime ends each live page's stream after that long, with
+	// an "end" event; the page reconnects at once (an EventSource of
+	// another script 2 s later) and gets a full snapshot. It bounds how
+	// long a client that stopped reading, whose buffers still take the
+	// events, holds its place. 0 means 2 min; at least 1 s.
+	StreamLifetime time.Duration
 	// MaxSuppliers bounds the tiles of one snapshot, trouble first; the
 	// rest are counted in Snapshot.Total. 0 means 200.
 	MaxSuppliers int
@@ -68,6 +78,13 @@ type Options struct {
 	// operators reach the dashboard, when not by address or as localhost,
 	// e.g. "admin.internal". nil means none.
 	ControlHosts []string
+	// AllowedHosts, if not empty, turns on a Host check for every request,
+	// GETs included: the Host must name the dashboard by address, as
+	// localhost, or as one of these names (without a port); any other gets
+	// 421 Misdirected Request. It keeps a page of another site that rebinds
+	// its domain to the listener's address from reading the suppliers.
+	// Control requests accept these names too. nil means any Host.
+	AllowedHosts []string
 	// Control, if set, carries out the page's operator actions instead of
 	// the handler acting on this process's breaker: supplier is the
 	// executor's name, action "trip", "force-open" or "reset", reason the
@@ -124,6 +141,17 @@ func (o *Options) validate() error {
 	}
 	if o.MaxSuppliers < 1 {
 		bad("Options.MaxSuppliers must be ≥ 1 (0: 200), got %d", o.MaxSuppliers)
+	}
+	if o.StreamLifetime == 0 {
+		o.StreamLifetime = 2 * time.Minute
+	}
+	if o.StreamLifetime < time.Second {
+		bad("Options.StreamLifetime must be ≥ 1s (0: 2m), got %v", o.StreamLifetime)
+	}
+	for i, n := range o.AllowedHosts {
+		if n == "" || strings.ContainsAny(n, ":/ ") {
+			bad("Options.AllowedHosts[%d] must be a host name or address without a port, got %q", i, n)
+		}
 	}
 	if o.WriteTimeout == 0 {
 		o.WriteTimeout = 10 * time.Second
@@ -371,6 +399,10 @@ func (h *Handler) Snapshot() Snapshot {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.made() {
 		http.Error(w, errUnmade.Error(), http.StatusInternalServerError)
+		return
+	}
+	if len(h.opts.AllowedHosts) > 0 && !knownHost(r.Host, h.opts.AllowedHosts) {
+		http.Error(w, "dashboard: the Host must name the dashboard by address, as localhost, or as one of Options.AllowedHosts, got "+quote(r.Host), http.StatusMisdirectedRequest)
 		return
 	}
 	switch r.URL.Path {

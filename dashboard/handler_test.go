@@ -36,6 +36,10 @@ func TestNewNamesTheInvalidField(t *testing.T) {
 		{"negative clients per address", dashboard.Options{MaxClientsPerAddress: -1}, "Options.MaxClientsPerAddress"},
 		{"negative max suppliers", dashboard.Options{MaxSuppliers: -2}, "Options.MaxSuppliers"},
 		{"a negative write timeout", dashboard.Options{WriteTimeout: -time.Second}, "Options.WriteTimeout"},
+		{"a negative stream lifetime", dashboard.Options{StreamLifetime: -time.Second}, "Options.StreamLifetime"},
+		{"a stream lifetime below a second", dashboard.Options{StreamLifetime: time.Millisecond}, "Options.StreamLifetime"},
+		{"an allowed host with a port", dashboard.Options{AllowedHosts: []string{"admin.internal:9090"}}, "Options.AllowedHosts[0]"},
+		{"an empty allowed host", dashboard.Options{AllowedHosts: []string{""}}, "Options.AllowedHosts[0]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := dashboard.New(tc.opts)

@@ -14,7 +14,12 @@ import (
 // the newer one, so a slow browser costs one pointer, never a queue.
 type stream struct {
 	frames chan *frame
-	addr   string // the client's address, for Options.MaxClientsPerAddress
+	addr   string    // the client's address, for Options.MaxClientsPerAddress
+	start  time.Time // when it joined: the oldest of an address gives way first
+	// evict is closed when a page of a less busy address took this
+	// stream's place; the stream is no longer counted from then on.
+	evict   chan struct{}
+	evicted bool // under Handler.mu
 }
 
 // run is one life of the sampler goroutine.
@@ -35,7 +40,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return // a stream has no end to measure
 	}
 	rc := http.NewResponseController(w)
-	s, err := h.join(clientAddress(r))
+	s, err := h.join(clientAddress(r), time.Now())
 	if err != nil {
 		setAPIHeaders(w)
 		w.Header().Set("Retry-After", strconv.Itoa(retryMS/1000))
@@ -43,14 +48,23 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.leave(s)
-	// The connection may serve other requests after this one.
-	defer rc.SetWriteDeadline(time.Time{})
+	// What the server writes after the handler returns (the end of the
+	// body) must not wait for ever on a client that stopped reading. On
+	// HTTP/1 the connection is not used again (Connection: close below),
+	// so the deadline cannot reach another request; HTTP/2 deadlines are
+	// the stream's own.
+	defer func() { _ = rc.SetWriteDeadline(time.Now().Add(h.opts.WriteTimeout)) }()
 
 	hd := w.Header()
 	setAPIHeaders(w)
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("X-Accel-Buffering", "no") // ask proxies not to hold events back
+	if r.ProtoMajor == 1 {
+		hd.Set("Connection", "close")
+	}
 	w.WriteHeader(http.StatusOK)
+	life := time.NewTimer(h.opts.StreamLifetime)
+	defer life.Stop()
 
 	// The first event is a full snapshot; the following ones are updates
 	// while they follow each other, and full again after a frame was
@@ -65,6 +79,14 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		case <-h.quit:
+			return
+		case <-s.evict:
+			return
+		case <-life.C:
+			// The page reconnects at once on this event (any other
+			// EventSource 2 s after the end) and competes for a place
+			// like any other page.
+			h.send(w, rc, "", "end", last, []byte(`{"reason":"lifetime"}`))
 			return
 		case f := <-s.frames:
 			if f.seq <= last {
@@ -126,19 +148,27 @@ func clientAddress(r *http.Request) string {
 var errClosed = errors.New("dashboard: closed")
 
 // join registers a new stream, starting the sampler for the first one.
-func (h *Handler) join(addr string) (*stream, error) {
+// When every place is taken it evicts the oldest stream of the busiest
+// address, if that address holds at least two more than addr.
+func (h *Handler) join(addr string, now time.Time) (*stream, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, errClosed
 	}
-	if len(h.streams) >= h.opts.MaxClients {
-		return nil, errTooManyStreams
-	}
 	if h.perAddr[addr] >= h.opts.MaxClientsPerAddress {
 		return nil, errTooManyFromAddress
 	}
-	s := &stream{frames: make(chan *frame, 1), addr: addr}
+	if len(h.streams) >= h.opts.MaxClients {
+		v := h.victimLocked(addr)
+		if v == nil {
+			return nil, errTooManyStreams
+		}
+		h.uncountLocked(v)
+		v.evicted = true
+		close(v.evict)
+	}
+	s := &stream{frames: make(chan *frame, 1), addr: addr, start: now, evict: make(chan struct{})}
 	h.streams[s] = struct{}{}
 	h.perAddr[addr]++
 	h.live++
@@ -153,9 +183,8 @@ func (h *Handler) join(addr string) (*stream, error) {
 // waits until it has returned.
 func (h *Handler) leave(s *stream) {
 	h.mu.Lock()
-	delete(h.streams, s)
-	if h.perAddr[s.addr]--; h.perAddr[s.addr] == 0 {
-		delete(h.perAddr, s.addr)
+	if !s.evicted {
+		h.uncountLocked(s)
 	}
 	var stopped *run
 	if len(h.streams) == 0 && h.sampler != nil {
@@ -171,6 +200,35 @@ func (h *Handler) leave(s *stream) {
 		close(h.drained)
 	}
 	h.mu.Unlock()
+}
+
+// uncountLocked frees s's place.
+func (h *Handler) uncountLocked(s *stream) {
+	delete(h.streams, s)
+	if h.perAddr[s.addr]--; h.perAddr[s.addr] == 0 {
+		delete(h.perAddr, s.addr)
+	}
+}
+
+// victimLocked returns the stream a page from addr may take the place of:
+// the oldest of the address that holds the most, if that is at least two
+// more than addr holds (so that two addresses never take turns evicting
+// each other), or nil.
+func (h *Handler) victimLocked(addr string) *stream {
+	most := 0
+	for _, n := range h.perAddr {
+		most = max(most, n)
+	}
+	if h.perAddr[addr]+2 > most {
+		return nil
+	}
+	var v *stream
+	for s := range h.streams {
+		if h.perAddr[s.addr] == most && (v == nil || s.start.Before(v.start)) {
+			v = s
+		}
+	}
+	return v
 }
 
 // sample is the sampler goroutine: one sample per Interval, handed to every

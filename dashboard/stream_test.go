@@ -222,17 +222,19 @@ func TestCloseEndsStreams(t *testing.T) {
 		done, cancel := stream(h, w)
 		defer cancel()
 		<-w.code
-		<-w.events // the first snapshot: the stream waits for the next frame
+		<-w.events                         // the first snapshot: the stream waits for the next frame
+		time.Sleep(500 * time.Millisecond) // half an interval: no frame yet
 
-		// The stream's last step is to clear the connection's write
-		// deadline, which its writes set: clear when Close returns, so
-		// Close waited for it. Its goroutine then returns without any time
-		// passing (it may not have yet, the moment Close returns).
+		// The stream's last step is to set the connection's write deadline
+		// for the end of the body, WriteTimeout from now: set when Close
+		// returns, so Close waited for it. Its goroutine then returns
+		// without any time passing (it may not have yet, the moment Close
+		// returns).
 		require.NoError(t, h.Close(context.Background()))
 		w.mu.Lock()
 		deadline := w.deadline
 		w.mu.Unlock()
-		assert.True(t, deadline.IsZero(), "Close returned before the stream ended: its write deadline is still %v", deadline)
+		assert.Equal(t, time.Now().Add(10*time.Second), deadline, "Close returned before the stream ended: its write deadline is still the first event's")
 		synctest.Wait()
 		select {
 		case <-done:

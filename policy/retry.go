@@ -79,8 +79,8 @@ type Retrier struct {
 
 // retrySupplier is a Retrier's state for one supplier.
 type retrySupplier struct {
-	budget                                            *budget
-	calls, attempts, retries, refused, successes, ctx atomic.Uint64
+	budget                                                  *budget
+	calls, attempts, retries, refused, successes, ctx, open atomic.Uint64
 }
 
 // NewRetrier validates cfg and returns a Retrier, or an error naming the
@@ -126,14 +126,15 @@ func NewRetrier(cfg RetryConfig) (*Retrier, error) {
 // or was refused by a full bulkhead (ErrSaturated) is not retried. Use
 // RetryIdempotent for calls that may be repeated.
 //
-// Never retried: an open breaker (breaker.ErrOpen: the supplier is known
-// to be down, and a retry would meet the same refusal), a closed executor,
-// a panic, and anything once ctx has ended. Between attempts Retry waits
-// the jittered back-off, or the supplier's Retry-After if longer
-// (RetryAfterError); a wait that would outlast ctx's deadline is not begun.
-// A retry the supplier's budget refuses is not made. In each of these
-// cases Retry returns the last attempt's error; when ctx ends during a
-// wait, ctx's error.
+// Never retried: an open breaker (breaker.ErrOpen), a closed executor, a
+// panic, and anything once ctx has ended. No retry is made into a breaker
+// known to be open (the last attempt, or another caller, opened it and it
+// is open past the back-off's end): it is neither waited for nor paid for.
+// Between attempts Retry waits the jittered back-off, or the supplier's
+// Retry-After if longer (RetryAfterError); a wait that would outlast ctx's
+// deadline is not begun. A retry the supplier's budget refuses is not made.
+// In each of these cases Retry returns the last attempt's error, the
+// supplier's own; when ctx ends during a wait, ctx's error.
 func Retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, fn func(context.Context) (T, error)) (T, error) {
 	return retry(ctx, r, ex, false, fn)
 }
@@ -154,13 +155,13 @@ func retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, idempo
 	s := r.suppliers.get(ex.Name())
 	s.calls.Add(1)
 	s.budget.call()
+	s.attempts.Add(1)
+	v, err := executor.Do(ctx, ex, fn)
+	if err == nil {
+		s.successes.Add(1)
+		return v, nil
+	}
 	for attempt := 1; ; attempt++ {
-		s.attempts.Add(1)
-		v, err := executor.Do(ctx, ex, fn)
-		if err == nil {
-			s.successes.Add(1)
-			return v, nil
-		}
 		if attempt >= r.cfg.MaxAttempts {
 			return v, err
 		}
@@ -178,6 +179,12 @@ func retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, idempo
 			s.ctx.Add(1)
 			return v, err // the wait alone would outlast the caller
 		}
+		// The attempt may just have opened the breaker: a retry that would
+		// meet it still open is not waited for, nor paid for.
+		if refuses(ex, time.Now().Add(wait)) {
+			s.open.Add(1)
+			return v, err
+		}
 		if s.budget.spend() != nil {
 			s.refused.Add(1)
 			r.log(ctx, "retry refused by the budget", ex.Name(), attempt, err, 0)
@@ -188,7 +195,44 @@ func retry[T any](ctx context.Context, r *Retrier, ex *executor.Executor, idempo
 			s.ctx.Add(1)
 			return zero, err
 		}
+		// Another caller may have opened it during the wait, or a half-open
+		// breaker with its probe places taken refuses at Do (its own
+		// *RejectedError, not an ErrOpen that fn returned). Either way the
+		// supplier was not called: the budget gets the retry back, the
+		// caller gets the supplier's last error rather than the refusal.
+		if refuses(ex, time.Now()) {
+			s.budget.refund()
+			s.open.Add(1)
+			return v, err
+		}
+		s.attempts.Add(1)
 		s.retries.Add(1)
+		nv, nerr := executor.Do(ctx, ex, fn)
+		if re, ok := nerr.(*executor.RejectedError); ok && re.Reason == executor.RejectedOpen {
+			s.budget.refund()
+			s.open.Add(1)
+			return v, err
+		}
+		v, err = nv, nerr
+		if err == nil {
+			s.successes.Add(1)
+			return v, nil
+		}
+	}
+}
+
+// refuses reports whether ex's breaker is known to refuse a call made at
+// t: forced open, or open until after t. In shadow mode nothing is
+// refused.
+func refuses(ex *executor.Executor, t time.Time) bool {
+	st := ex.Stats()
+	switch {
+	case st.Shadow:
+		return false
+	case st.Breaker.State == breaker.ForcedOpen:
+		return true
+	default:
+		return st.Breaker.State == breaker.Open && t.Before(st.Breaker.OpenUntil)
 	}
 }
 
@@ -296,6 +340,11 @@ type RetryStats struct {
 	// CtxRefused counts the retries not made because the caller's context
 	// ended, or would have ended during the back-off.
 	CtxRefused uint64
+	// OpenRefused counts the retries not made because the supplier's
+	// breaker was open (or would still be at the back-off's end): their
+	// calls returned their last error. A retry the breaker refused at
+	// submission counts here and in Attempts and Retries.
+	OpenRefused uint64
 }
 
 // Stats returns the counts of every supplier the Retrier has called, by
@@ -309,7 +358,7 @@ func (r *Retrier) Stats() []RetryStats {
 		out = append(out, RetryStats{
 			Supplier: name, Calls: s.calls.Load(), Successes: s.successes.Load(),
 			Attempts: s.attempts.Load(), Retries: s.retries.Load(),
-			BudgetRefused: s.refused.Load(), CtxRefused: s.ctx.Load(),
+			BudgetRefused: s.refused.Load(), CtxRefused: s.ctx.Load(), OpenRefused: s.open.Load(),
 		})
 	})
 	return out

@@ -339,3 +339,125 @@ func TestRetryConfigErrors(t *testing.T) {
 		assert.Empty(t, nilH.Stats())
 	})
 }
+
+func TestRetryIsNeverMadeIntoAnOpenBreaker(t *testing.T) {
+	t.Run("an attempt that opens the breaker ends the call with the supplier's error, at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, "quotes", 4, func(c *executor.Config) { c.Breaker.ConsecutiveFailures = 1 })
+			r, _ := policy.NewRetrier(policy.RetryConfig{Seed: 1, Budget: policy.Budget{Ratio: 0.1, Floor: 1}})
+			calls := 0
+			start := time.Now()
+			_, err := policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) { calls++; return 0, errBadGateway })
+			require.ErrorIs(t, err, errBadGateway, "the supplier's error, not the refusal")
+			assert.NotErrorIs(t, err, breaker.ErrOpen)
+			assert.Zero(t, time.Since(start), "no back-off waited")
+			assert.Equal(t, 1, calls)
+			s := r.Stats()[0]
+			assert.Equal(t, uint64(1), s.Attempts)
+			assert.Zero(t, s.Retries)
+			assert.Equal(t, uint64(1), s.OpenRefused)
+			// The budget (a floor of 1) was not spent: a retry into a
+			// closed breaker is still possible.
+			ex.Breaker().Reset()
+			calls = 0
+			_, err = policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) {
+				calls++
+				if calls == 1 {
+					return 0, errBadGateway
+				}
+				return 7, nil
+			})
+			require.ErrorIs(t, err, errBadGateway, "ConsecutiveFailures 1 opens it again")
+			assert.Zero(t, r.Stats()[0].BudgetRefused)
+		})
+	})
+	t.Run("a breaker another caller opened during the back-off is not retried into", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, "quotes", 4)
+			r, _ := policy.NewRetrier(policy.RetryConfig{Seed: 1, Backoff: time.Second, MaxBackoff: time.Second})
+			calls := 0
+			_, err := policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) {
+				calls++
+				time.AfterFunc(100*time.Millisecond, func() { _ = ex.Breaker().Trip(breaker.Manual) }) // within the wait of 0.5-1 s
+				return 0, errBadGateway
+			})
+			require.ErrorIs(t, err, errBadGateway)
+			assert.NotErrorIs(t, err, breaker.ErrOpen)
+			assert.Equal(t, 1, calls)
+			s := r.Stats()[0]
+			assert.Equal(t, uint64(1), s.OpenRefused)
+			assert.Zero(t, s.Retries)
+		})
+	})
+	t.Run("a retry a half-open breaker refuses returns the supplier's error and its budget", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, "quotes", 4, func(c *executor.Config) {
+				c.InvocationTimeout = 100 * time.Second
+				c.Breaker = breaker.Config{ConsecutiveFailures: 1, ResetTimeout: 200 * time.Second}
+			})
+			// No floor, ratio 1: the first call earns exactly one retry.
+			r, _ := policy.NewRetrier(policy.RetryConfig{MaxAttempts: 2, Seed: 1, Budget: policy.Budget{Ratio: 1, Floor: -1, Window: time.Hour}})
+			release := make(chan struct{})
+			probing := make(chan struct{})
+			time.AfterFunc(201*time.Second, func() { // the probe, holding the one probe place
+				go func() {
+					_, _ = executor.Do(context.Background(), ex, func(context.Context) (int, error) {
+						close(probing)
+						<-release
+						return 0, nil
+					})
+				}()
+			})
+			start := time.Now()
+			// The retry comes at 250 s, while the probe (201-301 s) runs.
+			_, err := policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) { return 0, afterError{250 * time.Second} })
+			<-probing
+			require.ErrorAs(t, err, new(afterError))
+			assert.NotErrorIs(t, err, breaker.ErrOpen)
+			assert.Equal(t, 250*time.Second, time.Since(start), "waited: half-open may admit a probe")
+			s := r.Stats()[0]
+			assert.Equal(t, uint64(1), s.OpenRefused)
+			assert.Equal(t, uint64(2), s.Attempts)
+			close(release)
+			synctest.Wait()
+			// The refused retry's budget came back: a retry is possible again.
+			calls := 0
+			_, err = policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) {
+				calls++
+				if calls == 1 {
+					return 0, errBadGateway
+				}
+				return 1, nil
+			})
+			require.ErrorIs(t, err, errBadGateway, "ConsecutiveFailures 1: the failure opens it again")
+			assert.Zero(t, r.Stats()[0].BudgetRefused)
+		})
+	})
+	t.Run("a breaker whose open period ends within the back-off lets the retry probe", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, "quotes", 4, func(c *executor.Config) { c.Breaker.ConsecutiveFailures = 1 })
+			r, _ := policy.NewRetrier(policy.RetryConfig{Seed: 1, Backoff: 8 * time.Second, MaxBackoff: 8 * time.Second})
+			calls := 0
+			v, err := policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) {
+				calls++
+				if calls == 1 {
+					return 0, errBadGateway
+				}
+				return 7, nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, 7, v)
+			assert.Equal(t, breaker.Closed, ex.Breaker().State(), "the retry was the probe that closed it")
+		})
+	})
+	t.Run("in shadow mode an open breaker refuses nothing, and the retry is made", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ex := newExecutor(t, "quotes", 4, func(c *executor.Config) { c.Breaker.ConsecutiveFailures = 1; c.Shadow = true })
+			r, _ := policy.NewRetrier(policy.RetryConfig{Seed: 1})
+			calls := 0
+			_, err := policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) { calls++; return 0, errBadGateway })
+			require.ErrorIs(t, err, errBadGateway)
+			assert.Equal(t, 3, calls)
+		})
+	})
+}

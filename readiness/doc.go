@@ -17,6 +17,11 @@
 //	...
 //	mux.Handle("GET /readyz", ready)
 //
+// The handler's body is the service's state alone ({"state":"degraded"}):
+// a probe that clients or other tenants can reach learns no supplier's
+// name. Config.Details adds the suppliers' lines (at most MaxSuppliers),
+// for a Checker on an admin listener.
+//
 // # The rule
 //
 // Each supplier is ready while its breaker is closed (or disabled by an

@@ -46,7 +46,20 @@ type Config struct {
 	// change made to it later neither bypasses that check nor races with
 	// the reports.
 	Critical map[string]bool
+	// Details puts the suppliers' lines (name, state, breaker, reason,
+	// since) in the handler's body. false: the body is only the service's
+	// state, {"state":"ready"} and the like, which is what a probe that
+	// clients or other tenants can reach should answer; set it only on a
+	// Checker mounted on an admin listener. Report has the details either
+	// way.
+	Details bool
+	// MaxSuppliers caps the supplier lines of a detailed body, the least
+	// ready kept first; the body's "omitted" counts the others. 0: 100.
+	MaxSuppliers int
 }
+
+// defaultMaxSuppliers is MaxSuppliers' zero value: about 20 KiB of JSON.
+const defaultMaxSuppliers = 100
 
 // Checker reports readiness; it is an http.Handler. It keeps no state of
 // its own: every report reads the breakers as they are. It is safe for
@@ -87,8 +100,14 @@ func New(cfg Config) (*Checker, error) {
 			errs = append(errs, fmt.Errorf("readiness: Critical names %q, which neither the Group (list it in its Dependencies) nor Executors holds", n))
 		}
 	}
+	if cfg.MaxSuppliers < 0 {
+		errs = append(errs, fmt.Errorf("readiness: Config.MaxSuppliers must not be negative (0: %d), got %d", defaultMaxSuppliers, cfg.MaxSuppliers))
+	}
 	if errs != nil {
 		return nil, errors.Join(errs...)
+	}
+	if cfg.MaxSuppliers == 0 {
+		cfg.MaxSuppliers = defaultMaxSuppliers
 	}
 	cfg.Executors = slices.Clone(cfg.Executors)
 	cfg.Critical = maps.Clone(cfg.Critical)
@@ -99,6 +118,9 @@ func New(cfg Config) (*Checker, error) {
 type Report struct {
 	State     State            `json:"state"`
 	Suppliers []SupplierReport `json:"suppliers"` // sorted by name
+	// Omitted counts the suppliers a detailed body left out
+	// (Config.MaxSuppliers); Report leaves none out.
+	Omitted int `json:"omitted,omitempty"`
 }
 
 // SupplierReport is one supplier's line in a Report.
@@ -164,8 +186,17 @@ func supplierState(s breaker.State) State {
 	return Unready // Open, ForcedOpen
 }
 
-// ServeHTTP answers with the Report as JSON: status 503 when the service is
-// unready, 200 otherwise (ready or degraded).
+// The bodies of a status-only answer: the same for every caller.
+var stateBodies = map[State][]byte{
+	Ready:    []byte(`{"state":"ready"}` + "\n"),
+	Degraded: []byte(`{"state":"degraded"}` + "\n"),
+	Unready:  []byte(`{"state":"unready"}` + "\n"),
+}
+
+// ServeHTTP answers with status 503 when the service is unready, 200
+// otherwise (ready or degraded). The JSON body is the service's state
+// alone, or with Config.Details the Report, at most Config.MaxSuppliers
+// supplier lines of it.
 func (c *Checker) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	r := c.Report()
 	w.Header().Set("Content-Type", "application/json")
@@ -173,7 +204,35 @@ func (c *Checker) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	if r.State == Unready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
+	if c == nil || !c.cfg.Details {
+		_, _ = w.Write(stateBodies[r.State]) // a client that left cannot be answered
+		return
+	}
+	r.Suppliers, r.Omitted = keepWorst(r.Suppliers, c.cfg.MaxSuppliers)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	_ = enc.Encode(r) // a client that left cannot be answered
+	_ = enc.Encode(r)
+}
+
+// keepWorst returns at most n of ss (sorted by name), the least ready
+// first kept, still sorted by name, and how many it left out.
+func keepWorst(ss []SupplierReport, n int) ([]SupplierReport, int) {
+	if len(ss) <= n {
+		return ss, 0
+	}
+	rank := func(s SupplierReport) int {
+		switch {
+		case s.State == Unready && s.Critical:
+			return 0
+		case s.State == Unready:
+			return 1
+		case s.State == Degraded:
+			return 2
+		}
+		return 3
+	}
+	slices.SortStableFunc(ss, func(a, b SupplierReport) int { return rank(a) - rank(b) })
+	kept := ss[:n]
+	slices.SortFunc(kept, func(a, b SupplierReport) int { return strings.Compare(a.Name, b.Name) })
+	return kept, len(ss) - n
 }

@@ -3,8 +3,12 @@ package readiness_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,10 +27,12 @@ type shop struct {
 	g        *executor.Group
 	payments *executor.Executor // critical
 	recs     *executor.Executor // recommendations: not critical
+	ready    *readiness.Checker
 	url      string
 }
 
-func newShop(t *testing.T) *shop {
+// newShop's handler has Details on unless a config edit says otherwise.
+func newShop(t *testing.T, edit ...func(*readiness.Config)) *shop {
 	t.Helper()
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{Breaker: breaker.Config{ResetTimeout: time.Hour}},
@@ -37,11 +43,15 @@ func newShop(t *testing.T) *shop {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
-	ready, err := readiness.New(readiness.Config{Group: g, Critical: map[string]bool{"payments": true}})
+	cfg := readiness.Config{Group: g, Critical: map[string]bool{"payments": true}, Details: true}
+	for _, e := range edit {
+		e(&cfg)
+	}
+	ready, err := readiness.New(cfg)
 	require.NoError(t, err)
 	srv := httptest.NewServer(ready) // 127.0.0.1, a free port
 	t.Cleanup(srv.Close)
-	s := &shop{g: g, url: srv.URL}
+	s := &shop{g: g, ready: ready, url: srv.URL}
 	s.payments, _ = g.Lookup("payments")
 	s.recs, _ = g.Lookup("recommendations")
 	return s
@@ -159,6 +169,7 @@ func TestConfigValidation(t *testing.T) {
 		{"a zero executor", readiness.Config{Executors: []*executor.Executor{{}}}, "Executors[0] is a zero Executor"},
 		{"two suppliers of one name", readiness.Config{Group: g, Executors: []*executor.Executor{ex}}, `Executors[0] is named "payments", as another executor is`},
 		{"a critical name nobody holds (a typo)", readiness.Config{Group: g, Critical: map[string]bool{"paymnts": true}}, `Critical names "paymnts"`},
+		{"a negative cap on the lines", readiness.Config{Group: g, MaxSuppliers: -1}, "Config.MaxSuppliers must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -203,4 +214,71 @@ func TestANilCheckerChecksNothing(t *testing.T) {
 	w := httptest.NewRecorder()
 	require.NotPanics(t, func() { c.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/ready", nil)) })
 	assert.Equal(t, http.StatusOK, w.Code)
+}
+
+// get returns the status and the body of a GET of url.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// By default the body is the service's state alone: a probe that clients
+// or other tenants reach learns no supplier's name or state from it.
+func TestTheDefaultBodyIsTheStateAlone(t *testing.T) {
+	s := newShop(t, func(c *readiness.Config) { c.Details = false })
+	code, body := get(t, s.url)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, `{"state":"ready"}`+"\n", body)
+	s.recs.Breaker().Trip(breaker.Saturation)
+	code, body = get(t, s.url)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, `{"state":"degraded"}`+"\n", body)
+	s.payments.Breaker().Trip(breaker.Manual)
+	code, body = get(t, s.url)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Equal(t, `{"state":"unready"}`+"\n", body)
+	assert.NotContains(t, body, "payments")
+}
+
+// A detailed body lists at most MaxSuppliers suppliers, the least ready
+// first kept, and says how many it left out.
+func TestADetailedBodyIsBounded(t *testing.T) {
+	s := newShop(t)
+	for i := range 9999 { // 10,001 suppliers in all
+		_, err := s.g.Executor(fmt.Sprintf("hook-%05d.tenant.example", i))
+		require.NoError(t, err)
+	}
+	for _, n := range []string{"hook-09998.tenant.example", "hook-00042.tenant.example"} {
+		ex, ok := s.g.Lookup(n)
+		require.True(t, ok)
+		ex.Breaker().Trip(breaker.Manual)
+	}
+	s.payments.Breaker().Trip(breaker.Manual)
+	code, body := get(t, s.url)
+	assert.Equal(t, http.StatusServiceUnavailable, code)
+	assert.Less(t, len(body), 32<<10, "the body, in bytes")
+	var r readiness.Report
+	require.NoError(t, json.Unmarshal([]byte(body), &r))
+	require.Len(t, r.Suppliers, 100)
+	assert.Equal(t, 10001-100, r.Omitted)
+	assert.Equal(t, readiness.Unready, r.State)
+	st := states(r)
+	for _, n := range []string{"payments", "hook-09998.tenant.example", "hook-00042.tenant.example"} {
+		assert.Equal(t, readiness.Unready, st[n], "%s: the unready are kept", n)
+	}
+	assert.True(t, slices.IsSortedFunc(r.Suppliers, func(a, b readiness.SupplierReport) int { return strings.Compare(a.Name, b.Name) }), "sorted by name")
+	assert.Len(t, s.ready.Report().Suppliers, 10001, "Report itself leaves none out")
+
+	small := newShop(t, func(c *readiness.Config) { c.MaxSuppliers = 1 })
+	small.recs.Breaker().Trip(breaker.Manual)
+	_, body = get(t, small.url)
+	require.NoError(t, json.Unmarshal([]byte(body), &r))
+	require.Len(t, r.Suppliers, 1)
+	assert.Equal(t, "recommendations", r.Suppliers[0].Name)
+	assert.Equal(t, 1, r.Omitted)
 }

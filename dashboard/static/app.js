@@ -407,6 +407,9 @@ function connect() {
     applyUpdate(JSON.parse(e.data));
     render();
   });
+  // The server ends each stream after Options.StreamLifetime: take a
+  // new one now rather than after the browser's retry delay.
+  source.addEventListener("end", () => connect());
   source.addEventListener("error", () => {
     if (source.readyState === EventSource.CLOSED) {
       // Refused (too many pages open) or gone for good: the browser
