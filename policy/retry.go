@@ -123,7 +123,7 @@ func NewRetrier(cfg RetryConfig) (*Retrier, error) {
 // Retry calls fn through ex (its breaker and bulkhead admit every attempt)
 // and retries it after a failure, for calls that must not run twice when
 // they may already have run once: an attempt that timed out (ErrTimeout)
-// or was refused by a full bulkhead (ErrSaturated) is not retried. Use
+// or was refused by a full bulkhead (ErrBusy, ErrSaturated) is not retried. Use
 // RetryIdempotent for calls that may be repeated.
 //
 // Never retried: an open breaker (breaker.ErrOpen), a closed executor, a
@@ -245,7 +245,7 @@ func (r *Retrier) retryable(ctx context.Context, err error, idempotent bool) (ok
 		errors.Is(err, executor.ErrClosed),
 		errors.As(err, new(*breaker.PanicError)):
 		return false, nil
-	case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrTimeout):
+	case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy), errors.Is(err, executor.ErrTimeout):
 		if !idempotent {
 			return false, nil
 		}
