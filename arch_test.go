@@ -28,7 +28,9 @@ var allowed = map[string][]string{
 	"internal/slots": {module + "internal/ilist"},
 	"executor":       {module + "breaker", module + "future", module + "internal/slots", module + "internal/hook", module + "priority", "golang.org/x/sync/"},
 	"priority":       nil,
-	"fusehttp":       {module + "executor", module + "breaker", module + "future", module + "priority"},
+	// Client-side adaptive throttling, a leaf the executor calls.
+	"throttle": {module + "priority"},
+	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},
 	// A service's own routes behind per-route bulkheads.
 	"fusehttp/inbound": {module + "executor", module + "breaker"},
 	"dashboard":        {module + "executor", module + "breaker", module + "policy", module + "priority"},
