@@ -25,7 +25,9 @@ var allowed = map[string][]string{
 	"bulkhead":       {module + "internal/ilist"},
 	"executor":       {module + "breaker", module + "bulkhead", module + "future", module + "priority", "golang.org/x/sync/"},
 	"priority":       nil,
-	"fusehttp":       {module + "executor", module + "breaker", module + "future", module + "priority"},
+	// Client-side adaptive throttling, a leaf the executor calls.
+	"throttle": {module + "priority"},
+	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},
 	// A service's own routes behind per-route bulkheads.
 	"fusehttp/inbound": {module + "executor", module + "breaker", module + "priority"},
 	"dashboard":        {module + "executor", module + "breaker", module + "policy", module + "priority"},

@@ -1,0 +1,21 @@
+// Package throttle is client-side adaptive throttling, for a supplier that
+// is overloaded rather than dead: a client rejects a share of its own
+// requests locally, so that what it sends tracks what the supplier
+// accepts, instead of tripping open and closed as a circuit breaker does.
+//
+// Over a sliding window the client counts its requests (every one its
+// application attempted, rejected locally or not) and the supplier's
+// accepts, and rejects a new request with probability
+//
+//	max(0, (requests − K·accepts) / (requests + 1))
+//
+// as Google's SRE book describes ("Handling Overload"). K sets how far
+// requests may run ahead of accepts: 2 lets the supplier see up to twice
+// what it accepts, 1.1 barely more. Each priority has its own K, smaller for
+// sheddable work, so that as the supplier falls behind sheddable requests
+// are rejected first, then default ones, then critical ones.
+//
+// A Throttle reads no clock and starts no goroutine: the caller passes the
+// time it has already read (an executor reads one per call), and the
+// window's buckets advance lazily. It is safe for concurrent use.
+package throttle

@@ -1,0 +1,247 @@
+package throttle
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/fusebox-go/fusebox/priority"
+)
+
+// Config configures a Throttle. The zero value is ready to use.
+type Config struct {
+	// Window is how far back requests and accepts count. 0 means 10 s;
+	// it must be at least 10 ms.
+	Window time.Duration
+	// MinRequests is the number of requests the window must hold before
+	// the throttle rejects anything. 0 means 20; it must not be negative.
+	MinRequests int
+	// K is the multiplier of accepts that requests may reach, per
+	// priority (indexed by priority.Priority). 0 means the default:
+	// 2 for Critical, 1.5 for Default, 1.1 for Sheddable. Each must be
+	// at least 1 (below that a healthy supplier is throttled).
+	K [priority.Levels]float64
+}
+
+// defaultK is K's zero value, per priority.
+var defaultK = [priority.Levels]float64{
+	priority.Default:   1.5,
+	priority.Critical:  2,
+	priority.Sheddable: 1.1,
+}
+
+// buckets is the number of buckets the window is divided into.
+const buckets = 40
+
+// Throttle decides, request by request, whether to send it on. Make one
+// with New. It is safe for concurrent use.
+type Throttle struct {
+	shift  uint // a bucket spans 1<<shift ns
+	min    uint64
+	k      [priority.Levels]float64
+	epoch  atomic.Int64                   // the newest bucket's number (now / width)
+	odds   [priority.Levels]atomic.Uint64 // rejection probability, as math.Float64bits, from the buckets before the newest
+	counts [buckets]atomic.Uint64         // per bucket: requests, sent and accepts, 21 bits each (see reqUnit)
+	marks  [buckets]atomic.Int64          // per bucket: the bucket number it counts for
+
+	throttled [priority.Levels]atomic.Uint64
+}
+
+// New returns a Throttle, or an error naming every invalid field of cfg.
+func New(cfg Config) (*Throttle, error) {
+	var errs []error
+	if cfg.Window == 0 {
+		cfg.Window = 10 * time.Second
+	}
+	if cfg.Window < 10*time.Millisecond {
+		errs = append(errs, fmt.Errorf("throttle: Config.Window must be 0 or at least 10ms, got %v", cfg.Window))
+	}
+	if cfg.MinRequests < 0 {
+		errs = append(errs, fmt.Errorf("throttle: Config.MinRequests must be ≥ 0, got %d", cfg.MinRequests))
+	}
+	if cfg.MinRequests == 0 {
+		cfg.MinRequests = 20
+	}
+	// A bucket spans a power of two of nanoseconds, the nearest to a
+	// fortieth of the window, so that finding one is a shift.
+	t := &Throttle{shift: uint(math.Round(math.Log2(float64(cfg.Window) / buckets))), min: uint64(cfg.MinRequests)}
+	for p, k := range cfg.K {
+		switch {
+		case k == 0:
+			k = defaultK[p]
+		case math.IsNaN(k) || math.IsInf(k, 0) || k < 1:
+			errs = append(errs, fmt.Errorf("throttle: Config.K[%s] must be 0 or a number ≥ 1, got %v", priority.Priority(p), k))
+		}
+		t.k[p] = k
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	t.epoch.Store(math.MinInt64)
+	return t, nil
+}
+
+// Admit counts a request the application attempts at now (nanoseconds on
+// a monotonic clock of the caller's), and reports whether to send it:
+// false means reject it locally. A request sent must end with Record; a
+// rejected one must not (it already counts as a request, and it never
+// counts against the supplier).
+func (t *Throttle) Admit(now int64, p priority.Priority) bool {
+	if p >= priority.Levels {
+		p = priority.Sheddable
+	}
+	i := t.advance(now)
+	odds := math.Float64frombits(t.odds[p].Load())
+	if odds > 0 && rand.Float64() < odds {
+		t.counts[i].Add(reqUnit)
+		t.throttled[p].Add(1)
+		return false
+	}
+	t.counts[i].Add(reqUnit | sentUnit)
+	return true
+}
+
+// Record ends a request Admit let through, at now: accepted reports
+// whether the supplier accepted it (answered it, even with an error of the
+// caller's own), rather than refusing or failing it for overload.
+func (t *Throttle) Record(now int64, accepted bool) {
+	if accepted {
+		return // counted as sent, which is accepted until it fails
+	}
+	t.counts[t.advance(now)].Add(failUnit)
+}
+
+// A bucket's counts: requests (attempted), sent (admitted) and failed
+// (sent, and not accepted), 21 bits each, so that Admit adds both of its
+// counts in one atomic add and an accepted request costs Record nothing.
+// 2 million of each in a bucket (a fortieth of the window) is beyond any
+// client of one supplier.
+const (
+	fieldBits = 21
+	fieldMask = 1<<fieldBits - 1
+	failUnit  = 1
+	sentUnit  = 1 << fieldBits
+	reqUnit   = 1 << (2 * fieldBits)
+)
+
+// field returns the requests, sent and failed of a bucket's counts.
+func field(c uint64) (req, sent, failed uint64) {
+	return c >> (2 * fieldBits) & fieldMask, c >> fieldBits & fieldMask, c & fieldMask
+}
+
+// advance makes the bucket of now current if it is not yet, and returns
+// its index. The first request of a new bucket computes the odds from the
+// buckets before it, so that every other request reads them with one load.
+func (t *Throttle) advance(now int64) int {
+	n := now >> t.shift
+	i := int(uint64(n) % buckets)
+	if t.marks[i].Load() == n {
+		return i
+	}
+	// A new bucket: clear it for n (a request of the bucket it held,
+	// buckets ago, that ends only now counts here instead; harmless).
+	old := t.marks[i].Load()
+	if old < n && t.marks[i].CompareAndSwap(old, n) {
+		t.counts[i].Store(0)
+	}
+	if e := t.epoch.Load(); e < n && t.epoch.CompareAndSwap(e, n) {
+		t.recompute(n)
+	}
+	return i
+}
+
+// recompute sets the odds from the buckets of the window before bucket n.
+//
+// The SRE formula over the whole window reacts to an overload, but once it
+// ends it lets go slowly: the window still holds the requests rejected
+// during it, and every request the formula still rejects is one the
+// supplier cannot accept, so accepts catch up with requests only as the
+// window slides (18 s for a 10 s window after 4× the supplier's capacity,
+// K 1.5). So the odds also look at the last tenth of the window: while the
+// supplier accepts (nearly) everything it is sent there, the formula over
+// that short span decides, and falls within a few of its lengths; while it
+// does not, the higher of the two does, so that a new overload is met as
+// soon as the short span shows it.
+func (t *Throttle) recompute(n int64) {
+	var long, short struct{ req, sent, failed uint64 }
+	for j := range buckets {
+		m := t.marks[j].Load()
+		if m >= n || m <= n-buckets {
+			continue
+		}
+		req, sent, failed := field(t.counts[j].Load())
+		long.req, long.sent, long.failed = long.req+req, long.sent+sent, long.failed+failed
+		if m > n-shortBuckets-1 {
+			short.req, short.sent, short.failed = short.req+req, short.sent+sent, short.failed+failed
+		}
+	}
+	// A request sent in one bucket may fail in the next: the window's
+	// accepts are its sent less its failed, never below 0.
+	longAcc, shortAcc := accepts(long.sent, long.failed), accepts(short.sent, short.failed)
+	healthy := short.sent > 0 && float64(shortAcc) >= healthyShare*float64(short.sent)
+	for p := range t.odds {
+		o := odds(short.req, shortAcc, t.k[p])
+		if !healthy {
+			o = max(o, odds(long.req, longAcc, t.k[p]))
+		}
+		if long.req < t.min {
+			o = 0
+		}
+		t.odds[p].Store(math.Float64bits(o))
+	}
+}
+
+// shortBuckets is the short span of recompute: a tenth of the window.
+const shortBuckets = buckets / 10
+
+// healthyShare is the share of the requests sent that the supplier must
+// accept, over the short span, for recompute to call it healthy.
+const healthyShare = 0.95
+
+func accepts(sent, failed uint64) uint64 {
+	if failed > sent {
+		return 0
+	}
+	return sent - failed
+}
+
+// odds is the SRE formula.
+func odds(req, acc uint64, k float64) float64 {
+	if req == 0 {
+		return 0
+	}
+	return max(0, (float64(req)-k*float64(acc))/float64(req+1))
+}
+
+// Stats is a snapshot of a Throttle.
+type Stats struct {
+	// Requests and Accepts are the window's counts, without the newest
+	// bucket's.
+	Requests, Accepts uint64
+	// Odds is the probability of rejecting a request, per priority.
+	Odds [priority.Levels]float64
+	// Throttled counts the requests rejected locally, per priority, since
+	// New.
+	Throttled [priority.Levels]uint64
+}
+
+// Stats returns the state of the throttle as of its newest bucket.
+func (t *Throttle) Stats() Stats {
+	var s Stats
+	n := t.epoch.Load()
+	for j := range buckets {
+		if m := t.marks[j].Load(); m < n && m > n-buckets {
+			req, sent, failed := field(t.counts[j].Load())
+			s.Requests += req
+			s.Accepts += accepts(sent, failed)
+		}
+	}
+	for p := range s.Odds {
+		s.Odds[p] = math.Float64frombits(t.odds[p].Load())
+		s.Throttled[p] = t.throttled[p].Load()
+	}
+	return s
+}
