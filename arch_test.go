@@ -23,7 +23,7 @@ var allowed = map[string][]string{
 	"future":         {module + "internal/ilist"},
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/ilist"},
-	"executor":       {module + "breaker", module + "bulkhead", module + "future", module + "priority", "golang.org/x/sync/"},
+	"executor":       {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle", "golang.org/x/sync/"},
 	"priority":       nil,
 	// Client-side adaptive throttling, a leaf the executor calls.
 	"throttle": {module + "priority"},

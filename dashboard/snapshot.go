@@ -114,7 +114,7 @@ type Series struct {
 var (
 	outcomeNames = []string{"success", "failure", "ignored"}
 	rejections   = []executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
-		executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
+		executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy, executor.RejectedThrottled}
 	rejectionNames = func() []string {
 		r := make([]string, len(rejections))
 		for i, rej := range rejections {

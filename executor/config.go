@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/throttle"
 )
 
 // The defaults of the zero values of Config, and the bounds of its fields.
@@ -75,6 +76,15 @@ type Config struct {
 	// Reconfigure (see docs/shadow.md). false enforces.
 	Shadow bool
 
+	// Throttle, if set, adds client-side adaptive throttling for a
+	// supplier that is overloaded rather than dead (package throttle):
+	// once it accepts fewer calls than it is sent, a share of the calls,
+	// sheddable ones first, is refused locally with ErrThrottled, so that
+	// what is sent tracks what it accepts. A throttled call is never the
+	// supplier's failure, and a hang still trips the breaker at once.
+	// nil means off. Reconfigure starts it afresh.
+	Throttle *throttle.Config
+
 	// CriticalShare is the share of the slots kept for calls whose context
 	// carries priority.Critical; sheddable calls (priority.Sheddable) may
 	// hold at most half of the other slots, so a background burst leaves
@@ -98,6 +108,7 @@ type resolved struct {
 	breaker                breaker.Config
 	stuck                  stuckPolicy
 	shadow                 bool
+	throttle               *throttle.Config
 	shares                 uint32 // CriticalShare, per mille
 	adapt                  adaptSet
 }
@@ -117,6 +128,11 @@ func (c Config) resolve(name string) (resolved, error) {
 		ck.bad("InvocationTimeout must be at most %v with Adaptive sizing (its windows last a second at most), got %v", adaptMaxTimeout, r.timeout)
 	}
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
+	if r.throttle = c.Throttle; r.throttle != nil {
+		if _, err := throttle.New(*r.throttle); err != nil {
+			ck.bad("Throttle: %v", err)
+		}
+	}
 	r.lowWater = ck.lowWater(c.Queue, c.LowWater)
 	r.stuck = c.Stuck.resolve(r.timeout, r.slots, r.queue, ck.bad)
 	r.shares = ck.sharePerMille(c.CriticalShare)

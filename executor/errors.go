@@ -23,6 +23,10 @@ var (
 	// refused and the breaker stayed closed (RejectedBusy). A retry after
 	// RejectedError.RetryAfter may well be served.
 	ErrBusy = errors.New("executor: busy")
+	// ErrThrottled: the supplier accepts fewer calls than it is sent, and
+	// Config.Throttle refused this one locally (RejectedThrottled); the
+	// breaker and the supplier's counts are untouched.
+	ErrThrottled = errors.New("executor: throttled")
 	// ErrClosed: the executor (or its Group) is closed or closing.
 	ErrClosed = errors.New("executor: closed")
 	// ErrTimeout is matched by the error of a call that outlived its
@@ -60,13 +64,14 @@ const (
 	RejectedQueueFull                  // no free slot, the queue full, the slots stuck: the breaker tripped (ErrSaturated)
 	RejectedClosed                     // the executor was closed (ErrClosed)
 	RejectedBusy                       // no free slot (nor queue place), but the calls were young: the breaker stayed closed (ErrBusy)
+	RejectedThrottled                  // Config.Throttle refused it locally (ErrThrottled)
 	numRejections
 )
 
-var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed", "busy"}
+var rejectionNames = [...]string{"open", "saturated", "queue-full", "closed", "busy", "throttled"}
 
 // String returns the reason as the metrics label it: "open", "saturated",
-// "queue-full", "closed" or "busy".
+// "queue-full", "closed", "busy" or "throttled".
 func (r Rejection) String() string {
 	if r < numRejections {
 		return rejectionNames[r]
@@ -83,6 +88,8 @@ func (r Rejection) sentinel() error {
 		return ErrClosed
 	case RejectedBusy:
 		return ErrBusy
+	case RejectedThrottled:
+		return ErrThrottled
 	}
 	return ErrSaturated
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
 	"github.com/fusebox-go/fusebox/priority"
+	"github.com/fusebox-go/fusebox/throttle"
 )
 
 // Executor protects one supplier: a breaker in front of a bulkhead, an
@@ -156,6 +157,32 @@ type rareCounts struct {
 	stuckState                                // the stuck criterion and the latency history
 	dur        atomic.Pointer[durations]      // made when the first call ends
 	shadowState
+	throttle atomic.Pointer[throttle.Throttle] // Config.Throttle's; nil: off
+}
+
+// throttled reports whether Config.Throttle refuses a call of ctx now.
+func (ex *Executor) throttled(ctx context.Context) bool {
+	r := ex.rare.Load()
+	if r == nil {
+		return false
+	}
+	th := r.throttle.Load()
+	return th != nil && !th.Admit(ex.now(), priority.From(ctx))
+}
+
+// setThrottle starts the throttle cfg configures, or stops it (nil).
+func (ex *Executor) setThrottle(cfg *throttle.Config) {
+	if cfg == nil {
+		if r := ex.rare.Load(); r != nil {
+			r.throttle.Store(nil)
+		}
+		return
+	}
+	th, err := throttle.New(*cfg)
+	if err != nil {
+		return // validated by resolve: not reached
+	}
+	ex.counts().throttle.Store(th)
 }
 
 func (ex *Executor) counts() *rareCounts {
@@ -214,6 +241,7 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 	ex.timeout.Store(int64(p.timeout))
 	ex.queueTO.Store(int64(p.queueTimeout))
 	ex.shares.Store(p.shares)
+	ex.setThrottle(p.throttle)
 	if cfg.Stuck != (StuckConfig{}) || cfg.OnBusy != nil || cfg.Shadow {
 		ex.makeCounts(p.stuck, cfg.OnBusy).shadow.Store(cfg.Shadow) // else made with the default criterion when first needed
 	}
@@ -458,7 +486,7 @@ func (ex *Executor) Stats() Stats {
 	ex.adaptStats(&s)
 	s.Rejected = Rejections{
 		Open: rejected[RejectedOpen], Saturated: rejected[RejectedSaturated], QueueFull: rejected[RejectedQueueFull],
-		Busy: rejected[RejectedBusy], Closed: rejected[RejectedClosed],
+		Busy: rejected[RejectedBusy], Closed: rejected[RejectedClosed], Throttled: rejected[RejectedThrottled],
 	}
 	var total uint64
 	for _, n := range rejected {
@@ -479,6 +507,7 @@ type Rejections struct {
 	QueueFull uint64 // no free slot and a full queue, the calls stuck: the breaker tripped
 	Busy      uint64 // no free slot (nor queue place), the calls young: only this call refused
 	Closed    uint64 // the executor was closed
+	Throttled uint64 // Config.Throttle refused it locally
 }
 
 // Of returns the count of one reason, for code that goes over every
@@ -495,6 +524,8 @@ func (r Rejections) Of(reason Rejection) uint64 {
 		return r.Busy
 	case RejectedClosed:
 		return r.Closed
+	case RejectedThrottled:
+		return r.Throttled
 	}
 	return 0
 }
@@ -527,6 +558,13 @@ func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breake
 		o, cerr = ex.br.Classify(err)
 	}
 	classified = true
+	if o == breaker.Failure {
+		if r := ex.rare.Load(); r != nil {
+			if th := r.throttle.Load(); th != nil {
+				th.Record(ex.now(), false) // a success costs the throttle nothing
+			}
+		}
+	}
 	merr := p.Record(o, err)
 	recorded = true
 	if cerr == nil {

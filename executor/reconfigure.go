@@ -82,6 +82,7 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	ex.timeout.Store(int64(r.timeout))
 	ex.queueTO.Store(int64(r.queueTimeout))
 	ex.shares.Store(r.shares)
+	ex.setThrottle(r.throttle)
 	// A queue-wait timeline before the queue: a call that Admit queues
 	// must find it.
 	if r.queue > 0 && ex.queued.Load() == nil {

@@ -84,6 +84,10 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	if err != nil {
 		return nil, ex.refuseOpen()
 	}
+	if !permit.Probe() && ex.throttled(ctx) {
+		permit.Ignore()
+		return nil, ex.reject(RejectedThrottled)
+	}
 	// A call over its priority's share (priority.go) is refused as busy,
 	// and so are most refusals in a burst, which find the bulkhead full of
 	// young calls: both before the call is counted in, with no write but

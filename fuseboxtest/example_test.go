@@ -63,8 +63,8 @@ func ExampleRecorder() {
 	e, err := rec.WaitForState(ctx, breaker.Open)
 	fmt.Println(e, err)
 	// Output:
-	// executor: invocation timeout
-	// executor: invocation timeout
+	// fusebox: payments: invocation timeout after 10ms
+	// fusebox: payments: invocation timeout after 10ms
 	// payments: closed → open (consecutive-failures) <nil>
 }
 

@@ -127,7 +127,7 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 }
 
 // SeriesPerSupplier is the number of data points the bridge observes per
-// supplier: 5 states, 14 transition reasons, 5 rejection reasons, 3
+// supplier: 5 states, 14 transition reasons, 6 rejection reasons, 3
 // outcomes, and 12 instruments without a second attribute. The duration
 // producer adds DurationPointsPerSupplier histogram points.
 const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + 3 + 12
@@ -145,7 +145,7 @@ var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
-	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
+	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy, executor.RejectedThrottled}
 
 type bridge struct {
 	g    *executor.Group

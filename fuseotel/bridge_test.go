@@ -125,7 +125,7 @@ func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 		n += len(vals)
 	}
 	assert.Equal(t, 2*fuseotel.SeriesPerSupplier, n, "series of two suppliers")
-	assert.Equal(t, 39, fuseotel.SeriesPerSupplier, "the number the docs give")
+	assert.Equal(t, 40, fuseotel.SeriesPerSupplier, "the number the docs give")
 }
 
 func TestTheRatesOfAWindowedBreaker(t *testing.T) {

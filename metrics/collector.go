@@ -61,16 +61,16 @@ var reasons = [...]breaker.Reason{breaker.ConsecutiveFailures, breaker.ErrorKind
 
 // rejections are the label values of the rejection counter.
 var rejections = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
-	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy}
+	executor.RejectedQueueFull, executor.RejectedClosed, executor.RejectedBusy, executor.RejectedThrottled}
 
 // shadowReasons are the label values of the shadowed counter: every
 // rejection but closed, which shadow mode enforces too.
 var shadowReasons = [...]executor.Rejection{executor.RejectedOpen, executor.RejectedSaturated,
-	executor.RejectedQueueFull, executor.RejectedBusy}
+	executor.RejectedQueueFull, executor.RejectedBusy, executor.RejectedThrottled}
 
 // SeriesPerSupplier is the number of series the collector reports for
-// each supplier: 5 states, 14 transition reasons, 5 rejection reasons, 3
-// priorities of rejections, 3 outcomes, 4 shadowed reasons, 16 metrics
+// each supplier: 5 states, 14 transition reasons, 6 rejection reasons, 3
+// priorities of rejections, 3 outcomes, 5 shadowed reasons, 16 metrics
 // without a second label, and the call-duration histogram: 3 outcomes of
 // 14 series each (11 buckets, +Inf, _sum and _count). The number of series
 // is this times the number of suppliers: with one executor per host, bound
@@ -118,7 +118,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priorit
 // weigh. Every label value is reported from the start, at 0 when nothing
 // has happened yet, so that rates and alerts see the first increment, and
 // every supplier the Group's configuration lists is reported from
-// NewGroup on, before its first call: SeriesPerSupplier (92) series per
+// NewGroup on, before its first call: SeriesPerSupplier (94) series per
 // supplier.
 //
 // The call-duration histogram has the fixed buckets of

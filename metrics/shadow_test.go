@@ -41,6 +41,7 @@ fusebox_shadowed_total{reason="busy",supplier="payments"} 0
 fusebox_shadowed_total{reason="open",supplier="payments"} 3
 fusebox_shadowed_total{reason="queue_full",supplier="payments"} 0
 fusebox_shadowed_total{reason="saturated",supplier="payments"} 0
+fusebox_shadowed_total{reason="throttled",supplier="payments"} 0
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "fusebox_shadow", "fusebox_shadowed_total"))
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
@@ -51,6 +52,7 @@ fusebox_rejections_total{reason="closed",supplier="payments"} 0
 fusebox_rejections_total{reason="open",supplier="payments"} 0
 fusebox_rejections_total{reason="queue_full",supplier="payments"} 0
 fusebox_rejections_total{reason="saturated",supplier="payments"} 0
+fusebox_rejections_total{reason="throttled",supplier="payments"} 0
 `), "fusebox_rejections_total"), "nothing was refused")
 
 	cfg.Shadow = false

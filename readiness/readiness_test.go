@@ -35,7 +35,8 @@ type shop struct {
 func newShop(t *testing.T, edit ...func(*readiness.Config)) *shop {
 	t.Helper()
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Default: executor.Config{Breaker: breaker.Config{ResetTimeout: time.Hour}},
+		Default:      executor.Config{Breaker: breaker.Config{ResetTimeout: time.Hour}},
+		MaxSuppliers: 20_000, // TestADetailedBodyIsBounded makes 10,001
 		Dependencies: map[string]executor.Config{
 			"payments":        {Breaker: breaker.Config{ResetTimeout: time.Hour}},
 			"recommendations": {Breaker: breaker.Config{ResetTimeout: time.Hour}},

@@ -5,7 +5,7 @@
 "use strict";
 
 const OUTCOMES = ["success", "failure", "ignored"];
-const REFUSALS = ["open", "saturated", "busy", "queue-full", "closed"];
+const REFUSALS = ["open", "saturated", "busy", "queue-full", "closed", "throttled"];
 const STATES = ["open", "forced-open", "half-open", "closed", "disabled"];
 const REASONS = {
   "none": "no transition yet",

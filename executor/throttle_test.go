@@ -1,0 +1,101 @@
+package executor_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
+	"github.com/fusebox-go/fusebox/throttle"
+)
+
+var errOverloaded = errors.New("supplier: overloaded")
+
+// overloaded is a supplier that accepts capacity calls a second and fails
+// the others at once, as an overloaded server sheds them.
+type overloaded struct {
+	capacity int
+	second   time.Time
+	served   int
+}
+
+func (o *overloaded) call(context.Context) (int, error) {
+	now := time.Now().Truncate(time.Second)
+	if !now.Equal(o.second) {
+		o.second, o.served = now, 0
+	}
+	if o.served >= o.capacity {
+		return 0, errOverloaded
+	}
+	o.served++
+	return 1, nil
+}
+
+func TestThrottleSendsWhatTheSupplierAccepts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex := newExecutor(t, executor.Config{Workers: 100, Throttle: &throttle.Config{},
+			Breaker: breaker.Config{ConsecutiveFailures: 1 << 20}})
+		sup := &overloaded{capacity: 100}
+		sent, throttled := map[priority.Priority]int{}, map[priority.Priority]int{}
+		// 400 calls a second for 30 s, 3 of 4 default, 1 of 4 sheddable.
+		for i := range 400 * 30 {
+			p := priority.Default
+			if i%4 == 3 {
+				p = priority.Sheddable
+			}
+			ctx := priority.With(t.Context(), p)
+			_, err := executor.Do(ctx, ex, sup.call)
+			switch {
+			case errors.Is(err, executor.ErrThrottled):
+				var rej *executor.RejectedError
+				require.ErrorAs(t, err, &rej)
+				assert.Equal(t, executor.RejectedThrottled, rej.Reason)
+				throttled[p]++
+			default:
+				if i >= 400*15 { // the last 15 s
+					sent[p]++
+				}
+			}
+			time.Sleep(time.Second / 400)
+		}
+		st := ex.Stats()
+		assert.Equal(t, breaker.Closed, ex.Breaker().State(), "throttling is not tripping")
+		perSecond := float64(sent[priority.Default]+sent[priority.Sheddable]) / 15
+		assert.Less(t, perSecond, 1.7*100, "the supplier sees about K times what it accepts, not 4×")
+		assert.Greater(t, perSecond, 100.0)
+		assert.Equal(t, uint64(throttled[priority.Default]+throttled[priority.Sheddable]), st.Rejected.Throttled)
+		assert.Greater(t, float64(throttled[priority.Sheddable])/float64(400*30/4),
+			float64(throttled[priority.Default])/float64(400*30*3/4), "sheddable calls are throttled first")
+		assert.Equal(t, st.Failures, uint64(400*30)-st.Successes-st.Rejected.Throttled,
+			"a throttled call is no failure of the supplier's")
+	})
+}
+
+func TestAHangStillTripsAtOnceWithAThrottle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex := newExecutor(t, executor.Config{Workers: 2, InvocationTimeout: 2 * time.Second, Throttle: &throttle.Config{},
+			Breaker: breaker.Config{ResetTimeout: 5 * time.Second}})
+		hang := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
+		for range 2 {
+			_, err := executor.Submit(t.Context(), ex, hang)
+			require.NoError(t, err)
+		}
+		time.Sleep(1900 * time.Millisecond) // stuck by now, not yet timed out
+		_, err := executor.Submit(t.Context(), ex, hang)
+		require.ErrorIs(t, err, executor.ErrSaturated)
+		assert.Equal(t, breaker.Open, ex.Breaker().State())
+	})
+}
+
+func TestABadThrottleIsAnErrorNamingTheField(t *testing.T) {
+	_, err := executor.New("payments", executor.Config{Throttle: &throttle.Config{K: [priority.Levels]float64{priority.Critical: 0.5}}})
+	require.ErrorContains(t, err, "Throttle")
+	require.ErrorContains(t, err, "Config.K[critical]")
+}
