@@ -1,8 +1,9 @@
-// Package docs holds the guide. Its one test builds the code of every
-// page: each ```go block of docs/*.md must be a whole Go file (a package
-// clause, imports, code) formatted by gofmt, and every block is vetted as a package of its
-// own against the modules of this repository, so no page shows code that
-// does not compile.
+// Package docs holds the guide. Its tests build the code of every page:
+// each ```go block of docs/*.md must be a whole Go file (a package clause,
+// imports, code) formatted by gofmt, and every block is vetted as a
+// package of its own against the modules of this repository, so no page
+// shows code that does not compile; and they resolve every name of the
+// repository's API that the prose quotes (names_test.go).
 package docs_test
 
 import (

@@ -32,6 +32,9 @@
 // switched by the test with Set. It serves as the function of a protected
 // call (Fn), as an HTTP server (it is an http.Handler; Handler puts it in
 // front of yours) and, through Call, inside a gRPC service method or any
-// other handler of your own. docs/testing.md in the repository has the
-// whole recipe.
+// other handler of your own. Transport serves any http.Handler in memory,
+// so an HTTP client, fusehttp's Transport included, runs in the bubble
+// too: a real socket (httptest.NewServer) cannot, and a hung call to one
+// would stall the bubble. docs/testing.md in the repository has the whole
+// recipe.
 package fuseboxtest

@@ -12,6 +12,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fuseboxtest"
+	"github.com/fusebox-go/fusebox/fusehttp"
 )
 
 // A scripted outage: two good calls, then failures. The breaker opens on
@@ -112,4 +113,33 @@ func ExampleFake_Call() {
 	}
 	fmt.Println(failed, "of 100 failed") // the same in every run: the draw is seeded
 	// Output: 61 of 100 failed
+}
+
+// Transport serves a fake HTTP supplier in memory, so the client's whole
+// path, fusehttp included, runs without a socket (and inside a synctest
+// bubble). Two 503s open the breaker; the third request is refused.
+func ExampleTransport() {
+	payments, _ := fuseboxtest.NewFake(fuseboxtest.Phase{Do: fuseboxtest.Fail(errors.New("payments down"))})
+	g, _ := executor.NewGroup(executor.GroupConfig{Default: executor.Config{
+		Breaker: breaker.Config{ConsecutiveFailures: 2, ResetTimeout: time.Minute},
+	}})
+	defer g.Close(context.Background())
+	client := &http.Client{Transport: &fusehttp.Transport{
+		Group: g,
+		Base:  &fuseboxtest.Transport{Handler: payments},
+	}}
+	for range 3 {
+		resp, err := client.Get("http://payments.test/charge")
+		if err != nil {
+			fmt.Println(errors.Is(err, breaker.ErrOpen), "open")
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("%d %s", resp.StatusCode, body)
+	}
+	// Output:
+	// 503 payments down
+	// 503 payments down
+	// true open
 }
