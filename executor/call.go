@@ -211,6 +211,7 @@ const (
 	ran      callEnd = iota // fn returned
 	skipped                 // fn was never called
 	panicked                // fn panicked (err is the *breaker.PanicError)
+	unjudged                // a lease's work that says nothing of the supplier (Lease.Skip)
 )
 
 func (c *call[T]) invoke() (v T, end callEnd, err error) {

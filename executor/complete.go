@@ -96,6 +96,9 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			ex.counts().cancelled.Add(1)
 		}
+	case end == unjudged:
+		c.permit.Ignore() // whatever Classify would say
+		c.ranFor(breaker.Ignored, now)
 	case end == panicked:
 		// A panic is a bug in fn: a failure whatever the classifier would
 		// say of its value (panic(context.Canceled) included) and whether

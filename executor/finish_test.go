@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,5 +74,32 @@ func TestFinishWithAClassifierThatCallsGoexitGivesTheSlotBack(t *testing.T) {
 		st := ex.Stats()
 		assert.Zero(t, st.Busy, "the slot is given back")
 		assert.Equal(t, uint64(1), st.Failures)
+	})
+}
+
+func TestSkipRecordsNothingAndPassesTheProbeOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A classifier that calls every error a failure: Skip does not
+		// ask it.
+		ex := newExecutor(t, executor.Config{Workers: 2, InvocationTimeout: time.Second,
+			Breaker: breaker.Config{ResetTimeout: 2 * time.Second,
+				Classify: func(error) breaker.Outcome { return breaker.Failure }}})
+		ex.Breaker().Trip(breaker.Manual)
+		time.Sleep(2 * time.Second) // half-open on the next call
+		dial, err := ex.Lease(t.Context())
+		require.NoError(t, err)
+		require.Equal(t, breaker.HalfOpen, ex.Breaker().State())
+		dial.Skip()
+		dial.Done(errBoom) // only the first end counts
+		st := ex.Stats()
+		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.Failures)
+		assert.Zero(t, st.Successes)
+		assert.Equal(t, breaker.HalfOpen, ex.Breaker().State(), "the dial decided nothing")
+
+		probe, err := ex.Lease(t.Context())
+		require.NoError(t, err, "the probe's place passed on")
+		probe.Done(nil)
+		assert.Equal(t, breaker.Closed, ex.Breaker().State(), "the statement's success closes it")
 	})
 }

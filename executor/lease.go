@@ -138,6 +138,19 @@ func (l *Lease) Done(err error) {
 	l.c.settle(struct{}{}, err, end)
 }
 
+// Skip ends the lease as work that says nothing of the supplier (the
+// dial of a connection, a connection check): the slot is given back, the
+// breaker records the permit as ignored whatever Classify would say (a
+// half-open probe's place passes on), and the latency history takes no
+// sample (Stats.Durations counts it as ignored). Only the first Skip,
+// Finish or Done counts.
+func (l *Lease) Skip() {
+	if l == nil || l.c.ctx.ex == nil || l.done.Swap(true) {
+		return
+	}
+	l.c.settle(struct{}{}, nil, unjudged)
+}
+
 // Finish ends the lease with the outcome of work that returned err, as
 // classify judges it (nil: err as it is), and returns the verdict it
 // recorded. classify runs under breaker.Guard, named callback: a panic there is

@@ -4,16 +4,11 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/fusebox-go/fusebox/executor"
 )
 
-// errDeadConn is what the breaker records for a call whose pooled
-// connection turned out dead before anything was sent: ignored, as a
-// cancelled call is (breaker.DefaultClassify ignores context.Canceled).
-var errDeadConn = fmt.Errorf("fusesql: the pooled connection was dead; the pool retries on another: %w", context.Canceled)
 
 // conn is one connection of the pool. database/sql never uses a
 // connection from two goroutines at once (it holds the connection's lock
@@ -64,7 +59,7 @@ func (c *conn) begin(ctx context.Context, query string) (*executor.Lease, contex
 		// recorded at the deadline.
 		err := inDriverErr(l, func() error { return c.dc.(driver.SessionResetter).ResetSession(lctx) })
 		if errors.Is(err, driver.ErrBadConn) {
-			l.Done(errDeadConn)
+			l.Skip() // a connection that died in the pool says nothing of the database now
 			return nil, nil, err
 		}
 	}

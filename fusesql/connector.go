@@ -156,7 +156,7 @@ func (c *Connector) made() bool { return c != nil && c.s != nil }
 // the call that needs the connection), so a database that accepts
 // connections but never answers holds that supplier's slots, and its
 // breaker, once open, refuses new dials at once. A failed dial counts as a
-// failure; a successful one is recorded as ignored (errDialled): it never
+// failure; a successful one is recorded as nothing (Lease.Skip): it never
 // decides a half-open probe nor enters the latency history. A base
 // connector that panics or ends the goroutine gives the slot back, counted
 // as a panic (guard). A Connector that Wrap did not make, or a nil ctx, is
@@ -176,18 +176,14 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, c.s.end(ctx, l, err)
 	}
-	l.Done(errDialled)
+	// A dial is not the statement that needs it: in half-open its success
+	// must not close the breaker while the statement still hangs (the
+	// statement that follows is the probe), and its duration, a TCP and
+	// TLS handshake and authentication, must not shape the latency history
+	// that judges the supplier's slots stuck.
+	l.Skip()
 	return newConn(dc, c.s), nil
 }
-
-// errDialled is what the breaker records for a dial that succeeded:
-// ignored, as a cancelled call is (breaker.DefaultClassify ignores
-// context.Canceled). A dial is not the statement that needs it: in
-// half-open its success must not close the breaker while the statement
-// still hangs (the statement that follows is the probe), and its duration,
-// a TCP and TLS handshake and authentication, must not shape the latency
-// history that judges the supplier's slots stuck.
-var errDialled = fmt.Errorf("fusesql: a new connection was dialled; the call that needs it is recorded on its own: %w", context.Canceled)
 
 // Driver returns a *Driver over the base connector's driver, with the same
 // configuration, so that Check works on the pool. For a Connector that
@@ -362,11 +358,6 @@ func inDriverEnding[T any](fn func() (T, error), abandon func(error)) (T, error)
 
 const driverCallback = "the driver"
 
-// errSkipped is what the breaker records for a call the driver answered
-// with driver.ErrSkip: it sent nothing and asks database/sql to take
-// another way (prepare the statement, then execute it), which is a call of
-// its own. Ignored, as a cancelled call is.
-var errSkipped = fmt.Errorf("fusesql: the driver sent nothing (driver.ErrSkip); database/sql takes another way: %w", context.Canceled)
 
 // done gives the slot of l back with the verdict that Config.Classify
 // gives the driver's err (executor.Lease.Finish: a Classify that panics or
@@ -387,14 +378,16 @@ func (s *shared) done(l *executor.Lease, err error) {
 // the caller gets: err itself, wrapped in executor.ErrTimeout when the
 // supplier's invocation timeout, not the caller's own context, ended it.
 // driver.ErrSkip is returned as it is, for database/sql to see, and
-// recorded as ignored (errSkipped).
+// recorded as nothing (Lease.Skip): the driver sent nothing, and
+// database/sql takes another way (prepare, then execute), each a call of
+// its own.
 func (s *shared) end(ctx context.Context, l *executor.Lease, err error) error {
 	if err == nil {
 		s.done(l, nil)
 		return nil
 	}
 	if err == driver.ErrSkip { // database/sql compares it so, unwrapped
-		l.Done(errSkipped)
+		l.Skip()
 		return err
 	}
 	out := s.callerErr(ctx, l, err)

@@ -121,9 +121,7 @@
 // nothing of the database now. So is a try the driver answers with
 // driver.ErrSkip: it sent nothing, and database/sql prepares the statement
 // and runs it instead, each a call of its own. These and a successful dial
-// reach the breaker as errors that wrap context.Canceled, which
-// breaker.DefaultClassify ignores: a breaker Classify of one's own should
-// ignore context.Canceled too.
+// are recorded as ignored whatever a Classify says (executor.Lease.Skip).
 //
 // Refusals are the executor's *executor.RejectedError: errors.Is matches
 // breaker.ErrOpen or executor.ErrSaturated, and the message names the
