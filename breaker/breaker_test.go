@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 func TestConsecutiveFailures(t *testing.T) {
@@ -297,8 +298,8 @@ func TestGenerations(t *testing.T) {
 	for _, late := range []error{nil, errBoom} {
 		t.Run(fmt.Sprintf("a permit from before the trip finishing in half-open (%v) decides nothing", late), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				rec := &recorder{}
-				b := newBreaker(t, breaker.Config{ConsecutiveFailures: 1, ResetTimeout: 10 * time.Second, OnTransition: rec.listen})
+				rec := &fuseboxtest.Recorder{}
+				b := newBreaker(t, breaker.Config{ConsecutiveFailures: 1, ResetTimeout: 10 * time.Second, OnTransition: rec.Listen})
 				old, err := b.Allow()
 				require.NoError(t, err)
 				fail(b)
@@ -310,7 +311,7 @@ func TestGenerations(t *testing.T) {
 				old.Done(late)
 				assert.Equal(t, breaker.HalfOpen, b.State(), "the late result neither closes nor re-opens")
 				assert.Equal(t, uint64(1), b.Stats().Late)
-				assert.Equal(t, []string{"closed>open:consecutive-failures", "open>half-open:reset-timeout"}, rec.transitions())
+				assert.Equal(t, []string{"closed>open:consecutive-failures", "open>half-open:reset-timeout"}, transitions(rec.Events()))
 
 				probe.Done(nil)
 				assert.Equal(t, breaker.Closed, b.State(), "the probe decides")
@@ -348,25 +349,25 @@ func TestGenerations(t *testing.T) {
 
 func TestOperatorControls(t *testing.T) {
 	t.Run("Trip opens with the given reason and Reset closes", func(t *testing.T) {
-		rec := &recorder{}
-		b := newBreaker(t, breaker.Config{OnTransition: rec.listen})
+		rec := &fuseboxtest.Recorder{}
+		b := newBreaker(t, breaker.Config{OnTransition: rec.Listen})
 		b.Trip(breaker.Manual)
 		assert.Equal(t, breaker.Open, b.State())
 		b.Trip(breaker.Manual)
 		b.Reset()
 		assert.Equal(t, breaker.Closed, b.State())
-		assert.Equal(t, []string{"closed>open:manual", "open>closed:manual"}, rec.transitions())
+		assert.Equal(t, []string{"closed>open:manual", "open>closed:manual"}, transitions(rec.Events()))
 	})
 	t.Run("Trip with a reason that opens no breaker is an error and changes nothing", func(t *testing.T) {
-		rec := &recorder{}
-		b := newBreaker(t, breaker.Config{OnTransition: rec.listen})
+		rec := &fuseboxtest.Recorder{}
+		b := newBreaker(t, breaker.Config{OnTransition: rec.Listen})
 		for _, r := range []breaker.Reason{0, breaker.ResetTimeout, breaker.ProbesSucceeded, breaker.QueueDrained, breaker.Reason(15), breaker.Reason(255)} {
 			err := b.Trip(r)
 			require.Error(t, err, "Trip(%v)", r)
 			assert.Contains(t, err.Error(), r.String())
 		}
 		assert.Equal(t, breaker.Closed, b.State())
-		assert.Empty(t, rec.events)
+		assert.Empty(t, rec.Events())
 		assert.Zero(t, b.Stats().Transitions)
 		for _, r := range []breaker.Reason{breaker.Manual, breaker.Saturation, breaker.QueueFull, breaker.Remote} {
 			require.NoError(t, b.Trip(r), "Trip(%v)", r)
@@ -375,19 +376,19 @@ func TestOperatorControls(t *testing.T) {
 		}
 	})
 	t.Run("every operator action has reason Manual; the new state says which", func(t *testing.T) {
-		rec := &recorder{}
-		b := newBreaker(t, breaker.Config{OnTransition: rec.listen})
+		rec := &fuseboxtest.Recorder{}
+		b := newBreaker(t, breaker.Config{OnTransition: rec.Listen})
 		b.ForceOpen()
 		b.Reset()
 		b.Disable()
 		b.Reset()
 		assert.Equal(t, []string{"closed>forced-open:manual", "forced-open>closed:manual",
-			"closed>disabled:manual", "disabled>closed:manual"}, rec.transitions())
+			"closed>disabled:manual", "disabled>closed:manual"}, transitions(rec.Events()))
 		assert.Equal(t, breaker.Manual, b.Stats().Reason)
 	})
 	t.Run("Reset of a closed breaker clears its counts without an event", func(t *testing.T) {
-		rec := &recorder{}
-		b := newBreaker(t, breaker.Config{OnTransition: rec.listen})
+		rec := &fuseboxtest.Recorder{}
+		b := newBreaker(t, breaker.Config{OnTransition: rec.Listen})
 		for range 4 {
 			fail(b)
 		}
@@ -395,7 +396,7 @@ func TestOperatorControls(t *testing.T) {
 		assert.Zero(t, b.Stats().ConsecutiveFailures)
 		fail(b)
 		assert.Equal(t, breaker.Closed, b.State())
-		assert.Empty(t, rec.events)
+		assert.Empty(t, rec.Events())
 	})
 	t.Run("ForcedOpen rejects forever until Reset", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {

@@ -14,13 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 func TestEvents(t *testing.T) {
 	t.Run("one event per real transition with from, to, reason and time", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			rec := &recorder{}
-			b := newBreaker(t, breaker.Config{Name: "payments", ConsecutiveFailures: 2, ResetTimeout: 10 * time.Second, OnTransition: rec.listen})
+			rec := &fuseboxtest.Recorder{}
+			b := newBreaker(t, breaker.Config{Name: "payments", ConsecutiveFailures: 2, ResetTimeout: 10 * time.Second, OnTransition: rec.Listen})
 			start := time.Now()
 			fail(b)
 			time.Sleep(time.Second)
@@ -40,14 +41,14 @@ func TestEvents(t *testing.T) {
 				"open>half-open:reset-timeout",
 				"half-open>closed:probes-succeeded",
 				"closed>open:manual",
-			}, rec.transitions())
-			first := rec.events[0]
+			}, transitions(rec.Events()))
+			first := rec.Events()[0]
 			assert.Equal(t, "payments", first.Name)
 			assert.Equal(t, start.Add(time.Second), first.Time)
 			assert.Equal(t, time.Second, first.Duration, "time spent closed")
 			assert.Equal(t, start.Add(11*time.Second), first.OpenUntil)
-			assert.Equal(t, 10*time.Second, rec.events[1].Duration, "time spent open")
-			for i, e := range rec.events {
+			assert.Equal(t, 10*time.Second, rec.Events()[1].Duration, "time spent open")
+			for i, e := range rec.Events() {
 				assert.Equal(t, uint64(i+1), e.Generation)
 			}
 			assert.Equal(t, "payments: closed → open (consecutive-failures)", first.String())
@@ -159,10 +160,10 @@ func TestEvents(t *testing.T) {
 		prev := slog.Default()
 		slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 		defer slog.SetDefault(prev)
-		rec := &recorder{}
+		rec := &fuseboxtest.Recorder{}
 		var b *breaker.Breaker
 		b = newBreaker(t, breaker.Config{ConsecutiveFailures: 1, OnTransition: func(e breaker.Event) {
-			rec.listen(e)
+			rec.Listen(e)
 			if e.To == breaker.Open && e.Reason == breaker.ConsecutiveFailures {
 				b.Reset()        // queued behind this event
 				runtime.Goexit() // t.FailNow in a test's listener
@@ -183,6 +184,6 @@ func TestEvents(t *testing.T) {
 			"open>closed:manual",
 			"closed>open:manual",
 			"open>closed:manual",
-		}, rec.transitions(), "the event queued during the Goexit, and the later ones, are delivered")
+		}, transitions(rec.Events()), "the event queued during the Goexit, and the later ones, are delivered")
 	})
 }

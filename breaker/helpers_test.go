@@ -48,15 +48,11 @@ func succeed(b *breaker.Breaker) error {
 	return err
 }
 
-// recorder collects events; safe because delivery is never concurrent (and
-// a test checks that separately).
-type recorder struct{ events []breaker.Event }
-
-func (r *recorder) listen(e breaker.Event) { r.events = append(r.events, e) }
-
-func (r *recorder) transitions() []string {
+// transitions writes events as "from>to:reason", one string each, for a
+// test to compare with a list.
+func transitions(events []breaker.Event) []string {
 	var out []string
-	for _, e := range r.events {
+	for _, e := range events {
 		out = append(out, e.From.String()+">"+e.To.String()+":"+e.Reason.String())
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 func TestListeners(t *testing.T) {
@@ -43,8 +44,8 @@ func TestEventsCarryTheErrorThatCausedThem(t *testing.T) {
 	t.Run("consecutive failures and probes report their failure", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			refused := errors.New("connection refused")
-			rec := &recorder{}
-			b := newBreaker(t, breaker.Config{ConsecutiveFailures: 2, ResetTimeout: time.Second, OnTransition: rec.listen})
+			rec := &fuseboxtest.Recorder{}
+			b := newBreaker(t, breaker.Config{ConsecutiveFailures: 2, ResetTimeout: time.Second, OnTransition: rec.Listen})
 			fail(b)
 			p, err := b.Allow()
 			require.NoError(t, err)
@@ -55,15 +56,15 @@ func TestEventsCarryTheErrorThatCausedThem(t *testing.T) {
 			p.Done(errBoom)
 			b.Trip(breaker.Manual)
 
-			require.Len(t, rec.events, 3, "closed→open, open→half-open, half-open→open")
-			assert.Equal(t, refused, rec.events[0].Err, "the failure that reached the threshold")
-			assert.NoError(t, rec.events[1].Err, "the reset timeout has no error")
-			assert.Equal(t, errBoom, rec.events[2].Err, "the failed probe")
+			require.Len(t, rec.Events(), 3, "closed→open, open→half-open, half-open→open")
+			assert.Equal(t, refused, rec.Events()[0].Err, "the failure that reached the threshold")
+			assert.NoError(t, rec.Events()[1].Err, "the reset timeout has no error")
+			assert.Equal(t, errBoom, rec.Events()[2].Err, "the failed probe")
 		})
 	})
 	t.Run("a rate rule reports the failure that tipped it", func(t *testing.T) {
-		rec := &recorder{}
-		b := newBreaker(t, breaker.Config{ConsecutiveFailures: -1, FailureRate: 0.5, MinimumCalls: 4, WindowSize: 4, OnTransition: rec.listen})
+		rec := &fuseboxtest.Recorder{}
+		b := newBreaker(t, breaker.Config{ConsecutiveFailures: -1, FailureRate: 0.5, MinimumCalls: 4, WindowSize: 4, OnTransition: rec.Listen})
 		succeed(b)
 		succeed(b)
 		fail(b)
@@ -71,8 +72,8 @@ func TestEventsCarryTheErrorThatCausedThem(t *testing.T) {
 		p, err := b.Allow()
 		require.NoError(t, err)
 		p.Done(refused)
-		require.Len(t, rec.events, 1)
-		assert.Equal(t, breaker.FailureRate, rec.events[0].Reason)
-		assert.Equal(t, refused, rec.events[0].Err)
+		require.Len(t, rec.Events(), 1)
+		assert.Equal(t, breaker.FailureRate, rec.Events()[0].Reason)
+		assert.Equal(t, refused, rec.Events()[0].Err)
 	})
 }

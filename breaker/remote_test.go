@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 func TestOpenRemote(t *testing.T) {
 	t.Run("a closed breaker opens with reason Remote until the other replica's probe time", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			rec := &recorder{}
-			b := newBreaker(t, breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: rec.listen})
+			rec := &fuseboxtest.Recorder{}
+			b := newBreaker(t, breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: rec.Listen})
 			time.Sleep(time.Second)
 			now := time.Now()
 			require.True(t, b.OpenRemote(now.Add(-time.Millisecond), now.Add(7*time.Second)))
@@ -23,7 +24,7 @@ func TestOpenRemote(t *testing.T) {
 			assert.Equal(t, breaker.Open, s.State)
 			assert.Equal(t, breaker.Remote, s.Reason)
 			assert.Equal(t, now.Add(7*time.Second), s.OpenUntil)
-			assert.Equal(t, []string{"closed>open:remote"}, rec.transitions())
+			assert.Equal(t, []string{"closed>open:remote"}, transitions(rec.Events()))
 			_, err := b.Allow()
 			require.ErrorIs(t, err, breaker.ErrOpen)
 			time.Sleep(7 * time.Second)
@@ -72,8 +73,8 @@ func TestOpenRemote(t *testing.T) {
 	})
 	t.Run("an open breaker only moves its probe time later, without an event", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			rec := &recorder{}
-			b := newBreaker(t, breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: rec.listen})
+			rec := &fuseboxtest.Recorder{}
+			b := newBreaker(t, breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: rec.Listen})
 			b.Trip(breaker.Saturation)
 			until := b.Stats().OpenUntil
 			time.Sleep(time.Second)
@@ -84,7 +85,7 @@ func TestOpenRemote(t *testing.T) {
 			s := b.Stats()
 			assert.Equal(t, until.Add(3*time.Second), s.OpenUntil)
 			assert.Equal(t, breaker.Saturation, s.Reason, "still the replica's own reason")
-			assert.Equal(t, []string{"closed>open:saturation"}, rec.transitions())
+			assert.Equal(t, []string{"closed>open:saturation"}, transitions(rec.Events()))
 		})
 	})
 	t.Run("operator overrides ignore remote word", func(t *testing.T) {
@@ -106,12 +107,12 @@ func TestOpenRemote(t *testing.T) {
 func TestCloseRemote(t *testing.T) {
 	t.Run("an open breaker closes with reason Remote when another replica's probe succeeded", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			rec := &recorder{}
-			b := newBreaker(t, breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: rec.listen})
+			rec := &fuseboxtest.Recorder{}
+			b := newBreaker(t, breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: rec.Listen})
 			b.Trip(breaker.Saturation)
 			time.Sleep(10 * time.Second)
 			require.True(t, b.CloseRemote(time.Now()))
-			assert.Equal(t, []string{"closed>open:saturation", "open>closed:remote"}, rec.transitions())
+			assert.Equal(t, []string{"closed>open:saturation", "open>closed:remote"}, transitions(rec.Events()))
 			ran, err := call(b, func() error { return nil })
 			assert.True(t, ran)
 			assert.NoError(t, err)

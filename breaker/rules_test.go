@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 func TestFailureRate(t *testing.T) {
@@ -162,8 +163,8 @@ func TestErrorKinds(t *testing.T) {
 		assert.Equal(t, "timeout", s.Kind)
 	})
 	t.Run("3 refused connections trip; a success in between clears the count", func(t *testing.T) {
-		rec := &recorder{}
-		b := newBreaker(t, breaker.Config{ErrorKinds: kinds, OnTransition: rec.listen})
+		rec := &fuseboxtest.Recorder{}
+		b := newBreaker(t, breaker.Config{ErrorKinds: kinds, OnTransition: rec.Listen})
 		do(b, refused)
 		do(b, refused)
 		do(b, nil)
@@ -172,8 +173,8 @@ func TestErrorKinds(t *testing.T) {
 		assert.Equal(t, breaker.Closed, b.State())
 		do(b, refused)
 		assert.Equal(t, breaker.Open, b.State())
-		require.Len(t, rec.events, 1)
-		assert.Equal(t, "refused", rec.events[0].Kind)
+		require.Len(t, rec.Events(), 1)
+		assert.Equal(t, "refused", rec.Events()[0].Kind)
 	})
 	t.Run("other errors use the general rule", func(t *testing.T) {
 		b := newBreaker(t, breaker.Config{ErrorKinds: kinds})

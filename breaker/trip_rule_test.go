@@ -9,15 +9,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 func TestReadyToTrip(t *testing.T) {
 	t.Run("a gobreaker-style rule trips alone, with its own reason and the failure that tipped it", func(t *testing.T) {
-		var rec recorder
+		var rec fuseboxtest.Recorder
 		var asked []breaker.Counts
 		b := newBreaker(t, breaker.Config{
 			ConsecutiveFailures: -1,
-			OnTransition:        rec.listen,
+			OnTransition:        rec.Listen,
 			ReadyToTrip: func(c breaker.Counts) bool {
 				asked = append(asked, c)
 				return c.Calls >= 3 && c.FailureRate >= 0.6
@@ -28,9 +29,9 @@ func TestReadyToTrip(t *testing.T) {
 		assert.Equal(t, breaker.Closed, b.State())
 		require.NoError(t, fail(b))
 		assert.Equal(t, breaker.Open, b.State())
-		require.Len(t, rec.events, 1)
-		assert.Equal(t, breaker.ReadyToTrip, rec.events[0].Reason)
-		assert.ErrorIs(t, rec.events[0].Err, errBoom)
+		require.Len(t, rec.Events(), 1)
+		assert.Equal(t, breaker.ReadyToTrip, rec.Events()[0].Reason)
+		assert.ErrorIs(t, rec.Events()[0].Err, errBoom)
 		assert.Equal(t, "ready-to-trip", breaker.ReadyToTrip.String())
 		assert.Equal(t, []breaker.Counts{
 			{ConsecutiveFailures: 1, Calls: 1, Failures: 1, FailureRate: 1},

@@ -77,7 +77,7 @@ func (r *grpcRig) requireRecovered(t *testing.T, l *load) {
 	l.stop()
 	requireAllFree(t, r.ex, r.w)
 	requireClosed(t, r.ex)
-	t.Logf("outcomes %v; transitions %v", l.snapshot(), describe(r.w.events()))
+	t.Logf("outcomes %v; transitions %v", l.snapshot(), describe(r.w.Events()))
 }
 
 // A black-holed HTTP/2 connection hangs every call on it: the breaker

@@ -120,7 +120,7 @@ func (r *httpRig) requireRecovered(t *testing.T, l *load) {
 	l.stop()
 	requireAllFree(t, r.ex, r.w)
 	requireClosed(t, r.ex)
-	t.Logf("outcomes %v; transitions %v", l.snapshot(), describe(r.w.events()))
+	t.Logf("outcomes %v; transitions %v", l.snapshot(), describe(r.w.Events()))
 }
 
 // A black hole (the timeout toxic: the supplier gets the requests, its
@@ -204,7 +204,7 @@ func TestJitterNeverTrips(t *testing.T) {
 	awaitOK(t, l, 20+60+10)
 
 	l.stop()
-	assert.Empty(t, describe(r.w.events()), "transitions under jitter")
+	assert.Empty(t, describe(r.w.Events()), "transitions under jitter")
 	assert.Zero(t, l.get("failed")+l.get("timeout")+l.get("open"), "calls that failed: %v", l.snapshot())
 	r.requireRecovered(t, l)
 }

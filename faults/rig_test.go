@@ -15,6 +15,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 // The settings every test runs the supplier with: small, so that a fault
@@ -38,14 +39,14 @@ const (
 // above; its breaker's transitions go to the returned watch.
 func newGroup(t *testing.T) (*executor.Group, *watch) {
 	t.Helper()
-	w := &watch{ch: make(chan breaker.Event, 256)}
+	w := &watch{}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{
 			Workers:           workers,
 			InvocationTimeout: invocationTimeout,
 			Breaker:           breaker.Config{ResetTimeout: resetTimeout},
 		},
-		OnTransition: w.record,
+		OnTransition: w.Listen,
 		Runner:       w,
 	})
 	require.NoError(t, err)
@@ -57,12 +58,10 @@ func newGroup(t *testing.T) (*executor.Group, *watch) {
 	return g, w
 }
 
-// watch collects a breaker's transitions, and runs the group's submitted
+// watch records a breaker's transitions, and runs the group's submitted
 // calls (its Runner), announcing each that returned.
 type watch struct {
-	ch  chan breaker.Event
-	mu  sync.Mutex
-	all []breaker.Event
+	fuseboxtest.Recorder
 	// returned changes when a submitted call's function has returned: by
 	// then the executor has given its slot back.
 	returned changes
@@ -78,41 +77,23 @@ func (w *watch) Go(fn func()) error {
 	return nil
 }
 
-func (w *watch) record(e breaker.Event) {
-	w.mu.Lock()
-	w.all = append(w.all, e)
-	w.mu.Unlock()
-	select {
-	case w.ch <- e:
-	default: // the tests read far fewer than the buffer holds
-	}
-}
-
 // until waits for the next transition into state to, and returns it with
 // the transitions it skipped on the way.
 func (w *watch) until(t *testing.T, to breaker.State) (breaker.Event, []breaker.Event) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
 	var skipped []breaker.Event
-	deadline := time.After(wait)
 	for {
-		select {
-		case e := <-w.ch:
-			if e.To == to {
-				return e, skipped
-			}
-			skipped = append(skipped, e)
-		case <-deadline:
-			t.Fatalf("no transition to %v within %v (saw %v)", to, wait, describe(skipped))
-			return breaker.Event{}, nil
+		next, err := w.WaitForEvents(ctx, 1)
+		if err != nil {
+			t.Fatalf("no transition to %v within %v (saw %v): %v", to, wait, describe(skipped), err)
 		}
+		if next[0].To == to {
+			return next[0], skipped
+		}
+		skipped = append(skipped, next[0])
 	}
-}
-
-// events returns every transition so far.
-func (w *watch) events() []breaker.Event {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]breaker.Event(nil), w.all...)
 }
 
 func describe(es []breaker.Event) []string {

@@ -3,8 +3,8 @@ package fusegrpc_test
 import (
 	"context"
 	"errors"
-	"net"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -41,38 +41,30 @@ func (s *fakeService) UnaryCall(ctx context.Context, _ *testpb.SimpleRequest) (*
 // failures, the recorder sees the transition, and the next call is refused
 // without reaching the server.
 func TestFakeGRPCSupplier(t *testing.T) {
-	fake, err := fuseboxtest.NewFake(fuseboxtest.Phase{Do: fuseboxtest.Fail(errors.New("payments down"))})
-	require.NoError(t, err)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	testpb.RegisterTestServiceServer(srv, &fakeService{fake: fake})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(lis)
-	}()
-	t.Cleanup(func() {
-		srv.Stop()
-		<-done
+	synctest.Test(t, func(t *testing.T) {
+		fake, err := fuseboxtest.NewFake(fuseboxtest.Phase{Do: fuseboxtest.Fail(errors.New("payments down"))})
+		require.NoError(t, err)
+		srv := grpc.NewServer()
+		testpb.RegisterTestServiceServer(srv, &fakeService{fake: fake})
+		addr := serve(t, srv)
+
+		var rec fuseboxtest.Recorder
+		g := newGroup(t, executor.GroupConfig{Default: defaults(), OnTransition: rec.Listen}) // 2 failures trip
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+
+		for range 2 {
+			_, err := client.UnaryCall(ctx, &testpb.SimpleRequest{})
+			require.Error(t, err)
+			assert.Equal(t, "payments down", status.Convert(err).Message(), "the fake's failure, as a status")
+		}
+		open, err := rec.WaitForState(ctx, breaker.Open)
+		require.NoError(t, err)
+		assert.Equal(t, breaker.ConsecutiveFailures, open.Reason)
+
+		_, err = client.UnaryCall(ctx, &testpb.SimpleRequest{})
+		assert.ErrorIs(t, err, breaker.ErrOpen)
+		assert.Equal(t, 2, fake.Calls(), "the refused call never reached the server")
 	})
-
-	var rec fuseboxtest.Recorder
-	g := newGroup(t, executor.GroupConfig{Default: defaults(), OnTransition: rec.Listen}) // 2 failures trip
-	client := dial(t, lis.Addr().String(), &fusegrpc.Interceptor{Group: g})
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-
-	for range 2 {
-		_, err := client.UnaryCall(ctx, &testpb.SimpleRequest{})
-		require.Error(t, err)
-		assert.Equal(t, "payments down", status.Convert(err).Message(), "the fake's failure, as a status")
-	}
-	open, err := rec.WaitForState(ctx, breaker.Open)
-	require.NoError(t, err)
-	assert.Equal(t, breaker.ConsecutiveFailures, open.Reason)
-
-	_, err = client.UnaryCall(ctx, &testpb.SimpleRequest{})
-	assert.ErrorIs(t, err, breaker.ErrOpen)
-	assert.Equal(t, 2, fake.Calls(), "the refused call never reached the server")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,34 +22,36 @@ import (
 // are there with or without the interceptor). Each stream still holds its
 // slot until it ends.
 func TestOpenStreamsCostNoGoroutine(t *testing.T) {
-	const n = 50
-	addr, _ := startServer(t)
-	cfg := defaults()
-	cfg.Workers = n
-	g := newGroup(t, executor.GroupConfig{Default: cfg})
-	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+	synctest.Test(t, func(t *testing.T) {
+		const n = 50
+		addr, _ := startServer(t)
+		cfg := defaults()
+		cfg.Workers = n
+		g := newGroup(t, executor.GroupConfig{Default: cfg})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	streams := make([]testpb.TestService_StreamingOutputCallClient, 0, n)
-	for range n {
-		s, err := client.StreamingOutputCall(ctx, streamRequest(1, hang, codes.OK))
-		require.NoError(t, err)
-		_, err = s.Recv()
-		require.NoError(t, err)
-		streams = append(streams, s)
-	}
-	assert.Equal(t, n, stats(t, g, addr).Busy, "every open stream holds its slot")
-	assert.Zero(t, libraryGoroutines(), "goroutines inside the library with %d streams open", n)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		streams := make([]testpb.TestService_StreamingOutputCallClient, 0, n)
+		for range n {
+			s, err := client.StreamingOutputCall(ctx, streamRequest(1, hang, codes.OK))
+			require.NoError(t, err)
+			_, err = s.Recv()
+			require.NoError(t, err)
+			streams = append(streams, s)
+		}
+		assert.Equal(t, n, stats(t, g, addr).Busy, "every open stream holds its slot")
+		assert.Zero(t, libraryGoroutines(), "goroutines inside the library with %d streams open", n)
 
-	cancel()
-	for _, s := range streams {
-		_, err := s.Recv()
-		require.Equal(t, codes.Canceled, code(err), "got %v", err)
-	}
-	st := stats(t, g, addr)
-	assert.Zero(t, st.Busy, "each Recv that saw the end gave its slot back before it returned")
-	assert.Equal(t, uint64(n), st.Cancelled)
+		cancel()
+		for _, s := range streams {
+			_, err := s.Recv()
+			require.Equal(t, codes.Canceled, code(err), "got %v", err)
+		}
+		st := stats(t, g, addr)
+		assert.Zero(t, st.Busy, "each Recv that saw the end gave its slot back before it returned")
+		assert.Equal(t, uint64(n), st.Cancelled)
+	})
 }
 
 // libraryGoroutines counts the goroutines with a frame of the library in

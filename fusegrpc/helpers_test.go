@@ -2,13 +2,15 @@ package fusegrpc_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -17,20 +19,17 @@ import (
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusegrpc"
 )
 
-// wait bounds every require.Eventually: generous, since it only matters
-// when a test is about to fail. The waits are for the far side of a real
-// loopback connection (a server noticing a cancellation), which no
-// synctest bubble can fast-forward.
-const (
-	wait = 10 * time.Second
-	tick = 5 * time.Millisecond
-)
+// wait bounds the waits that synctest.Wait cannot replace (a group's
+// Close, a retry's fallback): in a bubble it is virtual time, so it only
+// matters when a test is about to fail.
+const wait = 10 * time.Second
 
 // hang is the payload body that makes a method block until its call is
 // cancelled.
@@ -112,15 +111,26 @@ func (s *service) FullDuplexCall(stream testpb.TestService_FullDuplexCallServer)
 	}
 }
 
-// startServer serves the test service on a fresh port of 127.0.0.1 until
-// the test ends, and returns its address.
-func startServer(t *testing.T) (string, *service) {
+// The tests' servers listen in memory (bufconn). A test that runs in a
+// testing/synctest bubble then owns every goroutine of its servers, its
+// clients and their connections: a call blocked on the far side is
+// durably blocked (a real socket's reader never is), so synctest.Wait
+// returns once the calls have gone as far as they can, and every timer,
+// the executor's included, runs on the bubble's clock. synctest.Test
+// returns only when all of them have ended: a goroutine that grpc left
+// blocked after Close and Stop fails the test as a deadlock.
+var (
+	inMemory sync.Map // address → *bufconn.Listener of the servers running
+	served   atomic.Int64
+)
+
+// serve serves srv in memory until the test ends, and returns the address
+// to dial it at (a passthrough target, so that no resolver runs).
+func serve(t *testing.T, srv *grpc.Server) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := grpc.NewServer()
-	svc := &service{}
-	testpb.RegisterTestServiceServer(srv, svc)
+	lis := bufconn.Listen(1 << 20)
+	addr := fmt.Sprintf("passthrough:///bufconn-%d", served.Add(1))
+	inMemory.Store(addr, lis)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -129,8 +139,35 @@ func startServer(t *testing.T) (string, *service) {
 	t.Cleanup(func() {
 		srv.Stop()
 		<-done
+		inMemory.Delete(addr)
 	})
-	return lis.Addr().String(), svc
+	return addr
+}
+
+// startServer serves the test service in memory until the test ends, and
+// returns its address.
+func startServer(t *testing.T) (string, *service) {
+	t.Helper()
+	srv := grpc.NewServer()
+	svc := &service{}
+	testpb.RegisterTestServiceServer(srv, svc)
+	return serve(t, srv), svc
+}
+
+// connect returns a connection to addr, in memory if serve made addr, else
+// over TCP; it closes when the test ends.
+func connect(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	opts = append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if lis, ok := inMemory.Load(addr); ok {
+		opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return lis.(*bufconn.Listener).DialContext(ctx)
+		}))
+	}
+	conn, err := grpc.NewClient(addr, opts...)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 // newGroup returns a group closed when the test ends.
@@ -159,10 +196,7 @@ func defaults() executor.Config {
 // dial connects to addr through ic; the connection closes when the test ends.
 func dial(t *testing.T, addr string, ic *fusegrpc.Interceptor) testpb.TestServiceClient {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, append(ic.DialOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()))...)
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close() })
-	return testpb.NewTestServiceClient(conn)
+	return testpb.NewTestServiceClient(connect(t, addr, ic.DialOptions()...))
 }
 
 // stats returns the stats of the executor for key, failing the test if the
@@ -174,27 +208,19 @@ func stats(t *testing.T, g *executor.Group, key string) executor.Stats {
 	return ex.Stats()
 }
 
-// settled waits until key's executor holds no slot and recorded(its
-// stats) holds, and returns the stats then. A call gives its slot back
-// just before its outcome is counted, so a free slot alone does not mean
-// the counts are final.
+// settled waits until every other goroutine of the test's bubble is
+// durably blocked or gone, so that each call has gone as far as it can:
+// then key's executor must hold no slot and, unless recorded is nil,
+// recorded(its stats) must hold. It returns the stats.
 func settled(t *testing.T, g *executor.Group, key string, recorded func(executor.Stats) bool) executor.Stats {
 	t.Helper()
-	var st executor.Stats
-	ok := assert.Eventually(t, func() bool {
-		st = stats(t, g, key)
-		return st.Busy == 0 && recorded(st)
-	}, wait, tick)
-	if !ok {
-		t.Fatalf("%s not settled after %v: %+v", key, wait, st)
+	synctest.Wait()
+	st := stats(t, g, key)
+	require.Zero(t, st.Busy, "%s: slots still held: %+v", key, st)
+	if recorded != nil {
+		require.True(t, recorded(st), "%s: outcomes not recorded: %+v", key, st)
 	}
 	return st
-}
-
-// busy returns a func for require.Eventually: true once key's executor has
-// n slots held.
-func busy(t *testing.T, g *executor.Group, key string, n int) func() bool {
-	return func() bool { return stats(t, g, key).Busy == n }
 }
 
 func withStatus(c codes.Code) *testpb.EchoStatus {

@@ -6,19 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	testpb "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/metadata"
 
@@ -34,28 +33,14 @@ const (
 	outCall   = "/grpc.testing.TestService/StreamingOutputCall"
 )
 
-// startProtected serves the test service behind s on 127.0.0.1 until the
+// startProtected serves the test service behind s in memory until the
 // test ends, and returns a plain client of it.
 func startProtected(t *testing.T, s *fusegrpc.Server) (testpb.TestServiceClient, *service) {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	srv := grpc.NewServer(s.ServerOptions()...)
 	svc := &service{}
 	testpb.RegisterTestServiceServer(srv, svc)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(lis)
-	}()
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Close()
-		srv.Stop()
-		<-done
-	})
-	return testpb.NewTestServiceClient(conn), svc
+	return testpb.NewTestServiceClient(connect(t, serve(t, srv))), svc
 }
 
 // pushback returns the pushback trailer of a call, in ms; -1 if none.
@@ -72,157 +57,159 @@ func pushback(t *testing.T, md metadata.MD) int {
 
 func TestServerBulkheadsEachMethod(t *testing.T) {
 	t.Run("a hung method is refused with ResourceExhausted and pushback, its siblings are served", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 2, InvocationTimeout: time.Minute,
-			Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
-		client, svc := startProtected(t, &fusegrpc.Server{Group: g})
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		for range 2 {
-			go client.EmptyCall(ctx, &testpb.Empty{})
-		}
-		require.Eventually(t, func() bool { return svc.inside.Load() == 2 }, wait, tick)
-		var trailer metadata.MD
-		_, err := client.EmptyCall(t.Context(), &testpb.Empty{}, grpc.Trailer(&trailer))
-		require.Equal(t, codes.ResourceExhausted, code(err), "got %v", err)
-		assert.Equal(t, 1000, pushback(t, trailer), "busy: come back in a second")
-		assert.Equal(t, int64(2), svc.inside.Load(), "the refused call never reached the handler")
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 2, InvocationTimeout: time.Minute,
+				Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
+			client, svc := startProtected(t, &fusegrpc.Server{Group: g})
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			for range 2 {
+				go client.EmptyCall(ctx, &testpb.Empty{})
+			}
+			synctest.Wait()
+			require.Equal(t, int64(2), svc.inside.Load(), "both calls are in their handler")
+			var trailer metadata.MD
+			_, err := client.EmptyCall(t.Context(), &testpb.Empty{}, grpc.Trailer(&trailer))
+			require.Equal(t, codes.ResourceExhausted, code(err), "got %v", err)
+			assert.Equal(t, 1000, pushback(t, trailer), "busy: come back in a second")
+			assert.Equal(t, int64(2), svc.inside.Load(), "the refused call never reached the handler")
 
-		_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
-		require.NoError(t, err, "UnaryCall has slots of its own")
-		assert.Equal(t, 2, stats(t, g, emptyCall).Busy)
-		assert.Equal(t, uint64(1), stats(t, g, unaryCall).Successes)
-		cancel()
-		require.Eventually(t, busy(t, g, emptyCall, 0), wait, tick)
-		assert.Equal(t, uint64(2), stats(t, g, emptyCall).Ignored, "the client's cancellation is ignored")
+			_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
+			require.NoError(t, err, "UnaryCall has slots of its own")
+			assert.Equal(t, 2, stats(t, g, emptyCall).Busy)
+			assert.Equal(t, uint64(1), stats(t, g, unaryCall).Successes)
+			cancel()
+			settled(t, g, emptyCall, nil)
+			assert.Equal(t, uint64(2), stats(t, g, emptyCall).Ignored, "the client's cancellation is ignored")
+		})
 	})
 	t.Run("an open breaker answers Unavailable with the time to its probe", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ResetTimeout: 30 * time.Second}}})
-		client, _ := startProtected(t, &fusegrpc.Server{Group: g})
-		ex, err := g.Executor(unaryCall)
-		require.NoError(t, err)
-		ex.Breaker().Trip(breaker.Manual)
-		var trailer metadata.MD
-		_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{}, grpc.Trailer(&trailer))
-		require.Equal(t, codes.Unavailable, code(err))
-		assert.InDelta(t, 30000, pushback(t, trailer), 2000)
-		require.ErrorContains(t, err, "open")
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ResetTimeout: 30 * time.Second}}})
+			client, _ := startProtected(t, &fusegrpc.Server{Group: g})
+			ex, err := g.Executor(unaryCall)
+			require.NoError(t, err)
+			ex.Breaker().Trip(breaker.Manual)
+			var trailer metadata.MD
+			_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{}, grpc.Trailer(&trailer))
+			require.Equal(t, codes.Unavailable, code(err))
+			assert.InDelta(t, 30000, pushback(t, trailer), 2000)
+			require.ErrorContains(t, err, "open")
+		})
 	})
 	t.Run("a stream holds its slot while its handler runs", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1}})
-		client, svc := startProtected(t, &fusegrpc.Server{Group: g})
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		hung, err := client.StreamingOutputCall(ctx, &testpb.StreamingOutputCallRequest{Payload: &testpb.Payload{Body: []byte(hang)}})
-		require.NoError(t, err)
-		require.Eventually(t, func() bool { return svc.inside.Load() == 1 }, wait, tick)
-		s, err := client.StreamingOutputCall(t.Context(), &testpb.StreamingOutputCallRequest{})
-		require.NoError(t, err)
-		_, err = s.Recv()
-		require.Equal(t, codes.ResourceExhausted, code(err))
-		assert.Equal(t, 1000, pushback(t, s.Trailer()))
-		cancel()
-		_, err = hung.Recv()
-		require.Error(t, err)
-		require.Eventually(t, busy(t, g, outCall, 0), wait, tick)
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1}})
+			client, svc := startProtected(t, &fusegrpc.Server{Group: g})
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			hung, err := client.StreamingOutputCall(ctx, &testpb.StreamingOutputCallRequest{Payload: &testpb.Payload{Body: []byte(hang)}})
+			require.NoError(t, err)
+			synctest.Wait()
+			require.Equal(t, int64(1), svc.inside.Load(), "the hung stream is in its handler")
+			s, err := client.StreamingOutputCall(t.Context(), &testpb.StreamingOutputCallRequest{})
+			require.NoError(t, err)
+			_, err = s.Recv()
+			require.Equal(t, codes.ResourceExhausted, code(err))
+			assert.Equal(t, 1000, pushback(t, s.Trailer()))
+			cancel()
+			_, err = hung.Recv()
+			require.Error(t, err)
+			settled(t, g, outCall, nil)
+		})
 	})
 	t.Run("Key names the executor; an empty key serves without a slot; a panicking Key is Internal", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{})
-		client, _ := startProtected(t, &fusegrpc.Server{Group: g, Key: func(_ context.Context, m string) string {
-			switch m {
-			case unaryCall:
-				return "api"
-			case emptyCall:
-				panic("bad key")
-			}
-			return ""
-		}})
-		_, err := client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
-		require.NoError(t, err)
-		assert.Equal(t, []string{"api"}, g.Names())
-		_, err = client.EmptyCall(t.Context(), &testpb.Empty{})
-		require.Equal(t, codes.Internal, code(err))
-		require.NotContains(t, err.Error(), "bad key", "the panic's text stays in the server's log")
-		require.NotContains(t, err.Error(), "fusegrpc.Server.Key")
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{})
+			client, _ := startProtected(t, &fusegrpc.Server{Group: g, Key: func(_ context.Context, m string) string {
+				switch m {
+				case unaryCall:
+					return "api"
+				case emptyCall:
+					panic("bad key")
+				}
+				return ""
+			}})
+			_, err := client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"api"}, g.Names())
+			_, err = client.EmptyCall(t.Context(), &testpb.Empty{})
+			require.Equal(t, codes.Internal, code(err))
+			require.NotContains(t, err.Error(), "bad key", "the panic's text stays in the server's log")
+			require.NotContains(t, err.Error(), "fusegrpc.Server.Key")
+		})
 	})
 	t.Run("Classify decides what the breaker records", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 2}}})
-		client, _ := startProtected(t, &fusegrpc.Server{Group: g, Classify: fusegrpc.DefaultClassify})
-		for range 2 {
-			_, err := client.UnaryCall(t.Context(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.Internal)})
-			require.Equal(t, codes.Internal, code(err))
-		}
-		assert.Equal(t, breaker.Open, stats(t, g, unaryCall).Breaker.State)
+		synctest.Test(t, func(t *testing.T) {
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 2}}})
+			client, _ := startProtected(t, &fusegrpc.Server{Group: g, Classify: fusegrpc.DefaultClassify})
+			for range 2 {
+				_, err := client.UnaryCall(t.Context(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.Internal)})
+				require.Equal(t, codes.Internal, code(err))
+			}
+			assert.Equal(t, breaker.Open, stats(t, g, unaryCall).Breaker.State)
+		})
 	})
 }
 
 func TestServerWithoutClassifyCountsAnswersAsSuccesses(t *testing.T) {
-	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 2}}})
-	client, _ := startProtected(t, &fusegrpc.Server{Group: g})
-	for range 3 {
-		_, err := client.UnaryCall(t.Context(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.Internal)})
-		require.Equal(t, codes.Internal, code(err))
-	}
-	st := stats(t, g, unaryCall)
-	assert.Equal(t, breaker.Closed, st.Breaker.State)
-	assert.Equal(t, uint64(3), st.Successes)
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Breaker: breaker.Config{ConsecutiveFailures: 2}}})
+		client, _ := startProtected(t, &fusegrpc.Server{Group: g})
+		for range 3 {
+			_, err := client.UnaryCall(t.Context(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.Internal)})
+			require.Equal(t, codes.Internal, code(err))
+		}
+		st := stats(t, g, unaryCall)
+		assert.Equal(t, breaker.Closed, st.Breaker.State)
+		assert.Equal(t, uint64(3), st.Successes)
+	})
 }
 
 // A grpc-go client with a retry policy waits as the pushback trailer asks,
 // rather than by its own backoff, and its retry finds the slot free.
 func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
-	// Timeouts out of reach: with the default second, the held slot would
-	// count as stuck after half of it, and a first attempt that a loaded
-	// machine delays that long (it dials too) would trip the breaker
-	// instead of meeting a busy bulkhead.
-	refused := make(chan struct{}) // closed at the first busy refusal
-	var once sync.Once
-	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Minute,
-		Breaker: breaker.Config{ResetTimeout: 2 * time.Minute},
-		OnBusy:  func(executor.Busy) { once.Do(func() { close(refused) }) }}})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	s := &fusegrpc.Server{Group: g}
-	srv := grpc.NewServer(s.ServerOptions()...)
-	testpb.RegisterTestServiceServer(srv, &service{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		srv.Serve(lis)
-	}()
-	t.Cleanup(func() { srv.Stop(); <-done })
-	const retry = `{"methodConfig": [{"name": [{"service": "grpc.testing.TestService"}], "retryPolicy": {
+	synctest.Test(t, func(t *testing.T) {
+		// Timeouts out of reach, so that the held slot never counts as
+		// stuck: the first attempt must meet a busy bulkhead, not trip the
+		// breaker.
+		refused := make(chan struct{}) // closed at the first busy refusal
+		var once sync.Once
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Minute,
+			Breaker: breaker.Config{ResetTimeout: 2 * time.Minute},
+			OnBusy:  func(executor.Busy) { once.Do(func() { close(refused) }) }}})
+		s := &fusegrpc.Server{Group: g}
+		srv := grpc.NewServer(s.ServerOptions()...)
+		testpb.RegisterTestServiceServer(srv, &service{})
+		addr := serve(t, srv)
+		const retry = `{"methodConfig": [{"name": [{"service": "grpc.testing.TestService"}], "retryPolicy": {
 		"maxAttempts": 2, "initialBackoff": "0.01s", "maxBackoff": "0.01s", "backoffMultiplier": 1,
 		"retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]}`
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultServiceConfig(retry))
-	require.NoError(t, err)
-	t.Cleanup(func() { conn.Close() })
-	client := testpb.NewTestServiceClient(conn)
+		client := testpb.NewTestServiceClient(connect(t, addr, grpc.WithDefaultServiceConfig(retry)))
 
-	ex, err := g.Executor(unaryCall)
-	require.NoError(t, err)
-	l, err := ex.Lease(t.Context()) // the method's only slot
-	require.NoError(t, err)
-	// The slot is given back once the first attempt has been refused, not
-	// after a fixed time: on a loaded machine the first attempt, which
-	// also dials, may reach the server after any such time, find the slot
-	// free, and leave nothing for the retry to wait out.
-	released := make(chan struct{})
-	go func() {
-		defer close(released)
-		defer l.Done(nil)
-		select {
-		case <-refused:
-		case <-time.After(wait):
-		}
-	}()
-	t.Cleanup(func() { <-released })
+		ex, err := g.Executor(unaryCall)
+		require.NoError(t, err)
+		l, err := ex.Lease(t.Context()) // the method's only slot
+		require.NoError(t, err)
+		// The slot is given back once the first attempt has been refused,
+		// so that the retry, and only the retry, finds it free.
+		released := make(chan struct{})
+		go func() {
+			defer close(released)
+			defer l.Done(nil)
+			select {
+			case <-refused:
+			case <-time.After(wait):
+			}
+		}()
+		t.Cleanup(func() { <-released })
 
-	start := time.Now()
-	_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
-	require.NoError(t, err, "the retry got the slot")
-	assert.GreaterOrEqual(t, time.Since(start), time.Second, "the client waited the 1 s pushback, not its 10 ms backoff")
-	assert.Equal(t, uint64(1), ex.Stats().Rejected.Busy)
+		start := time.Now()
+		_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
+		require.NoError(t, err, "the retry got the slot")
+		assert.GreaterOrEqual(t, time.Since(start), time.Second, "the client waited the 1 s pushback, not its 10 ms backoff")
+		assert.Equal(t, uint64(1), ex.Stats().Rejected.Busy)
+	})
 }
 
 // serverStream is a server stream in memory: only its context is used.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -23,7 +24,6 @@ import (
 )
 
 func TestUnaryCallsAreClassifiedByStatusCode(t *testing.T) {
-	addr, _ := startServer(t)
 	tests := []struct {
 		name                         string
 		code                         codes.Code
@@ -41,191 +41,215 @@ func TestUnaryCallsAreClassifiedByStatusCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Default: defaults()})
-			client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+			synctest.Test(t, func(t *testing.T) {
+				addr, _ := startServer(t)
+				g := newGroup(t, executor.GroupConfig{Default: defaults()})
+				client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
-			req := &testpb.SimpleRequest{}
-			if tt.code != codes.OK {
-				req.ResponseStatus = withStatus(tt.code)
-			}
-			_, err := client.UnaryCall(context.Background(), req)
+				req := &testpb.SimpleRequest{}
+				if tt.code != codes.OK {
+					req.ResponseStatus = withStatus(tt.code)
+				}
+				_, err := client.UnaryCall(context.Background(), req)
 
-			// The caller gets the server's own status, whatever the verdict.
-			require.Equal(t, tt.code, code(err), "got %v", err)
-			if tt.code != codes.OK {
-				assert.Contains(t, status.Convert(err).Message(), "told to fail")
-			}
-			st := stats(t, g, addr)
-			assert.Equal(t, tt.successes, st.Successes, "successes")
-			assert.Equal(t, tt.failures, st.Failures, "failures")
-			assert.Equal(t, tt.ignored, st.Ignored, "ignored")
-			assert.Zero(t, st.Busy, "slots held after the call")
+				// The caller gets the server's own status, whatever the verdict.
+				require.Equal(t, tt.code, code(err), "got %v", err)
+				if tt.code != codes.OK {
+					assert.Contains(t, status.Convert(err).Message(), "told to fail")
+				}
+				st := stats(t, g, addr)
+				assert.Equal(t, tt.successes, st.Successes, "successes")
+				assert.Equal(t, tt.failures, st.Failures, "failures")
+				assert.Equal(t, tt.ignored, st.Ignored, "ignored")
+				assert.Zero(t, st.Busy, "slots held after the call")
+			})
 		})
 	}
 }
 
 func TestAHangingTargetTripsItsOwnBreakerWhileAnotherServes(t *testing.T) {
-	hung, hungSvc := startServer(t)
-	healthy, _ := startServer(t)
-	// Only the hung target's calls time out fast: the healthy one keeps the
-	// default minute, so that its first call (which dials) never races a
-	// deadline on a loaded machine.
-	fast := defaults()
-	fast.InvocationTimeout = 50 * time.Millisecond
-	g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{hung: fast}})
-	ic := &fusegrpc.Interceptor{Group: g}
-	hungClient, healthyClient := dial(t, hung, ic), dial(t, healthy, ic)
+	synctest.Test(t, func(t *testing.T) {
+		hung, hungSvc := startServer(t)
+		healthy, _ := startServer(t)
+		// Only the hung target's calls time out fast: the healthy one keeps
+		// the default minute.
+		fast := defaults()
+		fast.InvocationTimeout = 50 * time.Millisecond
+		g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{hung: fast}})
+		ic := &fusegrpc.Interceptor{Group: g}
+		hungClient, healthyClient := dial(t, hung, ic), dial(t, healthy, ic)
 
-	// EmptyCall hangs: each call times out, and the second in a row opens
-	// the breaker (ConsecutiveFailures: 2).
-	for range 2 {
+		// EmptyCall hangs: each call times out, and the second in a row opens
+		// the breaker (ConsecutiveFailures: 2).
+		for range 2 {
+			_, err := hungClient.EmptyCall(context.Background(), &testpb.Empty{})
+			require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+		}
+		require.Equal(t, breaker.Open, stats(t, g, hung).Breaker.State)
+
+		// From now on calls to the hung target fail fast, without being sent.
+		before := hungSvc.inside.Load()
 		_, err := hungClient.EmptyCall(context.Background(), &testpb.Empty{})
-		require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
-	}
-	require.Equal(t, breaker.Open, stats(t, g, hung).Breaker.State)
+		require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+		require.ErrorIs(t, err, breaker.ErrOpen)
+		assert.Contains(t, status.Convert(err).Message(), "circuit breaker is open")
+		assert.Contains(t, status.Convert(err).Message(), hung)
+		assert.LessOrEqual(t, hungSvc.inside.Load(), before, "a refused call reached the server")
 
-	// From now on calls to the hung target fail fast, without being sent.
-	before := hungSvc.inside.Load()
-	_, err := hungClient.EmptyCall(context.Background(), &testpb.Empty{})
-	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
-	require.ErrorIs(t, err, breaker.ErrOpen)
-	assert.Contains(t, status.Convert(err).Message(), "circuit breaker is open")
-	assert.Contains(t, status.Convert(err).Message(), hung)
-	assert.LessOrEqual(t, hungSvc.inside.Load(), before, "a refused call reached the server")
-
-	// The other target keeps serving through its own executor.
-	for range 5 {
-		_, err := healthyClient.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.NoError(t, err)
-	}
-	h := stats(t, g, healthy)
-	assert.Equal(t, breaker.Closed, h.Breaker.State)
-	assert.Equal(t, uint64(5), h.Successes)
-	require.Eventually(t, busy(t, g, hung, 0), wait, tick, "the timed-out calls kept their slots")
+		// The other target keeps serving through its own executor.
+		for range 5 {
+			_, err := healthyClient.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+			require.NoError(t, err)
+		}
+		h := stats(t, g, healthy)
+		assert.Equal(t, breaker.Closed, h.Breaker.State)
+		assert.Equal(t, uint64(5), h.Successes)
+		settled(t, g, hung, nil) // the timed-out calls gave their slots back
+	})
 }
 
 func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
-	addr, _ := startServer(t)
-	emptyKey := addr + "/grpc.testing.TestService/EmptyCall"
-	unaryKey := addr + "/grpc.testing.TestService/UnaryCall"
-	// Only the hanging method times out fast: the sibling keeps the
-	// default minute, so that it never races a deadline on a loaded machine.
-	fast := defaults()
-	fast.InvocationTimeout = 50 * time.Millisecond
-	g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{emptyKey: fast}})
-	client := dial(t, addr, &fusegrpc.Interceptor{Group: g, Key: fusegrpc.Method})
+	synctest.Test(t, func(t *testing.T) {
+		addr, _ := startServer(t)
+		emptyKey := addr + "/grpc.testing.TestService/EmptyCall"
+		unaryKey := addr + "/grpc.testing.TestService/UnaryCall"
+		// Only the hanging method times out fast: the sibling keeps the
+		// default minute.
+		fast := defaults()
+		fast.InvocationTimeout = 50 * time.Millisecond
+		g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{emptyKey: fast}})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g, Key: fusegrpc.Method})
 
-	for range 3 {
-		client.EmptyCall(context.Background(), &testpb.Empty{})
-	}
-	_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-	require.NoError(t, err, "a sibling method was refused")
+		for range 3 {
+			client.EmptyCall(context.Background(), &testpb.Empty{})
+		}
+		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.NoError(t, err, "a sibling method was refused")
 
-	assert.Equal(t, breaker.Open, stats(t, g, emptyKey).Breaker.State)
-	assert.Equal(t, breaker.Closed, stats(t, g, unaryKey).Breaker.State)
-	assert.Equal(t, uint64(1), stats(t, g, emptyKey).Rejected.Open)
+		assert.Equal(t, breaker.Open, stats(t, g, emptyKey).Breaker.State)
+		assert.Equal(t, breaker.Closed, stats(t, g, unaryKey).Breaker.State)
+		assert.Equal(t, uint64(1), stats(t, g, emptyKey).Rejected.Open)
+	})
 }
 
 func TestASaturatedSupplierRefusesWithUnavailable(t *testing.T) {
-	addr, svc := startServer(t)
-	cfg := defaults()
-	cfg.Workers = 1
-	g := newGroup(t, executor.GroupConfig{Default: cfg})
-	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+	synctest.Test(t, func(t *testing.T) {
+		addr, svc := startServer(t)
+		cfg := defaults()
+		cfg.Workers = 1
+		g := newGroup(t, executor.GroupConfig{Default: cfg})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	first := make(chan error, 1)
-	go func() {
-		_, err := client.EmptyCall(ctx, &testpb.Empty{})
-		first <- err
-	}()
-	require.Eventually(t, func() bool { return svc.inside.Load() == 1 }, wait, tick)
+		ctx, cancel := context.WithCancel(context.Background())
+		first := make(chan error, 1)
+		go func() {
+			_, err := client.EmptyCall(ctx, &testpb.Empty{})
+			first <- err
+		}()
+		synctest.Wait()
+		require.Equal(t, int64(1), svc.inside.Load(), "the first call is in its handler")
 
-	_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-	require.Equal(t, codes.Unavailable, code(err), "got %v", err)
-	require.True(t, errors.Is(err, executor.ErrBusy) || errors.Is(err, executor.ErrSaturated), "got %v", err)
-	var rej *executor.RejectedError
-	require.ErrorAs(t, err, &rej)
-	assert.Equal(t, addr, rej.Supplier)
-	assert.Contains(t, status.Convert(err).Message(), "refused without being sent")
+		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.Equal(t, codes.Unavailable, code(err), "got %v", err)
+		require.True(t, errors.Is(err, executor.ErrBusy) || errors.Is(err, executor.ErrSaturated), "got %v", err)
+		var rej *executor.RejectedError
+		require.ErrorAs(t, err, &rej)
+		assert.Equal(t, addr, rej.Supplier)
+		assert.Contains(t, status.Convert(err).Message(), "refused without being sent")
 
-	cancel()
-	require.Equal(t, codes.Canceled, code(<-first))
-	st := settled(t, g, addr, func(st executor.Stats) bool { return st.Cancelled+st.Failures+st.Successes >= 1 })
-	assert.Equal(t, uint64(1), st.Cancelled, "the caller's cancellation")
+		cancel()
+		require.Equal(t, codes.Canceled, code(<-first))
+		st := settled(t, g, addr, func(st executor.Stats) bool { return st.Cancelled+st.Failures+st.Successes >= 1 })
+		assert.Equal(t, uint64(1), st.Cancelled, "the caller's cancellation")
+	})
 }
 
 func TestTheCallersDeadlineIsTheCallersStatus(t *testing.T) {
-	addr, _ := startServer(t)
-	g := newGroup(t, executor.GroupConfig{Default: defaults()})
-	client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
+	synctest.Test(t, func(t *testing.T) {
+		addr, _ := startServer(t)
+		g := newGroup(t, executor.GroupConfig{Default: defaults()})
+		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel()
-	_, err := client.EmptyCall(ctx, &testpb.Empty{})
-	require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
-	require.Eventually(t, busy(t, g, addr, 0), wait, tick)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		_, err := client.EmptyCall(ctx, &testpb.Empty{})
+		require.Equal(t, codes.DeadlineExceeded, code(err), "got %v", err)
+		settled(t, g, addr, nil)
+	})
 }
 
 func TestUserCallbacksCannotCrashACall(t *testing.T) {
-	addr, _ := startServer(t)
-
 	t.Run("a key function that panics fails the call with Internal", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: defaults()})
-		ic := &fusegrpc.Interceptor{Group: g, Key: func(context.Context, string, *grpc.ClientConn) string { panic("bad key") }}
-		client := dial(t, addr, ic)
-		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.Equal(t, codes.Internal, code(err), "got %v", err)
-		assert.Contains(t, err.Error(), "bad key")
-		var pe *breaker.PanicError
-		require.ErrorAs(t, err, &pe)
-		assert.Equal(t, "fusegrpc.Interceptor.Key", pe.Callback)
-		stream, err := client.FullDuplexCall(context.Background())
-		require.Nil(t, stream)
-		require.Equal(t, codes.Internal, code(err), "got %v", err)
+		synctest.Test(t, func(t *testing.T) {
+			addr, _ := startServer(t)
+			g := newGroup(t, executor.GroupConfig{Default: defaults()})
+			ic := &fusegrpc.Interceptor{Group: g, Key: func(context.Context, string, *grpc.ClientConn) string { panic("bad key") }}
+			client := dial(t, addr, ic)
+			_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+			require.Equal(t, codes.Internal, code(err), "got %v", err)
+			assert.Contains(t, err.Error(), "bad key")
+			var pe *breaker.PanicError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, "fusegrpc.Interceptor.Key", pe.Callback)
+			stream, err := client.FullDuplexCall(context.Background())
+			require.Nil(t, stream)
+			require.Equal(t, codes.Internal, code(err), "got %v", err)
+		})
 	})
 	t.Run("a key function that returns no key fails the call with Internal", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: defaults()})
-		ic := &fusegrpc.Interceptor{Group: g, Key: func(context.Context, string, *grpc.ClientConn) string { return "" }}
-		_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.Equal(t, codes.Internal, code(err), "got %v", err)
-		assert.Contains(t, err.Error(), "no key")
+		synctest.Test(t, func(t *testing.T) {
+			addr, _ := startServer(t)
+			g := newGroup(t, executor.GroupConfig{Default: defaults()})
+			ic := &fusegrpc.Interceptor{Group: g, Key: func(context.Context, string, *grpc.ClientConn) string { return "" }}
+			_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+			require.Equal(t, codes.Internal, code(err), "got %v", err)
+			assert.Contains(t, err.Error(), "no key")
+		})
 	})
 	t.Run("a name mapped to \"\" fails the call with Internal, naming Names", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: defaults()})
-		ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{addr: ""}}
-		_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.Equal(t, codes.Internal, code(err), "got %v", err)
-		assert.Contains(t, err.Error(), "Interceptor.Names")
-		assert.NotContains(t, err.Error(), "Interceptor.Key", "Key is the default")
+		synctest.Test(t, func(t *testing.T) {
+			addr, _ := startServer(t)
+			g := newGroup(t, executor.GroupConfig{Default: defaults()})
+			ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{addr: ""}}
+			_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+			require.Equal(t, codes.Internal, code(err), "got %v", err)
+			assert.Contains(t, err.Error(), "Interceptor.Names")
+			assert.NotContains(t, err.Error(), "Interceptor.Key", "Key is the default")
+		})
 	})
 	t.Run("a classifier that panics makes the call a failure, and the caller still gets its answer", func(t *testing.T) {
-		var logs bytes.Buffer
-		defer slog.SetDefault(slog.Default())
-		slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
-		g := newGroup(t, executor.GroupConfig{Default: defaults()})
-		ic := &fusegrpc.Interceptor{Group: g, Classify: func(error) error { panic("bad classifier") }}
-		client := dial(t, addr, ic)
-		_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
-		require.Equal(t, codes.NotFound, code(err), "the caller must get the server's answer")
-		_, err = client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.NoError(t, err, "the caller must get the server's answer")
-		st := stats(t, g, addr)
-		assert.Equal(t, uint64(2), st.Failures, "both calls, whatever their answer")
-		assert.Zero(t, st.Successes)
-		assert.Equal(t, 2, strings.Count(logs.String(), "Interceptor.Classify panicked"), "logged with its stack")
+		synctest.Test(t, func(t *testing.T) {
+			addr, _ := startServer(t)
+			var logs bytes.Buffer
+			defer slog.SetDefault(slog.Default())
+			slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+			g := newGroup(t, executor.GroupConfig{Default: defaults()})
+			ic := &fusegrpc.Interceptor{Group: g, Classify: func(error) error { panic("bad classifier") }}
+			client := dial(t, addr, ic)
+			_, err := client.UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
+			require.Equal(t, codes.NotFound, code(err), "the caller must get the server's answer")
+			_, err = client.UnaryCall(context.Background(), &testpb.SimpleRequest{})
+			require.NoError(t, err, "the caller must get the server's answer")
+			st := stats(t, g, addr)
+			assert.Equal(t, uint64(2), st.Failures, "both calls, whatever their answer")
+			assert.Zero(t, st.Successes)
+			assert.Equal(t, 2, strings.Count(logs.String(), "Interceptor.Classify panicked"), "logged with its stack")
+		})
 	})
 	t.Run("a custom classifier decides what fails", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: defaults()})
-		ic := &fusegrpc.Interceptor{Group: g, Classify: func(err error) error {
-			if status.Code(err) == codes.NotFound {
-				return err // this team counts a missing record as the supplier's fault
-			}
-			return fusegrpc.DefaultClassify(err)
-		}}
-		_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
-		require.Equal(t, codes.NotFound, code(err))
-		assert.Equal(t, uint64(1), stats(t, g, addr).Failures)
+		synctest.Test(t, func(t *testing.T) {
+			addr, _ := startServer(t)
+			g := newGroup(t, executor.GroupConfig{Default: defaults()})
+			ic := &fusegrpc.Interceptor{Group: g, Classify: func(err error) error {
+				if status.Code(err) == codes.NotFound {
+					return err // this team counts a missing record as the supplier's fault
+				}
+				return fusegrpc.DefaultClassify(err)
+			}}
+			_, err := dial(t, addr, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{ResponseStatus: withStatus(codes.NotFound)})
+			require.Equal(t, codes.NotFound, code(err))
+			assert.Equal(t, uint64(1), stats(t, g, addr).Failures)
+		})
 	})
 	// A stream's streamer (the next interceptor) and its Classify run on
 	// the caller's goroutine; one that ends it (runtime.Goexit, as t.FailNow
@@ -275,9 +299,12 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 			})
 	})
 	t.Run("a nil group is an error, not a panic", func(t *testing.T) {
-		_, err := dial(t, addr, &fusegrpc.Interceptor{}).UnaryCall(context.Background(), &testpb.SimpleRequest{})
-		require.Equal(t, codes.Internal, code(err))
-		assert.Contains(t, err.Error(), "Group is nil")
+		synctest.Test(t, func(t *testing.T) {
+			addr, _ := startServer(t)
+			_, err := dial(t, addr, &fusegrpc.Interceptor{}).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+			require.Equal(t, codes.Internal, code(err))
+			assert.Contains(t, err.Error(), "Group is nil")
+		})
 	})
 }
 
@@ -310,16 +337,18 @@ func TestKeys(t *testing.T) {
 }
 
 func TestNamesMapTargetsToSuppliers(t *testing.T) {
-	payments, _ := startServer(t)
-	unknown, _ := startServer(t)
-	g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": defaults()}})
-	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{payments: "payments"}}
-	_, err := dial(t, payments, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
-	require.NoError(t, err)
-	assert.Equal(t, uint64(1), stats(t, g, "payments").Successes)
+	synctest.Test(t, func(t *testing.T) {
+		payments, _ := startServer(t)
+		unknown, _ := startServer(t)
+		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": defaults()}})
+		ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{payments: "payments"}}
+		_, err := dial(t, payments, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.NoError(t, err)
+		assert.Equal(t, uint64(1), stats(t, g, "payments").Successes)
 
-	_, err = dial(t, unknown, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
-	require.Equal(t, codes.Internal, code(err), "a configuration error, not worth a retry: got %v", err)
-	require.ErrorIs(t, err, executor.ErrUnknownDependency)
-	assert.Equal(t, []string{"payments"}, g.Names())
+		_, err = dial(t, unknown, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
+		require.Equal(t, codes.Internal, code(err), "a configuration error, not worth a retry: got %v", err)
+		require.ErrorIs(t, err, executor.ErrUnknownDependency)
+		assert.Equal(t, []string{"payments"}, g.Names())
+	})
 }

@@ -173,19 +173,11 @@ func (b *recordingBody) Close() error {
 	return nil
 }
 
-type events struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (e *events) listen(ev breaker.Event) {
-	e.mu.Lock()
-	e.all = append(e.all, ev.From.String()+">"+ev.To.String()+":"+ev.Reason.String())
-	e.mu.Unlock()
-}
-
-func (e *events) list() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return append([]string(nil), e.all...)
+// transitions writes events as "from>to:reason", one string each.
+func transitions(events []breaker.Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.From.String() + ">" + e.To.String() + ":" + e.Reason.String()
+	}
+	return out
 }

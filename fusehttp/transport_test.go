@@ -18,6 +18,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 	"github.com/fusebox-go/fusebox/fusehttp"
 )
 
@@ -26,7 +27,7 @@ import (
 // and closes again once it has recovered.
 func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 	slow, fine := newUpstream(t), newUpstream(t)
-	ev := &events{}
+	rec := &fuseboxtest.Recorder{}
 	g := newGroup(t, executor.GroupConfig{
 		Default: quick(2),
 		// The healthy host gets room to spare on a loaded machine.
@@ -34,7 +35,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 			InvocationTimeout: 10 * time.Second,
 			Breaker:           breaker.Config{ResetTimeout: 20 * time.Second},
 		}},
-		OnTransition: ev.listen,
+		OnTransition: rec.Listen,
 	})
 	client := newClient(t, &fusehttp.Transport{Group: g})
 	slow.set(http.StatusOK, true)
@@ -108,7 +109,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 	assert.Equal(t, 0, st.Busy)
 	assert.Equal(t, []string{
 		"closed>open:saturation", "open>half-open:reset-timeout", "half-open>closed:probes-succeeded",
-	}, ev.list(), "the healthy host had no transition")
+	}, transitions(rec.Events()), "the healthy host had no transition")
 }
 
 func TestStatusClassification(t *testing.T) {

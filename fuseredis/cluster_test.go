@@ -75,7 +75,7 @@ func keyOn(t *testing.T, nodes []*server, i int) string {
 func TestClusterNodeTripsAlone(t *testing.T) {
 	t.Parallel()
 	nodes := startCluster(t)
-	g, ev := testGroup(t)
+	g, rec := testGroup(t)
 	var hooked atomic.Int32
 	cluster := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:       []string{nodes[0].addr()},
@@ -128,10 +128,10 @@ func TestClusterNodeTripsAlone(t *testing.T) {
 	}
 	go loop(well, &wellOK, &wellFailed)
 	eventually(t, 10*time.Second, "the stopped master's breaker opens", func() bool {
-		_, ok := ev.first(nodes[1].addr(), breaker.Open)
+		_, ok := firstTransition(rec.Events(), nodes[1].addr(), breaker.Open)
 		return ok
 	})
-	trip, _ := ev.first(nodes[1].addr(), breaker.Open)
+	trip, _ := firstTransition(rec.Events(), nodes[1].addr(), breaker.Open)
 	took := trip.Time.Sub(start)
 	t.Logf("%s: opened %v after SIGSTOP (%s)", nodes[1].addr(), took.Round(time.Millisecond), trip.Reason)
 	assert.Equal(t, breaker.Saturation, trip.Reason)
@@ -149,8 +149,8 @@ func TestClusterNodeTripsAlone(t *testing.T) {
 		<-done
 	}
 	assert.Zero(t, wellFailed.Load(), "the other master's keys never failed")
-	assert.Empty(t, ev.of(nodes[0].addr()))
-	assert.Empty(t, ev.of(nodes[2].addr()))
+	assert.Empty(t, transitionsOf(rec.Events(), nodes[0].addr()))
+	assert.Empty(t, transitionsOf(rec.Events(), nodes[2].addr()))
 	eventually(t, 10*time.Second, "every slot of the stopped master is back", func() bool {
 		return stats(t, g, nodes[1].addr()).Busy == 0
 	})

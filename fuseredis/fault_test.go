@@ -122,7 +122,7 @@ func TestFaultsTripTheNodeAlone(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			t.Parallel()
 			a, b := startRedis(t), startRedis(t)
-			g, ev := testGroup(t)
+			g, rec := testGroup(t)
 			ca, cb := a.hooked(t, g), b.hooked(t, g)
 			ctx := context.Background()
 			for range 40 { // a latency history for the stuck criterion
@@ -134,10 +134,10 @@ func TestFaultsTripTheNodeAlone(t *testing.T) {
 			heal := f.breakIt(t, a)
 			la, lb := startLoad(ca, 8), startLoad(cb, 2)
 			eventually(t, 10*time.Second, "the broken node's breaker opens", func() bool {
-				_, ok := ev.first(a.addr(), breaker.Open)
+				_, ok := firstTransition(rec.Events(), a.addr(), breaker.Open)
 				return ok
 			})
-			trip, _ := ev.first(a.addr(), breaker.Open)
+			trip, _ := firstTransition(rec.Events(), a.addr(), breaker.Open)
 			took := trip.Time.Sub(start)
 			t.Logf("%s: opened %v after the fault (%s)", a.addr(), took.Round(time.Millisecond), trip.Reason)
 			assert.Contains(t, f.reasons, trip.Reason, "got reason %s, want one of %v", trip.Reason, f.reasons)
@@ -156,7 +156,7 @@ func TestFaultsTripTheNodeAlone(t *testing.T) {
 			la.halt()
 			lb.halt()
 			assert.Zero(t, lb.failed.Load()+lb.refused.Load(), "the other node: %v", lb.lastFail.Load())
-			assert.Empty(t, ev.of(b.addr()), "the other node's breaker never moved")
+			assert.Empty(t, transitionsOf(rec.Events(), b.addr()), "the other node's breaker never moved")
 			assert.Positive(t, la.refused.Load(), "the broken node's commands were refused")
 
 			eventually(t, 10*time.Second, "every slot and connection of the broken node is back", func() bool {

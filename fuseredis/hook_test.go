@@ -76,7 +76,7 @@ func TestRepliesAreAnswers(t *testing.T) {
 func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	t.Parallel()
 	s := startRedis(t)
-	g, ev := testGroup(t, func(c *executor.Config) { c.Workers = 2 })
+	g, rec := testGroup(t, func(c *executor.Config) { c.Workers = 2 })
 	c := s.hooked(t, g)
 	ctx := context.Background()
 	require.NoError(t, c.Ping(ctx).Err())
@@ -119,7 +119,7 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 		assert.ErrorIs(t, err, redis.Nil, "blocker %d timed out with an answer", i)
 	}
 	assert.Error(t, psErr, "no message came")
-	assert.Empty(t, ev.of(s.addr()), "the breaker never moved")
+	assert.Empty(t, transitionsOf(rec.Events(), s.addr()), "the breaker never moved")
 	assert.Zero(t, stats(t, g, s.addr()).Failures)
 
 	ex, _ := g.Lookup(s.addr())
@@ -160,7 +160,7 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	require.Len(t, cmds, 2)
 	assert.NoError(t, cmds[0].Err(), "the SET keeps its own result")
 	assert.ErrorIs(t, cmds[1].Err(), redis.Nil)
-	_, closed := ev.first(s.addr(), breaker.Closed)
+	_, closed := firstTransition(rec.Events(), s.addr(), breaker.Closed)
 	assert.True(t, closed, "the probe closed the breaker")
 	assert.Zero(t, stats(t, g, s.addr()).Busy)
 }
@@ -228,7 +228,7 @@ func TestPipelineHoldsOneSlot(t *testing.T) {
 // hook counts them, so the breaker opens and the next command is refused.
 func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 	s := startRedis(t)
-	g, ev := testGroup(t)
+	g, rec := testGroup(t)
 	c := s.plain(t)
 	h := fuseredis.New(g, c.Options().Addr)
 	c.AddHook(h)
@@ -237,7 +237,7 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 	s.stop()
 
 	for i := 0; i < 10; i++ {
-		if _, ok := ev.first(s.addr(), breaker.Open); ok {
+		if _, ok := firstTransition(rec.Events(), s.addr(), breaker.Open); ok {
 			break
 		}
 		ps := c.Subscribe(ctx, "news")
@@ -250,10 +250,10 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 		fuseredis.WaitDialVerdicts(h)
 	}
 	eventually(t, 2*time.Second, "the breaker opened on failed dials", func() bool {
-		_, ok := ev.first(s.addr(), breaker.Open)
+		_, ok := firstTransition(rec.Events(), s.addr(), breaker.Open)
 		return ok
 	})
-	trip, ok := ev.first(s.addr(), breaker.Open)
+	trip, ok := firstTransition(rec.Events(), s.addr(), breaker.Open)
 	require.True(t, ok, "the breaker opened on failed dials")
 	assert.Equal(t, breaker.ConsecutiveFailures, trip.Reason)
 	assert.Contains(t, trip.Err.Error(), "connection refused")
@@ -416,7 +416,7 @@ func TestCallerCancellationIsIgnored(t *testing.T) {
 func TestPoolTimeoutIsIgnored(t *testing.T) {
 	t.Parallel()
 	s := startRedis(t)
-	g, ev := testGroup(t, func(c *executor.Config) {
+	g, rec := testGroup(t, func(c *executor.Config) {
 		c.InvocationTimeout = 5 * time.Second
 		c.Breaker.ResetTimeout = 6 * time.Second
 	})
@@ -444,7 +444,7 @@ func TestPoolTimeoutIsIgnored(t *testing.T) {
 	st := stats(t, g, s.addr())
 	assert.Zero(t, st.Failures)
 	assert.GreaterOrEqual(t, st.Ignored, uint64(timeouts))
-	assert.Empty(t, ev.of(s.addr()))
+	assert.Empty(t, transitionsOf(rec.Events(), s.addr()))
 }
 
 // TestClassifyOverrides counts redis.Nil as a failure with a Classify of
@@ -452,7 +452,7 @@ func TestPoolTimeoutIsIgnored(t *testing.T) {
 // gets the command's own result.
 func TestClassifyOverrides(t *testing.T) {
 	s := startRedis(t)
-	g, ev := testGroup(t)
+	g, rec := testGroup(t)
 	c := s.plain(t)
 	h := fuseredis.New(g, s.addr())
 	h.Classify = func(err error) error {
@@ -466,7 +466,7 @@ func TestClassifyOverrides(t *testing.T) {
 	for range 5 {
 		require.ErrorIs(t, c.Get(ctx, "missing").Err(), redis.Nil)
 	}
-	trip, ok := ev.first(s.addr(), breaker.Open)
+	trip, ok := firstTransition(rec.Events(), s.addr(), breaker.Open)
 	require.True(t, ok, "five misses in a row opened the breaker")
 	assert.Equal(t, breaker.ConsecutiveFailures, trip.Reason)
 
@@ -671,7 +671,7 @@ func TestInvocationTimeoutIsErrTimeout(t *testing.T) {
 func TestBlockingCommandEndedByItsCallerIsIgnored(t *testing.T) {
 	t.Parallel()
 	s := startRedis(t)
-	g, ev := testGroup(t)
+	g, rec := testGroup(t)
 	c := s.hooked(t, g)
 	require.NoError(t, c.Ping(context.Background()).Err())
 	before := stats(t, g, s.addr())
@@ -685,6 +685,6 @@ func TestBlockingCommandEndedByItsCallerIsIgnored(t *testing.T) {
 	after := stats(t, g, s.addr())
 	assert.Equal(t, before.Failures, after.Failures, "got %d failures, want %d", after.Failures, before.Failures)
 	assert.Equal(t, before.Ignored+6, after.Ignored)
-	assert.Empty(t, ev.of(s.addr()), "the breaker never moved")
+	assert.Empty(t, transitionsOf(rec.Events(), s.addr()), "the breaker never moved")
 	require.NoError(t, c.Set(context.Background(), "k", "v", 0).Err())
 }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 	"github.com/fusebox-go/fusebox/fuseredis"
 	"github.com/fusebox-go/fusebox/internal/testport"
 )
@@ -131,8 +131,8 @@ func (s *server) hooked(t testing.TB, g *executor.Group, opts ...func(*redis.Opt
 // testGroup is the group of the fault tests: 4 slots a node, stuck after
 // 0.5 s (half the invocation timeout), a reset timeout of 1.5 s. It
 // records every transition.
-func testGroup(t testing.TB, tweak ...func(*executor.Config)) (*executor.Group, *events) {
-	ev := &events{}
+func testGroup(t testing.TB, tweak ...func(*executor.Config)) (*executor.Group, *fuseboxtest.Recorder) {
+	rec := &fuseboxtest.Recorder{}
 	cfg := executor.Config{
 		Workers:           4,
 		InvocationTimeout: time.Second,
@@ -141,48 +141,33 @@ func testGroup(t testing.TB, tweak ...func(*executor.Config)) (*executor.Group, 
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	g, err := executor.NewGroup(executor.GroupConfig{Default: cfg, OnTransition: ev.add})
+	g, err := executor.NewGroup(executor.GroupConfig{Default: cfg, OnTransition: rec.Listen})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		require.NoError(t, g.Close(ctx))
 	})
-	return g, ev
+	return g, rec
 }
 
-// events records breaker transitions.
-type events struct {
-	mu  sync.Mutex
-	all []breaker.Event
-}
-
-func (e *events) add(ev breaker.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-// first returns the first transition of the supplier name to state to.
-func (e *events) first(name string, to breaker.State) (breaker.Event, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, ev := range e.all {
-		if ev.Name == name && ev.To == to {
-			return ev, true
+// firstTransition returns the first transition of the supplier name to
+// state to among events, if any.
+func firstTransition(events []breaker.Event, name string, to breaker.State) (breaker.Event, bool) {
+	for _, e := range events {
+		if e.Name == name && e.To == to {
+			return e, true
 		}
 	}
 	return breaker.Event{}, false
 }
 
-// of returns the transitions of the supplier name.
-func (e *events) of(name string) []breaker.Event {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// transitionsOf returns the transitions of the supplier name among events.
+func transitionsOf(events []breaker.Event, name string) []breaker.Event {
 	var out []breaker.Event
-	for _, ev := range e.all {
-		if ev.Name == name {
-			out = append(out, ev)
+	for _, e := range events {
+		if e.Name == name {
+			out = append(out, e)
 		}
 	}
 	return out

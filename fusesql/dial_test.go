@@ -73,7 +73,7 @@ func TestADialIsNotTheProbe(t *testing.T) {
 	for i, err := range errs {
 		require.ErrorIs(t, err, executor.ErrTimeout, "stuck write %d", i)
 	}
-	open, ok := s.ev.first("orders", breaker.Open)
+	open, ok := firstTransition(s.rec.Events(), "orders", breaker.Open)
 	require.True(t, ok, "the two timeouts open the breaker")
 	assert.Equal(t, breaker.ConsecutiveFailures, open.Reason)
 
@@ -84,11 +84,10 @@ func TestADialIsNotTheProbe(t *testing.T) {
 	require.ErrorIs(t, err, executor.ErrTimeout, "the write after the reset timeout still hangs on the lock")
 	require.Equal(t, before+1, dials.n.Load(), "no pooled connection was alive: the write dialled one")
 
-	_, closed := s.ev.first("orders", breaker.Closed)
+	_, closed := firstTransition(s.rec.Events(), "orders", breaker.Closed)
 	assert.False(t, closed, "the breaker never closed while the table was locked")
-	s.ev.mu.Lock()
-	last := s.ev.all[len(s.ev.all)-1]
-	s.ev.mu.Unlock()
+	all := s.rec.Events()
+	last := all[len(all)-1]
 	assert.Equal(t, breaker.HalfOpen, last.From, "the last transition leaves half-open")
 	assert.Equal(t, breaker.Open, last.To, "the failed probe re-opens the breaker")
 	assert.Equal(t, breaker.ProbeFailed, last.Reason)

@@ -72,8 +72,8 @@ func TestLockedTableTripsItsSupplierAlone(t *testing.T) {
 		return s.db.QueryRowContext(fusesql.WithSupplier(ctx, "catalog"), "SELECT count(*) FROM "+catalog).Scan(&n)
 	})
 
-	eventually(t, "the orders breaker opens", func() bool { _, ok := s.ev.first("orders", breaker.Open); return ok })
-	open, _ := s.ev.first("orders", breaker.Open)
+	eventually(t, "the orders breaker opens", func() bool { _, ok := firstTransition(s.rec.Events(), "orders", breaker.Open); return ok })
+	open, _ := firstTransition(s.rec.Events(), "orders", breaker.Open)
 	took := open.Time.Sub(locked)
 	t.Logf("orders opened %v after the lock", took)
 	assert.Equal(t, breaker.Saturation, open.Reason, "trip reason")
@@ -135,8 +135,8 @@ func TestSlowQueryKindTripsAlone(t *testing.T) {
 		var v int
 		return s.db.QueryRowContext(ctx, "SELECT 1").Scan(&v)
 	})
-	eventually(t, "the reports breaker opens", func() bool { _, ok := s.ev.first("reports", breaker.Open); return ok })
-	open, _ := s.ev.first("reports", breaker.Open)
+	eventually(t, "the reports breaker opens", func() bool { _, ok := firstTransition(s.rec.Events(), "reports", breaker.Open); return ok })
+	open, _ := firstTransition(s.rec.Events(), "reports", breaker.Open)
 	t.Logf("reports opened %v after the first sleep", open.Time.Sub(begun))
 	assert.Equal(t, breaker.Saturation, open.Reason)
 	assert.Less(t, open.Time.Sub(begun), 5*time.Second)
@@ -196,8 +196,8 @@ func TestStoppedServerTripsFast(t *testing.T) {
 		startLoad(6, 20*time.Millisecond, 10*time.Second, ping("catalog")),
 	}
 	for _, name := range []string{"orders", "catalog"} {
-		eventually(t, name+" opens", func() bool { _, ok := s.ev.first(name, breaker.Open); return ok })
-		open, _ := s.ev.first(name, breaker.Open)
+		eventually(t, name+" opens", func() bool { _, ok := firstTransition(s.rec.Events(), name, breaker.Open); return ok })
+		open, _ := firstTransition(s.rec.Events(), name, breaker.Open)
 		t.Logf("%s opened %v after SIGSTOP (%s)", name, open.Time.Sub(paused), open.Reason)
 		assert.Equal(t, breaker.Saturation, open.Reason, name)
 		assert.Less(t, open.Time.Sub(paused), 5*time.Second, name)
@@ -259,7 +259,7 @@ func TestKilledServerCountsFailures(t *testing.T) {
 	}
 	last := errs[len(errs)-1]
 	require.ErrorIs(t, last, breaker.ErrOpen, "the breaker opened within 20 calls: %v", errs)
-	open, ok := s.ev.first("orders", breaker.Open)
+	open, ok := firstTransition(s.rec.Events(), "orders", breaker.Open)
 	require.True(t, ok)
 	assert.Equal(t, breaker.ConsecutiveFailures, open.Reason)
 	assert.Less(t, open.Time.Sub(killed), 5*time.Second)

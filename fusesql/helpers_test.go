@@ -15,6 +15,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 	"github.com/fusebox-go/fusebox/fusesql"
 )
 
@@ -47,25 +48,12 @@ func supplierConfig(workers int) executor.Config {
 	}
 }
 
-// events records the transitions of a group.
-type events struct {
-	mu  sync.Mutex
-	all []breaker.Event
-}
-
-func (e *events) add(ev breaker.Event) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.all = append(e.all, ev)
-}
-
-// first returns the first transition of name into to, if any.
-func (e *events) first(name string, to breaker.State) (breaker.Event, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, ev := range e.all {
-		if ev.Name == name && ev.To == to {
-			return ev, true
+// firstTransition returns the first transition of the supplier name into
+// state to among events, if any.
+func firstTransition(events []breaker.Event, name string, to breaker.State) (breaker.Event, bool) {
+	for _, e := range events {
+		if e.Name == name && e.To == to {
+			return e, true
 		}
 	}
 	return breaker.Event{}, false
@@ -74,9 +62,9 @@ func (e *events) first(name string, to breaker.State) (breaker.Event, bool) {
 // shop is a pool over the test server with the suppliers orders and
 // catalog, each with its own slots, sized by OpenDB.
 type shop struct {
-	g  *executor.Group
-	db *sql.DB
-	ev *events
+	g   *executor.Group
+	db  *sql.DB
+	rec *fuseboxtest.Recorder // every transition of the group
 }
 
 func newShop(t testing.TB, deps map[string]executor.Config, cfg fusesql.Config) *shop {
@@ -87,11 +75,11 @@ func newShop(t testing.TB, deps map[string]executor.Config, cfg fusesql.Config) 
 // newShopOver is newShop over the connector bc.
 func newShopOver(t testing.TB, bc driver.Connector, deps map[string]executor.Config, cfg fusesql.Config) *shop {
 	t.Helper()
-	ev := &events{}
+	rec := &fuseboxtest.Recorder{}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default:      supplierConfig(4),
 		Dependencies: deps,
-		OnTransition: ev.add,
+		OnTransition: rec.Listen,
 	})
 	require.NoError(t, err)
 	cfg.Group = g
@@ -108,7 +96,7 @@ func newShopOver(t testing.TB, bc driver.Connector, deps map[string]executor.Con
 		db.Close()
 		g.Close(context.Background())
 	})
-	return &shop{g: g, db: db, ev: ev}
+	return &shop{g: g, db: db, rec: rec}
 }
 
 func (s *shop) stats(t testing.TB, name string) executor.Stats {

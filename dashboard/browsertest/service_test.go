@@ -17,6 +17,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/dashboard"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 // suppliers is a fake downstream on 127.0.0.1 with one path per supplier.
@@ -100,8 +101,7 @@ type service struct {
 	upstream *httptest.Server
 	client   *http.Client
 
-	mu          sync.Mutex
-	transitions []breaker.Event
+	transitions fuseboxtest.Recorder
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -132,11 +132,7 @@ func startService(t *testing.T) *service {
 			"payments": {Workers: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
 			"shipping": {Workers: 3, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
 		},
-		OnTransition: func(e breaker.Event) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.transitions = append(s.transitions, e)
-		},
+		OnTransition: s.transitions.Listen,
 	})
 	require.NoError(t, err)
 	s.group = g
@@ -219,9 +215,7 @@ func (s *service) load(name string, rate int) {
 // transition returns the first transition of supplier to state at or
 // after since.
 func (s *service) transition(supplier string, to breaker.State, since time.Time) (breaker.Event, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, e := range s.transitions {
+	for _, e := range s.transitions.Events() {
 		if e.Name == supplier && e.To == to && !e.Time.Before(since) {
 			return e, true
 		}
