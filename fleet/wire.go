@@ -42,6 +42,11 @@ type message struct {
 	Seq int64 `json:"seq,omitempty"`
 }
 
+// maxSeq bounds an operator action's number: 15 decimal digits, which the
+// Lua scripts that store it can check as a string and hold exactly (Redis's
+// Lua numbers are doubles, exact below 2^53).
+const maxSeq = 999_999_999_999_999
+
 // errMalformed wraps every reason a message is refused.
 var errMalformed = errors.New("fleet: malformed message")
 
@@ -85,6 +90,8 @@ func decode(p []byte) (message, error) {
 		return bad("durations out of range: age %d, probe_in %d, ttl %d", m.Age, m.ProbeIn, m.TTL)
 	case m.Kind == kindClose && m.ProbeIn != 0:
 		return bad("a close message has no probe time")
+	case m.Seq < 0 || m.Seq > maxSeq:
+		return bad("seq %d out of range [0, %d]", m.Seq, maxSeq)
 	}
 	return m, nil
 }

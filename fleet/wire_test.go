@@ -33,6 +33,7 @@ func TestDecode(t *testing.T) {
 		{"a number too large for the field is refused", strings.Replace(valid, `5000000000`, `1e400`, 1), "cannot unmarshal"},
 		{"a close with a probe time is refused", strings.Replace(valid, `"open"`, `"close"`, 1), "close message"},
 		{"trailing data is refused", valid + `{}`, "after the message"},
+		{"a seq beyond 15 digits is refused", `{"v":1,"replica":"r1","supplier":"payments","kind":"reset","reason":"","age_ns":0,"seq":1000000000000000}`, "seq"},
 		{"a payload over 2 KiB is refused", valid + strings.Repeat(" ", 2048), "at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
