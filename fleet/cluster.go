@@ -68,6 +68,20 @@ func (c *clusterBackend) withdraw(ctx context.Context, name string, stored []byt
 	return c.lane(name).withdraw(ctx, name, stored, ttl, msg)
 }
 
+// announceAll pipelines each lane's trips; it fails if any lane fails.
+func (c *clusterBackend) announceAll(ctx context.Context, trips []announcement) error {
+	byLane := map[*redisBackend][]announcement{}
+	for _, t := range trips {
+		l := c.lane(t.name)
+		byLane[l] = append(byLane[l], t)
+	}
+	var errs []error
+	for l, ts := range byLane {
+		errs = append(errs, l.announceAll(ctx, ts))
+	}
+	return errors.Join(errs...)
+}
+
 func (c *clusterBackend) acquire(ctx context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
 	return c.lane(name).acquire(ctx, name, replica, ttl)
 }

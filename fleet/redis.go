@@ -175,6 +175,20 @@ func (r *redisBackend) announce(ctx context.Context, name string, stored []byte,
 	return err
 }
 
+// announceAll writes many open keys and publishes their messages in one
+// pipeline (not a transaction: a catch-up's rewrite of its own trips).
+func (r *redisBackend) announceAll(ctx context.Context, trips []announcement) error {
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, t := range trips {
+			p.Set(ctx, r.open+t.name, t.stored, t.ttl)
+			p.SAdd(ctx, r.suppliers, t.name)
+			r.publish(ctx, p, t.msg)
+		}
+		return nil
+	})
+	return err
+}
+
 func (r *redisBackend) isSharded() bool { return r.sharded != nil && r.sharded.Load() }
 
 // publish queues the message on the fleet's channel in p.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -254,6 +255,9 @@ const catchUpSenders = 16
 // fails is kept for the replay (a lane of a cluster may be down). Close
 // waits for the sends in progress only.
 func (l *Link) reassert(mine []breaker.Event) error {
+	if b, ok := l.be.(batcher); ok && !l.cfg.Quorum.active() {
+		return l.reassertAll(b, mine)
+	}
 	next := make(chan breaker.Event)
 	var wg sync.WaitGroup
 	for range min(catchUpSenders, len(mine)) {
@@ -274,6 +278,50 @@ func (l *Link) reassert(mine []breaker.Event) error {
 		case next <- e:
 		case <-l.stop:
 			return errClosing
+		}
+	}
+	return nil
+}
+
+// batcher is a backend that writes many open keys, and publishes their
+// messages, in one round trip.
+type batcher interface {
+	announceAll(ctx context.Context, trips []announcement) error
+}
+
+// announcement is one trip for announceAll.
+type announcement struct {
+	name        string
+	stored, msg []byte
+	ttl         time.Duration
+}
+
+// reassert's batches: catchUpBatch trips a round trip, each round trip
+// bounded by OpTimeout; a batch that fails is kept for the replay.
+const catchUpBatch = 500
+
+func (l *Link) reassertAll(b batcher, mine []breaker.Event) error {
+	for batch := range slices.Chunk(mine, catchUpBatch) {
+		if l.stopped() {
+			return errClosing
+		}
+		now := time.Now()
+		trips := make([]announcement, len(batch))
+		for i, e := range batch {
+			m := message{V: wireVersion, Replica: l.cfg.Replica, Supplier: e.Name, Reason: e.Reason.String(), Kind: kindOpen,
+				ProbeIn: int64(max(e.OpenUntil.Sub(now), 0)), Age: int64(max(now.Sub(e.Time), 0))}
+			stored := m
+			ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
+			stored.TTL = int64(ttl)
+			trips[i] = announcement{name: e.Name, stored: l.seal(stored), msg: l.seal(m), ttl: ttl}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+		err := b.announceAll(ctx, trips)
+		cancel()
+		if err != nil {
+			for _, e := range batch {
+				l.miss(e)
+			}
 		}
 	}
 	return nil
