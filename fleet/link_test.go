@@ -84,7 +84,7 @@ func TestCollector(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{
 		"fusebox_fleet_link_up": 1, "fusebox_fleet_link_sessions_total": 1, "fusebox_fleet_link_downs_total": 1,
-		"fusebox_fleet_messages_total": 13, "fusebox_fleet_leases_total": 4,
+		"fusebox_fleet_messages_total": 17, "fusebox_fleet_leases_total": 4,
 	}, got)
 }
 

@@ -63,6 +63,9 @@ func decode(p []byte) (message, error) {
 	if len(p) > maxMessageBytes {
 		return m, fmt.Errorf("%w: %d bytes, at most %d", errMalformed, len(p), maxMessageBytes)
 	}
+	if len(p) < 2 || p[0] != '{' || p[len(p)-1] != '}' { // what encode writes, checked before the JSON decoder
+		return m, fmt.Errorf("%w: not a JSON object", errMalformed)
+	}
 	d := json.NewDecoder(bytes.NewReader(p))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&m); err != nil {
