@@ -144,7 +144,9 @@ type Stats struct {
 	// without an executor here, remembered until the group makes one
 	// (then counted again as Applied or Stale) or their probe time and a
 	// lease have passed; Overflow those dropped because Buffer messages
-	// were already waiting to be applied (a transition listener blocking);
+	// were already waiting to be applied (a transition listener blocking),
+	// and operator actions of suppliers without an executor dropped or
+	// made room for beyond Buffer;
 	// Malformed those refused as invalid (and, at each catch-up, the keys
 	// of the fleet's that hold another type); Own this replica's own
 	// messages coming back.
