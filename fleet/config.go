@@ -223,7 +223,11 @@ func (c Config) resolve() (Config, error) {
 		c.Buffer = DefaultBuffer
 	}
 	errs = append(errs, checkKeys(c.Keys)...)
-	c.Keys = slices.Clone(c.Keys)
+	keys := make([][]byte, len(c.Keys)) // the caller's slices may change later
+	for i, k := range c.Keys {
+		keys[i] = slices.Clone(k)
+	}
+	c.Keys = keys
 	switch {
 	case !(c.TripRate >= 0 && c.TripRate <= 1e6): // NaN fails both
 		bad("TripRate must be in [0, 1e6] trips a second, got %v", c.TripRate)
