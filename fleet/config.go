@@ -228,22 +228,30 @@ func (c Config) resolve() (Config, error) {
 		keys[i] = slices.Clone(k)
 	}
 	c.Keys = keys
+	errs = append(errs, c.resolveTrips()...)
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c, errors.Join(errs...)
+}
+
+// resolveTrips applies the defaults of TripRate and TripBurst; errors
+// name the field.
+func (c *Config) resolveTrips() []error {
+	var errs []error
 	switch {
 	case !(c.TripRate >= 0 && c.TripRate <= 1e6): // NaN fails both
-		bad("TripRate must be in [0, 1e6] trips a second, got %v", c.TripRate)
+		errs = append(errs, fmt.Errorf("fleet: Config.TripRate must be in [0, 1e6] trips a second, got %v", c.TripRate))
 	case c.TripRate == 0:
 		c.TripRate = DefaultTripRate
 	}
 	switch {
 	case c.TripBurst < 0 || c.TripBurst > 1e6:
-		bad("TripBurst must be in [0, 1e6], got %d", c.TripBurst)
+		errs = append(errs, fmt.Errorf("fleet: Config.TripBurst must be in [0, 1e6], got %d", c.TripBurst))
 	case c.TripBurst == 0:
 		c.TripBurst = DefaultTripBurst
 	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
-	return c, errors.Join(errs...)
+	return errs
 }
 
 // checkClient refuses a go-redis client that would not end a command at
