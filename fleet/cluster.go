@@ -119,11 +119,11 @@ func (c *clusterBackend) view(ctx context.Context, name string) (map[string]stor
 }
 
 // opens reads every lane it can reach; it fails only if it reaches none.
-func (c *clusterBackend) opens(ctx context.Context, op time.Duration) ([]storedOpen, error) {
+func (c *clusterBackend) opens(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
 	var out []storedOpen
 	var errs []error
 	for _, l := range c.lanes {
-		o, err := l.opens(ctx, op)
+		o, err := l.opens(ctx, op, want)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -136,11 +136,11 @@ func (c *clusterBackend) opens(ctx context.Context, op time.Duration) ([]storedO
 	return out, nil
 }
 
-func (c *clusterBackend) overrides(ctx context.Context, op time.Duration) ([]storedOpen, error) {
+func (c *clusterBackend) overrides(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
 	var out []storedOpen
 	var errs []error
 	for _, l := range c.lanes {
-		o, err := l.overrides(ctx, op)
+		o, err := l.overrides(ctx, op, want)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -146,24 +146,20 @@ func (h *hub) withdraw(_ context.Context, name string, stored []byte, ttl time.D
 	return nil
 }
 
-func (h *hub) live(now time.Time) []storedOpen {
-	var out []storedOpen
-	for _, k := range h.keys {
-		if left := k.expires.Sub(now); left > 0 {
-			out = append(out, storedOpen{payload: k.payload, left: left})
-		}
-	}
-	return out
-}
-
-func (h *hub) opens(context.Context, time.Duration) ([]storedOpen, error) {
+func (h *hub) opens(_ context.Context, _ time.Duration, want func(string) bool) ([]storedOpen, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
 		return nil, errHubDown
 	}
-	live := h.live(time.Now())
-	h.cmds.Add(int64(1 + 2*len(live))) // SMEMBERS, then GET and PTTL each
+	var live []storedOpen
+	now := time.Now()
+	for name, k := range h.keys {
+		if left := k.expires.Sub(now); left > 0 && want(name) {
+			live = append(live, storedOpen{payload: k.payload, left: left})
+		}
+	}
+	h.cmds.Add(int64(1 + 2*len(live))) // SSCAN, then GET and PTTL each
 	return live, nil
 }
 
@@ -253,7 +249,7 @@ func (h *hub) put(name string, seq int64, msg []byte, reset bool) bool {
 	return true
 }
 
-func (h *hub) overrides(context.Context, time.Duration) ([]storedOpen, error) {
+func (h *hub) overrides(_ context.Context, _ time.Duration, want func(string) bool) ([]storedOpen, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
@@ -261,8 +257,10 @@ func (h *hub) overrides(context.Context, time.Duration) ([]storedOpen, error) {
 	}
 	h.cmds.Add(int64(2 + len(h.acts))) // SMEMBERS, then HGET each and GET of the counter
 	var out []storedOpen
-	for _, a := range h.acts {
-		out = append(out, storedOpen{payload: a.msg, limit: h.seq})
+	for name, a := range h.acts {
+		if want(name) {
+			out = append(out, storedOpen{payload: a.msg, limit: h.seq})
+		}
 	}
 	return out, nil
 }

@@ -326,7 +326,7 @@ func (l *Link) overridesDue() bool {
 // (the applier applies them, as it does messages), and writes back those
 // Redis no longer has (it restarted empty) or has older.
 func (l *Link) catchUpOverrides(ctx context.Context, wait *patience) error {
-	stored, err := l.be.overrides(ctx, l.cfg.OpTimeout)
+	stored, err := l.be.overrides(ctx, l.cfg.OpTimeout, l.wanted())
 	if err != nil {
 		return err
 	}

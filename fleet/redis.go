@@ -29,8 +29,9 @@ type backend interface {
 	withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
 	// opens returns every supplier's key (an open, or the close that
 	// ended it) with the time it has left; a key it cannot read as a
-	// string comes back with bad set. Each round trip is bounded by op.
-	opens(ctx context.Context, op time.Duration) ([]storedOpen, error)
+	// string comes back with bad set. Each round trip is bounded by op;
+	// only the keys of the names want takes are read.
+	opens(ctx context.Context, op time.Duration, want func(name string) bool) ([]storedOpen, error)
 	// acquire takes a supplier's probe lease if nobody holds it; if
 	// somebody does, left is how long the lease has left (0 if unknown).
 	acquire(ctx context.Context, name, replica string, ttl time.Duration) (won bool, left time.Duration, err error)
@@ -47,7 +48,7 @@ type backend interface {
 	restore(ctx context.Context, name string, seq int64, msg []byte) error
 	// overrides returns every stored action (left unused); a key it
 	// cannot read as a hash comes back with bad set.
-	overrides(ctx context.Context, op time.Duration) ([]storedOpen, error)
+	overrides(ctx context.Context, op time.Duration, want func(name string) bool) ([]storedOpen, error)
 	// counter reads the actions' counter that numbers name's actions;
 	// key names it (one per lane in a cluster).
 	counter(ctx context.Context, name string) (key string, n int64, err error)
@@ -222,12 +223,37 @@ func step(ctx context.Context, op time.Duration, f func(context.Context) error) 
 	return f(sctx)
 }
 
-func (r *redisBackend) opens(ctx context.Context, op time.Duration) ([]storedOpen, error) {
+// members lists the names of set that want takes, by SSCAN with COUNT
+// catchUpChunk, each round trip bounded by op: a set that something else
+// filled with names this replica has no use for costs round trips, not
+// memory.
+func (r *redisBackend) members(ctx context.Context, op time.Duration, set string, want func(string) bool) ([]string, error) {
+	seen := map[string]struct{}{}
 	var names []string
-	err := step(ctx, op, func(ctx context.Context) (err error) {
-		names, err = r.rdb.SMembers(ctx, r.suppliers).Result()
-		return err
-	})
+	var cursor uint64
+	for {
+		var batch []string
+		err := step(ctx, op, func(ctx context.Context) (err error) {
+			batch, cursor, err = r.rdb.SScan(ctx, set, cursor, "", catchUpChunk).Result()
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range batch {
+			if _, dup := seen[name]; !dup && want(name) { // SSCAN may repeat a name
+				seen[name] = struct{}{}
+				names = append(names, name)
+			}
+		}
+		if cursor == 0 {
+			return names, nil
+		}
+	}
+}
+
+func (r *redisBackend) opens(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
+	names, err := r.members(ctx, op, r.suppliers, want)
 	if wrongType(err) {
 		return []storedOpen{{bad: fmt.Errorf("key %s: %w", r.suppliers, err)}}, nil
 	}
@@ -404,12 +430,8 @@ func (r *redisBackend) put(ctx context.Context, name string, seq int64, msg []by
 	return putOverride.Run(ctx, r.rdb, keys, seq, msg, name, publish, reset).Err()
 }
 
-func (r *redisBackend) overrides(ctx context.Context, op time.Duration) ([]storedOpen, error) {
-	var names []string
-	err := step(ctx, op, func(ctx context.Context) (err error) {
-		names, err = r.rdb.SMembers(ctx, r.overridden).Result()
-		return err
-	})
+func (r *redisBackend) overrides(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
+	names, err := r.members(ctx, op, r.overridden, want)
 	if wrongType(err) {
 		return []storedOpen{{bad: fmt.Errorf("key %s: %w", r.overridden, err)}}, nil
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -297,4 +299,47 @@ func TestASharedKeyDropsUnsignedMessages(t *testing.T) {
 	})
 	eventually(t, 2*time.Second, "the third key accepts neither", func() bool { return other.link.Stats().Unsigned >= 5 })
 	assert.Equal(t, breaker.Closed, other.payments(t).Breaker().State())
+}
+
+// openReads is a go-redis hook that counts the reads of open keys.
+type openReads struct{ n atomic.Int64 }
+
+func (w *openReads) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (w *openReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (w *openReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if args := c.Args(); c.Name() == "get" && len(args) > 1 && strings.HasPrefix(fmt.Sprint(args[1]), "{shop}:open:") {
+				w.n.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// The set that lists the open keys can be filled by anything that writes
+// to Redis. A catch-up reads the keys of the suppliers this replica has an
+// executor for, and of at most Buffer others: 5,000 names listed cost
+// round trips of SSCAN, not 5,000 reads.
+func TestACatchUpReadsOnlyTheKeysItCanUse(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 1)
+	raw := srv.client(t)
+	ctx := context.Background()
+	junk := make([]any, 5000)
+	for i := range junk {
+		junk[i] = fmt.Sprintf("junk%05d", i)
+	}
+	require.NoError(t, raw.SAdd(ctx, "{shop}:open", junk...).Err())
+	rs[0].payments(t).Breaker().Trip(breaker.Manual)
+	eventually(t, 2*time.Second, "the trip is published", func() bool { return rs[0].link.Stats().Published == 1 })
+	reads := &openReads{}
+	c := srv.client(t)
+	c.AddHook(reads)
+	late := startConfigured(t, srv, "late", func(cfg *fleet.Config) { cfg.Client, cfg.Buffer = c, 64 },
+		func(g *executor.GroupConfig) {
+			g.Dependencies = map[string]executor.Config{"payments": groupConfig().Default}
+		})
+	eventually(t, 2*time.Second, "the late replica opens payments", func() bool { return late.state(t).State == breaker.Open })
+	assert.LessOrEqual(t, reads.n.Load(), int64(1+64), "payments and Buffer others")
 }

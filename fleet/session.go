@@ -218,7 +218,7 @@ func (l *Link) catchUp() error {
 		case <-ctx.Done():
 		}
 	}()
-	keys, err := l.be.opens(ctx, l.cfg.OpTimeout)
+	keys, err := l.be.opens(ctx, l.cfg.OpTimeout, l.wanted())
 	if err != nil {
 		return err
 	}
@@ -236,6 +236,24 @@ func (l *Link) catchUp() error {
 		l.receive(k.payload, read, k.left, 0, wait)
 	}
 	return l.catchUpOverrides(ctx, wait)
+}
+
+// wanted is the catch-up's filter of the names listed in Redis: those this
+// replica has an executor for, and Buffer others (which the table of
+// remembered trips holds at most); a Strict group wants none it does not
+// list.
+func (l *Link) wanted() func(string) bool {
+	others := 0
+	return func(name string) bool {
+		if l.has(name) {
+			return true
+		}
+		if _, listed := l.gcfg.Dependencies[name]; l.gcfg.Strict && !listed {
+			return false
+		}
+		others++
+		return others <= l.cfg.Buffer
+	}
 }
 
 // patience is how long a catch-up waits for room in the applier's buffer:
