@@ -55,7 +55,8 @@
 //     successful probe started) is newer than the moment the receiving
 //     breaker entered its state. A replica that opened, probed or closed on
 //     its own calls after the remote event keeps its own verdict, and
-//     publishes it. A breaker that has never changed state has no evidence
+//     publishes it; a close never ends an open period of the replica's own
+//     making, which its own probe ends. A breaker that has never changed state has no evidence
 //     of its own: one made after the trip (on first use, or by a replica
 //     that starts during the outage) applies it.
 //  3. Remote word never shortens an open period: a trip that reaches an
