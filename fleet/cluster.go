@@ -68,6 +68,20 @@ func (c *clusterBackend) withdraw(ctx context.Context, name string, stored []byt
 	return c.lane(name).withdraw(ctx, name, stored, ttl, msg)
 }
 
+// announceAll pipelines each lane's trips; it fails if any lane fails.
+func (c *clusterBackend) announceAll(ctx context.Context, trips []announcement) error {
+	byLane := map[*redisBackend][]announcement{}
+	for _, t := range trips {
+		l := c.lane(t.name)
+		byLane[l] = append(byLane[l], t)
+	}
+	var errs []error
+	for l, ts := range byLane {
+		errs = append(errs, l.announceAll(ctx, ts))
+	}
+	return errors.Join(errs...)
+}
+
 func (c *clusterBackend) acquire(ctx context.Context, name, replica string, ttl time.Duration) (bool, time.Duration, error) {
 	return c.lane(name).acquire(ctx, name, replica, ttl)
 }
@@ -88,6 +102,10 @@ func (c *clusterBackend) restore(ctx context.Context, name string, seq int64, ms
 	return c.lane(name).restore(ctx, name, seq, msg)
 }
 
+func (c *clusterBackend) counter(ctx context.Context, name string) (string, int64, error) {
+	return c.lane(name).counter(ctx, name)
+}
+
 func (c *clusterBackend) vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {
 	return c.lane(name).vote(ctx, name, replica, q, stored, ttl, msg)
 }
@@ -101,11 +119,11 @@ func (c *clusterBackend) view(ctx context.Context, name string) (map[string]stor
 }
 
 // opens reads every lane it can reach; it fails only if it reaches none.
-func (c *clusterBackend) opens(ctx context.Context) ([]storedOpen, error) {
+func (c *clusterBackend) opens(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
 	var out []storedOpen
 	var errs []error
 	for _, l := range c.lanes {
-		o, err := l.opens(ctx)
+		o, err := l.opens(ctx, op, want)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -118,11 +136,11 @@ func (c *clusterBackend) opens(ctx context.Context) ([]storedOpen, error) {
 	return out, nil
 }
 
-func (c *clusterBackend) overrides(ctx context.Context) ([]storedOpen, error) {
+func (c *clusterBackend) overrides(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
 	var out []storedOpen
 	var errs []error
 	for _, l := range c.lanes {
-		o, err := l.overrides(ctx)
+		o, err := l.overrides(ctx, op, want)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -23,6 +24,8 @@ const (
 	DefaultHealthCheck = time.Second
 	DefaultBackoffMin  = 50 * time.Millisecond
 	DefaultBackoffMax  = 5 * time.Second
+	DefaultTripRate    = 10
+	DefaultTripBurst   = 100
 	MaxPrefixLen       = 64
 	MaxReplicaLen      = 64
 	MaxSupplierLen     = 256
@@ -59,7 +62,7 @@ type Config struct {
 	// Buffer bounds the local transitions waiting to be published, the
 	// suppliers waiting for the lease scheduler, the received messages
 	// waiting to be applied, and the suppliers without an executor whose
-	// remote trip the link remembers. A transition that finds the buffer
+	// remote trip or operator action the link remembers. A transition that finds the buffer
 	// full is dropped and counted (Stats.Dropped): the caller whose call
 	// caused it never waits for the link; so is a received message
 	// (Stats.Overflow). 0 means 256.
@@ -82,6 +85,22 @@ type Config struct {
 	// tripped on their own evidence within Window (see Quorum). The zero
 	// value: every trip is fleet-wide at once.
 	Quorum Quorum
+	// Keys, if set, sign every message and key the link writes with
+	// Keys[0] (HMAC-SHA256 over the message and the prefix), and make it
+	// drop every message and key not signed with one of them, counted in
+	// Stats.Unsigned. A rotation lists two: the new key second on every
+	// replica, then first, then alone. Each is at least MinKeyLen bytes
+	// (32 random bytes recommended). nil: nothing is signed, and any
+	// client that can write to the fleet's Redis speaks for the fleet; set
+	// keys wherever that Redis is shared with anything else.
+	Keys [][]byte
+	// TripRate and TripBurst bound how many remote trips this replica
+	// applies (a token bucket: TripBurst at once, then TripRate a second);
+	// one beyond them is dropped and counted (Stats.Limited), and the
+	// replica's own breaker still protects it. Only a trip that opens a
+	// breaker takes a token. 0 means 10 a second and a burst of 100.
+	TripRate  float64
+	TripBurst int
 	// Logger receives the link's state changes (up at Info, down at Warn)
 	// and the first malformed message. nil means slog.Default().
 	Logger *slog.Logger
@@ -203,10 +222,36 @@ func (c Config) resolve() (Config, error) {
 	case c.Buffer == 0:
 		c.Buffer = DefaultBuffer
 	}
+	errs = append(errs, checkKeys(c.Keys)...)
+	keys := make([][]byte, len(c.Keys)) // the caller's slices may change later
+	for i, k := range c.Keys {
+		keys[i] = slices.Clone(k)
+	}
+	c.Keys = keys
+	errs = append(errs, c.resolveTrips()...)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
 	return c, errors.Join(errs...)
+}
+
+// resolveTrips applies the defaults of TripRate and TripBurst; errors
+// name the field.
+func (c *Config) resolveTrips() []error {
+	var errs []error
+	switch {
+	case !(c.TripRate >= 0 && c.TripRate <= 1e6): // NaN fails both
+		errs = append(errs, fmt.Errorf("fleet: Config.TripRate must be in [0, 1e6] trips a second, got %v", c.TripRate))
+	case c.TripRate == 0:
+		c.TripRate = DefaultTripRate
+	}
+	switch {
+	case c.TripBurst < 0 || c.TripBurst > 1e6:
+		errs = append(errs, fmt.Errorf("fleet: Config.TripBurst must be in [0, 1e6], got %d", c.TripBurst))
+	case c.TripBurst == 0:
+		c.TripBurst = DefaultTripBurst
+	}
+	return errs
 }
 
 // checkClient refuses a go-redis client that would not end a command at

@@ -45,6 +45,12 @@ func TestConfigErrors(t *testing.T) {
 			executor.GroupConfig{}, []string{"Config.Quorum.Share must be in [0, 1], got -0.1"}},
 		{"a share that is not a number is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Share: math.NaN()}},
 			executor.GroupConfig{}, []string{"Config.Quorum.Share must be in [0, 1], got NaN"}},
+		{"three keys, and a short one, are named", fleet.Config{Client: client, Prefix: "p",
+			Keys: [][]byte{[]byte("0123456789abcdef"), []byte("short"), []byte("0123456789abcdef")}},
+			executor.GroupConfig{}, []string{"Config.Keys must hold at most 2 keys", "Config.Keys[1] must be at least 16 bytes"}},
+		{"a trip rate that is not a number and a negative burst are named", fleet.Config{Client: client, Prefix: "p",
+			TripRate: math.NaN(), TripBurst: -1},
+			executor.GroupConfig{}, []string{"Config.TripRate must be in [0, 1e6]", "Config.TripBurst must be in [0, 1e6], got -1"}},
 		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
 			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Workers"}},
 	} {

@@ -55,7 +55,8 @@
 //     successful probe started) is newer than the moment the receiving
 //     breaker entered its state. A replica that opened, probed or closed on
 //     its own calls after the remote event keeps its own verdict, and
-//     publishes it. A breaker that has never changed state has no evidence
+//     publishes it; a close never ends an open period of the replica's own
+//     making, which its own probe ends. A breaker that has never changed state has no evidence
 //     of its own: one made after the trip (on first use, or by a replica
 //     that starts during the outage) applies it.
 //  3. Remote word never shortens an open period: a trip that reaches an
@@ -106,9 +107,16 @@
 // and so is a key of the fleet's that holds another type. A supplier name
 // the wire cannot carry never travels: its transitions stay on this
 // replica (Stats.Unpublishable).
-// Every replica sharing a prefix can open every other's breakers: give each
-// fleet its own prefix, and protect Redis with AUTH and TLS (go-redis
-// options). The wire never makes an executor: a trip of a supplier this
+// Every replica sharing a prefix can open every other's breakers, and so
+// can anything that can publish on the fleet's channel: give each fleet its
+// own prefix, protect Redis with AUTH and TLS (go-redis options), and set
+// Config.Keys (HMAC-SHA256; unsigned messages and keys are dropped,
+// Stats.Unsigned) wherever Redis is shared. Whatever the key, one message
+// cannot overrule a replica: a remote trip that would open a breaker needs a
+// token of Config.TripRate and, under a Quorum, trips of enough distinct
+// replicas counted by the receiver; a remote close never ends an open period
+// of the replica's own making; an operator action numbered above the
+// fleet's counter in Redis is refused (Stats.Refused). The wire never makes an executor: a trip of a supplier this
 // replica has no executor for is remembered (the newest per supplier, at
 // most Config.Buffer suppliers, each until its key would have expired) and
 // applied within 10 ms of the group making the executor on first use; a
@@ -121,7 +129,8 @@
 // replica that joins later applies them) and published; Link.Control hands
 // the dashboard's control to them (dashboard.Options.Control).
 // Config.Quorum makes a trip fleet-wide only once several replicas (or a
-// share of the live ones) tripped within a window. With a *redis.ClusterClient the keys and channel spread
+// share of the live ones) tripped within a window, as each receiver
+// counts them. With a *redis.ClusterClient the keys and channel spread
 // over 16 lanes, each under its own hash tag with its own (sharded, on
 // Redis 7) subscription, so that a lost shard takes only its suppliers'
 // link. Link.View and ViewHandler show every replica's state of a supplier

@@ -146,24 +146,20 @@ func (h *hub) withdraw(_ context.Context, name string, stored []byte, ttl time.D
 	return nil
 }
 
-func (h *hub) live(now time.Time) []storedOpen {
-	var out []storedOpen
-	for _, k := range h.keys {
-		if left := k.expires.Sub(now); left > 0 {
-			out = append(out, storedOpen{payload: k.payload, left: left})
-		}
-	}
-	return out
-}
-
-func (h *hub) opens(context.Context) ([]storedOpen, error) {
+func (h *hub) opens(_ context.Context, _ time.Duration, want func(string) bool) ([]storedOpen, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
 		return nil, errHubDown
 	}
-	live := h.live(time.Now())
-	h.cmds.Add(int64(1 + 2*len(live))) // SMEMBERS, then GET and PTTL each
+	var live []storedOpen
+	now := time.Now()
+	for name, k := range h.keys {
+		if left := k.expires.Sub(now); left > 0 && want(name) {
+			live = append(live, storedOpen{payload: k.payload, left: left})
+		}
+	}
+	h.cmds.Add(int64(1 + 2*len(live))) // SSCAN, then GET and PTTL each
 	return live, nil
 }
 
@@ -253,18 +249,30 @@ func (h *hub) put(name string, seq int64, msg []byte, reset bool) bool {
 	return true
 }
 
-func (h *hub) overrides(context.Context) ([]storedOpen, error) {
+func (h *hub) overrides(_ context.Context, _ time.Duration, want func(string) bool) ([]storedOpen, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
 		return nil, errHubDown
 	}
-	h.cmds.Add(int64(1 + len(h.acts))) // SMEMBERS, then HGET each
+	h.cmds.Add(int64(2 + len(h.acts))) // SMEMBERS, then HGET each and GET of the counter
 	var out []storedOpen
-	for _, a := range h.acts {
-		out = append(out, storedOpen{payload: a.msg})
+	for name, a := range h.acts {
+		if want(name) {
+			out = append(out, storedOpen{payload: a.msg, limit: h.seq})
+		}
 	}
 	return out, nil
+}
+
+func (h *hub) counter(context.Context, string) (string, int64, error) {
+	h.cmds.Add(1) // GET
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.down {
+		return "", 0, errHubDown
+	}
+	return "", h.seq, nil
 }
 
 func (h *hub) vote(_ context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {
@@ -288,14 +296,13 @@ func (h *hub) vote(_ context.Context, name, replica string, q Quorum, stored []b
 	}
 	k, ok := h.keys[name]
 	open := ok && k.expires.After(now) && strings.Contains(string(k.payload), `"kind":"open"`)
-	if !open && len(vs) < q.Replicas {
-		h.mu.Unlock()
-		return false, nil
+	announced := open || len(vs) >= q.Replicas
+	if announced {
+		h.keys[name] = hubKey{payload: stored, expires: now.Add(ttl)}
 	}
-	h.keys[name] = hubKey{payload: stored, expires: now.Add(ttl)}
 	h.mu.Unlock()
-	h.publish(msg)
-	return true, nil
+	h.publish(msg) // every vote travels: receivers count the quorum
+	return announced, nil
 }
 
 func (h *hub) report(_ context.Context, name, replica string, state []byte, ttl time.Duration) error {

@@ -34,6 +34,8 @@ type word struct {
 	reason string    // the sender's, for logs
 	from   string    // the sender
 	ov     *message  // an operator action (override.go), else nil
+	limit  int64     // ov read from its key: the fleet's counter read with it
+	stored bool      // read from a key at a catch-up, not from the channel
 }
 
 // pendingOpen is a remote trip of a supplier without an executor here.
@@ -91,6 +93,7 @@ func (l *Link) applyLoop() {
 				l.n.applied.Add(1)
 			case deferred:
 				l.n.deferred.Add(1)
+			case refused: // counted where refused
 			default:
 				l.n.stale.Add(1)
 			}
@@ -104,6 +107,7 @@ const (
 	stale outcome = iota
 	applied
 	deferred
+	refused // by a guard (guard.go, override.go's vouch), counted there
 )
 
 // apply hands a word to the supplier's breaker (see the rules in the
@@ -111,13 +115,19 @@ const (
 // has no executor for.
 func (l *Link) apply(w word) outcome {
 	if w.ov != nil {
-		return l.applyOverride(*w.ov)
+		return l.applyOverride(*w.ov, w.limit)
 	}
 	ex, ok := l.g.Lookup(w.name)
 	if !ok {
 		return l.remember(w)
 	}
 	b := ex.Breaker()
+	if w.open && !l.admitOpen(b, w, time.Now()) {
+		return refused
+	}
+	if !w.open && ownOpen(b) {
+		return stale // this replica's own probe decides
+	}
 	l.applying.Store(&w.name)
 	var changed bool
 	if w.open {

@@ -29,6 +29,8 @@ type round struct {
 	held    time.Time // the probe time this replica set on its breaker
 	holder  bool      // this replica holds the lease
 	due     time.Time // when to look again
+	start   time.Time // when this replica first saw the open period
+	alone   bool      // the fleet's probe never came: this replica probes on its own
 }
 
 // schedule runs the lease scheduler until Close.
@@ -82,6 +84,9 @@ func (l *Link) scan(rounds map[string]*round) {
 	}
 	if l.rescan.Swap(false) {
 		for _, name := range l.g.Names() {
+			if l.stopped() { // thousands of suppliers: Close need not wait for all
+				return
+			}
 			l.review(rounds, name)
 		}
 	}
@@ -106,11 +111,14 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		delete(rounds, name)
 		return
 	}
+	now := time.Now()
 	if r == nil || r.gen != s.Generation {
-		r = &round{gen: s.Generation}
+		r = &round{gen: s.Generation, start: now}
 		rounds[name] = r
 	}
-	now := time.Now()
+	if r.alone {
+		return
+	}
 	if r.holder {
 		if now.Before(r.due) {
 			return
@@ -146,6 +154,7 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		// so that a scheduler that is late to contend delays the probe
 		// rather than adding one.
 		r.probeAt = s.OpenUntil
+		r.start = now // the fleet's verdict came: its prober is alive
 		if !hold(later(r.probeAt, now).Add(ttl + l.cfg.Margin)) {
 			return
 		}
@@ -178,8 +187,17 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		// holder's lease has expired; the verdict of a live one arrives
 		// long before).
 		l.n.leasesLost.Add(1)
-		if left <= 0 {
-			left = ttl
+		if now.Sub(r.start) > maxProbeIn(l.gcfg, name, l.cfg.Margin)+ttl {
+			// Lost for longer than this replica would ever wait on its
+			// own: whoever holds the lease (a winner that never probes, a
+			// key written by something else) does not hold this replica.
+			b.HoldOpen(s.Generation, r.probeAt)
+			r.alone = true
+			r.due = now.Add(viewTTL) // nothing to do until the breaker moves on (its event pokes the scheduler)
+			return
+		}
+		if left <= 0 || left > ttl {
+			left = ttl // no holder has more than a lease left
 		}
 		r.probeAt = now.Add(left + time.Millisecond)
 		r.due = r.probeAt

@@ -26,6 +26,20 @@ type Link struct {
 	gcfg executor.GroupConfig
 	g    *executor.Group
 	be   backend
+	sign signer
+	// trips holds the remote trips this replica applies to a rate
+	// (Config.TripRate, TripBurst); the applier's own.
+	trips bucket
+	// votes counts, per supplier, the distinct replicas whose trips
+	// arrived within the quorum's window (quorum.go); the applier's own.
+	votes map[string]map[string]time.Time
+	// live is the number of live replicas the last heartbeat counted,
+	// for a quorum by share.
+	live atomic.Int64
+	// counterMu guards counters, the highest action counter read from
+	// Redis per lane (override.go).
+	counterMu sync.Mutex
+	counters  map[string]int64
 
 	out  chan breaker.Event // local transitions to publish
 	wake chan string        // suppliers for the scheduler to look at
@@ -53,6 +67,7 @@ type Link struct {
 	// is overriding, whose transitions are not published.
 	omu        sync.Mutex
 	overrides  map[string]Override
+	waiting    map[string]struct{} // overrides not yet Applied: at most Buffer
 	overriding atomic.Pointer[string]
 
 	// written is, per supplier, the breaker generation last reported for
@@ -83,7 +98,9 @@ type counters struct {
 	deferred, overflow, clipped, replayed, votes atomic.Uint64
 	leasesWon, leasesLost, leaseErrors, renewals atomic.Uint64
 	sessions, downs, unpublishable               atomic.Uint64
+	unsigned, limited, refused, awaiting         atomic.Uint64
 	firstMalformed, warnedNever, firstLocal      atomic.Bool
+	firstUnsigned                                atomic.Bool
 }
 
 // Stats is a snapshot of a link.
@@ -127,7 +144,9 @@ type Stats struct {
 	// without an executor here, remembered until the group makes one
 	// (then counted again as Applied or Stale) or their probe time and a
 	// lease have passed; Overflow those dropped because Buffer messages
-	// were already waiting to be applied (a transition listener blocking);
+	// were already waiting to be applied (a transition listener blocking),
+	// and operator actions of suppliers without an executor dropped or
+	// made room for beyond Buffer;
 	// Malformed those refused as invalid (and, at each catch-up, the keys
 	// of the fleet's that hold another type); Own this replica's own
 	// messages coming back.
@@ -137,6 +156,14 @@ type Stats struct {
 	// ResetTimeout, with jitter) plus a lease and Margin: they were
 	// applied with the probe time cut to that bound.
 	Clipped uint64
+	// Unsigned counts messages and keys dropped because Config.Keys is
+	// set and they were not signed with one of the keys (the first is
+	// logged). Limited counts remote trips dropped beyond Config.TripRate
+	// and TripBurst. Refused counts operator actions numbered above the
+	// fleet's counter in Redis, which no operator can have taken.
+	// Awaiting counts remote trips held back, under a Quorum, until
+	// enough distinct replicas have tripped.
+	Unsigned, Limited, Refused, Awaiting uint64
 	// LeasesWon, LeasesLost: probe leases contended for; LeaseErrors:
 	// contentions that failed (the replica then probes on its own);
 	// Renewals: leases a holder extended while its probe was pending.
@@ -164,12 +191,16 @@ func New(cfg Config, gcfg executor.GroupConfig) (*Link, error) {
 // newLink links a group through any backend; cfg is resolved.
 func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	l := &Link{
-		cfg: cfg, gcfg: gcfg, be: be,
+		cfg: cfg, gcfg: gcfg, be: be, sign: newSigner(cfg.Prefix, cfg.Keys),
+		trips:     bucket{rate: cfg.TripRate, burst: float64(cfg.TripBurst), tokens: float64(cfg.TripBurst)},
+		votes:     map[string]map[string]time.Time{},
+		counters:  map[string]int64{},
 		out:       make(chan breaker.Event, cfg.Buffer),
 		wake:      make(chan string, cfg.Buffer),
 		in:        make(chan word, cfg.Buffer),
 		missed:    map[string]breaker.Event{},
 		overrides: map[string]Override{},
+		waiting:   map[string]struct{}{},
 		written:   map[string]uint64{},
 		replay:    make(chan struct{}, 1),
 		pending:   map[string]pendingOpen{},
@@ -299,6 +330,7 @@ func (l *Link) Stats() Stats {
 	s.Replayed, s.Votes, s.Unpublishable = n.replayed.Load(), n.votes.Load(), n.unpublishable.Load()
 	s.Received, s.Applied, s.Stale, s.Malformed, s.Own = n.received.Load(), n.applied.Load(), n.stale.Load(), n.malformed.Load(), n.own.Load()
 	s.Deferred, s.Overflow, s.Clipped = n.deferred.Load(), n.overflow.Load(), n.clipped.Load()
+	s.Unsigned, s.Limited, s.Refused, s.Awaiting = n.unsigned.Load(), n.limited.Load(), n.refused.Load(), n.awaiting.Load()
 	s.LeasesWon, s.LeasesLost, s.LeaseErrors, s.Renewals = n.leasesWon.Load(), n.leasesLost.Load(), n.leaseErrors.Load(), n.renewals.Load()
 	return s
 }
@@ -437,6 +469,19 @@ func (l *Link) wireable(name string) bool {
 	return false
 }
 
+// seal encodes a message for the wire or a key, signed with Config.Keys.
+func (l *Link) seal(m message) []byte { return l.sign.seal(encode(m)) }
+
+// open reads a message from the wire or a key: its signature (with
+// Config.Keys), then the message.
+func (l *Link) open(p []byte) (message, error) {
+	body, err := l.sign.open(p)
+	if err != nil {
+		return message{}, err
+	}
+	return decode(body)
+}
+
 // send publishes one transition and keeps the open key up to date.
 func (l *Link) send(e breaker.Event) error {
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
@@ -462,13 +507,13 @@ func (l *Link) send(e breaker.Event) error {
 		if q := l.cfg.Quorum; q.active() {
 			var announced bool
 			if q.Replicas, err = l.quorum(ctx); err == nil {
-				announced, err = l.be.vote(ctx, e.Name, l.cfg.Replica, q, encode(stored), ttl, encode(m))
+				announced, err = l.be.vote(ctx, e.Name, l.cfg.Replica, q, l.seal(stored), ttl, l.seal(m))
 			}
 			if err == nil && !announced {
 				l.n.votes.Add(1)
 			}
 		} else {
-			err = l.be.announce(ctx, e.Name, encode(stored), ttl, encode(m))
+			err = l.be.announce(ctx, e.Name, l.seal(stored), ttl, l.seal(m))
 		}
 	} else {
 		// The key keeps the close for as long as any replica could still
@@ -477,7 +522,7 @@ func (l *Link) send(e breaker.Event) error {
 		stored := m
 		ttl := maxProbeIn(l.gcfg, e.Name, l.cfg.Margin)
 		stored.TTL = int64(ttl)
-		err = l.be.withdraw(ctx, e.Name, encode(stored), ttl, encode(m))
+		err = l.be.withdraw(ctx, e.Name, l.seal(stored), ttl, l.seal(m))
 	}
 	if err == nil && e.From == breaker.HalfOpen {
 		// The verdict of this replica's probe is out: free the lease at

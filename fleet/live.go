@@ -25,6 +25,9 @@ func (l *Link) quorum(ctx context.Context) (int, error) {
 		return q.need(0), nil
 	}
 	live, err := l.be.beat(ctx, l.cfg.Replica, l.liveWindow())
+	if err == nil {
+		l.live.Store(int64(live))
+	}
 	return q.need(live), err
 }
 
@@ -37,7 +40,8 @@ func (l *Link) heartbeat(last *time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
 	defer cancel()
-	if _, err := l.be.beat(ctx, l.cfg.Replica, l.liveWindow()); err == nil {
+	if live, err := l.be.beat(ctx, l.cfg.Replica, l.liveWindow()); err == nil {
+		l.live.Store(int64(live)) // the receivers' quorum by share counts it too
 		*last = time.Now()
 	}
 }

@@ -19,7 +19,8 @@ import (
 //	fusebox_fleet_link_downs_total               losses of the link
 //	fusebox_fleet_messages_total{outcome}        published, publish-failed, unsent, dropped,
 //	                                             unpublishable, received, applied, stale,
-//	                                             malformed, own
+//	                                             malformed, own, unsigned, limited,
+//	                                             refused, awaiting
 //	fusebox_fleet_leases_total{outcome}          won, lost, error, renewed
 //
 // It keeps no state and starts nothing; it is safe for concurrent use.
@@ -51,7 +52,7 @@ func NewCollector(l *Link, namespace string) *Collector {
 		up:       desc("link_up", "1 while the fleet link is connected to Redis and subscribed; 0 while each supplier is protected by this replica alone."),
 		sessions: desc("link_sessions_total", "Connections of the fleet link that reached the subscribed state."),
 		downs:    desc("link_downs_total", "Losses of the fleet link."),
-		messages: desc("messages_total", "Fleet messages by outcome: published, publish-failed, unsent (link down), dropped (buffer full), unpublishable (a supplier name the wire cannot carry: kept local), received, applied, stale (set aside by the rules), deferred (no executor yet), overflow (applier backlog full), clipped (probe time cut to the local bound), malformed, own.", "outcome"),
+		messages: desc("messages_total", "Fleet messages by outcome: published, publish-failed, unsent (link down), dropped (buffer full), unpublishable (a supplier name the wire cannot carry: kept local), received, applied, stale (set aside by the rules), deferred (no executor yet), overflow (applier backlog full), clipped (probe time cut to the local bound), malformed, own, unsigned (not signed with Config.Keys), limited (beyond the trip rate), refused (an action above the fleet's counter), awaiting (a trip short of the quorum).", "outcome"),
 		leases:   desc("leases_total", "Probe lease contentions by outcome: won, lost, error (this replica probed on its own), renewed.", "outcome"),
 	}
 }
@@ -104,6 +105,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		{"unpublishable", s.Unpublishable},
 		{"received", s.Received}, {"applied", s.Applied}, {"stale", s.Stale}, {"deferred", s.Deferred},
 		{"overflow", s.Overflow}, {"clipped", s.Clipped}, {"malformed", s.Malformed}, {"own", s.Own},
+		{"unsigned", s.Unsigned}, {"limited", s.Limited}, {"refused", s.Refused}, {"awaiting", s.Awaiting},
 	} {
 		ch <- prometheus.MustNewConstMetric(c.messages, prometheus.CounterValue, float64(m.n), c.replica, m.outcome)
 	}

@@ -137,11 +137,18 @@ func (l *Link) act(ctx context.Context, supplier, kind, reason string) error {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
 	defer cancel()
 	m := message{V: wireVersion, Replica: l.cfg.Replica, Supplier: supplier, Kind: kind, Reason: reason}
-	seq, err := l.be.act(ctx, supplier, kind == kindReset, func(seq int64) []byte { m.Seq = seq; return encode(m) })
+	seq, err := l.be.act(ctx, supplier, kind == kindReset, func(seq int64) []byte { m.Seq = seq; return l.seal(m) })
+	if err == nil && (seq < 1 || seq > maxSeq) {
+		err = fmt.Errorf("the fleet's counter gave %d, outside [1, %d]", seq, maxSeq)
+	}
 	if err != nil {
 		return fmt.Errorf("fleet: %s %q applied on this replica only: %w", kind, supplier, err)
 	}
 	m.Seq = seq
+	l.counterMu.Lock()
+	key := l.counterKey(supplier)
+	l.counters[key] = max(l.counters[key], seq)
+	l.counterMu.Unlock()
 	if l.know(m, true) {
 		l.enforce(ex.Breaker(), supplier) // an older action may have arrived meanwhile
 	}
@@ -184,29 +191,104 @@ func (l *Link) overrideBreaker(b *breaker.Breaker, name, kind string) {
 }
 
 // know records an action as the newest for its supplier, unless a newer
-// one is known; it reports whether it did.
+// one is known; it reports whether it did. An action of a supplier without
+// an executor here (applied false) waits in the table, which holds at most
+// Buffer of them: when it is full the lowest-numbered one makes room, unless
+// it is the newcomer.
 func (l *Link) know(m message, applied bool) bool {
 	l.omu.Lock()
 	defer l.omu.Unlock()
-	if o, ok := l.overrides[m.Supplier]; ok && o.Seq >= m.Seq {
+	o, ok := l.overrides[m.Supplier]
+	if ok && o.Seq >= m.Seq {
 		return false
+	}
+	if !applied && !ok && len(l.waiting) >= l.cfg.Buffer {
+		var low string
+		for name := range l.waiting {
+			if low == "" || l.overrides[name].Seq < l.overrides[low].Seq {
+				low = name
+			}
+		}
+		if l.overrides[low].Seq >= m.Seq {
+			l.n.overflow.Add(1)
+			return false
+		}
+		delete(l.waiting, low)
+		delete(l.overrides, low)
+		l.n.overflow.Add(1)
+	}
+	if applied {
+		delete(l.waiting, m.Supplier)
+	} else {
+		l.waiting[m.Supplier] = struct{}{}
 	}
 	l.overrides[m.Supplier] = Override{Action: m.Kind, Reason: m.Reason, Replica: m.Replica, Seq: m.Seq, Applied: applied}
 	return true
 }
 
+// vouch reports whether the fleet's counter in Redis has numbered an
+// action as high as m.Seq: every operator action is numbered by it before
+// it is stored or published, so one above it was taken by no operator.
+// limit is the counter as read with the action (a catch-up), or 0 for a
+// message from the channel: then the counter last read is asked first, and
+// Redis only for a number above it.
+func (l *Link) vouch(m message, limit int64) bool {
+	if limit > 0 {
+		return m.Seq <= limit
+	}
+	key := l.counterKey(m.Supplier)
+	l.counterMu.Lock()
+	known := l.counters[key]
+	l.counterMu.Unlock()
+	if m.Seq <= known {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+	defer cancel()
+	key, n, err := l.be.counter(ctx, m.Supplier)
+	if err != nil {
+		return false // unverifiable now: the next catch-up reads it with the counter
+	}
+	l.counterMu.Lock()
+	l.counters[key] = max(l.counters[key], n)
+	l.counterMu.Unlock()
+	return m.Seq <= n
+}
+
+// counterKey names the counter that numbers name's actions, for the cache
+// of counters read.
+func (l *Link) counterKey(name string) string {
+	switch b := l.be.(type) {
+	case *clusterBackend:
+		return b.lane(name).seq
+	case *redisBackend:
+		return b.seq
+	}
+	return "" // the test hub's one counter
+}
+
 // applyOverride hands a received action to the supplier's breaker, if it
-// is the newest this replica knows; without an executor it waits in
-// overrides (Applied false) for pendingDue.
-func (l *Link) applyOverride(m message) outcome {
+// is the newest this replica knows and the fleet's counter vouches for it;
+// without an executor it waits in overrides (Applied false) for
+// overridesDue, unless the group is Strict and does not list the supplier.
+func (l *Link) applyOverride(m message, limit int64) outcome {
 	ex, ok := l.g.Lookup(m.Supplier)
+	if !ok && l.gcfg.Strict {
+		if _, listed := l.gcfg.Dependencies[m.Supplier]; !listed {
+			return stale // never stored: the group will never make it
+		}
+	}
+	if m.Seq <= l.known(m.Supplier) {
+		return stale
+	}
+	if !l.vouch(m, limit) {
+		l.n.refused.Add(1)
+		return refused
+	}
 	if !l.know(m, ok) {
 		return stale
 	}
 	if !ok {
-		if l.gcfg.Strict {
-			return stale
-		}
 		l.poke("") // the scheduler polls while an action waits
 		return deferred
 	}
@@ -219,22 +301,20 @@ func (l *Link) applyOverride(m message) outcome {
 
 // overridesDue applies, on the scheduler's goroutine, the known actions
 // whose executor the group has made since, and reports whether any still
-// wait.
+// wait. It looks at the waiting ones only (at most Buffer).
 func (l *Link) overridesDue() bool {
 	l.omu.Lock()
 	var due []string
-	waiting := false
-	for name, o := range l.overrides {
-		switch {
-		case o.Applied:
-		case l.has(name):
+	for name := range l.waiting {
+		if l.has(name) {
 			due = append(due, name)
+			o := l.overrides[name]
 			o.Applied = true
 			l.overrides[name] = o
-		case !l.gcfg.Strict:
-			waiting = true
+			delete(l.waiting, name)
 		}
 	}
+	waiting := len(l.waiting) > 0
 	l.omu.Unlock()
 	for _, name := range due {
 		if ex, ok := l.g.Lookup(name); ok {
@@ -248,8 +328,8 @@ func (l *Link) overridesDue() bool {
 // catchUpOverrides reads the fleet's actions at the start of a session
 // (the applier applies them, as it does messages), and writes back those
 // Redis no longer has (it restarted empty) or has older.
-func (l *Link) catchUpOverrides(ctx context.Context, wait <-chan struct{}) error {
-	stored, err := l.be.overrides(ctx)
+func (l *Link) catchUpOverrides(ctx context.Context, wait *patience) error {
+	stored, err := l.be.overrides(ctx, l.cfg.OpTimeout, l.wanted())
 	if err != nil {
 		return err
 	}
@@ -260,17 +340,19 @@ func (l *Link) catchUpOverrides(ctx context.Context, wait <-chan struct{}) error
 			l.malformed(k.bad)
 			continue
 		}
-		if m, err := decode(k.payload); err == nil {
+		if m, err := l.open(k.payload); err == nil {
 			have[m.Supplier] = m.Seq
 		}
-		l.receive(k.payload, read, 0, wait)
+		l.receive(k.payload, read, 0, k.limit, wait)
 	}
 	for name, o := range l.Overrides() {
 		if have[name] >= o.Seq {
 			continue
 		}
 		m := message{V: wireVersion, Replica: o.Replica, Supplier: name, Kind: o.Action, Reason: o.Reason, Seq: o.Seq}
-		_ = l.be.restore(ctx, name, o.Seq, encode(m)) // else the next catch-up tries again
+		rctx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
+		_ = l.be.restore(rctx, name, o.Seq, l.seal(m)) // else the next catch-up tries again
+		cancel()
 	}
 	return nil
 }

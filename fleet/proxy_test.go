@@ -17,17 +17,22 @@ import (
 type proxy struct {
 	ln     net.Listener
 	target string
+	delay  time.Duration // added to every answer from the server
 	mu     sync.Mutex
 	down   bool
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
 }
 
-func startProxy(t *testing.T, target string) *proxy {
+func startProxy(t *testing.T, target string) *proxy { return startSlowProxy(t, target, 0) }
+
+// startSlowProxy is a proxy that delays every read from the server by
+// delay before passing it on: a round trip as long as across a network.
+func startSlowProxy(t *testing.T, target string, delay time.Duration) *proxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	p := &proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	p := &proxy{ln: ln, target: target, delay: delay, conns: map[net.Conn]struct{}{}}
 	p.wg.Add(1)
 	go p.accept()
 	t.Cleanup(func() {
@@ -62,14 +67,30 @@ func (p *proxy) accept() {
 		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
 		p.wg.Add(2)
 		p.mu.Unlock()
-		pipe := func(dst, src net.Conn) {
+		pipe := func(dst, src net.Conn, delay time.Duration) {
 			defer p.wg.Done()
-			_, _ = io.Copy(dst, src)
+			if delay == 0 {
+				_, _ = io.Copy(dst, src)
+			} else {
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := src.Read(buf)
+					if n > 0 {
+						time.Sleep(delay)
+						if _, werr := dst.Write(buf[:n]); werr != nil {
+							break
+						}
+					}
+					if err != nil {
+						break
+					}
+				}
+			}
 			_ = dst.Close()
 			_ = src.Close()
 		}
-		go pipe(c, s)
-		go pipe(s, c)
+		go pipe(c, s, p.delay)
+		go pipe(s, c, 0)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -27,8 +29,9 @@ type backend interface {
 	withdraw(ctx context.Context, name string, stored []byte, ttl time.Duration, msg []byte) error
 	// opens returns every supplier's key (an open, or the close that
 	// ended it) with the time it has left; a key it cannot read as a
-	// string comes back with bad set.
-	opens(ctx context.Context) ([]storedOpen, error)
+	// string comes back with bad set. Each round trip is bounded by op;
+	// only the keys of the names want takes are read.
+	opens(ctx context.Context, op time.Duration, want func(name string) bool) ([]storedOpen, error)
 	// acquire takes a supplier's probe lease if nobody holds it; if
 	// somebody does, left is how long the lease has left (0 if unknown).
 	acquire(ctx context.Context, name, replica string, ttl time.Duration) (won bool, left time.Duration, err error)
@@ -45,11 +48,14 @@ type backend interface {
 	restore(ctx context.Context, name string, seq int64, msg []byte) error
 	// overrides returns every stored action (left unused); a key it
 	// cannot read as a hash comes back with bad set.
-	overrides(ctx context.Context) ([]storedOpen, error)
-	// vote, for a trip under a quorum, announces it as announce does if
-	// the supplier is open fleet-wide already, or if with this replica's
-	// vote q.Replicas replicas have tripped within q.Window; otherwise it
-	// only records the vote.
+	overrides(ctx context.Context, op time.Duration, want func(name string) bool) ([]storedOpen, error)
+	// counter reads the actions' counter that numbers name's actions;
+	// key names it (one per lane in a cluster).
+	counter(ctx context.Context, name string) (key string, n int64, err error)
+	// vote, for a trip under a quorum, records and publishes the vote,
+	// and writes the supplier's open key (announced) if the supplier is
+	// open fleet-wide already, or if with this replica's vote q.Replicas
+	// replicas have tripped within q.Window.
 	vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (announced bool, err error)
 	// beat writes replica's heartbeat and returns how many replicas wrote
 	// one within window.
@@ -78,6 +84,9 @@ type feed interface {
 type storedOpen struct {
 	payload []byte
 	left    time.Duration // the key's remaining expiry
+	// limit, for an operator action, is the fleet's counter read with it:
+	// no operator numbered an action above it.
+	limit int64
 	// bad, if not nil, is why the key could not be read: it holds another
 	// type (an operator's mistake, another program's key). That is bad
 	// data, as a malformed message is: the link counts it and goes on
@@ -167,6 +176,20 @@ func (r *redisBackend) announce(ctx context.Context, name string, stored []byte,
 	return err
 }
 
+// announceAll writes many open keys and publishes their messages in one
+// pipeline (not a transaction: a catch-up's rewrite of its own trips).
+func (r *redisBackend) announceAll(ctx context.Context, trips []announcement) error {
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, t := range trips {
+			p.Set(ctx, r.open+t.name, t.stored, t.ttl)
+			p.SAdd(ctx, r.suppliers, t.name)
+			r.publish(ctx, p, t.msg)
+		}
+		return nil
+	})
+	return err
+}
+
 func (r *redisBackend) isSharded() bool { return r.sharded != nil && r.sharded.Load() }
 
 // publish queues the message on the fleet's channel in p.
@@ -188,8 +211,49 @@ func (r *redisBackend) withdraw(ctx context.Context, name string, stored []byte,
 	return err
 }
 
-func (r *redisBackend) opens(ctx context.Context) ([]storedOpen, error) {
-	names, err := r.rdb.SMembers(ctx, r.suppliers).Result()
+// catchUpChunk is how many keys one round trip of a catch-up reads.
+const catchUpChunk = 1000
+
+// step runs f with a context of its own, bounded by op, for each step of
+// a catch-up: a fleet with many keys takes several round trips, each
+// bounded, rather than one bound for all.
+func step(ctx context.Context, op time.Duration, f func(context.Context) error) error {
+	sctx, cancel := context.WithTimeout(ctx, op)
+	defer cancel()
+	return f(sctx)
+}
+
+// members lists the names of set that want takes, by SSCAN with COUNT
+// catchUpChunk, each round trip bounded by op: a set that something else
+// filled with names this replica has no use for costs round trips, not
+// memory.
+func (r *redisBackend) members(ctx context.Context, op time.Duration, set string, want func(string) bool) ([]string, error) {
+	seen := map[string]struct{}{}
+	var names []string
+	var cursor uint64
+	for {
+		var batch []string
+		err := step(ctx, op, func(ctx context.Context) (err error) {
+			batch, cursor, err = r.rdb.SScan(ctx, set, cursor, "", catchUpChunk).Result()
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range batch {
+			if _, dup := seen[name]; !dup && want(name) { // SSCAN may repeat a name
+				seen[name] = struct{}{}
+				names = append(names, name)
+			}
+		}
+		if cursor == 0 {
+			return names, nil
+		}
+	}
+}
+
+func (r *redisBackend) opens(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
+	names, err := r.members(ctx, op, r.suppliers, want)
 	if wrongType(err) {
 		return []storedOpen{{bad: fmt.Errorf("key %s: %w", r.suppliers, err)}}, nil
 	}
@@ -197,27 +261,42 @@ func (r *redisBackend) opens(ctx context.Context) ([]storedOpen, error) {
 		return nil, err
 	}
 	var out []storedOpen
-	for _, name := range names {
-		var get *redis.StringCmd
-		var pttl *redis.DurationCmd
-		_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			get = p.Get(ctx, r.open+name)
-			pttl = p.PTTL(ctx, r.open+name)
-			return nil
+	var expired []any
+	for chunk := range slices.Chunk(names, catchUpChunk) {
+		gets := make([]*redis.StringCmd, len(chunk))
+		pttls := make([]*redis.DurationCmd, len(chunk))
+		err := step(ctx, op, func(ctx context.Context) error {
+			_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, name := range chunk {
+					gets[i] = p.Get(ctx, r.open+name)
+					pttls[i] = p.PTTL(ctx, r.open+name)
+				}
+				return nil
+			})
+			return err
 		})
-		if wrongType(get.Err()) {
-			out = append(out, storedOpen{bad: fmt.Errorf("key %s: %w", r.open+name, get.Err())})
-			continue
-		}
-		if errors.Is(err, redis.Nil) || (err == nil && pttl.Val() <= 0) {
-			r.rdb.SRem(ctx, r.suppliers, name) // expired: tidy the set
-			continue
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, redis.Nil) && !wrongType(err) {
 			return nil, err
 		}
-		p, _ := get.Bytes()
-		out = append(out, storedOpen{payload: p, left: pttl.Val()})
+		for i, name := range chunk {
+			get, pttl := gets[i], pttls[i]
+			switch {
+			case wrongType(get.Err()):
+				out = append(out, storedOpen{bad: fmt.Errorf("key %s: %w", r.open+name, get.Err())})
+			case errors.Is(get.Err(), redis.Nil) || (get.Err() == nil && pttl.Err() == nil && pttl.Val() <= 0):
+				expired = append(expired, name)
+			case get.Err() != nil:
+				return nil, get.Err()
+			case pttl.Err() != nil:
+				return nil, pttl.Err()
+			default:
+				p, _ := get.Bytes()
+				out = append(out, storedOpen{payload: p, left: pttl.Val()})
+			}
+		}
+	}
+	if len(expired) > 0 { // tidy the set; best effort
+		_ = step(ctx, op, func(ctx context.Context) error { return r.rdb.SRem(ctx, r.suppliers, expired...).Err() })
 	}
 	return out, nil
 }
@@ -267,18 +346,48 @@ func (f *redisFeed) receive(ctx context.Context, timeout time.Duration) ([]byte,
 func (f *redisFeed) ping(ctx context.Context) error { return f.ps.Ping(ctx) }
 func (f *redisFeed) close() error                   { return f.ps.Close() }
 
+// luaInt reads a string as an action's number: digits only, at most 15
+// of them (below 10^15, exact in Lua's doubles), else nil. The scripts
+// store numbers only as the strings they checked, never a Lua number,
+// which Redis would write as a float ("9.2233720368547758e+18") that INCR
+// then refuses.
+const luaInt = `
+local function int(s)
+  if type(s) == "string" and #s > 0 and #s <= 15 and string.match(s, "^%d+$") then return tonumber(s) end
+  return nil
+end
+local function counter(key)
+  local raw = redis.call("GET", key)
+  if not raw then return 0 end
+  local n = int(raw)
+  if not n then
+    return nil, redis.error_reply("ERR fleet: the counter " .. key .. " holds '" .. string.sub(raw, 1, 40) ..
+      "', not an integer below 10^15: delete it, and the replicas restore it")
+  end
+  return n
+end
+`
+
 // putOverride stores an action (KEYS[1], a hash of seq and msg) unless a
 // newer one is stored, lists the supplier (KEYS[2]), raises the counter
 // (KEYS[3]) to its seq, and publishes it on KEYS[6] with the command
 // ARGV[4] (PUBLISH or SPUBLISH; the channel is among the keys so that a
 // cluster checks its slot) if it was stored. A reset (ARGV[5] = 1) also
-// ends the supplier's open key (KEYS[4], listed in KEYS[5]).
-var putOverride = redis.NewScript(`
-local seq = tonumber(ARGV[1])
-local cur = tonumber(redis.call("HGET", KEYS[1], "seq") or "0")
-if tonumber(redis.call("GET", KEYS[3]) or "0") < seq then redis.call("SET", KEYS[3], seq) end
-if cur >= seq then return 0 end
-redis.call("HSET", KEYS[1], "seq", seq, "msg", ARGV[2])
+// ends the supplier's open key (KEYS[4], listed in KEYS[5]). A stored
+// action numbered above the counter was numbered by no operator: it is
+// replaced.
+var putOverride = redis.NewScript(luaInt + `
+local seq = int(ARGV[1])
+if not seq or seq < 1 then return redis.error_reply("ERR fleet: seq must be an integer in [1, 10^15), got '" .. string.sub(ARGV[1], 1, 40) .. "'") end
+local n, bad = counter(KEYS[3])
+if bad then return bad end
+if n < seq then
+  redis.call("SET", KEYS[3], ARGV[1])
+  n = seq
+end
+local cur = int(redis.call("HGET", KEYS[1], "seq") or "0")
+if cur and cur <= n and cur >= seq then return 0 end
+redis.call("HSET", KEYS[1], "seq", ARGV[1], "msg", ARGV[2])
 redis.call("SADD", KEYS[2], ARGV[3])
 if ARGV[5] == "1" then
   redis.call("DEL", KEYS[4])
@@ -287,8 +396,17 @@ end
 redis.call(ARGV[4], KEYS[6], ARGV[2])
 return 1`)
 
+// nextSeq numbers an operator action: INCR of the counter (KEYS[1]),
+// refused with an error naming the key if it does not hold an integer
+// below 10^15.
+var nextSeq = redis.NewScript(luaInt + `
+local n, bad = counter(KEYS[1])
+if bad then return bad end
+if n >= 999999999999999 then return redis.error_reply("ERR fleet: the counter " .. KEYS[1] .. " is exhausted") end
+return redis.call("INCR", KEYS[1])`)
+
 func (r *redisBackend) act(ctx context.Context, name string, reset bool, build func(int64) []byte) (int64, error) {
-	seq, err := r.rdb.Incr(ctx, r.seq).Result()
+	seq, err := nextSeq.Run(ctx, r.rdb, []string{r.seq}).Int64()
 	if err != nil {
 		return 0, err
 	}
@@ -312,8 +430,8 @@ func (r *redisBackend) put(ctx context.Context, name string, seq int64, msg []by
 	return putOverride.Run(ctx, r.rdb, keys, seq, msg, name, publish, reset).Err()
 }
 
-func (r *redisBackend) overrides(ctx context.Context) ([]storedOpen, error) {
-	names, err := r.rdb.SMembers(ctx, r.overridden).Result()
+func (r *redisBackend) overrides(ctx context.Context, op time.Duration, want func(string) bool) ([]storedOpen, error) {
+	names, err := r.members(ctx, op, r.overridden, want)
 	if wrongType(err) {
 		return []storedOpen{{bad: fmt.Errorf("key %s: %w", r.overridden, err)}}, nil
 	}
@@ -321,20 +439,65 @@ func (r *redisBackend) overrides(ctx context.Context) ([]storedOpen, error) {
 		return nil, err
 	}
 	var out []storedOpen
-	for _, name := range names {
-		p, err := r.rdb.HGet(ctx, r.override+name, "msg").Bytes()
-		switch {
-		case errors.Is(err, redis.Nil):
-			continue
-		case wrongType(err):
-			out = append(out, storedOpen{bad: fmt.Errorf("key %s: %w", r.override+name, err)})
-			continue
-		case err != nil:
+	for chunk := range slices.Chunk(names, catchUpChunk) {
+		gets := make([]*redis.StringCmd, len(chunk))
+		var counter *redis.StringCmd
+		err := step(ctx, op, func(ctx context.Context) error {
+			_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for i, name := range chunk {
+					gets[i] = p.HGet(ctx, r.override+name, "msg")
+				}
+				counter = p.Get(ctx, r.seq) // after the actions: it numbered each of them
+				return nil
+			})
+			return err
+		})
+		if err != nil && !errors.Is(err, redis.Nil) && !wrongType(err) {
 			return nil, err
 		}
-		out = append(out, storedOpen{payload: p})
+		limit, cerr := parseCounter(r.seq, counter)
+		for i, name := range chunk {
+			p, err := gets[i].Bytes()
+			switch {
+			case errors.Is(err, redis.Nil):
+			case wrongType(err):
+				out = append(out, storedOpen{bad: fmt.Errorf("key %s: %w", r.override+name, err)})
+			case err != nil:
+				return nil, err
+			case cerr != nil:
+				out = append(out, storedOpen{bad: cerr})
+			default:
+				out = append(out, storedOpen{payload: p, limit: limit})
+			}
+		}
 	}
 	return out, nil
+}
+
+// parseCounter reads the actions' counter from a GET of it: 0 if absent.
+func parseCounter(key string, get *redis.StringCmd) (int64, error) {
+	v, err := get.Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > maxSeq {
+		return 0, fmt.Errorf("key %s holds %q, not an integer in [0, %d]", key, v, maxSeq)
+	}
+	return n, nil
+}
+
+func (r *redisBackend) counter(ctx context.Context, _ string) (string, int64, error) {
+	var get *redis.StringCmd
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error { get = p.Get(ctx, r.seq); return nil })
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return r.seq, 0, err
+	}
+	n, err := parseCounter(r.seq, get)
+	return r.seq, n, err
 }
 
 func (r *redisBackend) report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error {
@@ -379,11 +542,12 @@ func (r *redisBackend) view(ctx context.Context, name string) (map[string]stored
 
 // voteScript records a replica's trip (ARGV[1]) in the supplier's votes
 // (KEYS[1], scored by the server's clock in ms, forgetting those older
-// than ARGV[2] ms) and, if the supplier's key (KEYS[2]) holds an open
-// already or the votes reach ARGV[3], writes the key (ARGV[4], expiring
-// after ARGV[5] ms), lists the supplier (KEYS[3], member ARGV[6]) and
-// publishes ARGV[7] on KEYS[4] with the command ARGV[8]. It returns 1 if
-// it announced.
+// than ARGV[2] ms), publishes it (ARGV[7] on KEYS[4] with the command
+// ARGV[8]: every vote travels, and each receiver counts the quorum
+// itself), and, if the supplier's key (KEYS[2]) holds an open already or
+// the votes reach ARGV[3], writes the key (ARGV[4], expiring after ARGV[5]
+// ms) and lists the supplier (KEYS[3], member ARGV[6]), for the replicas
+// that catch up later. It returns 1 if it wrote the key.
 var voteScript = redis.NewScript(`
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -391,12 +555,12 @@ local window = tonumber(ARGV[2])
 redis.call("ZADD", KEYS[1], now, ARGV[1])
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
 redis.call("PEXPIRE", KEYS[1], window)
+redis.call(ARGV[8], KEYS[4], ARGV[7])
 local cur = redis.call("GET", KEYS[2])
 local open = cur and string.find(cur, '"kind":"open"', 1, true)
 if not open and redis.call("ZCARD", KEYS[1]) < tonumber(ARGV[3]) then return 0 end
 redis.call("SET", KEYS[2], ARGV[4], "PX", ARGV[5])
 redis.call("SADD", KEYS[3], ARGV[6])
-redis.call(ARGV[8], KEYS[4], ARGV[7])
 return 1`)
 
 func (r *redisBackend) vote(ctx context.Context, name, replica string, q Quorum, stored []byte, ttl time.Duration, msg []byte) (bool, error) {

@@ -463,3 +463,27 @@ func TestVirtualAFailedSendIsRetriedWhileTheLinkIsUp(t *testing.T) {
 		assert.Equal(t, uint64(1), st.Sessions, "no new session was needed")
 	})
 }
+
+// A lease key that something other than a replica wrote, with a year to
+// run, holds no replica open for longer than it would wait on its own: a
+// loser waits at most a lease between two contentions, and once the open
+// period's local bound has passed it probes on its own.
+func TestVirtualAForgedLeaseHoldsNoLongerThanALease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHub(hubLatency)
+		h.leases["payments"] = hubKey{payload: []byte("attacker"), expires: time.Now().Add(365 * 24 * time.Hour)}
+		rs := startVirtualFleet(t, h, 2)
+		defer closeAll(t, rs)
+		rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+		g := executor.GroupConfig{Default: executor.Config{InvocationTimeout: time.Second,
+			Breaker: breaker.Config{ResetTimeout: 3 * time.Second}}}
+		bound := maxProbeIn(g, "payments", DefaultMargin) + leaseTTL(g, "payments", DefaultMargin)
+		time.Sleep(bound + 2*leaseTTL(g, "payments", DefaultMargin))
+		for i, r := range rs {
+			s := r.payments(t).Breaker().Stats()
+			assert.False(t, s.OpenUntil.After(time.Now()), "replica %d may probe: it is not held for the forged lease's year", i)
+			_, err := executor.Submit(context.Background(), r.payments(t), func(context.Context) (int, error) { return 1, nil })
+			assert.NoError(t, err, "replica %d probes", i)
+		}
+	})
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
@@ -126,7 +128,7 @@ func (l *Link) session() error {
 		}
 		heard, pinged = time.Now(), false
 		if p != nil {
-			l.receive(p, time.Now(), 0, nil)
+			l.receive(p, time.Now(), 0, 0, nil)
 		}
 	}
 }
@@ -203,48 +205,153 @@ func (l *Link) catchUp() error {
 				Reason: s.Reason, Time: s.Since, OpenUntil: s.OpenUntil, Generation: s.Generation})
 		}
 	}
-	for _, e := range mine {
-		// Each send may wait OpTimeout on a Redis that does not answer:
-		// Close waits for the one in progress, not for every open supplier.
-		if l.stopped() {
-			return errClosing
-		}
-		if err := l.send(e); err != nil {
-			l.miss(e) // a lane of a cluster may be down: replayed later
-		}
-	}
-	if l.stopped() {
-		return errClosing
+	if err := l.reassert(mine); err != nil {
+		return err
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	keys, err := l.be.opens(ctx)
+	go func() { // Close ends a catch-up in progress
+		select {
+		case <-l.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	keys, err := l.be.opens(ctx, l.cfg.OpTimeout, l.wanted())
 	if err != nil {
 		return err
 	}
 	read := time.Now()
 	// The fleet's open keys may outnumber Buffer: wait for the applier
-	// (nothing else is received meanwhile), but no longer than OpTimeout
-	// in all, in case a listener blocks it.
-	wctx, wcancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
-	defer wcancel()
+	// (nothing else is received meanwhile) while it makes progress, but
+	// once it has taken nothing for OpTimeout (a listener blocks it), no
+	// more.
+	wait := &patience{op: l.cfg.OpTimeout}
 	for _, k := range keys {
 		if k.bad != nil {
 			l.malformed(k.bad)
 			continue
 		}
-		l.receive(k.payload, read, k.left, wctx.Done())
+		l.receive(k.payload, read, k.left, 0, wait)
 	}
-	return l.catchUpOverrides(ctx, wctx.Done())
+	return l.catchUpOverrides(ctx, wait)
+}
+
+// wanted is the catch-up's filter of the names listed in Redis: those this
+// replica has an executor for, and Buffer others (which the table of
+// remembered trips holds at most); a Strict group wants none it does not
+// list.
+func (l *Link) wanted() func(string) bool {
+	others := 0
+	return func(name string) bool {
+		if l.has(name) {
+			return true
+		}
+		if _, listed := l.gcfg.Dependencies[name]; l.gcfg.Strict && !listed {
+			return false
+		}
+		others++
+		return others <= l.cfg.Buffer
+	}
+}
+
+// patience is how long a catch-up waits for room in the applier's buffer:
+// op for each message, until one wait runs out.
+type patience struct {
+	op    time.Duration
+	spent bool
+}
+
+// catchUpSenders is how many of this replica's open breakers the catch-up
+// writes at once: the sends share the client's connection pool, so that
+// thousands of open breakers take as many round trips divided by this.
+const catchUpSenders = 16
+
+// reassert writes this replica's open breakers again at a catch-up,
+// catchUpSenders at a time, each send bounded by OpTimeout; one that
+// fails is kept for the replay (a lane of a cluster may be down). Close
+// waits for the sends in progress only.
+func (l *Link) reassert(mine []breaker.Event) error {
+	if b, ok := l.be.(batcher); ok && !l.cfg.Quorum.active() {
+		return l.reassertAll(b, mine)
+	}
+	next := make(chan breaker.Event)
+	var wg sync.WaitGroup
+	for range min(catchUpSenders, len(mine)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for e := range next {
+				if l.stopped() || l.send(e) != nil {
+					l.miss(e)
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(next)
+	for _, e := range mine {
+		select {
+		case next <- e:
+		case <-l.stop:
+			return errClosing
+		}
+	}
+	return nil
+}
+
+// batcher is a backend that writes many open keys, and publishes their
+// messages, in one round trip.
+type batcher interface {
+	announceAll(ctx context.Context, trips []announcement) error
+}
+
+// announcement is one trip for announceAll.
+type announcement struct {
+	name        string
+	stored, msg []byte
+	ttl         time.Duration
+}
+
+// reassert's batches: catchUpBatch trips a round trip, each round trip
+// bounded by OpTimeout; a batch that fails is kept for the replay.
+const catchUpBatch = 500
+
+func (l *Link) reassertAll(b batcher, mine []breaker.Event) error {
+	for batch := range slices.Chunk(mine, catchUpBatch) {
+		if l.stopped() {
+			return errClosing
+		}
+		now := time.Now()
+		trips := make([]announcement, len(batch))
+		for i, e := range batch {
+			m := message{V: wireVersion, Replica: l.cfg.Replica, Supplier: e.Name, Reason: e.Reason.String(), Kind: kindOpen,
+				ProbeIn: int64(max(e.OpenUntil.Sub(now), 0)), Age: int64(max(now.Sub(e.Time), 0))}
+			stored := m
+			ttl := time.Duration(m.ProbeIn) + leaseTTL(l.gcfg, e.Name, l.cfg.Margin) + l.cfg.Margin
+			stored.TTL = int64(ttl)
+			trips[i] = announcement{name: e.Name, stored: l.seal(stored), msg: l.seal(m), ttl: ttl}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.OpTimeout)
+		err := b.announceAll(ctx, trips)
+		cancel()
+		if err != nil {
+			for _, e := range batch {
+				l.miss(e)
+			}
+		}
+	}
+	return nil
 }
 
 // receive validates one message and hands it to the applier. left is the
 // remaining expiry of the key it was read from (0 for a message from the
-// channel). With the applier's buffer full, it waits until wait is closed
-// (nil: it does not wait) and then drops the message.
-func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan struct{}) {
-	m, err := decode(p)
+// channel); limit, for an operator action read from its key, the fleet's
+// counter read with it. With the applier's buffer full, it waits as wait
+// allows (nil: not at all) and then drops the message.
+func (l *Link) receive(p []byte, at time.Time, left time.Duration, limit int64, wait *patience) {
+	m, err := l.open(p)
 	if err != nil {
 		l.malformed(err)
 		return
@@ -262,19 +369,23 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan s
 	}
 	l.n.received.Add(1)
 	w, clipped := l.translate(m, at)
+	w.limit, w.stored = limit, left > 0
 	if clipped {
 		l.n.clipped.Add(1)
 	}
 	if l.enqueue(w) {
 		return
 	}
-	if wait == nil {
+	if wait == nil || wait.spent {
 		l.n.overflow.Add(1)
 		return
 	}
+	t := time.NewTimer(wait.op)
+	defer t.Stop()
 	select {
 	case l.in <- w:
-	case <-wait:
+	case <-t.C:
+		wait.spent = true
 		l.n.overflow.Add(1)
 	case <-l.stop:
 	}
@@ -283,6 +394,14 @@ func (l *Link) receive(p []byte, at time.Time, left time.Duration, wait <-chan s
 // malformed counts a message or a key refused as invalid, and logs the
 // first.
 func (l *Link) malformed(err error) {
+	if errors.Is(err, errUnsigned) {
+		l.n.unsigned.Add(1)
+		if l.n.firstUnsigned.CompareAndSwap(false, true) {
+			l.cfg.Logger.Warn("fusebox: fleet link dropped a message or key not signed with its keys (further ones are only counted)",
+				"replica", l.cfg.Replica)
+		}
+		return
+	}
 	l.n.malformed.Add(1)
 	if l.n.firstMalformed.CompareAndSwap(false, true) {
 		l.cfg.Logger.Warn("fusebox: fleet link dropped a malformed message or key (further ones are only counted)",

@@ -49,7 +49,7 @@ func (r virtualResult) perCycle() float64 { return float64(r.probes) / r.cycles 
 func virtualConfig(name string) Config {
 	return Config{Prefix: "virtual", Replica: name, Buffer: DefaultBuffer, OpTimeout: DefaultOpTimeout,
 		Margin: DefaultMargin, HealthCheck: DefaultHealthCheck, BackoffMin: DefaultBackoffMin, BackoffMax: DefaultBackoffMax,
-		Logger: virtualLogger}
+		TripRate: DefaultTripRate, TripBurst: DefaultTripBurst, Logger: virtualLogger}
 }
 
 var virtualLogger = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -42,6 +42,11 @@ type message struct {
 	Seq int64 `json:"seq,omitempty"`
 }
 
+// maxSeq bounds an operator action's number: 15 decimal digits, which the
+// Lua scripts that store it can check as a string and hold exactly (Redis's
+// Lua numbers are doubles, exact below 2^53).
+const maxSeq = 999_999_999_999_999
+
 // errMalformed wraps every reason a message is refused.
 var errMalformed = errors.New("fleet: malformed message")
 
@@ -57,6 +62,9 @@ func decode(p []byte) (message, error) {
 	var m message
 	if len(p) > maxMessageBytes {
 		return m, fmt.Errorf("%w: %d bytes, at most %d", errMalformed, len(p), maxMessageBytes)
+	}
+	if len(p) < 2 || p[0] != '{' || p[len(p)-1] != '}' { // what encode writes, checked before the JSON decoder
+		return m, fmt.Errorf("%w: not a JSON object", errMalformed)
 	}
 	d := json.NewDecoder(bytes.NewReader(p))
 	d.DisallowUnknownFields()
@@ -85,6 +93,8 @@ func decode(p []byte) (message, error) {
 		return bad("durations out of range: age %d, probe_in %d, ttl %d", m.Age, m.ProbeIn, m.TTL)
 	case m.Kind == kindClose && m.ProbeIn != 0:
 		return bad("a close message has no probe time")
+	case m.Seq < 0 || m.Seq > maxSeq:
+		return bad("seq %d out of range [0, %d]", m.Seq, maxSeq)
 	}
 	return m, nil
 }

@@ -20,8 +20,8 @@ func TestDecode(t *testing.T) {
 		assert.Equal(t, m, again)
 	})
 	for _, tc := range []struct{ name, in, want string }{
-		{"not JSON is refused", `payments opened`, "invalid character"},
-		{"an empty payload is refused", ``, "EOF"},
+		{"not JSON is refused", `payments opened`, "not a JSON object"},
+		{"an empty payload is refused", ``, "not a JSON object"},
 		{"another version is refused", strings.Replace(valid, `"v":1`, `"v":2`, 1), "version 2"},
 		{"an unknown field is refused", strings.Replace(valid, `"v":1`, `"v":1,"x":1`, 1), "unknown field"},
 		{"an unknown kind is refused", strings.Replace(valid, `"open"`, `"explode"`, 1), "kind"},
@@ -33,6 +33,7 @@ func TestDecode(t *testing.T) {
 		{"a number too large for the field is refused", strings.Replace(valid, `5000000000`, `1e400`, 1), "cannot unmarshal"},
 		{"a close with a probe time is refused", strings.Replace(valid, `"open"`, `"close"`, 1), "close message"},
 		{"trailing data is refused", valid + `{}`, "after the message"},
+		{"a seq beyond 15 digits is refused", `{"v":1,"replica":"r1","supplier":"payments","kind":"reset","reason":"","age_ns":0,"seq":1000000000000000}`, "seq"},
 		{"a payload over 2 KiB is refused", valid + strings.Repeat(" ", 2048), "at most"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
