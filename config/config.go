@@ -57,6 +57,19 @@ type Executor struct {
 	CriticalShare *float64 `json:"criticalShare,omitempty" yaml:"criticalShare,omitempty"`
 	// Adaptive is executor.Config.Adaptive, field by field.
 	Adaptive Adaptive `json:"adaptive,omitzero" yaml:"adaptive,omitempty"`
+	// Throttle is executor.Config.Throttle, field by field: present (even
+	// empty, {}), it turns client-side throttling on.
+	Throttle *Throttle `json:"throttle,omitempty" yaml:"throttle,omitempty"`
+}
+
+// Throttle is a throttle.Config as a file writes it. Each field is the
+// throttle.Config field of the same name; K, per priority, is set from
+// code only (a file gets its defaults).
+type Throttle struct {
+	// Window is throttle.Config.Window: how far back the counts go.
+	Window *Duration `json:"window,omitempty" yaml:"window,omitempty"`
+	// MinRequests is throttle.Config.MinRequests.
+	MinRequests *int `json:"minRequests,omitempty" yaml:"minRequests,omitempty"`
 }
 
 // Adaptive is an executor.AdaptiveConfig as a file writes it: the bounds of
@@ -202,6 +215,19 @@ func apply(dst, src reflect.Value) {
 		switch {
 		case from.Kind() == reflect.Struct:
 			apply(to, from)
+		case from.Kind() == reflect.Pointer && from.Type().Elem().Kind() == reflect.Struct:
+			// A section that turns a feature on (Throttle): present, even
+			// empty, it makes the target's struct, then sets its fields.
+			// A copy: the target may share its struct with the default.
+			if from.IsNil() {
+				continue
+			}
+			fresh := reflect.New(to.Type().Elem())
+			if !to.IsNil() {
+				fresh.Elem().Set(to.Elem())
+			}
+			apply(fresh.Elem(), from.Elem())
+			to.Set(fresh)
 		case !from.IsNil():
 			to.Set(from.Elem().Convert(to.Type()))
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/config"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/throttle"
 )
 
 func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
@@ -186,7 +187,7 @@ func TestParseErrors(t *testing.T) {
 		{"a duration must be a string", `{"default": {"invocationTimeout": 30}}`,
 			[]string{`config: default.invocationTimeout: want a duration string such as "30s", got 30`}},
 		{"an unknown field lists the known ones", `{"default": {"workerz": 3}}`,
-			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow, criticalShare, adaptive)"}},
+			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow, criticalShare, adaptive, throttle)"}},
 		{"names are matched exactly", `{"default": {"Workers": 3}}`,
 			[]string{`config: default.Workers: unknown field (did you mean "workers"?)`}},
 		{"a func cannot come from a file", `{"default": {"breaker": {"classify": "5xx"}}}`,
@@ -342,7 +343,11 @@ func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
 			case ft == reflect.TypeFor[config.Duration]():
 				assert.Equal(t, durationT, g.Type, "%s.%s", p.file, f.Name)
 			case ft.Kind() == reflect.Struct:
-				assert.Equal(t, reflect.Struct, g.Type.Kind(), "%s.%s", p.file, f.Name)
+				gt := g.Type
+				if gt.Kind() == reflect.Pointer {
+					gt = gt.Elem()
+				}
+				assert.Equal(t, reflect.Struct, gt.Kind(), "%s.%s", p.file, f.Name)
 			default:
 				assert.Equal(t, g.Type, ft, "%s.%s", p.file, f.Name)
 			}
@@ -376,4 +381,23 @@ func TestExecutorConfig(t *testing.T) {
 	var e config.Executor
 	require.NoError(t, json.Unmarshal([]byte(`{"workers": 4, "invocationTimeout": "3s", "breaker": {"resetTimeout": "5s"}}`), &e))
 	assert.Equal(t, executor.Config{Workers: 4, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}, e.Config())
+}
+
+func TestAThrottleSectionTurnsThrottlingOn(t *testing.T) {
+	cfg, err := config.Parse([]byte(`{
+		"default": {"throttle": {}},
+		"dependencies": {"search": {"throttle": {"window": "5s", "minRequests": 50}}}
+	}`))
+	require.NoError(t, err)
+	require.NotNil(t, cfg.Default.Throttle, "an empty section turns it on with the defaults")
+	assert.Equal(t, throttle.Config{}, *cfg.Default.Throttle)
+	s := cfg.Dependencies["search"].Throttle
+	require.NotNil(t, s)
+	assert.Equal(t, throttle.Config{Window: 5 * time.Second, MinRequests: 50}, *s)
+	_, err = executor.NewGroup(cfg)
+	require.NoError(t, err)
+
+	none, err := config.Parse([]byte(`{"default": {"workers": 4}}`))
+	require.NoError(t, err)
+	assert.Nil(t, none.Default.Throttle, "no section, no throttle")
 }
