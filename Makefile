@@ -240,11 +240,11 @@ bench-pgx: postgresql ## fusepgx's QueryRow+Scan of SELECT 1 beside plain pgxpoo
 		(cd fusepgx && $(OUT)/fusepgx.test -test.run '^$$' -test.bench 'BenchmarkQueryRow' -test.benchmem -test.benchtime $(BENCH_DB_TIME) -test.count 1); \
 	done | tee $(OUT)/bench-pgx.txt
 	$(GO) run ./tools/benchratio -base plain < $(OUT)/bench-pgx.txt
-	@echo "paired calls, fusepgx/plain per round, and the median:"
-	@for c in request deadline; do \
-		grep "^BenchmarkQueryRowPaired/$$c" $(OUT)/bench-pgx.txt | awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "fusepgx/plain") print $$i}' | sort -n | \
-			awk -v c=$$c '{r[NR] = $$1; all = all " " $$1} END {m = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-10s median %.3f  rounds:%s\n", c, m, all}'; \
-	done
+	@echo "paired calls, fusepgx/plain per round (summed times, and median call times), and the median of the rounds:"
+	@for m in fusepgx/plain p50-fusepgx/plain; do for c in request deadline; do \
+		grep "^BenchmarkQueryRowPaired/$$c" $(OUT)/bench-pgx.txt | awk -v m=$$m '{for (i = 1; i < NF; i++) if ($$(i+1) == m) print $$i}' | sort -n | \
+			awk -v c=$$c -v m=$$m '{r[NR] = $$1; all = all " " $$1} END {x = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-18s %-10s median %.3f  rounds:%s\n", m, c, x, all}'; \
+	done; done
 
 # Inbound protection (docs/inbound.md): inbound.Handler per route, and
 # priorities, over loopback HTTP; the per-request cost of the middleware.

@@ -2,6 +2,7 @@ package fusepgx_test
 
 import (
 	"context"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -78,36 +79,48 @@ func BenchmarkQueryRow(b *testing.B) {
 }
 
 // BenchmarkQueryRowPaired runs the two side by side, call for call (in
-// alternating order), and reports the ratio of their total times: on a
+// alternating order), and reports the ratio of their total times
+// (fusepgx/plain) and of their median call times (p50-fusepgx/plain): on a
 // shared machine whose load changes from one second to the next, a ratio
 // of calls made microseconds apart is far steadier than one of runs made
-// seconds apart.
+// seconds apart, and the medians leave out the calls that waited for a
+// core.
 func BenchmarkQueryRowPaired(b *testing.B) {
 	plain, fuse := benchPools(b)
 	for _, c := range benchContexts {
 		b.Run(c.name, func(b *testing.B) {
 			var tp, tf time.Duration
+			var dp, df []time.Duration
 			i := 0
 			for b.Loop() {
 				ctx, cancel := c.ctx()
-				first, second, t1, t2 := plain, fuse, &tp, &tf
+				first, second, t1, t2, d1, d2 := plain, fuse, &tp, &tf, &dp, &df
 				if i%2 == 1 {
-					first, second, t1, t2 = fuse, plain, &tf, &tp
+					first, second, t1, t2, d1, d2 = fuse, plain, &tf, &tp, &df, &dp
 				}
 				i++
 				start := time.Now()
 				queryRow(b, first, ctx)
 				mid := time.Now()
 				queryRow(b, second, ctx)
+				end := time.Now()
 				*t1 += mid.Sub(start)
-				*t2 += time.Since(mid)
+				*t2 += end.Sub(mid)
+				*d1 = append(*d1, mid.Sub(start))
+				*d2 = append(*d2, end.Sub(mid))
 				cancel()
 			}
 			b.ReportMetric(float64(tp.Nanoseconds())/float64(b.N), "plain-ns/call")
 			b.ReportMetric(float64(tf.Nanoseconds())/float64(b.N), "fusepgx-ns/call")
 			b.ReportMetric(float64(tf)/float64(tp), "fusepgx/plain")
+			b.ReportMetric(float64(median(df))/float64(median(dp)), "p50-fusepgx/plain")
 		})
 	}
+}
+
+func median(d []time.Duration) time.Duration {
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 // cpuClock reads the CPU time of this process (user and system, all its
