@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -56,5 +57,25 @@ func TestBadConfigurationsAreErrors(t *testing.T) {
 		//nolint:staticcheck // a nil context on purpose
 		_, err = p.Exec(nil, "SELECT 1")
 		require.ErrorContains(t, err, "nil context")
+	})
+	t.Run("a Pool that New did not make", func(t *testing.T) {
+		for _, p := range []*fusepgx.Pool{nil, {}} {
+			_, err := p.Exec(ctx, "SELECT 1")
+			require.ErrorContains(t, err, "fusepgx.New")
+			var n int
+			require.ErrorContains(t, p.QueryRow(ctx, "SELECT 1").Scan(&n), "fusepgx.New")
+			_, err = p.Begin(ctx)
+			require.ErrorContains(t, err, "fusepgx.New")
+			require.ErrorContains(t, p.SendBatch(ctx, &pgx.Batch{}).Close(), "fusepgx.New")
+			assert.Zero(t, p.Connections())
+			assert.Nil(t, p.Pgx())
+			p.Close()
+		}
+	})
+	t.Run("SendBatch of a nil batch", func(t *testing.T) {
+		p, err := fusepgx.New(ctx, poolConfig(t), fusepgx.Config{Group: g})
+		require.NoError(t, err)
+		defer p.Close()
+		require.ErrorContains(t, p.SendBatch(ctx, nil).Close(), "nil *pgx.Batch")
 	})
 }

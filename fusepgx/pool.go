@@ -138,12 +138,24 @@ func Wrap(pool *pgxpool.Pool, cfg Config) (*Pool, error) {
 	return &Pool{pool: pool, s: s}, nil
 }
 
+// errNoPool is the error of a Pool that New or Wrap did not make.
+var errNoPool = errors.New("fusepgx: a nil or zero *Pool (make it with fusepgx.New or fusepgx.Wrap)")
+
+// made reports whether New or Wrap made p.
+func (p *Pool) made() bool { return p != nil && p.s != nil }
+
 // Connections returns the number of connections the suppliers may hold at
 // once: the sum over Default and Suppliers of each executor's Workers
 // (LimitMax for an adaptive one). A call waiting in a supplier's queue
 // holds none yet. It reads the
-// executors' current configuration: after a Reconfigure, check again.
-func (p *Pool) Connections() int { return p.s.connections() }
+// executors' current configuration: after a Reconfigure, check again. A
+// Pool that New or Wrap did not make has no suppliers: 0.
+func (p *Pool) Connections() int {
+	if !p.made() {
+		return 0
+	}
+	return p.s.connections()
+}
 
 func (s *shared) connections() int {
 	n := 0
@@ -156,13 +168,24 @@ func (s *shared) connections() int {
 	return n
 }
 
-// Pgx returns the pool underneath. Its own methods run unprotected.
-func (p *Pool) Pgx() *pgxpool.Pool { return p.pool }
+// Pgx returns the pool underneath (nil for a Pool that New or Wrap did
+// not make). Its own methods run unprotected.
+func (p *Pool) Pgx() *pgxpool.Pool {
+	if !p.made() {
+		return nil
+	}
+	return p.pool
+}
 
 // Close closes the pool underneath (pgxpool.Pool.Close: it waits for the
 // connections in use to be released). The Group stays open: it is its
-// owner's to close.
-func (p *Pool) Close() { p.pool.Close() }
+// owner's to close. A Pool that New or Wrap did not make has nothing to
+// close.
+func (p *Pool) Close() {
+	if p.made() {
+		p.pool.Close()
+	}
+}
 
 // supplierKey is the context key of WithSupplier.
 type supplierKey struct{}
@@ -226,10 +249,14 @@ type call struct {
 // Acquire is the call's failure only while the breaker is closed, and the
 // success of the first call on a new connection is recorded as ignored:
 // its time holds the dial's (see docs/pgx.md, "The dial rule").
-func (s *shared) start(p *pgxpool.Pool, ctx context.Context, sql string) (call, error) {
-	if ctx == nil {
+func (p *Pool) start(ctx context.Context, sql string) (call, error) {
+	switch {
+	case !p.made():
+		return call{}, errNoPool
+	case ctx == nil:
 		return call{}, errors.New("fusepgx: a nil context (use context.Background())")
 	}
+	s := p.s
 	name, err := s.supplier(ctx, sql)
 	if err != nil {
 		return call{}, err
@@ -241,7 +268,7 @@ func (s *shared) start(p *pgxpool.Pool, ctx context.Context, sql string) (call, 
 	cl := call{l: l, ctx: ctx, dctx: driverContext(ctx, l)}
 	returned := false
 	defer cl.guard(&returned, "pgxpool.Pool.Acquire") // pgxpool's hooks are user code
-	c, err := p.Acquire(cl.dctx)
+	c, err := p.pool.Acquire(cl.dctx)
 	returned = true
 	if err != nil {
 		out := s.callerErr(ctx, l, err)
@@ -360,7 +387,7 @@ func (s *shared) done(l *executor.Lease, err error) {
 
 // Exec runs sql under a slot held until it returns.
 func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	cl, err := p.s.start(p.pool, ctx, sql)
+	cl, err := p.start(ctx, sql)
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
@@ -374,7 +401,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 // Query runs a query under a slot held until its Rows are closed or read
 // to the end. On an error the Rows returned are closed and hold it too.
 func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	cl, err := p.s.start(p.pool, ctx, sql)
+	cl, err := p.start(ctx, sql)
 	if err != nil {
 		return errRows{err}, err
 	}
@@ -402,7 +429,7 @@ func (p *Pool) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 // CopyFrom runs a COPY FROM under a slot held until it returns; Key sees
 // the table's sanitized name.
 func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	cl, err := p.s.start(p.pool, ctx, p.s.keyText(table.Sanitize()))
+	cl, err := p.start(ctx, p.keyText(table))
 	if err != nil {
 		return 0, err
 	}
@@ -413,17 +440,18 @@ func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []str
 	return n, p.s.finish(&cl, err)
 }
 
-// keyText is text for Key, computed only when a Key will read it.
-func (s *shared) keyText(text string) string {
-	if s.key == nil {
+// keyText is the table's name for Key, computed only when a Key will
+// read it.
+func (p *Pool) keyText(table pgx.Identifier) string {
+	if !p.made() || p.s.key == nil {
 		return ""
 	}
-	return text
+	return table.Sanitize()
 }
 
 // Ping pings the database under a slot of the supplier of ctx.
 func (p *Pool) Ping(ctx context.Context) error {
-	cl, err := p.s.start(p.pool, ctx, "")
+	cl, err := p.start(ctx, "")
 	if err != nil {
 		return err
 	}
@@ -437,11 +465,14 @@ func (p *Pool) Ping(ctx context.Context) error {
 // SendBatch sends b under one slot, of the supplier of ctx or of the
 // batch's first statement, held until the BatchResults are closed.
 func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if b == nil {
+		return errBatch{errors.New("fusepgx: SendBatch of a nil *pgx.Batch")}
+	}
 	first := ""
-	if b != nil && len(b.QueuedQueries) > 0 && p.s.key != nil {
+	if len(b.QueuedQueries) > 0 && p.made() && p.s.key != nil {
 		first = b.QueuedQueries[0].SQL
 	}
-	cl, err := p.s.start(p.pool, ctx, first)
+	cl, err := p.start(ctx, first)
 	if err != nil {
 		return errBatch{err}
 	}

@@ -23,7 +23,7 @@ func (p *Pool) Begin(ctx context.Context) (pgx.Tx, error) {
 // transaction's deadline; once that has passed, the next call rolls the
 // transaction back (closing its connection) and gives the slot back.
 func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	cl, err := p.s.start(p.pool, ctx, "")
+	cl, err := p.start(ctx, "")
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,8 @@ func (t *tx) top() *tx {
 }
 
 // errTxDeadline is returned by the transaction's calls after its invocation
-// deadline has passed; it matches executor.ErrTimeout and pgx.ErrTxClosed.
+// deadline has passed (or the executor's Close gave up on it); it matches
+// executor.ErrTimeout and pgx.ErrTxClosed.
 var errTxDeadline = fmt.Errorf("fusepgx: the transaction's invocation deadline has passed and it was rolled back: %w: %w",
 	executor.ErrTimeout, pgx.ErrTxClosed)
 
@@ -76,6 +77,9 @@ func (t *tx) context(ctx context.Context) (context.Context, context.CancelFunc, 
 	lctx := r.cl.l.Context()
 	if lctx.Err() != nil {
 		r.abort()
+		if err := r.cl.ctx.Err(); err != nil {
+			return nil, nil, fmt.Errorf("fusepgx: the transaction's Begin context has ended and it was rolled back: %w: %w", err, pgx.ErrTxClosed)
+		}
 		return nil, nil, errTxDeadline
 	}
 	d, _ := lctx.Deadline() // a lease's context always has one
