@@ -105,6 +105,6 @@ func (b *batch) guard(returned *bool) {
 type errBatch struct{ err error }
 
 func (e errBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, e.err }
-func (e errBatch) Query() (pgx.Rows, error)         { return errRows{e.err}, e.err }
-func (e errBatch) QueryRow() pgx.Row                { return errRows{e.err} }
+func (e errBatch) Query() (pgx.Rows, error)         { return errRows(e), e.err }
+func (e errBatch) QueryRow() pgx.Row                { return errRows(e) }
 func (e errBatch) Close() error                     { return e.err }

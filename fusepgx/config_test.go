@@ -54,7 +54,7 @@ func TestBadConfigurationsAreErrors(t *testing.T) {
 		_, err = p.Exec(fusepgx.WithSupplier(ctx, "orders"), "SELECT 1")
 		require.ErrorIs(t, err, executor.ErrUnknownDependency)
 		assert.ErrorContains(t, err, `"orders"`)
-		//nolint:staticcheck // a nil context on purpose
+		//lint:ignore SA1012 a nil context on purpose
 		_, err = p.Exec(nil, "SELECT 1")
 		require.ErrorContains(t, err, "nil context")
 	})

@@ -143,6 +143,9 @@ func TestADialNeverDecidesTheProbe(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, breaker.Closed, ex.Stats().Breaker.State, "the next probe, on the connection now idle, closes the breaker")
 	assert.Equal(t, 1, int(s.p.Pgx().Stat().TotalConns()), "both ran on the one connection")
+	evs = s.ev.since("orders", mark)
+	require.Len(t, evs, 2, "half-open, then closed: %v", evs)
+	assert.Equal(t, breaker.Closed, evs[1].To)
 }
 
 // A failed dial (nothing listens) counts as the call's failure while the
