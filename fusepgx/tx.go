@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -55,6 +56,14 @@ func (t *tx) top() *tx {
 	return t
 }
 
+// endedCtx is a context that has ended, for a Rollback that must send
+// nothing.
+var endedCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 // errTxDeadline is returned by the transaction's calls after its invocation
 // deadline has passed (or the executor's Close gave up on it); it matches
 // executor.ErrTimeout and pgx.ErrTxClosed.
@@ -75,14 +84,16 @@ func (t *tx) context(ctx context.Context) (context.Context, context.CancelFunc, 
 		return nil, nil, pgx.ErrTxClosed
 	}
 	lctx := r.cl.l.Context()
-	if lctx.Err() != nil {
+	d, _ := lctx.Deadline() // a lease's context always has one
+	// By the clock too: a statement bounded by d may return before the
+	// executor's timer has ended the lease's context.
+	if lctx.Err() != nil || !time.Now().Before(d) {
 		r.abort()
 		if err := r.cl.ctx.Err(); err != nil {
 			return nil, nil, fmt.Errorf("fusepgx: the transaction's Begin context has ended and it was rolled back: %w: %w", err, pgx.ErrTxClosed)
 		}
 		return nil, nil, errTxDeadline
 	}
-	d, _ := lctx.Deadline() // a lease's context always has one
 	if endsBy(ctx, d) {
 		return ctx, func() {}, nil
 	}
@@ -101,14 +112,15 @@ func (t *tx) callerErr(ctx context.Context, err error) error {
 	return r.s.callerErr(ctx, r.cl.l, err)
 }
 
-// abort ends a transaction whose slot's context has ended: pgx's Rollback
-// with that ended context sends nothing and closes the connection (the
-// server rolls back), then the slot is given back.
+// abort ends a transaction whose slot's context has ended (or whose
+// deadline has passed): pgx's Rollback with an ended context sends nothing
+// and closes the connection (the server rolls back), then the slot is
+// given back.
 func (t *tx) abort() {
 	t.ended = true
 	returned := false
 	defer t.cl.guard(&returned, "pgx")
-	_ = t.t.Rollback(t.cl.l.Context())
+	_ = t.t.Rollback(endedCtx)
 	returned = true
 	t.s.finish(&t.cl, context.Canceled) // after the deadline only the slot is given back
 }
