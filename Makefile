@@ -195,12 +195,13 @@ demo-policies: ## Retry storm, hung supplier, slow tail, overload: policies side
 	cd loadtest && POLICY_SCENARIO_OUT=$(OUT) $(GO) test -count=1 -run '^(TestRetryStorm|TestRetryHungSupplier|TestHedgeTail|TestHedgeOverload)$$' .
 	@cat $(OUT)/policies.txt
 
-# fusesql's tests, make demo-db and make bench-db start PostgreSQL
-# servers of their own (initdb into a temporary directory, as the user
-# postgres when run as root): the Debian package, installed here when
-# missing (its binaries live in /usr/lib/postgresql/<version>/bin).
+# fusesql's and fusepgx's tests, make demo-db, make bench-db and make
+# bench-pgx start PostgreSQL servers of their own (initdb into a
+# temporary directory, as the user postgres when run as root): the Debian
+# package, installed here when missing (its binaries live in
+# /usr/lib/postgresql/<version>/bin).
 .PHONY: postgresql
-postgresql: ## Install PostgreSQL (Debian package) for fusesql's tests, if missing.
+postgresql: ## Install PostgreSQL (Debian package) for fusesql's and fusepgx's tests, if missing.
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
 		echo "PostgreSQL not found: installing the Debian package"; \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
@@ -213,8 +214,11 @@ test: postgresql
 DEMO_DB_LOCK ?= 20s
 
 .PHONY: demo-db
-demo-db: postgresql ## A shop over one pool of 20 PostgreSQL connections, orders locked: plain database/sql vs fusesql (~1 min): table and chart in out/.
+demo-db: postgresql ## A shop over one pool of 20 PostgreSQL connections, orders locked: plain database/sql vs fusesql, then plain pgxpool vs fusepgx (~2 min): tables and chart in out/.
 	cd fusesql && $(GO) run ./internal/demodb -out $(OUT) -lock $(DEMO_DB_LOCK)
+	cd fusepgx && $(GO) run ./internal/demopgx -out $(OUT) -lock $(DEMO_DB_LOCK)
+	@echo "database/sql (out/demo-db.md):"; cat $(OUT)/demo-db.md
+	@echo "pgx's own pool (out/demo-pgx.md):"; cat $(OUT)/demo-pgx.md
 
 BENCH_DB_TIME ?= 1s
 
@@ -231,6 +235,20 @@ bench-db: postgresql ## fusesql's QueryRowContext+Scan of SELECT 1 beside plain 
 		grep "^BenchmarkQueryRowPaired/$$c" $(OUT)/bench-db.txt | awk '{for (i = 1; i < NF; i++) if ($$(i+1) == "fusesql/plain") print $$i}' | sort -n | \
 			awk -v c=$$c '{r[NR] = $$1; all = all " " $$1} END {m = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-10s median %.3f  rounds:%s\n", c, m, all}'; \
 	done
+
+.PHONY: bench-pgx
+bench-pgx: postgresql ## fusepgx's QueryRow+Scan of SELECT 1 beside plain pgxpool on a real local PostgreSQL: BENCH_COUNT interleaved rounds, per-round ratios.
+	@mkdir -p $(OUT)
+	cd fusepgx && $(GO) test -c -o $(OUT)/fusepgx.test .
+	for i in $$(seq $(BENCH_COUNT)); do \
+		(cd fusepgx && $(OUT)/fusepgx.test -test.run '^$$' -test.bench 'BenchmarkQueryRow' -test.benchmem -test.benchtime $(BENCH_DB_TIME) -test.count 1); \
+	done | tee $(OUT)/bench-pgx.txt
+	$(GO) run ./tools/benchratio -base plain < $(OUT)/bench-pgx.txt
+	@echo "paired calls, fusepgx/plain per round (summed times, and median call times), and the median of the rounds:"
+	@for m in fusepgx/plain p50-fusepgx/plain; do for c in request deadline; do \
+		grep "^BenchmarkQueryRowPaired/$$c" $(OUT)/bench-pgx.txt | awk -v m=$$m '{for (i = 1; i < NF; i++) if ($$(i+1) == m) print $$i}' | sort -n | \
+			awk -v c=$$c -v m=$$m '{r[NR] = $$1; all = all " " $$1} END {x = NR % 2 ? r[(NR+1)/2] : (r[NR/2] + r[NR/2+1]) / 2; printf "  %-18s %-10s median %.3f  rounds:%s\n", m, c, x, all}'; \
+	done; done
 
 # Inbound protection (docs/inbound.md): inbound.Handler per route, and
 # priorities, over loopback HTTP; the per-request cost of the middleware.

@@ -41,6 +41,9 @@ var allowed = map[string][]string{
 	"policy": {module + "executor", module + "breaker", module + "future"},
 	// Ports for the servers the nested modules' tests start, std only.
 	"internal/testport": nil,
+	// A throwaway PostgreSQL server for the tests and demos of fusesql and
+	// fusepgx (nested modules), std only but for its port.
+	"internal/pgserver": {module + "internal/testport"},
 	// A command for make bench-call: reads benchmark output, std only.
 	"tools/benchratio": nil,
 	// A command for make bench-instr: runs Valgrind, reads its counts, std only.

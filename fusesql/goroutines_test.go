@@ -92,7 +92,7 @@ func libraryGoroutines() int {
 	count := 0
 	for _, g := range bytes.Split(buf, []byte("\n\n")) {
 		if bytes.Contains(g, []byte("github.com/fusebox-go/fusebox/")) && !bytes.Contains(g, []byte("_test.")) &&
-			!bytes.Contains(g, []byte("fusesql/internal/pgserver")) {
+			!bytes.Contains(g, []byte("fusebox/internal/pgserver")) {
 			count++
 		}
 	}

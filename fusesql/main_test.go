@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fusebox-go/fusebox/fusesql/internal/pgserver"
+	"github.com/fusebox-go/fusebox/internal/pgserver"
 )
 
 // pg is the PostgreSQL server every test of the package talks to: started

@@ -22,7 +22,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fusesql"
-	"github.com/fusebox-go/fusebox/fusesql/internal/pgserver"
+	"github.com/fusebox-go/fusebox/internal/pgserver"
 )
 
 // The scenario's numbers.

@@ -1,5 +1,5 @@
 // Package pgserver runs a throwaway PostgreSQL server for the tests and
-// the demo of fusesql: initdb into a temporary directory, postgres on
+// demos of fusesql and fusepgx: initdb into a temporary directory, postgres on
 // 127.0.0.1 and a free port, and, when the process runs as root (as CI
 // does), as the unprivileged user postgres, since PostgreSQL refuses root.
 // A test can stop (SIGSTOP), resume and kill the whole server: the
@@ -65,7 +65,7 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	s := &Server{bin: bin}
-	if s.dir, err = os.MkdirTemp("", "fusesql-pg-"); err != nil {
+	if s.dir, err = os.MkdirTemp("", "fusebox-pg-"); err != nil {
 		return nil, err
 	}
 	if os.Geteuid() == 0 {
