@@ -23,9 +23,15 @@ var allowed = map[string][]string{
 	"future":         {module + "internal/ilist"},
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/ilist"},
-	"executor":       {module + "breaker", module + "bulkhead", module + "future", module + "priority", "golang.org/x/sync/"},
-	"priority":       nil,
-	"fusehttp":       {module + "executor", module + "breaker", module + "future", module + "priority"},
+	"executor": {module + "breaker", module + "bulkhead", module + "future", module + "priority",
+		module + "internal/adaptive", module + "internal/latency", module + "internal/timeline", "golang.org/x/sync/"},
+	// The executor's mechanisms, each std only and tested on its own: the
+	// adaptive limit's algorithm, the latency history, the deadline timeline.
+	"internal/adaptive": nil,
+	"internal/latency":  nil,
+	"internal/timeline": nil,
+	"priority":          nil,
+	"fusehttp":          {module + "executor", module + "breaker", module + "future", module + "priority"},
 	// A service's own routes behind per-route bulkheads.
 	"fusehttp/inbound": {module + "executor", module + "breaker", module + "priority"},
 	"dashboard":        {module + "executor", module + "breaker", module + "policy", module + "priority"},

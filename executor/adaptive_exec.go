@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fusebox-go/fusebox/internal/adaptive"
 )
 
 // AdaptiveConfig turns the bulkhead's fixed size into a limit that sizes
@@ -122,7 +124,7 @@ type adaptState struct {
 	mu          sync.Mutex
 	retired     bool // adaptive sizing was turned off: the bulkhead is no longer this limit's
 	set         adaptSet
-	lim         limiter
+	lim         adaptive.Limiter
 	start       int64  // when the window opened
 	busy, gen   uint64 // busy refusals and breaker generation when it opened
 	told        int64  // when OnChange was last called
@@ -131,7 +133,7 @@ type adaptState struct {
 }
 
 func newAdaptState(ex *Executor, a adaptSet) *adaptState {
-	s := &adaptState{set: a, lim: newLimiter(a.minL, a.maxL, a.initial), toldLimit: a.initial}
+	s := &adaptState{set: a, lim: adaptive.New(a.minL, a.maxL, a.initial), toldLimit: a.initial}
 	now := ex.now()
 	s.start, s.gen = now, ex.br.Stats().Generation
 	s.windowEnd.Store(now + int64(adaptWindowFirst))
@@ -196,26 +198,26 @@ func (s *adaptState) closeLocked(ex *Executor, now int64) (changed bool, t limit
 	busy, gen := rc.rejected[RejectedBusy].Load(), ex.br.Stats().Generation
 	inUse := ex.bh.Stats().InUse
 	n := v & accCountMask
-	o := limitObs{
-		dur: time.Duration(now - s.start), n: n * adaptEvery,
-		mean:  time.Duration(v>>accCountBits/n) * time.Microsecond,
-		busy:  busy - s.busy,
-		inUse: inUse, stuck: ex.anyStuck(now), newGen: gen != s.gen,
+	o := adaptive.Obs{
+		Dur: time.Duration(now - s.start), N: n * adaptEvery,
+		Mean:  time.Duration(v>>accCountBits/n) * time.Microsecond,
+		Busy:  busy - s.busy,
+		InUse: inUse, Stuck: ex.anyStuck(now), NewGen: gen != s.gen,
 	}
 	s.start, s.busy, s.gen = now, busy, gen
 	s.windowTaken++
-	was := s.lim.limit
-	to := s.lim.next(o)
+	was := s.lim.Limit()
+	to := s.lim.Next(o)
 	k := float64(adaptWindowK)
-	if s.lim.slowStart {
+	if s.lim.SlowStart() {
 		k = adaptWindowKSlow
 	}
-	s.windowEnd.Store(now + int64(min(max(time.Duration(k*s.lim.baseline), adaptWindowMin), adaptWindowMax)))
+	s.windowEnd.Store(now + int64(min(max(time.Duration(k*float64(s.lim.Baseline())), adaptWindowMin), adaptWindowMax)))
 	if to == was {
 		return false, t
 	}
 	if s.set.onChange != nil && (s.told == 0 || now-s.told >= int64(adaptTellEvery)) {
-		t = limitTell{f: s.set.onChange, from: s.toldLimit, to: to, why: s.lim.reason}
+		t = limitTell{f: s.set.onChange, from: s.toldLimit, to: to, why: s.lim.Reason()}
 		s.told, s.toldLimit = now, to
 	}
 	return true, t
@@ -247,7 +249,7 @@ func (ex *Executor) anyStuck(now int64) bool {
 func (ex *Executor) resizeToLimit(s *adaptState) bool {
 	s.sizeMu.Lock()
 	s.mu.Lock()
-	to, retired := s.lim.limit, s.retired
+	to, retired := s.lim.Limit(), s.retired
 	s.mu.Unlock()
 	if retired {
 		s.sizeMu.Unlock()
@@ -308,9 +310,8 @@ func (ex *Executor) applyAdaptive(r resolved) (size int, fresh *adaptState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.set = r.adapt
-	s.lim.min, s.lim.max = r.adapt.minL, r.adapt.maxL
-	s.lim.limit = min(max(s.lim.limit, s.lim.min), s.lim.max)
-	return s.lim.limit, nil
+	s.lim.SetBounds(r.adapt.minL, r.adapt.maxL)
+	return s.lim.Limit(), nil
 }
 
 // adaptStats fills the limit's fields of Stats.
@@ -322,8 +323,8 @@ func (ex *Executor) adaptStats(st *Stats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.Adaptive = true
-	st.LimitReason = s.lim.reason
-	st.LimitBaseline = time.Duration(s.lim.baseline)
-	st.LimitGradient = s.lim.gradient
-	st.LimitMin, st.LimitMax = s.lim.min, s.lim.max
+	st.LimitReason = s.lim.Reason()
+	st.LimitBaseline = s.lim.Baseline()
+	st.LimitGradient = s.lim.Gradient()
+	st.LimitMin, st.LimitMax = s.lim.Bounds()
 }

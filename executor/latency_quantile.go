@@ -22,5 +22,5 @@ func (ex *Executor) Latency(q float64) time.Duration {
 	if l == nil {
 		return 0
 	}
-	return l.quantile(q)
+	return l.Quantile(q)
 }

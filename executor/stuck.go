@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/fusebox-go/fusebox/internal/latency"
 )
 
 // Defaults of StuckConfig's zero values.
@@ -130,9 +132,9 @@ type stuckState struct {
 	// set holds the criterion and the OnBusy listener in force, replaced
 	// whole by Reconfigure.
 	set atomic.Pointer[stuckSet]
-	lat atomic.Pointer[latencies] // made at the first success
-	// warm is set once the history holds latWarm samples: from then on
-	// one success in latEvery is sampled. A flag of its own, written once,
+	lat atomic.Pointer[latency.Histogram] // made at the first success
+	// warm is set once the history holds latency.Warm samples: from then on
+	// one success in latency.Every is sampled. A flag of its own, written once,
 	// rather than the history's sample count, which every sample writes.
 	warm atomic.Bool
 	// busyUntil: no call in the bulkhead can be stuck before this time
@@ -182,7 +184,7 @@ func (s *stuckState) stuckNow() *stuckSet { return s.set.Load() }
 func (s *stuckState) setStuck(p stuckPolicy, onBusy func(Busy)) {
 	s.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
 	if l := s.lat.Load(); l != nil {
-		l.threshold.Store(0)
+		l.SetThreshold(0, 0)
 	}
 	s.busyUntil.Store(0)
 }
@@ -202,16 +204,15 @@ func (ex *Executor) stuckAfter() int64 {
 	if l == nil {
 		return p.maxAge
 	}
-	n := l.samples.Load()
-	if t := l.threshold.Load(); t != 0 && n-l.thresholdAt.Load() < latRefresh {
+	n := l.Samples()
+	if t := l.Threshold(); t != 0 {
 		return t
 	}
 	t := p.maxAge
-	if p99 := l.quantile(0.99); p99 > 0 {
+	if p99 := l.Quantile(0.99); p99 > 0 {
 		t = int64(min(max(float64(p.multiple)*float64(p99), float64(p.minAge)), float64(p.maxAge)))
 	}
-	l.threshold.Store(t)
-	l.thresholdAt.Store(n)
+	l.SetThreshold(t, n)
 	rc.busyUntil.Store(0) // computed with the old threshold
 	return t
 }
