@@ -236,7 +236,7 @@ func (ex *Executor) anyStuck(now int64) bool {
 	if rc.overdue.Load() > 0 {
 		return true
 	}
-	old, _ := ex.run.countOld(now-ex.stuckAfter(), rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), 1)
+	old, _ := ex.run.CountOld(now-ex.stuckAfter(), rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), 1)
 	return old > 0
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/timeline"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
@@ -34,7 +35,7 @@ type Executor struct {
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
 
-	run lazyTimeline // invocation deadlines of running calls
+	run timeline.Lazy // invocation deadlines of running calls
 
 	// adaptAcc is the adaptive limit's window (adaptState.observe): the
 	// count and summed durations of the successes sampled since the window
@@ -64,7 +65,7 @@ type Executor struct {
 	// queue (from New, or from the first Reconfigure that gives it one),
 	// and kept after a Reconfigure removes the queue, for the calls still
 	// waiting in it.
-	queued  atomic.Pointer[lazyTimeline]
+	queued  atomic.Pointer[timeline.Lazy]
 	closing atomic.Pointer[closeState] // set by Close: the executor is closed
 
 	rare  atomic.Pointer[rareCounts] // made at the first rare event
@@ -218,7 +219,7 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 		ex.makeCounts(p.stuck, cfg.OnBusy).shadow.Store(cfg.Shadow) // else made with the default criterion when first needed
 	}
 	if p.queue > 0 {
-		ex.queued.Store(&lazyTimeline{})
+		ex.queued.Store(&timeline.Lazy{})
 	}
 	return ex, nil
 }
@@ -293,10 +294,10 @@ func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
 	var qgone <-chan struct{}
 	if qt := ex.queued.Load(); qt != nil {
-		var left []*deadline
-		left, qgone = qt.close()
+		var left []*timeline.Deadline
+		left, qgone = qt.Close()
 		for _, d := range left {
-			d.owner.onClose(d.kind)
+			d.Owner.Closed(d.Kind)
 		}
 	}
 	var err error
@@ -305,9 +306,9 @@ func (ex *Executor) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	left, gone := ex.run.close()
+	left, gone := ex.run.Close()
 	for _, d := range left {
-		d.owner.onClose(d.kind)
+		d.Owner.Closed(d.Kind)
 	}
 	// The timers' goroutines may be inside a user's transition listener:
 	// wait for them only as long as ctx allows.

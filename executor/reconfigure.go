@@ -6,6 +6,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
 // Reconfigure puts cfg in force on a running executor, without dropping a
@@ -85,7 +87,7 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	// A queue-wait timeline before the queue: a call that Admit queues
 	// must find it.
 	if r.queue > 0 && ex.queued.Load() == nil {
-		ex.queued.CompareAndSwap(nil, &lazyTimeline{})
+		ex.queued.CompareAndSwap(nil, &timeline.Lazy{})
 	}
 	// A window of the adaptive limit may be closing: the resize is ordered
 	// with its (see applyAdaptive).

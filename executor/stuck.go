@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/internal/latency"
+	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
 // Defaults of StuckConfig's zero values.
@@ -253,11 +254,11 @@ func (ex *Executor) isStuck() bool {
 	}
 	after := ex.stuckAfter()
 	cutoff := now - after
-	old, next := ex.run.countOld(cutoff, rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), needRunning-overdue)
+	old, next := ex.run.CountOld(cutoff, rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), needRunning-overdue)
 	stuck := overdue+old >= needRunning
 	if qt := ex.queued.Load(); !stuck && qt != nil {
 		var qnext int64
-		old, qnext = qt.countOld(cutoff, rc.queueSpan.widen(ex.queueTO.Load(), now), needQueued)
+		old, qnext = qt.CountOld(cutoff, rc.queueSpan.widen(ex.queueTO.Load(), now), needQueued)
 		stuck = old >= needQueued
 		next = min(next, qnext)
 	}
@@ -288,7 +289,7 @@ func (c *call[T]) startedAt() int64 {
 	if c.span == math.MaxUint32 {
 		return math.MaxInt64
 	}
-	return c.ctx.node.at - spanNs(c.span)
+	return c.ctx.node.At - spanNs(c.span)
 }
 
 // spanOf encodes d ≥ 0 ns, the time from a call's start to its deadline, in
@@ -312,46 +313,16 @@ func spanNs(s uint32) int64 {
 	return int64(s&^(1<<31)) * int64(time.Millisecond)
 }
 
-// countOld counts the live deadlines on the list whose calls started at or
-// before cutoff, stopping at need, and returns the earliest start of the
-// others (math.MaxInt64 if none): no call on the list that is not counted
-// started before it. span is the longest time from a call's start to its
-// deadline, so the list (sorted by deadline) can be cut short where even
-// the earliest possible start is after cutoff. A queued call's start is
-// when it was queued; a timed-out call in its grace period is overdue, and
-// counted as such: never twice.
-func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int64) {
-	next = math.MaxInt64
-	t := l.p.Load()
-	if t == nil || t == closedTimeline {
-		return 0, next
+// Since is when what deadline k times began, for the stuck criterion
+// (timeline.CountOld): a queued call's queueing, a running call's start.
+// A timed-out call in its grace period is counted as overdue, never twice,
+// and a call run outside the bulkhead holds no slot: neither is ever old.
+func (c *call[T]) Since(k timeline.Kind) int64 {
+	switch k {
+	case queueDeadline:
+		return c.queuedAt() // its span is not written yet: a promotion may be writing it
+	case invocationDeadline:
+		return c.startedAt()
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.closed && !t.retired {
-		t.moveInbox()
-	}
-	d := t.head
-	for ; d != nil && d.at-span <= cutoff; d = d.next {
-		if d.kind == graceDeadline || d.kind == outsideDeadline || d.done.Load() {
-			continue
-		}
-		var start int64
-		if d.kind == queueDeadline {
-			start = d.owner.queuedAt() // its span is not written yet: a promotion may be writing it
-		} else {
-			start = d.owner.startedAt()
-		}
-		if start > cutoff {
-			next = min(next, start)
-			continue
-		}
-		if old++; old >= need {
-			return old, next
-		}
-	}
-	if d != nil {
-		next = min(next, d.at-span) // the rest started after this
-	}
-	return old, next
+	return math.MaxInt64
 }
