@@ -8,37 +8,20 @@ import (
 	"github.com/fusebox-go/fusebox/internal/adaptive"
 )
 
-// AdaptiveConfig turns the bulkhead's fixed size into a limit that sizes
-// itself: between Min and Max, from what the executor sees where calls end
-// (their throughput and latency, busy refusals, the slots in use), once per
-// window, computed by the call that ends the window: no goroutine, no
-// timer. The limit follows Little's law (best recent throughput × a slow
-// baseline of the latency, with headroom for bursts), is cut when latency
-// rises over its baseline while throughput does not, grows only when it was
-// in the way, starts slowly from Initial and restarts at half after the
-// breaker closes again. It never grows while a slot is held by a stuck call,
-// and without successes its baselines and the limit freeze, so a hang fills
-// the limit's slots and trips the breaker as a fixed bulkhead would. See
-// docs/adaptive.md for the algorithm and its measurements.
-//
-// The zero value is off: the bulkhead has Workers slots. Adaptive sizing
-// needs an InvocationTimeout of at most an hour.
+// AdaptiveConfig lets the bulkhead size itself between Min and Max from the
+// calls that end, without a goroutine; it never grows while a slot is
+// stuck, so a hang trips the breaker as with a fixed size. The zero value
+// is off. It needs an InvocationTimeout of at most an hour
+// (docs/adaptive.md).
 type AdaptiveConfig struct {
-	// Max is the largest limit; 0 turns adaptive sizing off. At most
-	// 2^31-1.
+	// Max is the largest limit; 0 turns adaptive sizing off.
 	Max int
-	// Min is the smallest limit. 0 means 1; otherwise at most Max.
+	// Min is the smallest limit. 0 means 1; at most Max.
 	Min int
-	// Initial is the limit at New. 0 means Workers (10 if 0), brought into
-	// [Min, Max].
+	// Initial is the limit at New. 0 means Workers, within [Min, Max].
 	Initial int
-	// OnChange, if set, is told when the limit changes: at most once a
-	// second, from the limit it was last told of to the new one, with the
-	// reason of the last change (Stats.LimitReason). It runs on the
-	// goroutine of the call that ended the window, after the bulkhead has
-	// the new limit and with no lock of the executor held (it may read
-	// Stats or call Reconfigure): keep it short; a panic in it is
-	// recovered.
+	// OnChange, if set, is told of limit changes, at most once a second, on a
+	// call's goroutine, with no lock held. A panic in it is recovered.
 	OnChange func(supplier string, from, to int, reason string)
 }
 

@@ -18,68 +18,19 @@ const (
 	defaultStuckMinAge = 500 * time.Millisecond
 )
 
-// StuckConfig decides whether a full bulkhead trips the breaker.
-//
-// A call that finds every slot taken (and the queue full, if there is one)
-// meets one of two bulkheads. A busy one holds young calls: a burst, a
-// cold start, a supplier that paused for a moment; they will end soon, and
-// only this call is refused (ErrBusy, counted as RejectedBusy; the
-// breaker learns nothing). A stuck one holds calls that have run far longer
-// than this supplier's calls normally take: that is evidence against the
-// supplier, and the breaker trips in this very call (reason Saturation, or
-// QueueFull with a queue), as in the shop outage where it opens 1.3 s in
-// instead of 30.4 s.
-//
-// The bulkhead is stuck when at least half of its slots (rounded up) are
-// held by calls that have run for at least
-//
-//	clamp(Multiple × p99, MinAge, MaxAge)
-//
-// (calls past their deadline whose function has not returned, Stats.Overdue,
-// always count), or, with a queue, when its oldest call has waited that
-// long. p99 is the 99th percentile of the supplier's recent successful
-// calls (Stats.LatencyP99). A call whose caller's deadline is more than
-// about 71 minutes shorter than the invocation timeout never counts as
-// old: its start is not kept. Without history
-// (fewer than 20 successes so far) the threshold is MaxAge, so the first
-// burst of a new supplier is never stuck unless its calls are older than
-// half the invocation timeout.
-//
-// Half of the slots, not the oldest call alone: a healthy supplier's tail
-// has the odd call that takes seconds, and one of them in a bulkhead that a
-// burst fills would otherwise trip the breaker; a hang holds every call it
-// gets, so half of the slots are old a few calls after the first one is.
-//
-// The defaults come from the loadtest scenarios (the README has the
-// measurements): a supplier answering in 100 ms that hangs trips once the
-// fifth of its 10 slots holds a call 0.8 s old (the shop outage at 10
-// payments/s: 1.3 s in; at 50 payments/s: 0.9 s in). A stall of the
-// supplier looks like a hang until it ends, so the multiple must exceed
-// the stalls to ride out, counted in p99s: with stalls of 0.5–0.7 s every
-// 30 s under Poisson bursts from a cold start, a supplier whose p99 is
-// 0.12 s tripped 5 to 14 times in 10 minutes at 5 × p99, 0 or 1 times at
-// 6 ×, never at 7 × or 8 ×; one with p99 ≈ 0.5 s never, where the literal
-// rule (TripOnAnySaturation) trips 25 to 53 times. The 0.5 s floor keeps a
-// pause of the calling process from making a fast supplier's calls look
-// stuck.
+// StuckConfig decides whether a full bulkhead trips the breaker: it does
+// (ErrSaturated) when half of the slots are held by calls older than
+// clamp(Multiple × p99, MinAge, MaxAge), p99 being Stats.LatencyP99;
+// otherwise only the call that found it full is refused (ErrBusy). The
+// zero value is the default rule (docs/design.md, "The stuck criterion").
 type StuckConfig struct {
-	// Multiple of the p99 of recent successful calls that a call must have
-	// run to be stuck. 0 means 8; otherwise ≥ 1.
+	// Multiple of the p99 that makes a call old. 0 means 8; otherwise ≥ 1.
 	Multiple float64
-	// MinAge is the floor of the threshold: no call younger than this is
-	// stuck, however fast the supplier usually answers (a garbage
-	// collection or a stall of the machine makes every call look slow for
-	// a moment). 0 means 500 ms, or MaxAge if that is less.
+	// MinAge is the threshold's floor. 0 means 500 ms (at most MaxAge).
 	MinAge time.Duration
-	// MaxAge is the ceiling of the threshold, and the threshold of a
-	// supplier without history: a call that has run this long is stuck,
-	// however slow the supplier's history. 0 means half the
-	// InvocationTimeout; at most the InvocationTimeout (calls that honour
-	// their context never get older than that).
+	// MaxAge is the threshold's ceiling. 0 means InvocationTimeout/2.
 	MaxAge time.Duration
-	// TripOnAnySaturation trips the breaker whenever a call finds the
-	// bulkhead full, young calls or not: the literal rule, for a supplier
-	// whose bulkhead should never fill. The other fields are ignored.
+	// TripOnAnySaturation trips on any full bulkhead; the others are ignored.
 	TripOnAnySaturation bool
 }
 

@@ -36,14 +36,10 @@ const (
 	adaptNoGainLatency = 1.1
 	// adaptProbeEvery: windows between two probes.
 	adaptProbeEvery = 256
-	// ProbeBusy: windows between two probes while the limit is in
-	// the way, about as many as the baseline remembers. Under a sustained
-	// overload every window sees the supplier's queue, and a baseline of
-	// queued windows only would rise with the limit, which then never
-	// cuts (the limit drifted to its Max and goodput fell to 0 in a
-	// 10-minute overload, make soak-adaptive); a probe measures the
-	// supplier without its queue again before the drained windows are
-	// forgotten.
+	// ProbeBusy: windows between two probes while the limit is in the way,
+	// about as many as the baseline remembers: under a sustained overload
+	// every window sees the supplier's queue, and a baseline of queued
+	// windows only would rise with the limit, which then never cuts.
 	ProbeBusy = adaptBaselineSpans * adaptBaselineSpan
 	// adaptProbeWindows: a probe's windows; the first drains the queue.
 	adaptProbeWindows = 2

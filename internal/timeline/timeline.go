@@ -53,31 +53,11 @@ func (d *Deadline) Finish() { d.done.Store(true) }
 // Done reports whether Finish was called.
 func (d *Deadline) Done() bool { return d.done.Load() }
 
-// timeline is the executor's deadline machinery: deadlines sorted by time
-// and ONE timer, armed for the earliest of them, instead of a timer and a
-// context.WithDeadline per call (~800 ns and 4 allocations, more than a
-// whole Submit). The timer runs only while calls are in flight and stops
-// by itself when it finds nothing left to time.
-//
-// Adding a deadline takes no lock in the common case. The entry is pushed
-// on the inbox, a lock-free stack, and if the armed timer fires at or
-// before the entry's time, that is all: every firing moves the inbox into
-// the sorted list before it looks for due entries, so the entry is looked
-// at in time. One executor's calls all have the same timeout, so a new
-// deadline is nearly always later than the armed one. Only an entry that
-// no armed timer covers (the first one, or one earlier than the timer,
-// from a caller with a shorter deadline) takes the lock, and so does every
-// drainEvery-th push, which moves the inbox into the list and drops the
-// finished entries there: a call that ends only marks its entry done, and
-// the entries of finished calls are kept alive a bounded while.
-//
-// The sorted list is a singly linked list. Entries are appended at the
-// tail, O(1) when deadlines arrive in order; an earlier one is inserted by
-// a walk. Done entries are dropped where the list is walked anyway: from
-// the head when the inbox is moved in and when the timer fires, and,
-// should a call that ignores its context hold the head for a while, by a
-// sweep of the whole list each time it has doubled, so that finished calls
-// are kept alive at most a bounded while (amortized O(1)).
+// timeline is one published list of deadlines, sorted by time, and the
+// timer armed for the earliest. Adding a deadline pushes it on the inbox,
+// a lock-free stack, and takes the lock only when no armed timer covers
+// it or every drainEvery-th push; finished entries are dropped lazily.
+// docs/design.md ("Deadlines: one timer per executor") has the argument.
 type timeline struct {
 	// The inbox and the state an adder reads, on a cache line of their own.
 	inbox  atomic.Pointer[Deadline] // pushed lock-free, moved to the list under mu
