@@ -23,8 +23,14 @@ var allowed = map[string][]string{
 	"future":         {module + "internal/ilist"},
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/ilist"},
-	"executor":       {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle", "golang.org/x/sync/"},
-	"priority":       nil,
+	"executor": {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle",
+		module + "internal/adaptive", module + "internal/latency", module + "internal/timeline", "golang.org/x/sync/"},
+	// The executor's mechanisms, each std only and tested on its own: the
+	// adaptive limit's algorithm, the latency history, the deadline timeline.
+	"internal/adaptive": nil,
+	"internal/latency":  nil,
+	"internal/timeline": nil,
+	"priority":          nil,
 	// Client-side adaptive throttling, a leaf the executor calls.
 	"throttle": {module + "priority"},
 	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},

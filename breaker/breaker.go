@@ -33,14 +33,14 @@ const never = math.MaxInt64
 // and Reconfigure return an error, State reports ForcedOpen (it admits
 // nothing), and so does Stats, zero otherwise; the other methods do
 // nothing.
-//
-// The whole state is one immutable *record, swapped by compare-and-swap on
-// every transition. A record is a generation: permits remember the record
-// they were admitted under, counters that belong to a state (consecutive
-// failures, the sliding window, half-open probe places) live in its record,
-// so a new state starts with fresh counters without anything being cleared,
-// and a result from an older generation is recognised by pointer comparison.
 type Breaker struct {
+	// The whole state is one immutable *record, swapped by compare-and-swap
+	// on every transition. A record is a generation: permits remember the
+	// record they were admitted under, counters that belong to a state
+	// (consecutive failures, the sliding window, half-open probe places)
+	// live in its record, so a new state starts with fresh counters without
+	// anything being cleared, and a result from an older generation is
+	// recognised by pointer comparison.
 	cur   atomic.Pointer[record]
 	epoch time.Time               // the breaker's clock is nanoseconds since epoch (monotonic)
 	hist  atomic.Pointer[history] // made at the first transition

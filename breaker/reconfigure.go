@@ -1,24 +1,13 @@
 package breaker
 
-// Reconfigure puts the rules of cfg in force for the calls from now on,
-// keeping the breaker's state: an open breaker stays open until the same
-// moment (a new ResetTimeout applies from its next opening), a half-open
-// one keeps its probes, and the generation does not change, so permits
-// admitted before the change still count. cfg is validated whole first,
-// with the same errors as New; an invalid cfg changes nothing.
-//
-// Counters that belong to the rules restart when the rules have any (the
-// sliding window of the rate rules and the per-kind consecutive counts, in
-// a closed or disabled breaker): the old counts were kept for other rules.
-// The consecutive-failure count carries over. Results of calls admitted
-// before such a restart are counted in Stats.Late and decide nothing, as
-// after a transition. A breaker with neither ErrorKinds nor a rate rule,
-// before and after, restarts nothing.
-//
-// cfg.Name and cfg.OnTransition are taken from cfg too: keep them if they
-// should not change. Reconfigure is safe for concurrent use with every
-// other method; concurrent Reconfigures apply in some order, the last one
-// wins.
+// Reconfigure puts the rules of cfg, validated as by New, in force for the
+// calls from now on, keeping the state: an open breaker stays open until
+// the same moment, a half-open one keeps its probes, and the generation
+// does not change. Rule counters (the sliding window, per-kind counts)
+// restart when the rules have any; results admitted before count only in
+// Stats.Late. The consecutive-failure count carries over. Name and
+// OnTransition are taken from cfg too. Safe for concurrent use; of
+// concurrent Reconfigures the last one wins.
 func (b *Breaker) Reconfigure(cfg Config) error {
 	if b.unmade() {
 		return errUnmade

@@ -190,16 +190,9 @@ func (o *Options) validateClients(bad func(format string, args ...any)) {
 //	GET  /api/fleet       ?supplier=<ID>: the fleet's view, only with Options.FleetView
 //
 // Mount it under a prefix with http.StripPrefix (the page uses relative
-// URLs). It is safe for concurrent use.
-//
-// Goroutines: the handler starts one, the sampler, when the first stream
-// opens, and stops it when the last one ends: it reads every executor's
-// Stats once per Interval, encodes one frame and hands it to each stream
-// without ever waiting for one (a stream that has not taken the previous
-// frame gets the newest instead). Each stream is written by its own request
-// goroutine, which the HTTP server owns. Close ends the streams and waits
-// for them and the sampler; call it before http.Server.Shutdown, which
-// otherwise waits for the streams to end.
+// URLs). It is safe for concurrent use. It runs a sampler goroutine only
+// while a stream is open; call Close, which ends the streams and waits for
+// them, before http.Server.Shutdown (docs/dashboard.md).
 type Handler struct {
 	opts  Options
 	files http.Handler

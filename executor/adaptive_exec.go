@@ -4,39 +4,24 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fusebox-go/fusebox/internal/adaptive"
 )
 
-// AdaptiveConfig turns the bulkhead's fixed size into a limit that sizes
-// itself: between Min and Max, from what the executor sees where calls end
-// (their throughput and latency, busy refusals, the slots in use), once per
-// window, computed by the call that ends the window: no goroutine, no
-// timer. The limit follows Little's law (best recent throughput × a slow
-// baseline of the latency, with headroom for bursts), is cut when latency
-// rises over its baseline while throughput does not, grows only when it was
-// in the way, starts slowly from Initial and restarts at half after the
-// breaker closes again. It never grows while a slot is held by a stuck call,
-// and without successes its baselines and the limit freeze, so a hang fills
-// the limit's slots and trips the breaker as a fixed bulkhead would. See
-// docs/adaptive.md for the algorithm and its measurements.
-//
-// The zero value is off: the bulkhead has Workers slots. Adaptive sizing
-// needs an InvocationTimeout of at most an hour.
+// AdaptiveConfig lets the bulkhead size itself between Min and Max from the
+// calls that end, without a goroutine; it never grows while a slot is
+// stuck, so a hang trips the breaker as with a fixed size. The zero value
+// is off. It needs an InvocationTimeout of at most an hour
+// (docs/adaptive.md).
 type AdaptiveConfig struct {
-	// Max is the largest limit; 0 turns adaptive sizing off. At most
-	// 2^31-1.
+	// Max is the largest limit; 0 turns adaptive sizing off.
 	Max int
-	// Min is the smallest limit. 0 means 1; otherwise at most Max.
+	// Min is the smallest limit. 0 means 1; at most Max.
 	Min int
-	// Initial is the limit at New. 0 means Workers (10 if 0), brought into
-	// [Min, Max].
+	// Initial is the limit at New. 0 means Workers, within [Min, Max].
 	Initial int
-	// OnChange, if set, is told when the limit changes: at most once a
-	// second, from the limit it was last told of to the new one, with the
-	// reason of the last change (Stats.LimitReason). It runs on the
-	// goroutine of the call that ended the window, after the bulkhead has
-	// the new limit and with no lock of the executor held (it may read
-	// Stats or call Reconfigure): keep it short; a panic in it is
-	// recovered.
+	// OnChange, if set, is told of limit changes, at most once a second, on a
+	// call's goroutine, with no lock held. A panic in it is recovered.
 	OnChange func(supplier string, from, to int, reason string)
 }
 
@@ -122,7 +107,7 @@ type adaptState struct {
 	mu          sync.Mutex
 	retired     bool // adaptive sizing was turned off: the bulkhead is no longer this limit's
 	set         adaptSet
-	lim         limiter
+	lim         adaptive.Limiter
 	start       int64  // when the window opened
 	busy, gen   uint64 // busy refusals and breaker generation when it opened
 	told        int64  // when OnChange was last called
@@ -131,7 +116,7 @@ type adaptState struct {
 }
 
 func newAdaptState(ex *Executor, a adaptSet) *adaptState {
-	s := &adaptState{set: a, lim: newLimiter(a.minL, a.maxL, a.initial), toldLimit: a.initial}
+	s := &adaptState{set: a, lim: adaptive.New(a.minL, a.maxL, a.initial), toldLimit: a.initial}
 	now := ex.now()
 	s.start, s.gen = now, ex.br.Stats().Generation
 	s.windowEnd.Store(now + int64(adaptWindowFirst))
@@ -196,26 +181,26 @@ func (s *adaptState) closeLocked(ex *Executor, now int64) (changed bool, t limit
 	busy, gen := rc.rejected[RejectedBusy].Load(), ex.br.Stats().Generation
 	inUse := ex.bh.Stats().InUse
 	n := v & accCountMask
-	o := limitObs{
-		dur: time.Duration(now - s.start), n: n * adaptEvery,
-		mean:  time.Duration(v>>accCountBits/n) * time.Microsecond,
-		busy:  busy - s.busy,
-		inUse: inUse, stuck: ex.anyStuck(now), newGen: gen != s.gen,
+	o := adaptive.Obs{
+		Dur: time.Duration(now - s.start), N: n * adaptEvery,
+		Mean:  time.Duration(v>>accCountBits/n) * time.Microsecond,
+		Busy:  busy - s.busy,
+		InUse: inUse, Stuck: ex.anyStuck(now), NewGen: gen != s.gen,
 	}
 	s.start, s.busy, s.gen = now, busy, gen
 	s.windowTaken++
-	was := s.lim.limit
-	to := s.lim.next(o)
+	was := s.lim.Limit()
+	to := s.lim.Next(o)
 	k := float64(adaptWindowK)
-	if s.lim.slowStart {
+	if s.lim.SlowStart() {
 		k = adaptWindowKSlow
 	}
-	s.windowEnd.Store(now + int64(min(max(time.Duration(k*s.lim.baseline), adaptWindowMin), adaptWindowMax)))
+	s.windowEnd.Store(now + int64(min(max(time.Duration(k*float64(s.lim.Baseline())), adaptWindowMin), adaptWindowMax)))
 	if to == was {
 		return false, t
 	}
 	if s.set.onChange != nil && (s.told == 0 || now-s.told >= int64(adaptTellEvery)) {
-		t = limitTell{f: s.set.onChange, from: s.toldLimit, to: to, why: s.lim.reason}
+		t = limitTell{f: s.set.onChange, from: s.toldLimit, to: to, why: s.lim.Reason()}
 		s.told, s.toldLimit = now, to
 	}
 	return true, t
@@ -234,7 +219,7 @@ func (ex *Executor) anyStuck(now int64) bool {
 	if rc.overdue.Load() > 0 {
 		return true
 	}
-	old, _ := ex.run.countOld(now-ex.stuckAfter(), rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), 1)
+	old, _ := ex.run.CountOld(now-ex.stuckAfter(), rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), 1)
 	return old > 0
 }
 
@@ -247,7 +232,7 @@ func (ex *Executor) anyStuck(now int64) bool {
 func (ex *Executor) resizeToLimit(s *adaptState) bool {
 	s.sizeMu.Lock()
 	s.mu.Lock()
-	to, retired := s.lim.limit, s.retired
+	to, retired := s.lim.Limit(), s.retired
 	s.mu.Unlock()
 	if retired {
 		s.sizeMu.Unlock()
@@ -308,9 +293,8 @@ func (ex *Executor) applyAdaptive(r resolved) (size int, fresh *adaptState) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.set = r.adapt
-	s.lim.min, s.lim.max = r.adapt.minL, r.adapt.maxL
-	s.lim.limit = min(max(s.lim.limit, s.lim.min), s.lim.max)
-	return s.lim.limit, nil
+	s.lim.SetBounds(r.adapt.minL, r.adapt.maxL)
+	return s.lim.Limit(), nil
 }
 
 // adaptStats fills the limit's fields of Stats.
@@ -322,8 +306,8 @@ func (ex *Executor) adaptStats(st *Stats) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st.Adaptive = true
-	st.LimitReason = s.lim.reason
-	st.LimitBaseline = time.Duration(s.lim.baseline)
-	st.LimitGradient = s.lim.gradient
-	st.LimitMin, st.LimitMax = s.lim.min, s.lim.max
+	st.LimitReason = s.lim.Reason()
+	st.LimitBaseline = s.lim.Baseline()
+	st.LimitGradient = s.lim.Gradient()
+	st.LimitMin, st.LimitMax = s.lim.Bounds()
 }

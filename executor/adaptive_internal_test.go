@@ -12,170 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/adaptive"
 )
-
-// win is a window of 100 ms in which the limit's calls ran at mean
-// latency, inUse slots in use at its end; n successes (throughput n/100ms).
-func win(n uint64, mean time.Duration, inUse int, busy uint64) limitObs {
-	return limitObs{dur: 100 * time.Millisecond, n: n, mean: mean, inUse: inUse, busy: busy}
-}
-
-func TestLimiter(t *testing.T) {
-	ms := time.Millisecond
-	t.Run("a limit in the way doubles in slow start while latency stays at its baseline", func(t *testing.T) {
-		l := newLimiter(1, 256, 10)
-		// 10 slots of 20 ms calls: 50 calls in 100 ms, every slot in use.
-		assert.Equal(t, 20, l.next(win(50, 20*ms, 10, 3)))
-		assert.Equal(t, reasonSlowStart, l.reason)
-		assert.Equal(t, 40, l.next(win(100, 20*ms, 20, 3)))
-	})
-	t.Run("growth stops at twice the Little's-law need", func(t *testing.T) {
-		l := newLimiter(1, 256, 64)
-		// 1000/s × 20 ms = 20 calls needed: the cap is 41, below 64.
-		assert.Equal(t, 64, l.next(win(100, 20*ms, 64, 9)))
-		l = newLimiter(1, 256, 10)
-		assert.Equal(t, 20, l.next(win(50, 20*ms, 10, 9)), "10 × 2 ≤ 2 × 10 + 1")
-		l = newLimiter(1, 256, 16)
-		assert.Equal(t, 21, l.next(win(50, 20*ms, 16, 9)), "2 × 10 + 1")
-	})
-	t.Run("a limit that is not in the way stays", func(t *testing.T) {
-		l := newLimiter(1, 256, 40)
-		assert.Equal(t, 40, l.next(win(100, 20*ms, 20, 0)))
-		assert.Equal(t, reasonInitial, l.reason)
-	})
-	t.Run("latency over 1.5 × the baseline at the same throughput cuts the limit by the gradient", func(t *testing.T) {
-		l := newLimiter(1, 256, 40)
-		l.next(win(100, 20*ms, 20, 0))
-		got := l.next(win(100, 60*ms, 40, 5))
-		assert.Equal(t, 20, got, "gradient 1.5 × 20 / 60 = 0.5")
-		assert.Equal(t, reasonLatency, l.reason)
-		assert.InDelta(t, 0.5, l.gradient, 1e-9)
-	})
-	t.Run("a cut at most halves, and never goes under Min", func(t *testing.T) {
-		l := newLimiter(15, 256, 40)
-		l.next(win(100, 20*ms, 20, 0))
-		assert.Equal(t, 20, l.next(win(100, 10*20*ms, 40, 5)))
-		assert.Equal(t, 15, l.next(win(100, 10*20*ms, 40, 5)))
-	})
-	t.Run("a stuck slot stops growth and the baselines", func(t *testing.T) {
-		l := newLimiter(1, 256, 10)
-		l.next(win(50, 20*ms, 0, 0))
-		base, best := l.baseline, l.best
-		o := win(500, 5*ms, 10, 50)
-		o.stuck = true
-		assert.Equal(t, 10, l.next(o))
-		assert.Equal(t, base, l.baseline)
-		assert.Equal(t, best, l.best)
-	})
-	t.Run("a window without a success changes nothing", func(t *testing.T) {
-		l := newLimiter(1, 256, 10)
-		l.next(win(50, 20*ms, 0, 0))
-		before := l
-		assert.Equal(t, 10, l.next(win(0, 0, 10, 1000)))
-		assert.Equal(t, before, l)
-	})
-	t.Run("a breaker that transitioned restarts at half the limit, in slow start", func(t *testing.T) {
-		l := newLimiter(1, 256, 40)
-		l.slowStart = false
-		o := win(100, 20*ms, 0, 0)
-		o.newGen = true
-		assert.Equal(t, 20, l.next(o))
-		assert.Equal(t, reasonRestart, l.reason)
-		assert.True(t, l.slowStart)
-	})
-	t.Run("an overload's slow windows do not raise the baseline while faster ones are in its spans", func(t *testing.T) {
-		l := newLimiter(1, 256, 40)
-		l.next(win(100, 20*ms, 10, 0))
-		for range adaptBaselineSpan*adaptBaselineSpans - 1 {
-			l.next(win(160, 45*ms, 40, 9))
-		}
-		assert.Equal(t, float64(20*ms), l.baseline)
-		for range adaptBaselineSpan {
-			l.next(win(160, 45*ms, 40, 9))
-		}
-		assert.Equal(t, float64(45*ms), l.baseline, "a supplier that stays slower is followed")
-	})
-	t.Run("a growth that raised latency but not throughput is undone, and the first one probes at a quarter", func(t *testing.T) {
-		l := newLimiter(1, 256, 20)
-		// A cold start into an overloaded supplier: its queue is in the
-		// baseline (50 ms), and doubling the limit doubles the latency.
-		assert.Equal(t, 40, l.next(win(40, 50*ms, 20, 9)))
-		assert.Equal(t, 5, l.next(win(40, 100*ms, 40, 9)), "undone to 20, probing at a quarter of it")
-		assert.Equal(t, reasonProbe, l.reason)
-		assert.Equal(t, 5, l.next(win(40, 60*ms, 5, 9)), "the probe's first window drains the queue")
-		assert.Equal(t, 20, l.next(win(40, 25*ms, 5, 9)), "then back")
-		assert.Equal(t, float64(25*ms), l.baseline, "with the baseline the probe measured")
-		assert.Equal(t, 15, l.next(win(40, 50*ms, 20, 9)), "which cuts the limit the queue was in: 1.5 × 25 / 50")
-		assert.Equal(t, reasonLatency, l.reason)
-	})
-	t.Run("a growth the calls did not use is not undone", func(t *testing.T) {
-		// A cold start below the supplier's capacity: the limit was in
-		// the way once, grew, and the next window's calls fitted in the
-		// old limit. Its throughput could not rise (no call was waiting)
-		// and its latency is noise: no undo, no probe.
-		l := newLimiter(1, 256, 20)
-		assert.Equal(t, 40, l.next(win(40, 50*ms, 20, 9)))
-		assert.Equal(t, 40, l.next(win(40, 60*ms, 15, 0)))
-		assert.Equal(t, reasonSlowStart, l.reason)
-		assert.Zero(t, l.restore, "no probe")
-	})
-	t.Run("a growth whose new limit is in the way again is undone, not grown on", func(t *testing.T) {
-		// 99 in flight of 110 is in the way (90 %) though under the old
-		// 100: latency rose and throughput did not, so the growth is
-		// undone, and the first undo probes at a quarter.
-		l := newLimiter(1, 256, 100)
-		l.slowStart = false
-		require.Equal(t, 110, l.next(win(300, 20*ms, 100, 5)))
-		assert.Equal(t, 25, l.next(win(300, 23*ms, 99, 0)))
-		assert.Equal(t, reasonProbe, l.reason)
-	})
-	t.Run("a probe does not end while a slot is stuck: the limit never grows then", func(t *testing.T) {
-		l := newLimiter(1, 256, 20)
-		l.next(win(40, 50*ms, 20, 9))
-		require.Equal(t, 5, l.next(win(40, 100*ms, 40, 9)), "probing at a quarter")
-		// A partial hang: some slots are held by stuck calls while the
-		// others' successes still close windows.
-		for range 3 {
-			o := win(40, 60*ms, 5, 9)
-			o.stuck = true
-			assert.Equal(t, 5, l.next(o))
-		}
-		assert.Equal(t, 20, l.next(win(40, 25*ms, 5, 9)), "back after the first window without a stuck slot")
-	})
-	t.Run("no probe starts in a window with a stuck slot", func(t *testing.T) {
-		// A trickle of hung calls: one slot is always stuck, the others'
-		// successes close windows, and busy refusals say the limit is in
-		// the way. A probe started now would measure the stall.
-		l := newLimiter(1, 256, 20)
-		l.slowStart = false
-		l0 := l.next(win(200, 20*ms, 20, 9)) // a baseline, no stuck slot
-		for range 2 * adaptProbeBusy {
-			o := win(200, 20*ms, l.limit, 9)
-			o.stuck = true
-			require.Equal(t, l0, l.next(o))
-		}
-	})
-	t.Run("a probe held by stuck slots ends after as many windows as the baseline remembers", func(t *testing.T) {
-		// A call that keeps its slot for good (a leaked lease is overdue
-		// for ever) must not hold the limit at a quarter.
-		l := newLimiter(1, 256, 20)
-		l.next(win(40, 50*ms, 20, 9))
-		require.Equal(t, 5, l.next(win(40, 100*ms, 40, 9)), "probing at a quarter")
-		n := 0
-		for l.limit == 5 && n < 2*adaptProbeBusy {
-			o := win(40, 25*ms, 5, 9)
-			o.stuck = true
-			l.next(o)
-			n++
-		}
-		assert.Equal(t, 20, l.limit)
-		assert.Equal(t, adaptProbeBusy, n, "counted from the probe's start")
-	})
-	t.Run("the limit never exceeds Max", func(t *testing.T) {
-		l := newLimiter(1, 30, 20)
-		assert.Equal(t, 30, l.next(win(1000, 20*ms, 20, 9)))
-	})
-}
 
 func TestAdaptiveConfig(t *testing.T) {
 	for _, tc := range []struct {
@@ -217,7 +55,7 @@ func TestAdaptiveConfig(t *testing.T) {
 			st := ex.Stats()
 			assert.Equal(t, c.want, st.Workers, "Workers %d in [%d, %d]", c.workers, c.min, c.max)
 			assert.True(t, st.Adaptive)
-			assert.Equal(t, reasonInitial, st.LimitReason)
+			assert.Equal(t, adaptive.ReasonInitial, st.LimitReason)
 			require.NoError(t, ex.Close(context.Background()))
 		}
 	})
@@ -258,7 +96,7 @@ func TestAdaptiveExecutor(t *testing.T) {
 		assert.InDelta(t, float64(20*time.Millisecond), float64(st.LimitBaseline), float64(5*time.Millisecond))
 		mu.Lock()
 		assert.NotEmpty(t, told, "OnChange was told")
-		assert.Contains(t, told, reasonSlowStart)
+		assert.Contains(t, told, adaptive.ReasonSlowStart)
 		mu.Unlock()
 
 		require.NoError(t, ex.Reconfigure(Config{Adaptive: AdaptiveConfig{Max: 16}}))
@@ -331,7 +169,7 @@ func TestAdaptiveLimitBelowInitialStillTripsOnAHang(t *testing.T) {
 		ex, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 64, Initial: 64}, InvocationTimeout: 5 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 10 * time.Second}, Stuck: StuckConfig{MaxAge: time.Second}})
 		require.NoError(t, err)
-		ex.adapt.Load().lim.limit = 4
+		ex.adapt.Load().lim.SetLimit(4)
 		ex.resizeToLimit(ex.adapt.Load()) // as the limiter does after cuts
 		hang := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
 		var futures []func()
@@ -400,7 +238,7 @@ func TestAdaptiveOnChangeMayUseTheExecutor(t *testing.T) {
 	}
 	st := <-told
 	assert.Equal(t, 8, st.Workers, "OnChange sees the new limit in force")
-	assert.Equal(t, reasonSlowStart, st.LimitReason)
+	assert.Equal(t, adaptive.ReasonSlowStart, st.LimitReason)
 	assert.Equal(t, 50, ex.Stats().LimitMax, "its Reconfigure took")
 	close(release)
 	require.NoError(t, ex.Close(context.Background()))
@@ -443,7 +281,7 @@ func TestAdaptiveCutAppliesToTheStuckCriterionAtOnce(t *testing.T) {
 		require.Equal(t, breaker.Closed, ex.Breaker().State())
 		a := ex.adapt.Load()
 		a.mu.Lock()
-		a.lim.limit = 32 // a cut
+		a.lim.SetLimit(32) // a cut
 		a.mu.Unlock()
 		ex.resizeToLimit(a)
 		time.Sleep(100 * time.Millisecond)
@@ -506,7 +344,7 @@ func TestAdaptiveWindowAcrossReconfigureToAdaptive(t *testing.T) {
 	got := ex.bh.Stats().Slots
 	a := ex.adapt.Load()
 	a.mu.Lock()
-	want := a.lim.limit
+	want := a.lim.Limit()
 	a.mu.Unlock()
 	assert.Equal(t, 14, want, "the window doubled the limit")
 	assert.Equal(t, want, got, "the bulkhead has the limit")

@@ -7,10 +7,7 @@ import (
 	"time"
 )
 
-// Busy describes a busy refusal: a call found the bulkhead full of young
-// calls and was refused alone, without tripping the breaker (see
-// StuckConfig). Many of them mean the bulkhead is too small for the
-// traffic (see the sizing notes in the package documentation).
+// Busy describes a busy refusal: the bulkhead was full of young calls.
 type Busy struct {
 	Supplier   string
 	Time       time.Time
@@ -45,15 +42,9 @@ func (ex *Executor) tellBusy(b Busy) {
 	ex.counts().stuckNow().onBusy(b)
 }
 
-// LogBusy returns a Config.OnBusy listener that logs busy refusals with l
-// at Info, at most one record per supplier and interval (1 s if interval
-// is 0), with the number of refusals since the previous record, so that a
-// burst of refusals costs one line. A record carries supplier, refused,
-// slots, queued and stuck_after. It logs when a refusal happens (it
-// runs no timer): the refusals held back after the last record of a burst
-// are counted in the next burst's first record; Stats.Rejected has the
-// exact total at any time. Safe for concurrent use, by many executors. A
-// nil l is slog.Default().
+// LogBusy returns an OnBusy listener that logs busy refusals with l (nil:
+// slog.Default()) at most once per supplier and interval (0: 1 s), with
+// the count since the last record. Safe for concurrent use.
 func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
 	if l == nil {
 		l = slog.Default()

@@ -54,7 +54,7 @@ func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) 
 	c.fn, c.permit = fn, p
 	c.ctx.parent = ctx
 	c.ctx.ex = ex
-	c.ctx.node.owner = c // kind: invocationDeadline, the zero value
+	c.ctx.node.Owner = c // kind: invocationDeadline, the zero value
 	return c
 }
 
@@ -70,7 +70,7 @@ func (c *call[T]) start() {
 		}
 	}
 	c.span = spanOf(at - now) // for startedAt
-	c.ctx.node.at = at
+	c.ctx.node.At = at
 	if perr := c.ctx.parent.Err(); perr != nil || at <= now {
 		// The caller has given up already: don't make the call, and don't
 		// let the timer count it as the supplier's timeout.
@@ -81,7 +81,7 @@ func (c *call[T]) start() {
 		c.settle(zero, perr, skipped)
 		return
 	}
-	if !ex.run.add(&c.ctx.node, &ex.env.epoch) {
+	if !ex.run.Add(&c.ctx.node, &ex.env.epoch) {
 		// The executor is closing: the call will not run. settle gives the
 		// slot back.
 		var zero T

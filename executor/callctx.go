@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
 // callCtx is the context a protected function receives. It is embedded in
@@ -48,13 +50,13 @@ import (
 // for Done, takes no lock and makes no ctxState at all.
 type callCtx struct {
 	parent context.Context
-	ex     *Executor // the call's; its epoch is the clock of node.at
-	// node is the call's entry in its executor's timeline; node.at, the
+	ex     *Executor // the call's; its epoch is the clock of node.At
+	// node is the call's entry in its executor's timeline; node.At, the
 	// deadline in ns since the executor's epoch, is set before fn runs
 	// and never changes. node.done is set when fn has returned: the
 	// context is over, as if the deferred cancel of context.WithDeadline
 	// had run.
-	node deadline
+	node timeline.Deadline
 	x    atomic.Pointer[ctxState] // made (once) by state
 }
 
@@ -85,7 +87,7 @@ type ctxState struct {
 	// for the while the future waits for the function (timeoutGrace).
 	terr  error
 	meet  atomic.Int32
-	grace deadline
+	grace timeline.Deadline
 }
 
 // state returns the ctxState, making and publishing it. Publishing it
@@ -104,7 +106,7 @@ func (c *callCtx) state() *ctxState {
 type afterFunc struct{ f func() }
 
 func (c *callCtx) Deadline() (time.Time, bool) {
-	return c.ex.env.epoch.Add(time.Duration(c.node.at)), true
+	return c.ex.env.epoch.Add(time.Duration(c.node.At)), true
 }
 
 func (c *callCtx) Value(key any) any {
@@ -141,7 +143,7 @@ func (c *callCtx) innerCtx() context.Context {
 		switch {
 		case x.err != nil:
 			x.cancelInner(x.err) // a no-op if the caller's context ended it
-		case c.node.done.Load():
+		case c.node.Done():
 			c.endLocked(x, context.Canceled) // fn has returned
 		}
 	}
@@ -163,7 +165,7 @@ func (c *callCtx) Done() <-chan struct{} {
 		return x.parentDone
 	case x.done != nil:
 		return x.done
-	case x.err == nil && !c.node.done.Load() && c.parent.Done() != nil:
+	case x.err == nil && !c.node.Done() && c.parent.Done() != nil:
 		var child context.Context
 		child, x.stopDone = context.WithCancel(c.parent)
 		x.parentDone = child.Done()
@@ -176,7 +178,7 @@ func (c *callCtx) Done() <-chan struct{} {
 		// rare path; the future package keeps the library's shared
 		// closed channel for its hot one).
 		close(x.done)
-	case c.node.done.Load():
+	case c.node.Done():
 		c.endLocked(x, context.Canceled) // fn has returned
 	}
 	return x.done
@@ -197,7 +199,7 @@ func (c *callCtx) Err() error {
 		c.cancelByParent(err)
 		return c.Err()
 	}
-	if c.node.done.Load() {
+	if c.node.Done() {
 		c.cancel(context.Canceled)
 		return c.Err()
 	}
@@ -219,7 +221,7 @@ func (c *callCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 	a := &afterFunc{f}
 	x.afters[a] = struct{}{}
-	if c.node.done.Load() {
+	if c.node.Done() {
 		c.endLocked(x, context.Canceled)
 	} else {
 		c.watchParentLocked(x)
@@ -304,7 +306,7 @@ func startAfters(afters map[*afterFunc]struct{}) {
 // deferred cancel of context.WithDeadline had run. Contexts nobody watched
 // end lazily, when next asked (Err, Done), with no lock taken now.
 func (c *callCtx) finish() {
-	c.node.finish() // the timeline drops the entry lazily
+	c.node.Finish() // the timeline drops the entry lazily
 	if c.x.Load() != nil {
 		c.cancel(context.Canceled)
 	}

@@ -73,7 +73,7 @@ func (c *call[T]) settleLate(end callEnd) {
 	}
 	// Made before the CAS that settle lost: see expire.
 	x := c.ctx.x.Load()
-	x.grace.finish() // the function has returned: no need to wait for it
+	x.grace.Finish() // the function has returned: no need to wait for it
 	if x.meet.Add(1) == 2 {
 		c.resolveTimedOut()
 	}
@@ -109,12 +109,12 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
 		c.ranFor(breaker.Ignored, now)
-	case err != nil && now >= c.ctx.node.at:
+	case err != nil && now >= c.ctx.node.At:
 		// The function noticed its deadline (or its caller's) and returned
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
-		v, err = zero, ex.timeoutErr(c.ctx.parent, c.ctx.node.at)
+		v, err = zero, ex.timeoutErr(c.ctx.parent, c.ctx.node.At)
 		o, perr := ex.count(c.permit, ErrTimeout)
 		if perr != nil {
 			err = perr
@@ -126,9 +126,9 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 			v, err = zero, perr
 		}
 		if d, n := c.ranFor(o, now); o == breaker.Success {
-			ex.observe(d, n, now < c.ctx.node.at, c.permit)
+			ex.observe(d, n, now < c.ctx.node.At, c.permit)
 			if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
-				a.observe(ex, d, now, now < c.ctx.node.at)
+				a.observe(ex, d, now, now < c.ctx.node.At)
 			}
 			ex.closeIfDrained()
 		}

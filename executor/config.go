@@ -30,74 +30,29 @@ const (
 // field has a documented zero value, so per-supplier settings can come
 // from a file.
 type Config struct {
-	// Workers is the number of calls that may run at once (the bulkhead's
-	// slots). 0 means 10.
+	// Workers is how many calls may run at once (the slots). 0 means 10.
 	Workers int
-	// Queue is the number of calls that may wait for a slot when all are
-	// busy. 0 means none: a call that finds no slot is rejected with
-	// ErrBusy, or ErrSaturated if the bulkhead is stuck (then the breaker
-	// trips).
+	// Queue is how many calls may wait for a slot. 0 means none.
 	Queue int
-	// QueueTimeout bounds the wait in the queue; a call that waited this
-	// long without a slot resolves with ErrQueueTimeout and never runs.
-	// 0 means InvocationTimeout. Only with Queue > 0.
+	// QueueTimeout bounds the wait in the queue. 0 means InvocationTimeout.
 	QueueTimeout time.Duration
-	// LowWater is the queue level at or below which a breaker opened on a
-	// full queue closes again, without a probe. 0 means Queue/2. Only with
-	// Queue > 0; it must be below Queue.
+	// LowWater: a breaker opened on a full queue closes at this level. 0: Queue/2.
 	LowWater int
-	// InvocationTimeout bounds each call, counted from the moment it starts
-	// running: its context's deadline, and the moment its future resolves
-	// with ErrTimeout even if the function ignores the context. 0 means 1s.
+	// InvocationTimeout bounds each call from its start. 0 means 1s.
 	InvocationTimeout time.Duration
-	// Breaker configures the supplier's breaker. Its zero value is 5
-	// consecutive failures and a 5s reset timeout. ResetTimeout must exceed
-	// InvocationTimeout (+ QueueTimeout with a queue): that is what
-	// guarantees a half-open probe a free slot. Breaker.Name defaults to
-	// the executor's name.
+	// Breaker: ResetTimeout must exceed InvocationTimeout (+ QueueTimeout).
 	Breaker breaker.Config
-	// Stuck decides whether a call that finds the bulkhead full trips the
-	// breaker (its calls are stuck) or is refused alone (they are busy).
-	// The zero value judges by the age of the oldest call against the
-	// supplier's recent latency; see StuckConfig.
+	// Stuck decides when a full bulkhead trips the breaker (StuckConfig).
 	Stuck StuckConfig
-	// OnBusy, if set, is told of every busy refusal (see Busy and
-	// LogBusy). It runs on the refused caller's goroutine: keep it short;
-	// a panic in it is recovered. Setting it, a Stuck other than the zero
-	// value, or Shadow makes the executor's counters (about 350 B) at New
-	// rather than at its first call.
+	// OnBusy, if set, is told of every busy refusal (see LogBusy).
 	OnBusy func(Busy)
-	// Shadow evaluates every rule and refuses nothing: the breaker trips,
-	// probes and closes as it would, its events say Shadow, and the calls
-	// it would have refused (open, busy, stuck, a full queue) run all the
-	// same, outside the bulkhead, counted in Stats.Shadowed by reason
-	// (OnBusy is told of the busy refusals it would have made). For
-	// a rollout: watch what enforce mode would do, then switch with
-	// Reconfigure (see docs/shadow.md). false enforces.
+	// Shadow evaluates every rule but refuses nothing (docs/shadow.md).
 	Shadow bool
-
-	// Throttle, if set, adds client-side adaptive throttling for a
-	// supplier that is overloaded rather than dead (package throttle):
-	// once it accepts fewer calls than it is sent, a share of the calls,
-	// sheddable ones first, is refused locally with ErrThrottled, so that
-	// what is sent tracks what it accepts. A throttled call is never the
-	// supplier's failure, and a hang still trips the breaker at once.
-	// nil means off. Reconfigure starts it afresh.
+	// Throttle, if set, throttles calls to an overloaded supplier. nil: off.
 	Throttle *throttle.Config
-
-	// CriticalShare is the share of the slots kept for calls whose context
-	// carries priority.Critical; sheddable calls (priority.Sheddable) may
-	// hold at most half of the other slots, so a background burst leaves
-	// room for default work and critical work alike (see package
-	// priority). A call over its priority's share is refused as busy
-	// (RejectedBusy). It must be in [0, 0.9]; 0 means priorities off:
-	// every call is admitted alike, and priorities are only counted
-	// (Stats.RejectedByPriority).
+	// CriticalShare of the slots is kept for priority.Critical calls; 0: off.
 	CriticalShare float64
-
-	// Adaptive lets the bulkhead size itself between Adaptive.Min and
-	// Adaptive.Max (Stats.Workers is the limit in force); its zero value
-	// is off: Workers slots. See AdaptiveConfig.
+	// Adaptive lets the bulkhead size itself; its zero value is off.
 	Adaptive AdaptiveConfig
 }
 

@@ -7,10 +7,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
-// DurationBuckets are the upper bounds of the buckets of the call-duration
-// histograms (see Stats.Durations), Prometheus's default buckets:
-// from 5 ms to 10 s. A call that took longer counts only in the histogram's
-// Count, the +Inf bucket.
+// DurationBuckets bound Stats.Durations' buckets (Prometheus's defaults).
 var DurationBuckets = [numDurationBuckets]time.Duration{
 	5 * time.Millisecond, 10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond,
 	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
@@ -23,10 +20,8 @@ const numDurationBuckets = 11
 // numOutcomes is the number of breaker outcomes: Success, Failure, Ignored.
 const numOutcomes = 3
 
-// Histogram is a cumulative histogram of call durations, as Prometheus
-// reads one: Buckets[i] counts the calls that took at most
-// DurationBuckets[i]; Count counts every call (the +Inf bucket), and Sum is
-// their total duration.
+// Histogram is cumulative: Buckets[i] counts calls that took at most
+// DurationBuckets[i], Count all of them; Sum is their total duration.
 type Histogram struct {
 	Buckets [numDurationBuckets]uint64
 	Count   uint64

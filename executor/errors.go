@@ -11,33 +11,21 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
-// A refused call's error matches breaker.ErrOpen (the supplier's breaker
-// is open; nothing was called), ErrSaturated, ErrBusy or ErrClosed.
+// A refused call's error matches breaker.ErrOpen, ErrSaturated, ErrBusy or
+// ErrClosed.
 var (
-	// ErrSaturated: every slot was held by stuck calls (and the queue, if
-	// any, full), and the breaker tripped in this call (RejectedSaturated,
-	// RejectedQueueFull). See StuckConfig.
+	// ErrSaturated: stuck calls held every slot; the breaker tripped.
 	ErrSaturated = errors.New("executor: saturated")
-	// ErrBusy: every slot was busy with young calls (and the queue, if any,
-	// full), or the call was over its priority's share: only this call was
-	// refused and the breaker stayed closed (RejectedBusy). A retry after
-	// RejectedError.RetryAfter may well be served.
+	// ErrBusy: young calls held every slot; only this call was refused.
 	ErrBusy = errors.New("executor: busy")
-	// ErrThrottled: the supplier accepts fewer calls than it is sent, and
-	// Config.Throttle refused this one locally (RejectedThrottled); the
-	// breaker and the supplier's counts are untouched.
+	// ErrThrottled: Config.Throttle refused the call locally; no failure.
 	ErrThrottled = errors.New("executor: throttled")
 	// ErrClosed: the executor (or its Group) is closed or closing.
 	ErrClosed = errors.New("executor: closed")
-	// ErrTimeout is matched by the error of a call that outlived its
-	// invocation timeout (or the caller's earlier deadline), which names
-	// the supplier and the timeout, as in "fusebox: payments: invocation
-	// timeout after 2s". That error and ErrTimeout match
-	// context.DeadlineExceeded too, and have Timeout() true like a net.Error.
+	// ErrTimeout matches a call's timeout error, which names the supplier and
+	// the timeout and matches context.DeadlineExceeded.
 	ErrTimeout error = &timeoutError{msg: "executor: invocation timeout"}
-	// ErrQueueTimeout resolves the future of a call that waited in the queue
-	// for Config.QueueTimeout without getting a slot; the call never ran. It
-	// matches ErrTimeout and context.DeadlineExceeded too.
+	// ErrQueueTimeout: the call waited too long in the queue and never ran.
 	ErrQueueTimeout error = &timeoutError{msg: "executor: timed out waiting in the queue"}
 )
 
@@ -94,10 +82,9 @@ func (r Rejection) sentinel() error {
 	return ErrSaturated
 }
 
-// RejectedError is what Submit returns for a refused call: errors.Is
-// matches breaker.ErrOpen, ErrSaturated (a full queue too), ErrBusy or
-// ErrClosed. The values are made once per executor, so a
-// rejection allocates nothing; treat them as read-only.
+// RejectedError is the error of a refused call; it matches breaker.ErrOpen,
+// ErrSaturated, ErrBusy or ErrClosed. The values are shared, so a refusal
+// allocates nothing: treat them as read-only.
 type RejectedError struct {
 	Supplier string
 	Reason   Rejection

@@ -11,15 +11,14 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/timeline"
 	"github.com/fusebox-go/fusebox/priority"
 	"github.com/fusebox-go/fusebox/throttle"
 )
 
 // Executor protects one supplier: a breaker in front of a bulkhead, an
-// invocation timeout, and futures for results. Each admitted call runs on a
-// goroutine of its own (or on the Group's Runner). An idle executor runs
-// nothing: its one timer is armed only while calls are in flight.
-// It is safe for concurrent use.
+// invocation timeout, and futures. An idle executor runs nothing. It is
+// safe for concurrent use.
 type Executor struct {
 	env  *env // the clock and the runner (the Group's, shared)
 	name string
@@ -35,17 +34,13 @@ type Executor struct {
 	used    atomic.Bool // a call since the Group's last eviction sweep
 	evicted atomic.Bool // the Group evicted (and closed) it
 
-	run lazyTimeline // invocation deadlines of running calls
+	run timeline.Lazy // invocation deadlines of running calls
 
 	// adaptAcc is the adaptive limit's window (adaptState.observe): the
 	// count and summed durations of the successes sampled since the window
-	// opened; 0 with a fixed bulkhead. It is here, before active and bh,
-	// rather than in the adaptState, so that the sampled add finds the
-	// cache line that every call writes anyway, not one more line to move
-	// between cores (BenchmarkAdaptObserveParallel): an Executor is 160
-	// bytes, a size class whose objects start at 0 or 32 modulo 64, so
-	// these three words (from offset 72, TestHotWordsShareACacheLine)
-	// always share one line.
+	// opened; 0 with a fixed bulkhead. It sits next to active and bh so
+	// that the sampled add writes the cache line every call writes anyway
+	// (TestHotWordsShareACacheLine).
 	adaptAcc atomic.Uint64
 	// active counts calls from admission until their function has
 	// returned (or they left the queue), and holds closedBit once the
@@ -65,7 +60,7 @@ type Executor struct {
 	// queue (from New, or from the first Reconfigure that gives it one),
 	// and kept after a Reconfigure removes the queue, for the calls still
 	// waiting in it.
-	queued  atomic.Pointer[lazyTimeline]
+	queued  atomic.Pointer[timeline.Lazy]
 	closing atomic.Pointer[closeState] // set by Close: the executor is closed
 
 	rare  atomic.Pointer[rareCounts] // made at the first rare event
@@ -207,12 +202,9 @@ func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
 	return r
 }
 
-// New returns a standalone executor for the supplier name. It starts no
-// goroutine: each admitted call runs on a goroutine of its own, and the
-// executor's one timer is armed only while calls are in flight. For many
-// suppliers, one per host say, use a Group. The error names every
-// invalid field, including a reset timeout too short to guarantee the
-// half-open probe a slot.
+// New returns an executor for the supplier name, or an error naming every
+// invalid field of cfg. It starts no goroutine. For many suppliers, use a
+// Group.
 func New(name string, cfg Config) (*Executor, error) {
 	return newExecutor(name, cfg, &env{epoch: time.Now()})
 }
@@ -246,7 +238,7 @@ func newExecutor(name string, cfg Config, e *env) (*Executor, error) {
 		ex.makeCounts(p.stuck, cfg.OnBusy).shadow.Store(cfg.Shadow) // else made with the default criterion when first needed
 	}
 	if p.queue > 0 {
-		ex.queued.Store(&lazyTimeline{})
+		ex.queued.Store(&timeline.Lazy{})
 	}
 	return ex, nil
 }
@@ -266,9 +258,8 @@ var errUnmade = errors.New("executor: a zero Executor (make one with New or Grou
 // unmade reports whether ex is nil or a zero Executor (see errUnmade).
 func (ex *Executor) unmade() bool { return ex == nil || ex.env == nil }
 
-// Breaker returns the supplier's breaker, for operators (Trip, Reset,
-// ForceOpen, Disable) and for reading its state; nil for a nil or zero
-// Executor.
+// Breaker returns the supplier's breaker, for operators and for reading
+// its state; nil for a nil or zero Executor.
 func (ex *Executor) Breaker() *breaker.Breaker {
 	if ex == nil {
 		return nil
@@ -299,18 +290,9 @@ func (ex *Executor) leave() {
 	}
 }
 
-// Close refuses new calls with ErrClosed, cancels the calls still waiting in
-// the queue (their futures resolve with ErrClosed), and waits until the
-// running calls have finished or ctx ends. Then it stops the executor's
-// timer. If ctx ends first,
-// the futures of the calls still running resolve with ErrClosed and Close
-// returns an error that matches ctx.Err() and says what it left behind
-// (calls whose functions still run, a classifier or transition listener
-// still running for a timed-out call); those functions run on until they return, and a later Close
-// waits for them again. Close returns by ctx's deadline whatever user code
-// is doing. Called from a transition listener, it must be given a deadline:
-// the listener may run on a goroutine of a timeout that Close waits for. Close is
-// idempotent.
+// Close refuses new calls with ErrClosed, ends the queued ones and waits
+// for the running ones until ctx ends (then they resolve with ErrClosed
+// and Close returns ctx's error). It is idempotent.
 func (ex *Executor) Close(ctx context.Context) error {
 	switch {
 	case ctx == nil:
@@ -321,10 +303,10 @@ func (ex *Executor) Close(ctx context.Context) error {
 	cs := ex.markClosed()
 	var qgone <-chan struct{}
 	if qt := ex.queued.Load(); qt != nil {
-		var left []*deadline
-		left, qgone = qt.close()
+		var left []*timeline.Deadline
+		left, qgone = qt.Close()
 		for _, d := range left {
-			d.owner.onClose(d.kind)
+			d.Owner.Closed(d.Kind)
 		}
 	}
 	var err error
@@ -333,9 +315,9 @@ func (ex *Executor) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	left, gone := ex.run.close()
+	left, gone := ex.run.Close()
 	for _, d := range left {
-		d.owner.onClose(d.kind)
+		d.Owner.Closed(d.Kind)
 	}
 	// The timers' goroutines may be inside a user's transition listener:
 	// wait for them only as long as ctx allows.
@@ -376,76 +358,34 @@ func (e *closeError) Error() string {
 
 func (e *closeError) Unwrap() error { return e.err }
 
-// Stats is a snapshot of one supplier. Slot and queue counts come from one
-// atomic word, so Busy+Free == Workers (but while a Reconfigure that shrank
-// the bulkhead waits for its extra calls to end); the breaker fields from one
-// load of its state; the counters are read just after and only grow.
+// Stats is a snapshot of one supplier. Busy+Free == Workers (but while a
+// Reconfigure that shrank the bulkhead waits for calls to end); the
+// counters only grow.
 type Stats struct {
 	Supplier string
 	Breaker  breaker.Stats // State, Reason, OpenUntil, Late, ...
-
-	Workers  int // bulkhead slots
-	Busy     int // slots held, overdue calls included
+	Workers  int           // bulkhead slots
+	Busy     int           // slots held, overdue calls included
 	Free     int
 	Queued   int
 	QueueCap int
 	Overdue  int // calls past their deadline whose function has not returned yet
-
-	// Calls by outcome, as the breaker classified them. Timeouts are
-	// failures too (unless a classifier says otherwise); a panic is always
-	// a failure. Panics counts the calls whose function, or a callback run
-	// for them (Classify, a Match), panicked. Cancelled counts calls whose
-	// caller cancelled (Ignored).
+	// Calls by outcome (Timeouts and Panics are Failures, Cancelled Ignored).
 	Successes, Failures, Ignored uint64
 	Timeouts, Panics, Cancelled  uint64
 	QueueTimeouts                uint64 // calls that never got a slot in time
-
 	// Rejected counts the calls refused without running, by reason.
 	Rejected Rejections
-	// RejectedByPriority counts the same refusals by the priority of the
-	// call, indexed by priority.Priority: RejectedByPriority[priority.
-	// Sheddable] is how many sheddable calls were refused.
+	// RejectedByPriority counts them by priority.Priority.
 	RejectedByPriority [priority.Levels]uint64
-
-	// LatencyP50 and LatencyP99 are the median and the 99th percentile of
-	// the durations of recent successful calls (the last 512 to 1024
-	// sampled: every one of the first 256 successes, then one in 8), to
-	// within 25 %. 0 without history (fewer than 20 samples). Only calls
-	// admitted since the breaker's last transition that returned within
-	// their deadline are sampled: the late answers of an incident are in
-	// Durations, not here.
+	// LatencyP50, LatencyP99: of recent successes, within 25 % (0: no history).
 	LatencyP50, LatencyP99 time.Duration
-
-	// Durations are the histograms of the durations of the calls whose
-	// function ran, by the outcome the breaker recorded, indexed by
-	// breaker.Outcome: Durations[breaker.Success], [breaker.Failure],
-	// [breaker.Ignored]. A call's duration runs from the moment it got its
-	// slot (the queue wait is not part of it) until its function returned,
-	// or until its deadline for a call that timed out, so a timeout is in
-	// the histogram of its outcome (usually Failure) at about the
-	// invocation timeout. Calls that never ran (refused, left the queue,
-	// their caller gave up before they started) are not in it. The counts
-	// only grow; each bucket is read atomically, so a snapshot taken while
-	// calls end may be a call or so apart from one bucket to the next
-	// (Count is the sum of the buckets read, so it is never below them).
+	// Durations are histograms by breaker.Outcome, from slot to return.
 	Durations [numOutcomes]Histogram
-
-	// Shadow reports shadow mode (Config.Shadow), and Shadowed counts, by
-	// reason, the calls it ran although enforce mode would have refused
-	// them: with Shadow off, Rejected would have counted them.
-	Shadow   bool
-	Shadowed Rejections
-
-	// With Config.Adaptive on, Adaptive is true, Workers is the limit in
-	// force, between LimitMin and LimitMax, and LimitReason says why it
-	// last changed: "initial", "slow start" (doubled), "grow" (by √L: the
-	// limit was in the way), "latency" (cut: latency rose over its
-	// baseline while throughput did not) or "restart" (halved: the
-	// breaker closed again). LimitBaseline is the latency the limit
-	// judges by (a slow low baseline of recent windows' mean; 0 before
-	// the first window), LimitGradient the last window's ratio of the
-	// tolerated latency to the measured one, in [0.5, 1]: below 1, the
-	// limit was cut by it.
+	Shadow    bool       // Config.Shadow
+	Shadowed  Rejections // by reason, what Config.Shadow let through
+	// With Config.Adaptive on, Workers is the limit in force and the Limit
+	// fields say how it got there (docs/adaptive.md).
 	Adaptive           bool
 	LimitMin, LimitMax int
 	LimitReason        string
@@ -453,9 +393,8 @@ type Stats struct {
 	LimitGradient      float64
 }
 
-// Stats returns a snapshot of the supplier's state and counters; a nil or
-// zero Executor has none: the zero Stats but for Breaker.State, which is
-// ForcedOpen, as it runs nothing.
+// Stats returns a snapshot of the supplier; a nil or zero Executor's is
+// zero but for Breaker.State, ForcedOpen.
 func (ex *Executor) Stats() Stats {
 	if ex.unmade() {
 		return Stats{Breaker: ex.Breaker().Stats()} // ForcedOpen: it runs nothing
@@ -510,8 +449,7 @@ type Rejections struct {
 	Throttled uint64 // Config.Throttle refused it locally
 }
 
-// Of returns the count of one reason, for code that goes over every
-// Rejection, such as a metrics exporter labelling them by Rejection.String.
+// Of returns the count of one reason.
 func (r Rejections) Of(reason Rejection) uint64 {
 	switch reason {
 	case RejectedOpen:

@@ -20,88 +20,33 @@ import (
 type GroupConfig struct {
 	// Default configures every supplier without an entry in Dependencies.
 	Default Config
-	// Dependencies configure the suppliers they name, each with its
-	// whole configuration: Default does not apply to them, and a zero
-	// field means what it means in Config. To derive one from Default,
-	// copy it and change fields (payments := def; payments.Workers = 4).
-	// A configuration file writes only the differences instead (package
-	// config does the merge).
+	// Dependencies configure the suppliers they name, instead of Default.
 	Dependencies map[string]Config
-	// IdleTimeout evicts an executor that saw no call for this long (it is
-	// checked lazily, on lookups; an executor goes between IdleTimeout and
-	// twice that after its last call; never while its breaker is not
-	// closed, and never for a supplier Dependencies lists). The evicted executor is closed: a caller still holding it
-	// gets ErrClosed (SubmitIn and DoIn look the name up again), and the
-	// next lookup makes a fresh one. 0 means never: the right choice unless
-	// the names are unbounded, such as one per host.
+	// IdleTimeout evicts executors idle this long (not Dependencies). 0: never.
 	IdleTimeout time.Duration
-	// OnTransition receives the transitions of every executor whose
-	// configuration sets no Breaker.OnTransition; Event.Name says whose.
+	// OnTransition hears every executor whose Breaker sets no OnTransition.
 	OnTransition func(breaker.Event)
-	// Runner starts the calls of every executor of the group. nil, the
-	// recommended setting, starts each call with a go statement of its
-	// own. Set it to run the calls on a goroutine pool that the program
-	// already runs, under that pool's process-wide cap (see the antspool
-	// module); a Runner that refuses a call ends it with its error, one
-	// that panics with a *breaker.PanicError.
+	// Runner starts the calls; nil, the recommended setting, uses go statements.
 	Runner Runner
-	// Strict refuses names that Dependencies does not list: Executor (and
-	// SubmitIn, DoIn, and the transports built on them) return an error
-	// matching ErrUnknownDependency, naming the supplier, instead of
-	// making an executor with Default's settings. Use it when names come
-	// from outside (an admin endpoint, a header, a URL), so that a typo
-	// cannot become a phantom supplier in the metrics. false means any
-	// name gets an executor. It needs Dependencies.
+	// Strict refuses names Dependencies does not list (ErrUnknownDependency).
 	Strict bool
-	// MaxSuppliers bounds the executors made on first use (names that
-	// Dependencies does not list), so that the traffic a group protects
-	// cannot grow it without bound when it chooses the names (one per
-	// host of user-supplied URLs: webhooks, link previews). Once the group
-	// holds that many, every further name, and every name longer than
-	// MaxNameLen, shares one of 16 overflow executors, "(overflow 0)" to
-	// "(overflow 15)", chosen by a seeded hash of the name, with Default's
-	// settings and a Disabled breaker: their calls are bounded by a
-	// bulkhead, and hung names cannot open a breaker the others share.
-	// Lookup does not find the name; slog.Default logs it at Warn, at most
-	// once a minute. Evicting idle executors (IdleTimeout) makes room
-	// again. 0 means 1,024; it must not be negative.
+	// MaxSuppliers caps the executors made on first use. 0 means 1,024.
 	MaxSuppliers int
 }
 
-// A Runner starts calls on goroutines it manages. By default fusebox starts
-// each admitted call with a go statement of its own: the runtime already
-// caches goroutines and sizes their stacks, and the bulkheads bound the
-// concurrency of every supplier, so no pool is needed. A Runner is for a
-// program that already runs a goroutine pool (an ants pool, say: see the
-// antspool module) and wants fusebox's calls under that pool's
-// process-wide cap.
-//
-// Go must run fn on a goroutine other than its caller's, and must not block
-// waiting for one. An error means fn will not run; the executor then ends
-// the call with that error, as ignored by its breaker (the supplier was
-// never asked). A panic in Go counts as a refusal: the executor ends the
-// call with a *breaker.PanicError, and so does a Go that ends its goroutine
-// (runtime.Goexit: the goroutine, the submitter's or that of the call whose
-// end started a queued one, still ends); so Go must do neither after
-// starting fn. fn recovers the call's own panics. Go must be safe for
-// concurrent use. fn runs the call at most once: a Runner that runs it
-// twice, or runs it and also refuses it, has the call settled once, by
-// whichever came first.
+// A Runner starts calls on goroutines it manages (see the antspool
+// module). Go must run fn on another goroutine without blocking, or return
+// an error: the call then ends with it. Safe for concurrent use.
 type Runner interface {
 	Go(fn func()) error
 }
 
-// ErrUnknownDependency is the error of a lookup, in a Strict group, of a
-// name the configuration does not list.
+// ErrUnknownDependency: a Strict group does not list the name.
 var ErrUnknownDependency = errors.New("executor: unknown supplier")
 
-// Group holds one executor per named supplier. Every supplier that
-// GroupConfig.Dependencies lists gets its executor at NewGroup, so that
-// metrics and dashboards show it from startup; any other name gets one on
-// first use (unless the group is Strict). Idle executors cost memory only,
-// no goroutine. It is safe for concurrent use. A nil *Group holds nothing:
-// Executor, Reconfigure and Close return an error, Lookup finds nothing,
-// Names is empty, and Subscribe subscribes to nothing.
+// Group holds one executor per supplier, made at NewGroup if listed, else on
+// first use; names beyond MaxSuppliers or MaxNameLen share 16 overflow
+// executors, breakers disabled. Safe for concurrent use.
 type Group struct {
 	// cfg is the configuration in force; Reconfigure replaces it (under
 	// mu) and lookups load it once.
@@ -126,10 +71,8 @@ type Group struct {
 // conf returns the configuration in force.
 func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 
-// NewGroup validates the default and every per-supplier configuration
-// (with the same errors as New) and returns a group holding an idle
-// executor for each supplier Dependencies lists; nothing runs until the
-// first call.
+// NewGroup validates cfg (with the errors of New) and returns a group
+// holding an idle executor for each supplier cfg.Dependencies lists.
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -179,12 +122,9 @@ func (cfg GroupConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// Executor returns the executor of the supplier name, creating it on first
-// use; once the group holds MaxSuppliers executors made so, a new name gets
-// the shared overflow executor (see GroupConfig.MaxSuppliers). It fails
-// after Close (ErrClosed), and in a Strict group for a name the
-// configuration does not list (ErrUnknownDependency). To look a name up
-// without ever creating an executor, use Lookup.
+// Executor returns the executor of the supplier name, making it on first
+// use (see GroupConfig.MaxSuppliers). It fails after Close (ErrClosed) and
+// for a name a Strict group does not list (ErrUnknownDependency).
 func (g *Group) Executor(name string) (*Executor, error) {
 	if err := g.unmade(); err != nil {
 		return nil, err
@@ -344,10 +284,8 @@ func (g *Group) unknown(name string) error {
 	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, shortName(name), list)
 }
 
-// Lookup returns the executor of the supplier name if the group holds
-// one, and never creates one: use it where a name comes from outside and
-// must not add a supplier (an admin endpoint that trips or resets a
-// breaker). After Close it still finds the closed executors.
+// Lookup returns the executor of the supplier name if the group holds one;
+// it never makes one. After Close it still finds the closed executors.
 func (g *Group) Lookup(name string) (*Executor, bool) {
 	if g == nil {
 		return nil, false
@@ -359,10 +297,7 @@ func (g *Group) Lookup(name string) (*Executor, bool) {
 	return v.(*Executor), true
 }
 
-// Names returns the names of the executors the group holds, sorted: every
-// supplier the configuration lists, and the others used so far and not
-// evicted. To visit every executor, Lookup each name (one evicted
-// meanwhile is not found).
+// Names returns the names of the executors the group holds, sorted.
 func (g *Group) Names() []string {
 	if g == nil {
 		return nil
@@ -376,9 +311,8 @@ func (g *Group) Names() []string {
 	return names
 }
 
-// Close closes every executor (see Executor.Close). Executor returns
-// ErrClosed from then on. Like Executor.Close, it
-// returns by ctx's deadline whatever user code is doing.
+// Close closes every executor (Executor.Close) and refuses new names with
+// ErrClosed; it returns by ctx's deadline.
 func (g *Group) Close(ctx context.Context) error {
 	switch {
 	case g == nil:
@@ -407,9 +341,8 @@ func (g *Group) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// SubmitIn submits fn to the executor of the supplier name in g. Unlike a
-// lookup followed by Submit, it cannot lose a race with idle eviction: if the
-// executor it found was evicted in between, it looks again.
+// SubmitIn submits fn to the executor of the supplier name in g, looking
+// the name up again if the executor was evicted meanwhile.
 func SubmitIn[T any](ctx context.Context, g *Group, name string, fn func(context.Context) (T, error)) (*future.Future[T], error) {
 	for {
 		ex, err := g.Executor(name)

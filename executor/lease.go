@@ -10,17 +10,9 @@ import (
 	"github.com/fusebox-go/fusebox/priority"
 )
 
-// A Lease holds one slot of an executor for work its holder does on its own
-// goroutine: an HTTP exchange whose response body is read after RoundTrip
-// has returned, a stream. It is Submit without a goroutine: the same
-// breaker, bulkhead, queue and invocation deadline, and the same accounting,
-// but the holder runs the work and ends it with Done.
-//
-// The lease's context (Context) ends at the invocation deadline; the
-// timeout is recorded on the breaker at that moment, as for a call, and the
-// slot stays held until Done, so that in-flight work never exceeds the
-// bulkhead. A holder must call Done exactly once, however the work ends;
-// later calls do nothing.
+// A Lease holds one slot for work its holder does on its own goroutine:
+// Submit without a goroutine. Its context ends at the invocation deadline;
+// the slot stays held until Done, which the holder must call once.
 type Lease struct {
 	// c is the lease's call, its first field: the call and its Lease are
 	// one allocation (newLeaseCall), and leaseOf finds one from the other.
@@ -40,11 +32,8 @@ func leaseOf(c *call[struct{}]) *Lease {
 	return (*Lease)(unsafe.Pointer(c)) // made by newLeaseCall: c is at the Lease's address
 }
 
-// Lease takes a slot for work the caller does itself, or returns a
-// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrClosed) without taking
-// one. With a queue it waits, like a submitted call, for a slot: until the
-// queue timeout (ErrQueueTimeout), ctx's end (ctx's error) or Close
-// (ErrClosed).
+// Lease takes a slot, waiting in the queue if there is one, or returns a
+// *RejectedError without taking one (or ErrQueueTimeout, ctx's error).
 func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	c, err := admit[struct{}](ctx, ex, nil)
 	if err != nil {
@@ -78,8 +67,7 @@ func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	return leaseOf(c), nil
 }
 
-// LeaseIn is Lease on the executor of the supplier name in g; like
-// SubmitIn, it cannot lose a race with idle eviction.
+// LeaseIn is Lease on the executor of the supplier name in g.
 func LeaseIn(ctx context.Context, g *Group, name string) (*Lease, error) {
 	for {
 		ex, err := g.Executor(name)
@@ -94,13 +82,9 @@ func LeaseIn(ctx context.Context, g *Group, name string) (*Lease, error) {
 	}
 }
 
-// Context returns the lease's context: the caller's context (its values and
-// cancellation) with the invocation deadline, counted from the moment the
-// lease began. It ends at that deadline, when the caller's context ends,
-// when the executor is closed under it, or at Done. A nil or zero Lease
-// (one that Lease refused) holds no slot: its context has ended, its cause
-// an error that says so, so that work started under it by mistake stops at
-// once instead of running unprotected.
+// Context returns the lease's context: the caller's, with the invocation
+// deadline counted from the lease's start; it also ends at Done or Close.
+// A nil or zero Lease's context has ended, with a cause that says so.
 func (l *Lease) Context() context.Context {
 	if l == nil || l.c.ctx.ex == nil {
 		return noLeaseCtx
@@ -119,14 +103,8 @@ var noLeaseCtx = func() context.Context {
 	return ctx
 }()
 
-// Done gives the slot back and records the outcome on the breaker, as a
-// call that returned err would: nil is a success, other errors are
-// classified by the breaker's Classify, and an error after the caller
-// cancelled is ignored. A *breaker.PanicError (the holder recovered a panic
-// of the work) counts as a panic and a failure, like a panic of a submitted
-// function. After the deadline the timeout has been recorded already, and
-// Done only gives the slot back. Only the first Done counts. A nil or zero
-// Lease holds no slot, and its Done does nothing.
+// Done gives the slot back and records err on the breaker as a call that
+// returned err would. Only the first Done counts; a nil Lease's is a no-op.
 func (l *Lease) Done(err error) {
 	if l == nil || l.c.ctx.ex == nil || l.done.Swap(true) {
 		return
@@ -138,12 +116,8 @@ func (l *Lease) Done(err error) {
 	l.c.settle(struct{}{}, err, end)
 }
 
-// Skip ends the lease as work that says nothing of the supplier (the
-// dial of a connection, a connection check): the slot is given back, the
-// breaker records the permit as ignored whatever Classify would say (a
-// half-open probe's place passes on), and the latency history takes no
-// sample (Stats.Durations counts it as ignored). Only the first Skip,
-// Finish or Done counts.
+// Skip ends the lease as work that says nothing of the supplier (a dial):
+// the permit is ignored whatever Classify says; no latency sample.
 func (l *Lease) Skip() {
 	if l == nil || l.c.ctx.ex == nil || l.done.Swap(true) {
 		return
@@ -151,12 +125,8 @@ func (l *Lease) Skip() {
 	l.c.settle(struct{}{}, nil, unjudged)
 }
 
-// Finish ends the lease with the outcome of work that returned err, as
-// classify judges it (nil: err as it is), and returns the verdict it
-// recorded. classify runs under breaker.Guard, named callback: a panic there is
-// recorded as a failure, its *breaker.PanicError the verdict, and a
-// Goexit ends the lease the same way before the goroutine ends. Finish is
-// Done once a verdict is known: only the first Finish or Done counts.
+// Finish ends the lease with classify(err) (nil classify: err), run under
+// breaker.Guard named callback, and returns the verdict it recorded.
 func (l *Lease) Finish(err error, classify func(error) error, callback string) error {
 	verdict := err
 	if classify != nil {

@@ -9,17 +9,9 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
-// LogTransitions returns a transition listener (for Breaker.OnTransition or
-// GroupConfig.OnTransition) that logs every transition with l: at Warn when
-// a supplier stops being called (open, forced open), at Info otherwise.
-// Each record carries supplier, from, to, reason, the error kind if any,
-// the error of the call that caused the transition if any (error), and:
-// probe_at when the breaker opens, open_for_seconds when it closes again
-// (how long calls were refused, as a float number of seconds, so that JSON
-// logs read the same as the duration metrics). To use another logger, write
-// a func(Event) of your own: Event has every field and a String method; to
-// log and do more, combine listeners with breaker.Listeners. A nil l is
-// slog.Default().
+// LogTransitions returns a transition listener that logs every transition
+// with l (nil: slog.Default()): at Warn when a supplier stops being called,
+// at Info otherwise.
 func LogTransitions(l *slog.Logger) func(breaker.Event) {
 	if l == nil {
 		l = slog.Default()

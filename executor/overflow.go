@@ -13,9 +13,7 @@ import (
 // executor costs about 2 KB and, exported, some 90 metric series.
 const defaultMaxSuppliers = 1024
 
-// MaxNameLen is the longest supplier name, in bytes: New refuses a longer
-// one, and a Group sends a longer one to its overflow executors instead
-// of making an executor, and a metric series, for it.
+// MaxNameLen is the longest supplier name, in bytes.
 const MaxNameLen = 256
 
 // overflowShards is the number of overflow executors a group shares out

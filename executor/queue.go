@@ -12,16 +12,17 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
 // enqueue puts a call that found every slot busy in the queue qt, or
 // starts it if a slot was freed meanwhile. It reports false if the queue
 // was full.
-func (c *call[T]) enqueue(qt *lazyTimeline) bool {
+func (c *call[T]) enqueue(qt *timeline.Lazy) bool {
 	ex, ctx := c.ctx.ex, c.ctx.parent
 	q := &queueState{}
 	q.waiter.Value = c
-	q.node.owner, q.node.kind = c, queueDeadline
+	q.node.Owner, q.node.Kind = c, queueDeadline
 	if c.fn == nil {
 		q.granted = make(chan struct{}) // a lease waits for its slot
 	}
@@ -34,8 +35,8 @@ func (c *call[T]) enqueue(qt *lazyTimeline) bool {
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
 		q.since = ex.now()
-		q.node.at = addSat(q.since, time.Duration(ex.queueTO.Load()))
-		listed := qt.add(&q.node, &ex.env.epoch)
+		q.node.At = addSat(q.since, time.Duration(ex.queueTO.Load()))
+		listed := qt.Add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
 		}
@@ -86,8 +87,8 @@ func (ex *Executor) resize(slots, queue, lowWater int) []*bulkhead.Waiter {
 type queueState struct {
 	mu      sync.Mutex
 	waiter  bulkhead.Waiter
-	node    deadline // in ex.queued while it waits
-	since   int64    // when it was queued (executor clock), for the stuck criterion
+	node    timeline.Deadline // in ex.queued while it waits
+	since   int64             // when it was queued (executor clock), for the stuck criterion
 	unwatch func() bool
 	granted chan struct{} // a lease's: closed when it has a slot
 }
@@ -112,7 +113,7 @@ func (c *call[T]) abandon() {
 func (c *call[T]) promote() {
 	q := c.q
 	q.mu.Lock() // wait until Submit has finished queueing it
-	q.node.finish()
+	q.node.Finish()
 	unwatch := q.unwatch
 	q.mu.Unlock()
 	if unwatch != nil {
@@ -132,7 +133,7 @@ func (c *call[T]) dequeue(err error) {
 	}
 	qs.mu.Lock()
 	c.state.Store(stLeft)
-	qs.node.finish()
+	qs.node.Finish()
 	unwatch := qs.unwatch
 	qs.mu.Unlock()
 	if unwatch != nil {

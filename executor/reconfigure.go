@@ -6,38 +6,14 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+
+	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
-// Reconfigure puts cfg in force on a running executor, without dropping a
-// call and without losing its breaker's state. cfg is validated whole first,
-// with the same errors as New; an invalid cfg changes nothing. Then:
-//
-//   - Workers: more slots start queued calls at once; fewer let the calls
-//     in flight finish, while new calls see the new size, so the calls in
-//     flight never exceed the larger of the two sizes and come down to the
-//     new one as calls end.
-//   - Queue, LowWater: calls already queued keep their places; a smaller
-//     queue refuses new calls until it is below its new size. QueueTimeout
-//     applies to calls that enter the queue from now on.
-//   - InvocationTimeout applies to calls that start from now on; a call
-//     that is running keeps the deadline it started with.
-//   - Stuck and OnBusy are in force for the next call that finds the
-//     bulkhead full (the stuck criterion also follows the new Workers,
-//     Queue and InvocationTimeout). Calls that started before a change of
-//     QueueTimeout or InvocationTimeout are measured from their own start,
-//     for the latency history and the criterion alike.
-//   - Breaker: see breaker.Breaker.Reconfigure. The state, the end of an
-//     open period and the generation are kept; the sliding window and the
-//     per-kind counts restart when the breaker has such rules.
-//
-// Counters and Stats carry on. For an executor of a Group, the group's
-// listeners keep receiving its events as they would with cfg in the
-// group's configuration (the group's OnTransition unless
-// cfg.Breaker.OnTransition is set, the Subscribe listeners always); a later
-// Group.Reconfigure applies the group's configuration again. Reconfigure after Close returns ErrClosed.
-// It is safe for concurrent use with calls; concurrent Reconfigures of one
-// executor should be avoided (each one's parts apply in some order, but two
-// can interleave).
+// Reconfigure puts cfg, validated as by New, in force without dropping a
+// call or losing the breaker's state; calls in flight keep their slot and
+// deadline. After Close it returns ErrClosed. Avoid concurrent
+// Reconfigures of one executor (docs/design.md, "Reconfigure").
 func (ex *Executor) Reconfigure(cfg Config) error {
 	if ex.unmade() {
 		return errUnmade
@@ -86,7 +62,7 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	// A queue-wait timeline before the queue: a call that Admit queues
 	// must find it.
 	if r.queue > 0 && ex.queued.Load() == nil {
-		ex.queued.CompareAndSwap(nil, &lazyTimeline{})
+		ex.queued.CompareAndSwap(nil, &timeline.Lazy{})
 	}
 	// A window of the adaptive limit may be closing: the resize is ordered
 	// with its (see applyAdaptive).
@@ -128,26 +104,9 @@ func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
 	rc.setStuck(p, onBusy)
 }
 
-// Reconfigure puts cfg in force on the running group, validated whole first
-// with the same errors as NewGroup: an invalid cfg changes nothing. Every
-// executor the group holds is reconfigured in place (see
-// Executor.Reconfigure): calls in flight and breaker states are kept.
-//
-//   - A supplier cfg.Dependencies adds gets its executor now, as at
-//     NewGroup.
-//   - A supplier cfg.Dependencies no longer lists stops being
-//     pre-registered. In a group that is not Strict, its executor stays,
-//     with cfg.Default's settings, its breaker state and its counters, and
-//     becomes an ordinary one (evicted when idle if IdleTimeout is set). In
-//     a Strict group the name is refused from now on: its executor leaves
-//     the group and closes (calls in flight finish; Close waits for them).
-//   - Default, IdleTimeout and Strict apply to every later lookup.
-//   - OnTransition: nil keeps the group's listener; a listener replaces it.
-//   - Runner cannot change (calls in flight run on it): nil, or the
-//     group's own Runner; anything else is an error.
-//
-// After Close, Reconfigure returns ErrClosed. Reconfigures of one group are
-// serialized.
+// Reconfigure puts cfg, validated as by NewGroup, in force: every executor
+// is reconfigured in place, new suppliers get executors, and a Strict
+// group closes those cfg drops. The Runner cannot change.
 func (g *Group) Reconfigure(cfg GroupConfig) error {
 	if err := g.unmade(); err != nil {
 		return err

@@ -9,15 +9,8 @@ import (
 // busyRetryAfter is what RetryAfter tells a busy refusal's caller.
 const busyRetryAfter = time.Second
 
-// RetryAfter returns how long the refused caller should wait before it
-// tries the supplier again, read from the supplier's breaker when it is
-// called (the error itself is shared by every refusal): for an open breaker (RejectedOpen, and the
-// trips RejectedSaturated and RejectedQueueFull) the time until its next
-// probe may start, or 1 s if it is half-open (a probe is running) or its
-// probe time has just passed; for a busy bulkhead (RejectedBusy) 1 s, a
-// short wait for a slot to free up. It returns 0 when no time is known: a
-// closed executor, a breaker forced open until an operator's Reset, an
-// error made outside an executor.
+// RetryAfter returns how long to wait before trying again: the time to the
+// breaker's next probe, 1 s for a busy bulkhead, 0 when unknown.
 func (e *RejectedError) RetryAfter() time.Duration {
 	switch {
 	case e.Reason == RejectedBusy:

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -30,4 +31,11 @@ func TestSpanEncoding(t *testing.T) {
 	t.Run("beyond about 24 days it saturates: never old", func(t *testing.T) {
 		assert.Equal(t, uint32(math.MaxUint32), spanOf(int64(30*24*time.Hour)))
 	})
+}
+
+// The call record is most of what a call costs: with an int result it
+// must fit the 192-byte size class.
+func TestCallRecordFitsItsSizeClass(t *testing.T) {
+	var c call[int]
+	assert.LessOrEqual(t, unsafe.Sizeof(c), uintptr(192), "got a %d-byte call record, want at most 192", unsafe.Sizeof(c))
 }

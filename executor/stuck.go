@@ -4,6 +4,9 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/fusebox-go/fusebox/internal/latency"
+	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
 // Defaults of StuckConfig's zero values.
@@ -15,68 +18,19 @@ const (
 	defaultStuckMinAge = 500 * time.Millisecond
 )
 
-// StuckConfig decides whether a full bulkhead trips the breaker.
-//
-// A call that finds every slot taken (and the queue full, if there is one)
-// meets one of two bulkheads. A busy one holds young calls: a burst, a
-// cold start, a supplier that paused for a moment; they will end soon, and
-// only this call is refused (ErrBusy, counted as RejectedBusy; the
-// breaker learns nothing). A stuck one holds calls that have run far longer
-// than this supplier's calls normally take: that is evidence against the
-// supplier, and the breaker trips in this very call (reason Saturation, or
-// QueueFull with a queue), as in the shop outage where it opens 1.3 s in
-// instead of 30.4 s.
-//
-// The bulkhead is stuck when at least half of its slots (rounded up) are
-// held by calls that have run for at least
-//
-//	clamp(Multiple × p99, MinAge, MaxAge)
-//
-// (calls past their deadline whose function has not returned, Stats.Overdue,
-// always count), or, with a queue, when its oldest call has waited that
-// long. p99 is the 99th percentile of the supplier's recent successful
-// calls (Stats.LatencyP99). A call whose caller's deadline is more than
-// about 71 minutes shorter than the invocation timeout never counts as
-// old: its start is not kept. Without history
-// (fewer than 20 successes so far) the threshold is MaxAge, so the first
-// burst of a new supplier is never stuck unless its calls are older than
-// half the invocation timeout.
-//
-// Half of the slots, not the oldest call alone: a healthy supplier's tail
-// has the odd call that takes seconds, and one of them in a bulkhead that a
-// burst fills would otherwise trip the breaker; a hang holds every call it
-// gets, so half of the slots are old a few calls after the first one is.
-//
-// The defaults come from the loadtest scenarios (the README has the
-// measurements): a supplier answering in 100 ms that hangs trips once the
-// fifth of its 10 slots holds a call 0.8 s old (the shop outage at 10
-// payments/s: 1.3 s in; at 50 payments/s: 0.9 s in). A stall of the
-// supplier looks like a hang until it ends, so the multiple must exceed
-// the stalls to ride out, counted in p99s: with stalls of 0.5–0.7 s every
-// 30 s under Poisson bursts from a cold start, a supplier whose p99 is
-// 0.12 s tripped 5 to 14 times in 10 minutes at 5 × p99, 0 or 1 times at
-// 6 ×, never at 7 × or 8 ×; one with p99 ≈ 0.5 s never, where the literal
-// rule (TripOnAnySaturation) trips 25 to 53 times. The 0.5 s floor keeps a
-// pause of the calling process from making a fast supplier's calls look
-// stuck.
+// StuckConfig decides whether a full bulkhead trips the breaker: it does
+// (ErrSaturated) when half of the slots are held by calls older than
+// clamp(Multiple × p99, MinAge, MaxAge), p99 being Stats.LatencyP99;
+// otherwise only the call that found it full is refused (ErrBusy). The
+// zero value is the default rule (docs/design.md, "The stuck criterion").
 type StuckConfig struct {
-	// Multiple of the p99 of recent successful calls that a call must have
-	// run to be stuck. 0 means 8; otherwise ≥ 1.
+	// Multiple of the p99 that makes a call old. 0 means 8; otherwise ≥ 1.
 	Multiple float64
-	// MinAge is the floor of the threshold: no call younger than this is
-	// stuck, however fast the supplier usually answers (a garbage
-	// collection or a stall of the machine makes every call look slow for
-	// a moment). 0 means 500 ms, or MaxAge if that is less.
+	// MinAge is the threshold's floor. 0 means 500 ms (at most MaxAge).
 	MinAge time.Duration
-	// MaxAge is the ceiling of the threshold, and the threshold of a
-	// supplier without history: a call that has run this long is stuck,
-	// however slow the supplier's history. 0 means half the
-	// InvocationTimeout; at most the InvocationTimeout (calls that honour
-	// their context never get older than that).
+	// MaxAge is the threshold's ceiling. 0 means InvocationTimeout/2.
 	MaxAge time.Duration
-	// TripOnAnySaturation trips the breaker whenever a call finds the
-	// bulkhead full, young calls or not: the literal rule, for a supplier
-	// whose bulkhead should never fill. The other fields are ignored.
+	// TripOnAnySaturation trips on any full bulkhead; the others are ignored.
 	TripOnAnySaturation bool
 }
 
@@ -130,9 +84,9 @@ type stuckState struct {
 	// set holds the criterion and the OnBusy listener in force, replaced
 	// whole by Reconfigure.
 	set atomic.Pointer[stuckSet]
-	lat atomic.Pointer[latencies] // made at the first success
-	// warm is set once the history holds latWarm samples: from then on
-	// one success in latEvery is sampled. A flag of its own, written once,
+	lat atomic.Pointer[latency.Histogram] // made at the first success
+	// warm is set once the history holds latency.Warm samples: from then on
+	// one success in latency.Every is sampled. A flag of its own, written once,
 	// rather than the history's sample count, which every sample writes.
 	warm atomic.Bool
 	// busyUntil: no call in the bulkhead can be stuck before this time
@@ -182,7 +136,7 @@ func (s *stuckState) stuckNow() *stuckSet { return s.set.Load() }
 func (s *stuckState) setStuck(p stuckPolicy, onBusy func(Busy)) {
 	s.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
 	if l := s.lat.Load(); l != nil {
-		l.threshold.Store(0)
+		l.SetThreshold(0, 0)
 	}
 	s.busyUntil.Store(0)
 }
@@ -202,16 +156,15 @@ func (ex *Executor) stuckAfter() int64 {
 	if l == nil {
 		return p.maxAge
 	}
-	n := l.samples.Load()
-	if t := l.threshold.Load(); t != 0 && n-l.thresholdAt.Load() < latRefresh {
+	n := l.Samples()
+	if t := l.Threshold(); t != 0 {
 		return t
 	}
 	t := p.maxAge
-	if p99 := l.quantile(0.99); p99 > 0 {
+	if p99 := l.Quantile(0.99); p99 > 0 {
 		t = int64(min(max(float64(p.multiple)*float64(p99), float64(p.minAge)), float64(p.maxAge)))
 	}
-	l.threshold.Store(t)
-	l.thresholdAt.Store(n)
+	l.SetThreshold(t, n)
 	rc.busyUntil.Store(0) // computed with the old threshold
 	return t
 }
@@ -252,11 +205,11 @@ func (ex *Executor) isStuck() bool {
 	}
 	after := ex.stuckAfter()
 	cutoff := now - after
-	old, next := ex.run.countOld(cutoff, rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), needRunning-overdue)
+	old, next := ex.run.CountOld(cutoff, rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), needRunning-overdue)
 	stuck := overdue+old >= needRunning
 	if qt := ex.queued.Load(); !stuck && qt != nil {
 		var qnext int64
-		old, qnext = qt.countOld(cutoff, rc.queueSpan.widen(ex.queueTO.Load(), now), needQueued)
+		old, qnext = qt.CountOld(cutoff, rc.queueSpan.widen(ex.queueTO.Load(), now), needQueued)
 		stuck = old >= needQueued
 		next = min(next, qnext)
 	}
@@ -287,7 +240,7 @@ func (c *call[T]) startedAt() int64 {
 	if c.span == math.MaxUint32 {
 		return math.MaxInt64
 	}
-	return c.ctx.node.at - spanNs(c.span)
+	return c.ctx.node.At - spanNs(c.span)
 }
 
 // spanOf encodes d ≥ 0 ns, the time from a call's start to its deadline, in
@@ -311,46 +264,16 @@ func spanNs(s uint32) int64 {
 	return int64(s&^(1<<31)) * int64(time.Millisecond)
 }
 
-// countOld counts the live deadlines on the list whose calls started at or
-// before cutoff, stopping at need, and returns the earliest start of the
-// others (math.MaxInt64 if none): no call on the list that is not counted
-// started before it. span is the longest time from a call's start to its
-// deadline, so the list (sorted by deadline) can be cut short where even
-// the earliest possible start is after cutoff. A queued call's start is
-// when it was queued; a timed-out call in its grace period is overdue, and
-// counted as such: never twice.
-func (l *lazyTimeline) countOld(cutoff, span int64, need int) (old int, next int64) {
-	next = math.MaxInt64
-	t := l.p.Load()
-	if t == nil || t == closedTimeline {
-		return 0, next
+// Since is when what deadline k times began, for the stuck criterion
+// (timeline.CountOld): a queued call's queueing, a running call's start.
+// A timed-out call in its grace period is counted as overdue, never twice,
+// and a call run outside the bulkhead holds no slot: neither is ever old.
+func (c *call[T]) Since(k timeline.Kind) int64 {
+	switch k {
+	case queueDeadline:
+		return c.queuedAt() // its span is not written yet: a promotion may be writing it
+	case invocationDeadline:
+		return c.startedAt()
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.closed && !t.retired {
-		t.moveInbox()
-	}
-	d := t.head
-	for ; d != nil && d.at-span <= cutoff; d = d.next {
-		if d.kind == graceDeadline || d.kind == outsideDeadline || d.done.Load() {
-			continue
-		}
-		var start int64
-		if d.kind == queueDeadline {
-			start = d.owner.queuedAt() // its span is not written yet: a promotion may be writing it
-		} else {
-			start = d.owner.startedAt()
-		}
-		if start > cutoff {
-			next = min(next, start)
-			continue
-		}
-		if old++; old >= need {
-			return old, next
-		}
-	}
-	if d != nil {
-		next = min(next, d.at-span) // the rest started after this
-	}
-	return old, next
+	return math.MaxInt64
 }

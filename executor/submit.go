@@ -10,41 +10,10 @@ import (
 	"github.com/fusebox-go/fusebox/priority"
 )
 
-// Submit runs fn on the executor's supplier and returns its future, or a
-// *RejectedError (breaker.ErrOpen, ErrSaturated, ErrBusy, ErrClosed) without calling
-// fn and without allocating. It never blocks: a call that finds every slot
-// busy waits in the queue, if there is one, as a queue entry.
-//
-// fn receives a context derived from ctx (its values and cancellation) with
-// the invocation deadline, counted from the moment fn starts; it ends when
-// fn returns. It behaves as context.WithDeadline(ctx, deadline) with a
-// deferred cancel would: Deadline is the earlier of ctx's and the
-// invocation deadline; Done and Err change together, to DeadlineExceeded at
-// the deadline, ctx's error when ctx ends first, or Canceled once fn has
-// returned; context.Cause gives ctx's cause when ctx ended it and Err
-// otherwise; contexts derived from it, and context.AfterFunc, follow it
-// without a goroutine each. The future resolves with fn's result; with
-// ErrTimeout at the deadline even if fn ignores its context (the slot stays
-// held until fn really returns; the future waits at most 5 ms, or a tenth
-// of the timeout, for fn to return first, so that a caller who resubmits at
-// once finds the slot of a function that honours its context free again);
-// with a *breaker.PanicError if fn panics; with ErrQueueTimeout if it
-// waited in the queue too long. A caller that cancels ctx gets ctx's error,
-// and the call counts as Ignored on the breaker: the supplier did nothing
-// wrong. A call whose caller has given up before it starts is not made.
-//
-// The path of one call: the breaker admits it (open: breaker.ErrOpen,
-// nothing touched); the bulkhead gives it a slot, or a queue place. None
-// free: if the slots are stuck (held by calls far older than the
-// supplier's calls take, see StuckConfig) the breaker trips with reason
-// Saturation (QueueFull with a queue) in this very call and Submit returns
-// ErrSaturated; if they are merely busy, only this call is refused
-// (ErrBusy, RejectedBusy) and the breaker learns nothing. fn runs on a goroutine of
-// its own; when it returns the slot is released first, the outcome
-// recorded on the breaker second, and the future completed last, so a
-// caller that awaits and resubmits at once never meets its own slot. In
-// shadow mode (Config.Shadow) nothing is refused but ErrClosed: a call
-// the breaker or the bulkhead would refuse runs outside the bulkhead.
+// Submit runs fn on a goroutine of its own, its context ending at the
+// invocation deadline, and returns its future, or a *RejectedError without
+// calling fn. The future resolves with fn's result, ErrTimeout at the
+// deadline (fn keeps its slot until it returns), or a *breaker.PanicError.
 func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*future.Future[T], error) {
 	if fn == nil {
 		return nil, errBadCall(ctx, ex)

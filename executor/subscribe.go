@@ -24,15 +24,8 @@ type subscriber struct {
 }
 
 // Subscribe attaches fn to every executor of the group, present and
-// future, until the returned func is called: a dashboard, a metrics hook or
-// a link to other replicas can watch transitions without the group's
-// configuration naming them, and any number can watch at once. It runs
-// after the executor's own listener (GroupConfig.OnTransition or the
-// supplier's Breaker.OnTransition), on the same goroutine: the events of
-// one executor arrive one at a time and in order, those of different
-// executors may arrive concurrently. Keep fn fast: a caller waits for it. A
-// fn that panics is recovered and logged, and the other subscribers still
-// get the event. Calling the returned func more than once is harmless.
+// future, after its own listener, until the returned func is called. Keep
+// fn fast; a panic in it is recovered and logged.
 func (g *Group) Subscribe(fn func(breaker.Event)) (unsubscribe func()) {
 	if fn == nil || g == nil {
 		return func() {}

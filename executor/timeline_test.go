@@ -22,14 +22,14 @@ func TestIdleExecutorHoldsNoTimeline(t *testing.T) {
 		ex, err := New("payments", Config{Workers: 2, Queue: 2, InvocationTimeout: time.Second})
 		require.NoError(t, err)
 		defer ex.Close(context.Background())
-		assert.Nil(t, ex.run.p.Load(), "nothing before the first call")
+		assert.False(t, ex.run.Live(), "nothing before the first call")
 
 		hold := make(chan struct{})
 		f1, _ := Submit(t.Context(), ex, func(context.Context) (int, error) { <-hold; return 1, nil })
 		f2, _ := Submit(t.Context(), ex, func(context.Context) (int, error) { <-hold; return 1, nil })
 		f3, _ := Submit(t.Context(), ex, func(context.Context) (int, error) { return 1, nil }) // queued
-		assert.NotNil(t, ex.run.p.Load(), "a timeline while calls run")
-		assert.NotNil(t, ex.queued.Load().p.Load(), "and one for the queue")
+		assert.True(t, ex.run.Live(), "a timeline while calls run")
+		assert.True(t, ex.queued.Load().Live(), "and one for the queue")
 		close(hold)
 		for _, f := range []interface {
 			Await(context.Context) (int, error)
@@ -38,13 +38,13 @@ func TestIdleExecutorHoldsNoTimeline(t *testing.T) {
 			require.NoError(t, err)
 		}
 		time.Sleep(2 * time.Second) // the timers fire once more, find nothing, retire
-		assert.Nil(t, ex.run.p.Load(), "an idle executor keeps no timeline and no timer")
-		assert.Nil(t, ex.queued.Load().p.Load())
+		assert.False(t, ex.run.Live(), "an idle executor keeps no timeline and no timer")
+		assert.False(t, ex.queued.Load().Live())
 
 		// And a new call makes a new one.
 		_, err = Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
 		require.NoError(t, err)
-		assert.NotNil(t, ex.run.p.Load())
+		assert.True(t, ex.run.Live())
 	})
 }
 
@@ -59,7 +59,7 @@ func TestTimeoutAfterRetirement(t *testing.T) {
 			_, err := Do(t.Context(), ex, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
 			require.ErrorIs(t, err, ErrTimeout)
 			time.Sleep(10 * time.Second)
-			assert.Nil(t, ex.run.p.Load())
+			assert.False(t, ex.run.Live())
 		}
 	})
 }
@@ -150,7 +150,7 @@ func TestStuckCriterionReadsTheQueueWhileCallsArePromoted(t *testing.T) {
 				return
 			default:
 			}
-			ex.queued.Load().countOld(ex.now(), ex.queueTO.Load(), 1<<30)
+			ex.queued.Load().CountOld(ex.now(), ex.queueTO.Load(), 1<<30)
 			walks.Add(1)
 		}
 	})

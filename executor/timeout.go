@@ -10,6 +10,16 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/timeline"
+)
+
+// The kinds of a call's deadlines, so that the timeline tells it which one
+// passed.
+const (
+	invocationDeadline timeline.Kind = iota // the call runs past its timeout
+	graceDeadline                           // a timed-out call's future stops waiting for fn
+	queueDeadline                           // a queued call has waited long enough
+	outsideDeadline                         // a call run outside the bulkhead in shadow mode runs past its timeout
 )
 
 // timeoutGrace is how long a timed-out call's future waits for its
@@ -37,7 +47,7 @@ func (c *call[T]) expire() {
 	if cancelled {
 		x.terr = perr
 	} else {
-		x.terr = ex.timeoutErr(c.ctx.parent, c.ctx.node.at)
+		x.terr = ex.timeoutErr(c.ctx.parent, c.ctx.node.At)
 	}
 	// The state and terr are made and written before the CAS, and read by
 	// settle only after its own CAS failed, that is after observing this
@@ -98,9 +108,9 @@ func (c *call[T]) expired() {
 		c.resolveTimedOut()
 		return
 	}
-	x.grace.owner, x.grace.kind = c, graceDeadline
-	x.grace.at = ex.now() + ex.grace()
-	if !ex.run.add(&x.grace, &ex.env.epoch) {
+	x.grace.Owner, x.grace.Kind, x.grace.Inline = c, graceDeadline, true
+	x.grace.At = ex.now() + ex.grace()
+	if !ex.run.Add(&x.grace, &ex.env.epoch) {
 		c.resolveTimedOut()
 	}
 }
@@ -112,9 +122,9 @@ func (c *call[T]) resolveTimedOut() {
 	c.promise.Complete(zero, c.ctx.x.Load().terr)
 }
 
-// onDeadline is the timer telling the call that one of its deadlines
+// Expired is the timer telling the call that one of its deadlines
 // passed while the entry was live.
-func (c *call[T]) onDeadline(k deadlineKind) {
+func (c *call[T]) Expired(k timeline.Kind) {
 	switch k {
 	case invocationDeadline, outsideDeadline:
 		c.expire()
@@ -125,8 +135,8 @@ func (c *call[T]) onDeadline(k deadlineKind) {
 	}
 }
 
-// onClose is Close giving up on an entry still listed.
-func (c *call[T]) onClose(k deadlineKind) {
+// Closed is Close giving up on an entry still listed.
+func (c *call[T]) Closed(k timeline.Kind) {
 	switch k {
 	case invocationDeadline, outsideDeadline:
 		c.abandon()

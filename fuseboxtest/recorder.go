@@ -12,19 +12,13 @@ import (
 
 // Recorder records breaker transition events and lets a test wait for
 // them. Give its Listen method to breaker.Config.OnTransition,
-// executor.GroupConfig.OnTransition or Group.Subscribe (combine it with
-// other listeners through breaker.Listeners).
+// executor.GroupConfig.OnTransition or Group.Subscribe.
 //
-// The waits read the events in order, with a cursor: each returns the
-// first event after the ones earlier waits returned, and moves the cursor
-// past it, so a test can wait for open, then half-open, then closed, and
-// an event that happened before the wait began is found at once. They
-// block on channels only, so inside a testing/synctest bubble a waiting
-// goroutine is durably blocked: synctest.Wait returns, the bubble's clock
-// moves on to the next timer (the one that will cause the event, or the
-// wait's own deadline), and a wait that nothing can satisfy is reported
-// as a deadlock instead of hanging the test. Call the waits from inside
-// the bubble.
+// The waits read the events in order, with a cursor: each returns the first
+// event after the ones earlier waits returned, so an event that happened
+// before the wait began is found at once. They block on channels only, so
+// inside a testing/synctest bubble a wait that nothing can satisfy is
+// reported as a deadlock instead of hanging the test.
 //
 // The zero Recorder is ready to use. It is safe for concurrent use.
 type Recorder struct {

@@ -15,20 +15,14 @@ import (
 
 // Transport is an http.RoundTripper that gives every supplier its own
 // bulkhead and breaker: each request runs on the executor that Group keeps
-// for the request's key (by default its host:port). Plug it into an
-// http.Client:
+// for the request's key (by default its host:port):
 //
 //	client := &http.Client{Transport: &fusehttp.Transport{Group: g}}
 //
-// A request the executor refuses (breaker open, bulkhead saturated, group
-// closed) fails at once with the executor's *RejectedError, without a
-// network round trip. An admitted request holds its slot until its response
-// body is closed or read to the end, or until the executor's
-// InvocationTimeout, which therefore bounds the whole exchange, body
-// included, the way http.Client.Timeout does (see the package
-// documentation).
-//
-// The fields are read on every request; set them before first use. A
+// A refused request fails at once with the executor's *RejectedError. An
+// admitted request holds its slot until its response body is closed or read
+// to the end, or until the executor's InvocationTimeout, which so bounds the
+// whole exchange, body included. Set the fields before first use. A
 // Transport is safe for concurrent use.
 type Transport struct {
 	// Group supplies one executor per key; its GroupConfig sets the slots,
@@ -38,25 +32,13 @@ type Transport struct {
 	Group *executor.Group
 
 	// Base makes the actual requests, on the caller's goroutine. nil means a
-	// clone of http.DefaultTransport, made on first use and owned by this
-	// Transport (CloseIdleConnections closes its connections). Base must
-	// honour the request's context: the executor ends an exchange by
-	// cancelling it, and a Base that ignores it holds its caller until it
-	// returns (the response is then too late: RoundTrip closes it and
-	// returns executor.ErrTimeout). If Base panics, RoundTrip returns an
-	// *breaker.PanicError naming it, counted as a failure; if it ends the
-	// goroutine (runtime.Goexit), the slot is given back, recorded the same
-	// way, and the Goexit goes on. A response with a nil Body gets
-	// http.NoBody, as http.Client gives it; a nil response with a nil error
-	// is an error of Base, counted as a failure. An error of the request
-	// body's own Read, which Base returns, is the caller's: the caller
-	// gets it, and the breaker records the exchange as ignored, without
-	// calling Classify. (The bodies http.NewRequest knows to be in memory,
-	// and files, go to Base as they are, so that net/http sends them as it
-	// would without fusehttp: those reads do not fail on the caller's side,
-	// or too seldom to cost sendfile.) An *http.Transport of your own can keep as many
-	// idle connections per host as there are slots (MaxIdleConnsPerHost;
-	// the default keeps 2).
+	// clone of http.DefaultTransport owned by this Transport. Base must honour
+	// the request's context: the executor ends an exchange by cancelling it. A
+	// panic in Base becomes a *breaker.PanicError (a failure); a nil Body
+	// becomes http.NoBody; a nil response with a nil error is a failure. An
+	// error of the request body's own Read is returned to the caller and
+	// recorded as ignored. Give an *http.Transport of your own as many idle
+	// connections per host as there are slots (MaxIdleConnsPerHost).
 	Base http.RoundTripper
 
 	// Key names the executor of a request. nil, or a Key that returns ""

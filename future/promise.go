@@ -4,24 +4,16 @@ package future
 // completes the future, once.
 //
 // The zero Promise is pending and ready to use: new(future.Promise[T])
-// makes one, in one allocation that also holds the future. So a Promise can
-// also live by value inside a larger struct and share its allocation:
+// makes one, in one allocation that also holds the future, and a Promise
+// can live by value inside a larger struct to share its allocation:
 //
 //	type call[T any] struct {
-//		future.Promise[T] // first or anywhere; no constructor needed
+//		future.Promise[T]
 //		fn func(context.Context) (T, error)
 //	}
 //
-//	c := &call[T]{fn: fn}       // one allocation for call and future
-//	f := c.Future()             // points into c; hand it to the caller
-//	go func() { c.Complete(c.fn(ctx)) }()
-//
-// Then the only other allocation a round trip can cost is the future's done
-// channel, made only if someone blocks before completion.
-//
 // A Promise must not be copied after first use (go vet's copylocks check
-// reports copies), because its Future lives inside it. Its methods are safe
-// for concurrent use.
+// reports copies). Its methods are safe for concurrent use.
 type Promise[T any] struct {
 	f Future[T]
 }

@@ -94,25 +94,14 @@ func NewHedger(cfg HedgeConfig) (*Hedger, error) {
 }
 
 // Hedge calls fn through ex and, if it has not answered after the delay
-// (HedgeConfig.Delay, by default the supplier's recent p95), starts a second
-// attempt of fn; it returns the first success, or the first attempt's error
-// if both fail. Only for idempotent calls: fn may run twice, concurrently.
-// A first attempt that has ended when the delay is seen to have passed is
-// not hedged, whatever its outcome: its error is returned as it is.
-//
-// Both attempts go through ex's breaker and bulkhead. The hedge is the one
-// that yields: it starts only while the breaker is closed, more than
-// HedgeConfig.Reserve slots are free and nobody waits in the queue, and the
-// supplier's budget allows it; otherwise the first attempt runs on alone.
-// The first attempt is never displaced because of a hedge, nor refused
-// because hedges took the reserve: the hedges of a supplier are admitted
-// one at a time. (A first attempt admitted at the very instant a hedge is
-// may still find the reserve one slot short, as the priorities' limits
-// may be passed by calls admitted at the same moment: the counts are read
-// without a lock.)
-// When Hedge returns it cancels the context of the attempt still running
-// (the loser), which counts as Ignored on the breaker, as a call its caller
-// gave up is, and gives its slot back as soon as its fn returns.
+// (HedgeConfig.Delay, by default the supplier's recent p95), starts a
+// second attempt; it returns the first success, or the first attempt's
+// error if both fail. Only for idempotent calls: fn may run twice at once.
+// Both attempts go through ex's breaker and bulkhead, and the hedge yields:
+// it starts only while the breaker is closed, more than
+// HedgeConfig.Reserve slots are free, nobody is queued and the supplier's
+// budget allows it. When Hedge returns it cancels the attempt still
+// running, which counts as Ignored on the breaker.
 func Hedge[T any](ctx context.Context, h *Hedger, ex *executor.Executor, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := badCall(ctx, "Hedge", "Hedger", h == nil, h != nil && h.suppliers.make == nil, ex, fn == nil); err != nil {

@@ -1,15 +1,15 @@
-package executor
+// Package adaptive is the algorithm of the executor's adaptive limit (see
+// docs/adaptive.md): a Limiter, fed one window's observations at a time,
+// returns the next limit. It reads no clock and touches no bulkhead, so it
+// can be driven deterministically; the executor feeds it from the calls
+// that end and resizes its bulkhead to the limit.
+package adaptive
 
 import (
 	"math"
 	"time"
 )
 
-// The adaptive limit's algorithm (see AdaptiveConfig and docs/adaptive.md).
-// limiter is the pure part: fed one window's observations at a time, it
-// returns the next limit. It reads no clock and touches no bulkhead, so it
-// can be driven deterministically; adapt (adaptive_exec.go) feeds it from
-// the calls that end.
 const (
 	// adaptTolerance: latency up to this multiple of the baseline is no
 	// sign of a queue at the supplier.
@@ -36,15 +36,11 @@ const (
 	adaptNoGainLatency = 1.1
 	// adaptProbeEvery: windows between two probes.
 	adaptProbeEvery = 256
-	// adaptProbeBusy: windows between two probes while the limit is in
-	// the way, about as many as the baseline remembers. Under a sustained
-	// overload every window sees the supplier's queue, and a baseline of
-	// queued windows only would rise with the limit, which then never
-	// cuts (the limit drifted to its Max and goodput fell to 0 in a
-	// 10-minute overload, make soak-adaptive); a probe measures the
-	// supplier without its queue again before the drained windows are
-	// forgotten.
-	adaptProbeBusy = adaptBaselineSpans * adaptBaselineSpan
+	// ProbeBusy: windows between two probes while the limit is in the way,
+	// about as many as the baseline remembers: under a sustained overload
+	// every window sees the supplier's queue, and a baseline of queued
+	// windows only would rise with the limit, which then never cuts.
+	ProbeBusy = adaptBaselineSpans * adaptBaselineSpan
 	// adaptProbeWindows: a probe's windows; the first drains the queue.
 	adaptProbeWindows = 2
 	// adaptFull: a window that ends with at least this fraction of the
@@ -52,33 +48,33 @@ const (
 	adaptFull = 0.9
 )
 
-// Why the limit last changed (Stats.LimitReason).
+// Why the limit last changed (the executor's Stats.LimitReason).
 const (
-	reasonInitial   = "initial"    // the configured Initial, or a Reconfigure
-	reasonSlowStart = "slow start" // doubled: the limit was in the way and latency is at its baseline
-	reasonGrow      = "grow"       // grown by √L: the limit was in the way
-	reasonLatency   = "latency"    // cut: latency rose over the baseline while throughput did not
-	reasonRestart   = "restart"    // halved: the breaker closed again after a trip
-	reasonNoGain    = "no gain"    // undone: the last growth raised latency, not throughput
-	reasonProbe     = "probe"      // a quarter for two windows, to measure the latency without a queue
+	ReasonInitial   = "initial"    // the configured Initial, or a Reconfigure
+	ReasonSlowStart = "slow start" // doubled: the limit was in the way and latency is at its baseline
+	ReasonGrow      = "grow"       // grown by √L: the limit was in the way
+	ReasonLatency   = "latency"    // cut: latency rose over the baseline while throughput did not
+	ReasonRestart   = "restart"    // halved: the breaker closed again after a trip
+	ReasonNoGain    = "no gain"    // undone: the last growth raised latency, not throughput
+	ReasonProbe     = "probe"      // a quarter for two windows, to measure the latency without a queue
 )
 
-// limitObs is what one window saw. Only successful calls admitted under the
-// breaker's current generation that beat their deadline count in n and
-// mean: the rule of the latency history (docs/design.md).
-type limitObs struct {
-	dur    time.Duration // the window's length
-	n      uint64        // successes that count
-	mean   time.Duration // their mean duration
-	busy   uint64        // busy refusals in the window
-	inUse  int           // slots in use when it ended
-	stuck  bool          // a slot held by a call older than the stuck threshold, or overdue
-	newGen bool          // the breaker made a transition since the last window
+// Obs is what one window saw. Only successful calls admitted under the
+// breaker's current generation that beat their deadline count in N and
+// Mean: the rule of the latency history (docs/design.md).
+type Obs struct {
+	Dur    time.Duration // the window's length
+	N      uint64        // successes that count
+	Mean   time.Duration // their mean duration
+	Busy   uint64        // busy refusals in the window
+	InUse  int           // slots in use when it ended
+	Stuck  bool          // a slot held by a call older than the stuck threshold, or overdue
+	NewGen bool          // the breaker made a transition since the last window
 }
 
-// limiter is the algorithm's state. Not safe for concurrent use: adapt
-// holds a mutex around it.
-type limiter struct {
+// Limiter is the algorithm's state. Not safe for concurrent use: its
+// owner holds a mutex around it.
+type Limiter struct {
 	min, max  int
 	limit     int
 	slowStart bool
@@ -99,14 +95,42 @@ type limiter struct {
 	restore           int
 }
 
-func newLimiter(minL, maxL, initial int) limiter {
-	return limiter{min: minL, max: maxL, limit: initial, slowStart: true, gradient: 1, reason: reasonInitial}
+// New returns a Limiter at initial, in slow start, bounded by [minL, maxL].
+func New(minL, maxL, initial int) Limiter {
+	return Limiter{min: minL, max: maxL, limit: initial, slowStart: true, gradient: 1, reason: ReasonInitial}
 }
 
-// need is the Little's-law concurrency: best recent throughput × baseline.
-func (l *limiter) need() float64 { return l.best * l.baseline }
+// Limit returns the current limit.
+func (l *Limiter) Limit() int { return l.limit }
 
-// next takes one window's observations and returns the new limit.
+// Reason returns why the limit last changed, one of the Reason constants.
+func (l *Limiter) Reason() string { return l.reason }
+
+// Baseline returns the baseline latency (0: none yet).
+func (l *Limiter) Baseline() time.Duration { return time.Duration(l.baseline) }
+
+// Gradient returns the last window's gradient, in [0.5, 1].
+func (l *Limiter) Gradient() float64 { return l.gradient }
+
+// SlowStart reports whether the limit is in slow start.
+func (l *Limiter) SlowStart() bool { return l.slowStart }
+
+// Bounds returns the limit's bounds.
+func (l *Limiter) Bounds() (minL, maxL int) { return l.min, l.max }
+
+// SetBounds sets the limit's bounds and clamps the limit into them.
+func (l *Limiter) SetBounds(minL, maxL int) {
+	l.min, l.max = minL, maxL
+	l.limit = min(max(l.limit, l.min), l.max)
+}
+
+// SetLimit sets the limit, clamped to the bounds, keeping the reason.
+func (l *Limiter) SetLimit(n int) { l.limit = min(max(n, l.min), l.max) }
+
+// need is the Little's-law concurrency: best recent throughput × baseline.
+func (l *Limiter) need() float64 { return l.best * l.baseline }
+
+// Next takes one window's observations and returns the new limit.
 //
 // The rules, in order: a breaker that transitioned restarts at half the
 // limit, in slow start; a window without a success that counts changes
@@ -118,22 +142,22 @@ func (l *limiter) need() float64 { return l.best * l.baseline }
 // way (busy refusals, or nearly all of it in use) grows, doubling in slow
 // start, by √L after, never past the headroom over the Little's-law need
 // and never while a slot is stuck.
-func (l *limiter) next(o limitObs) int {
-	if o.newGen {
-		l.set(max(l.min, l.limit/2), reasonRestart)
+func (l *Limiter) Next(o Obs) int {
+	if o.NewGen {
+		l.set(max(l.min, l.limit/2), ReasonRestart)
 		l.slowStart = true
 		return l.limit
 	}
-	if o.n == 0 || o.dur <= 0 {
+	if o.N == 0 || o.Dur <= 0 {
 		return l.limit
 	}
-	mean := float64(max(o.mean, time.Microsecond))
-	x := float64(o.n) / float64(o.dur)
+	mean := float64(max(o.Mean, time.Microsecond))
+	x := float64(o.N) / float64(o.Dur)
 	prevBest, from := l.best, l.limit
-	if l.windows++; !o.stuck {
+	if l.windows++; !o.Stuck {
 		l.learn(mean, x)
 	}
-	probed := l.probing(o.stuck)
+	probed := l.probing(o.Stuck)
 	if !probed {
 		l.gradient = min(max(adaptTolerance*l.baseline/mean, adaptMinGradient), 1)
 		l.decide(o, x, mean, prevBest)
@@ -149,25 +173,25 @@ func (l *limiter) next(o limitObs) int {
 // window lets the supplier's queue drain, after its last the limit goes
 // back to where it was, but not while a slot is stuck (the limit never
 // grows then): the probe goes on until a window without one, or for
-// adaptProbeBusy windows at most. A stall that long that has not tripped
+// ProbeBusy windows at most. A stall that long that has not tripped
 // the breaker is no hang filling the bulkhead, but a call that keeps its
 // slot (a leaked lease is overdue for good), and must not hold the limit
 // at a quarter.
-func (l *limiter) probing(stuck bool) bool {
+func (l *Limiter) probing(stuck bool) bool {
 	ran := l.windows - l.probedAt
 	switch {
 	case l.restore == 0:
 		return false
-	case ran >= adaptProbeWindows && (!stuck || ran >= adaptProbeBusy):
-		l.set(max(l.min, min(l.restore, l.max)), reasonNoGain)
+	case ran >= adaptProbeWindows && (!stuck || ran >= ProbeBusy):
+		l.set(max(l.min, min(l.restore, l.max)), ReasonNoGain)
 		l.restore = 0
 	}
 	return true
 }
 
 // decide applies the rules that move the limit after a window.
-func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
-	inTheWay := o.busy > 0 || float64(o.inUse) >= adaptFull*float64(l.limit)
+func (l *Limiter) decide(o Obs, x, mean, prevBest float64) {
+	inTheWay := o.Busy > 0 || float64(o.InUse) >= adaptFull*float64(l.limit)
 	cut := int(float64(l.limit) * l.gradient)
 	switch {
 	case l.noGain(o, x, mean, inTheWay):
@@ -175,18 +199,18 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 		// at it. A baseline learned under overload (a cold start into
 		// it) cannot tell; this can.
 		l.slowStart = false
-		l.set(max(l.min, l.grewFrom), reasonNoGain)
-		if l.probeAfterUndo(o.stuck) {
+		l.set(max(l.min, l.grewFrom), ReasonNoGain)
+		if l.probeAfterUndo(o.Stuck) {
 			l.probe()
 		}
-	case l.probeDue(inTheWay) && !o.stuck: // a probe measures the supplier, not a stall
+	case l.probeDue(inTheWay) && !o.Stuck: // a probe measures the supplier, not a stall
 		l.probe()
-	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.inUse > cut):
+	case l.gradient < 1 && x <= prevBest*1.1 && (inTheWay || o.InUse > cut):
 		// A cut that would bind: latency that rises while the calls in
 		// flight are far below the limit is not the limit's queue.
 		l.slowStart = false
-		l.set(max(l.min, cut), reasonLatency)
-	case !o.stuck && inTheWay:
+		l.set(max(l.min, cut), ReasonLatency)
+	case !o.Stuck && inTheWay:
 		l.grow()
 	}
 }
@@ -199,35 +223,35 @@ func (l *limiter) decide(o limitObs, x, mean, prevBest float64) {
 // was waiting for it, and such a window's latency is mostly noise. (A
 // point sample: a window that ends in a lull keeps a growth it used; the
 // periodic probe and the latency cut still apply.)
-func (l *limiter) noGain(o limitObs, x, mean float64, inTheWay bool) bool {
+func (l *Limiter) noGain(o Obs, x, mean float64, inTheWay bool) bool {
 	return l.grewFrom > 0 && x <= l.prevX*adaptNoGainX && mean >= l.prevMean*adaptNoGainLatency &&
-		(inTheWay || o.inUse > l.grewFrom)
+		(inTheWay || o.InUse > l.grewFrom)
 }
 
 // probeAfterUndo reports whether an undone growth starts a probe: the
 // first one does, then at most one every adaptProbeEvery windows, and none
 // in a window with a stuck slot (a probe measures the supplier, not a
 // stall).
-func (l *limiter) probeAfterUndo(stuck bool) bool {
+func (l *Limiter) probeAfterUndo(stuck bool) bool {
 	return (l.windows-l.probedAt >= adaptProbeEvery || l.probedAt == 0) && !stuck
 }
 
 // probeDue reports whether a limit in the way is due a probe
-// (adaptProbeBusy): not in slow start, which has no queue to learn from.
-func (l *limiter) probeDue(inTheWay bool) bool {
-	return inTheWay && !l.slowStart && l.windows-l.probedAt >= adaptProbeBusy
+// (ProbeBusy): not in slow start, which has no queue to learn from.
+func (l *Limiter) probeDue(inTheWay bool) bool {
+	return inTheWay && !l.slowStart && l.windows-l.probedAt >= ProbeBusy
 }
 
 // probe runs two windows at a quarter of the limit, where the supplier's
 // queue drains, for a baseline of its own latency; then the limit goes
 // back to where it was, judged by that baseline.
-func (l *limiter) probe() {
+func (l *Limiter) probe() {
 	l.probedAt, l.restore = l.windows, l.limit
-	l.set(max(l.min, l.limit/4), reasonProbe)
+	l.set(max(l.min, l.limit/4), ReasonProbe)
 }
 
 // learn updates the baselines from a window that saw no stuck slot.
-func (l *limiter) learn(mean, x float64) {
+func (l *Limiter) learn(mean, x float64) {
 	if l.inSpan == adaptBaselineSpan {
 		l.span, l.inSpan = (l.span+1)%adaptBaselineSpans, 0
 		l.spans[l.span] = 0
@@ -246,10 +270,10 @@ func (l *limiter) learn(mean, x float64) {
 }
 
 // grow raises a limit that was in the way, within the headroom.
-func (l *limiter) grow() {
-	want, why := l.limit+max(1, int(math.Sqrt(float64(l.limit)))), reasonGrow
+func (l *Limiter) grow() {
+	want, why := l.limit+max(1, int(math.Sqrt(float64(l.limit)))), ReasonGrow
 	if l.slowStart {
-		want, why = l.limit*2, reasonSlowStart
+		want, why = l.limit*2, ReasonSlowStart
 	}
 	if c := int(math.Ceil(adaptHeadroom*l.need())) + 1; want > c {
 		want = max(c, l.limit) // slow start goes on: a cold start's first windows underrate the need
@@ -259,7 +283,7 @@ func (l *limiter) grow() {
 	}
 }
 
-func (l *limiter) set(n int, why string) {
+func (l *Limiter) set(n int, why string) {
 	if n != l.limit {
 		l.limit, l.reason = n, why
 	}

@@ -1,40 +1,41 @@
-package executor
+// Package timeline is the executor's deadline machinery: deadlines sorted
+// by time and one timer armed for the earliest, instead of a timer and a
+// context per call. Entries are embedded in what they time, so listing one
+// allocates nothing; the timer runs only while entries are listed. The
+// mechanism is described in docs/design.md, "The deadline timeline".
+package timeline
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// deadlineKind says which of its call's deadlines an entry is, so that the
-// timer tells its owner which one passed.
-type deadlineKind uint8
+// Kind says which of its owner's deadlines an entry is; its values are the
+// owner's.
+type Kind uint8
 
-const (
-	invocationDeadline deadlineKind = iota // the call runs past its timeout
-	graceDeadline                          // a timed-out call's future stops waiting for fn
-	queueDeadline                          // a queued call has waited long enough
-	outsideDeadline                        // a call run outside the bulkhead in shadow mode runs past its timeout
-)
-
-// timed is what a deadline belongs to: a call, told on the timer's
-// goroutine when one of its deadlines passes while the entry is live, and
-// by Close when it gives up on the entries still listed. The stuck
-// criterion asks it how long it has run, or waited (see countOld).
-type timed interface {
-	onDeadline(k deadlineKind)
-	onClose(k deadlineKind)
-	startedAt() int64
-	queuedAt() int64
+// Owner is what a deadline belongs to. Expired is called, on the timer's
+// goroutine or one of its own, when the deadline passes while the entry is
+// live; Closed when Close gives up on the entry. Since says when what the
+// entry times began (for CountOld); math.MaxInt64: it never counts as old.
+type Owner interface {
+	Expired(k Kind)
+	Closed(k Kind)
+	Since(k Kind) int64
 }
 
-// deadline is an entry of a timeline, embedded in the call it times, so
-// timing a call allocates nothing.
-type deadline struct {
-	next  *deadline // in the inbox, then in the sorted list
-	at    int64     // ns since the timeline's epoch
-	owner timed
-	kind  deadlineKind
+// Deadline is an entry of a timeline, embedded in what it times. Its owner
+// sets At (ns since the timeline's epoch), Owner, Kind and Inline before
+// adding it; Inline expiries run on the timer's goroutine and must not
+// block, the others on a goroutine of their own.
+type Deadline struct {
+	next   *Deadline // in the inbox, then in the sorted list
+	At     int64
+	Owner  Owner
+	Kind   Kind
+	Inline bool
 	// taken is set under the timeline's lock when the entry leaves the
 	// inbox for the sorted list (or for Close), so that an adder that
 	// finds the timeline closed knows whether Close has its entry.
@@ -46,37 +47,20 @@ type deadline struct {
 	done atomic.Bool
 }
 
-// finish marks the entry as no longer needed; the timeline drops it lazily.
-func (d *deadline) finish() { d.done.Store(true) }
+// Finish marks the entry as no longer needed; the timeline drops it lazily.
+func (d *Deadline) Finish() { d.done.Store(true) }
 
-// timeline is the executor's deadline machinery: deadlines sorted by time
-// and ONE timer, armed for the earliest of them, instead of a timer and a
-// context.WithDeadline per call (~800 ns and 4 allocations, more than a
-// whole Submit). The timer runs only while calls are in flight and stops
-// by itself when it finds nothing left to time.
-//
-// Adding a deadline takes no lock in the common case. The entry is pushed
-// on the inbox, a lock-free stack, and if the armed timer fires at or
-// before the entry's time, that is all: every firing moves the inbox into
-// the sorted list before it looks for due entries, so the entry is looked
-// at in time. One executor's calls all have the same timeout, so a new
-// deadline is nearly always later than the armed one. Only an entry that
-// no armed timer covers (the first one, or one earlier than the timer,
-// from a caller with a shorter deadline) takes the lock, and so does every
-// drainEvery-th push, which moves the inbox into the list and drops the
-// finished entries there: a call that ends only marks its entry done, and
-// the entries of finished calls are kept alive a bounded while.
-//
-// The sorted list is a singly linked list. Entries are appended at the
-// tail, O(1) when deadlines arrive in order; an earlier one is inserted by
-// a walk. Done entries are dropped where the list is walked anyway: from
-// the head when the inbox is moved in and when the timer fires, and,
-// should a call that ignores its context hold the head for a while, by a
-// sweep of the whole list each time it has doubled, so that finished calls
-// are kept alive at most a bounded while (amortized O(1)).
+// Done reports whether Finish was called.
+func (d *Deadline) Done() bool { return d.done.Load() }
+
+// timeline is one published list of deadlines, sorted by time, and the
+// timer armed for the earliest. Adding a deadline pushes it on the inbox,
+// a lock-free stack, and takes the lock only when no armed timer covers
+// it or every drainEvery-th push; finished entries are dropped lazily.
+// docs/design.md ("Deadlines: one timer per executor") has the argument.
 type timeline struct {
 	// The inbox and the state an adder reads, on a cache line of their own.
-	inbox  atomic.Pointer[deadline] // pushed lock-free, moved to the list under mu
+	inbox  atomic.Pointer[Deadline] // pushed lock-free, moved to the list under mu
 	pushes atomic.Uint32            // pushes so far, for drainEvery
 	// armedAt is when the armed timer fires, or noTimer. It is lowered
 	// only when the timer is reset to an earlier time; a firing sets it
@@ -89,8 +73,8 @@ type timeline struct {
 	epoch    *time.Time                // the executor's; times are ns since it (monotonic)
 	slot     *atomic.Pointer[timeline] // where it is published; emptied when it retires
 	mu       sync.Mutex
-	head     *deadline
-	tail     *deadline
+	head     *Deadline
+	tail     *Deadline
 	n        int // entries in the sorted list, done ones included
 	sweepAt  int // n at which the list is swept of its done entries
 	timer    *time.Timer
@@ -113,15 +97,15 @@ const (
 	minSweep = 64
 )
 
-// lazyTimeline is where an executor keeps a timeline: made when a deadline
+// Lazy is where an executor keeps a timeline: made when a deadline
 // is added, dropped (timer and all) when its timer finds it empty, so an
 // executor that had calls and is idle again holds no timeline at all. Once
 // closed it holds closedTimeline for good, so nothing can be added.
-type lazyTimeline struct {
+type Lazy struct {
 	p atomic.Pointer[timeline]
 }
 
-// closedTimeline refuses every deadline; a closed executor's lazyTimeline
+// closedTimeline refuses every deadline; a closed executor's Lazy
 // holds it.
 var closedTimeline = newTimeline(nil, nil, true)
 
@@ -133,7 +117,7 @@ func newTimeline(epoch *time.Time, slot *atomic.Pointer[timeline], closed bool) 
 
 // add lists d on the current timeline, making one if needed. It returns
 // false once the executor is closing: d's call must end now.
-func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
+func (l *Lazy) Add(d *Deadline, epoch *time.Time) bool {
 	for {
 		t := l.p.Load()
 		if t == closedTimeline {
@@ -161,7 +145,7 @@ func (l *lazyTimeline) add(d *deadline, epoch *time.Time) bool {
 // none). A deadline being added concurrently either lands on the old
 // timeline before it is closed (and is returned here) or finds
 // closedTimeline.
-func (l *lazyTimeline) close() ([]*deadline, <-chan struct{}) {
+func (l *Lazy) Close() ([]*Deadline, <-chan struct{}) {
 	if t := l.p.Swap(closedTimeline); t != nil && t != closedTimeline {
 		return t.close()
 	}
@@ -179,8 +163,8 @@ const (
 // now reads the timeline's clock.
 func (t *timeline) now() int64 { return int64(time.Since(*t.epoch)) }
 
-// add lists d (d.at set by the caller).
-func (t *timeline) add(d *deadline) listing {
+// add lists d (d.At set by the caller).
+func (t *timeline) add(d *Deadline) listing {
 	d.taken = false
 	for {
 		old := t.inbox.Load()
@@ -189,7 +173,7 @@ func (t *timeline) add(d *deadline) listing {
 			break
 		}
 	}
-	if a := t.armedAt.Load(); a != noTimer && a <= d.at && t.pushes.Add(1)%drainEvery != 0 {
+	if a := t.armedAt.Load(); a != noTimer && a <= d.At && t.pushes.Add(1)%drainEvery != 0 {
 		return listedOK // the armed timer, or a later firing, finds it in time
 	}
 	t.mu.Lock()
@@ -207,8 +191,8 @@ func (t *timeline) add(d *deadline) listing {
 	if t.n >= t.sweepAt {
 		t.sweep()
 	}
-	if t.head != nil && (!t.isArmed || t.head.at < t.armedAt.Load()) {
-		t.arm(t.head.at)
+	if t.head != nil && (!t.isArmed || t.head.At < t.armedAt.Load()) {
+		t.arm(t.head.At)
 	}
 	return listedOK
 }
@@ -217,7 +201,7 @@ func (t *timeline) add(d *deadline) listing {
 // that are done, and the done entries at the head of the list. Called with
 // mu held.
 func (t *timeline) moveInbox() {
-	var in *deadline // the inbox reversed: in the order it was pushed
+	var in *Deadline // the inbox reversed: in the order it was pushed
 	for d := t.inbox.Swap(nil); d != nil; {
 		next := d.next
 		d.taken = true
@@ -229,7 +213,7 @@ func (t *timeline) moveInbox() {
 		d = next
 	}
 	t.dropDoneHead()
-	var last *deadline // the entry inserted last: the next one is usually just after it
+	var last *Deadline // the entry inserted last: the next one is usually just after it
 	for d := in; d != nil; {
 		next := d.next
 		t.insert(d, last)
@@ -239,21 +223,21 @@ func (t *timeline) moveInbox() {
 
 // insert lists d, walking from after (when it is listed and not later
 // than d) or from the head. Called with mu held.
-func (t *timeline) insert(d, after *deadline) {
+func (t *timeline) insert(d, after *Deadline) {
 	d.next = nil
 	switch {
 	case t.tail == nil:
 		t.head, t.tail = d, d
-	case t.tail.at <= d.at:
+	case t.tail.At <= d.At:
 		t.tail.next, t.tail = d, d
-	case d.at < t.head.at:
+	case d.At < t.head.At:
 		d.next, t.head = t.head, d
 	default:
-		p := t.head // p.at <= d.at < tail.at: p stops before the tail
-		if after != nil && after.at <= d.at {
+		p := t.head // p.At <= d.At < tail.At: p stops before the tail
+		if after != nil && after.At <= d.At {
 			p = after
 		}
-		for p.next.at <= d.at {
+		for p.next.At <= d.At {
 			p = p.next
 		}
 		d.next, p.next = p.next, d
@@ -269,7 +253,7 @@ func (t *timeline) dropDoneHead() {
 }
 
 // pop unlists the head. Called with mu held.
-func (t *timeline) pop() *deadline {
+func (t *timeline) pop() *Deadline {
 	d := t.head
 	t.head, d.next = d.next, nil
 	if t.head == nil {
@@ -283,7 +267,7 @@ func (t *timeline) pop() *deadline {
 // sweep runs to twice what is left, so sweeping costs O(1) per add.
 // Called with mu held.
 func (t *timeline) sweep() {
-	var prev *deadline
+	var prev *Deadline
 	for d := t.head; d != nil; {
 		next := d.next
 		if d.done.Load() {
@@ -340,14 +324,14 @@ func (t *timeline) fire() {
 		return
 	}
 	t.moveInbox()
-	var due []*deadline
-	for t.head != nil && (t.head.at <= now || t.head.done.Load()) {
+	var due []*Deadline
+	for t.head != nil && (t.head.At <= now || t.head.done.Load()) {
 		if d := t.pop(); !d.done.Load() {
 			due = append(due, d)
 		}
 	}
 	if t.head != nil {
-		t.rearm(t.head.at, now)
+		t.rearm(t.head.At, now)
 	}
 	if len(due) == 0 {
 		t.retireIfIdle()
@@ -370,7 +354,7 @@ func (t *timeline) fire() {
 	// here.
 	own := 0
 	for _, d := range due {
-		if d.kind != graceDeadline {
+		if !d.Inline {
 			own++
 		}
 	}
@@ -378,8 +362,8 @@ func (t *timeline) fire() {
 	t.armedN += own
 	t.mu.Unlock()
 	for _, d := range due {
-		if d.kind == graceDeadline {
-			d.owner.onDeadline(d.kind)
+		if d.Inline {
+			d.Owner.Expired(d.Kind)
 		} else {
 			go t.expire(d)
 		}
@@ -391,7 +375,7 @@ func (t *timeline) fire() {
 }
 
 // expire tells d's owner that d passed, on a goroutine of its own.
-func (t *timeline) expire(d *deadline) {
+func (t *timeline) expire(d *Deadline) {
 	// Deferred, so that a callback that ends the goroutine
 	// (runtime.Goexit) still leaves the accounting right.
 	defer func() {
@@ -401,7 +385,7 @@ func (t *timeline) expire(d *deadline) {
 		t.disarmedLocked()
 		t.mu.Unlock()
 	}()
-	d.owner.onDeadline(d.kind)
+	d.Owner.Expired(d.Kind)
 }
 
 // retireIfIdle unpublishes an empty timeline with no timer armed and no
@@ -440,7 +424,7 @@ func (t *timeline) rearm(at, now int64) {
 // timer's goroutine is gone (nil if none runs). The caller waits on it no
 // longer than it wants to: the goroutine may be inside a user's transition
 // listener.
-func (t *timeline) close() ([]*deadline, <-chan struct{}) {
+func (t *timeline) close() ([]*Deadline, <-chan struct{}) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
@@ -450,7 +434,7 @@ func (t *timeline) close() ([]*deadline, <-chan struct{}) {
 		t.disarmedLocked()
 	}
 	t.moveInbox() // marks them taken: their adders leave them to Close
-	var left []*deadline
+	var left []*Deadline
 	for t.head != nil {
 		if d := t.pop(); !d.done.Load() {
 			left = append(left, d)
@@ -461,4 +445,46 @@ func (t *timeline) close() ([]*deadline, <-chan struct{}) {
 	}
 	t.gone = make(chan struct{})
 	return left, t.gone
+}
+
+// Live reports whether a timeline is published: false for an idle Lazy,
+// which holds no timer.
+func (l *Lazy) Live() bool {
+	t := l.p.Load()
+	return t != nil && t != closedTimeline
+}
+
+// CountOld counts the live entries whose owners' Since is at or before
+// cutoff, stopping at need, and returns the earliest Since of the others
+// (math.MaxInt64 if none). span is the longest time from an entry's Since
+// to its At, so the walk (in At order) stops where even the earliest
+// possible Since is after cutoff.
+func (l *Lazy) CountOld(cutoff, span int64, need int) (old int, next int64) {
+	next = math.MaxInt64
+	t := l.p.Load()
+	if t == nil || t == closedTimeline {
+		return 0, next
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.closed && !t.retired {
+		t.moveInbox()
+	}
+	d := t.head
+	for ; d != nil && d.At-span <= cutoff; d = d.next {
+		if d.done.Load() {
+			continue
+		}
+		if start := d.Owner.Since(d.Kind); start > cutoff {
+			next = min(next, start)
+			continue
+		}
+		if old++; old >= need {
+			return old, next
+		}
+	}
+	if d != nil {
+		next = min(next, d.At-span) // the rest started after this
+	}
+	return old, next
 }
