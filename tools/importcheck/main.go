@@ -23,6 +23,7 @@ import (
 	_ "github.com/fusebox-go/fusebox/policy"
 	_ "github.com/fusebox-go/fusebox/priority"
 	_ "github.com/fusebox-go/fusebox/readiness"
+	_ "github.com/fusebox-go/fusebox/shed"
 )
 
 func main() {

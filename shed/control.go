@@ -1,0 +1,187 @@
+package shed
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fusebox-go/fusebox/priority"
+)
+
+// windows is how many intervals the capacity estimate looks back over,
+// and how many intervals without excess demand end an overload.
+const windows = 10
+
+// The controller's gains, per interval: how much of the queue above half
+// the target is drained (gain), and how much more than the capacity is
+// admitted while the run queue is nearly empty (boost).
+const (
+	gain  = 0.3
+	boost = 0.1
+)
+
+// control is the sampler's state. Only the sampling goroutine writes it;
+// Stats reads the published copy under mu.
+type control struct {
+	target   time.Duration
+	interval time.Duration
+
+	overload      bool    // from a delay above the target until windows calm intervals
+	calm          int     // intervals in a row without excess demand
+	q             float64 // share of the arrivals refused
+	tenantDeficit float64 // smoothed default-priority deficit, for the tenant stage
+	passes        [windows]int64
+	next          int
+
+	mu    sync.Mutex
+	shown Stats // Delay, DropRate, Capacity, Overload
+}
+
+func (c *control) init(cfg Config) {
+	c.target, c.interval = cfg.Target, cfg.Interval
+}
+
+func (c *control) snapshot() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shown
+}
+
+// sample runs until Close: every Interval it reads the run queue's wait
+// and updates what Allow reads.
+func (s *Shedder) sample() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.tick(s.wait())
+		}
+	}
+}
+
+// tick is one step of the controller, given the time goroutines spent
+// runnable, not running, in the interval that just ended.
+func (s *Shedder) tick(wait time.Duration) {
+	c := &s.ctl
+
+	// The capacity, as BBR estimates it: the most requests completed in
+	// one of the last windows intervals.
+	c.passes[c.next] = s.passes.Swap(0)
+	c.next = (c.next + 1) % windows
+	capacity := float64(slices.Max(c.passes[:]))
+
+	var arr [priority.Levels]float64
+	total := 0.0
+	for p := range arr {
+		arr[p] = float64(s.arrivals[p].Swap(0))
+		total += arr[p]
+	}
+
+	// The queueing delay per request: the time goroutines spent runnable,
+	// waiting for a CPU, over the requests that arrived. Whether the queue
+	// forms before the handlers (they never yield) or inside them (they
+	// share the CPU), it is the latency the CPU's backlog adds; a handler
+	// that waits on a slow supplier adds none.
+	d := wait / time.Duration(max(total, 1))
+
+	// What to admit next interval: the capacity, less a share of the queue
+	// above half the target, or a little more while the run queue is
+	// nearly empty (the capacity is then not known to be reached).
+	want := capacity
+	if d < c.target/4 {
+		want *= 1 + boost
+	} else {
+		want *= 1 - gain*float64(d-c.target/2)/float64(c.interval)
+	}
+	want = max(want, 0)
+
+	// Only an overload refuses anything: it starts with a delay above the
+	// target, and ends after windows intervals whose arrivals the capacity
+	// covered. A service that is not full has no known capacity.
+	if d > c.target {
+		c.overload, c.calm = true, 0
+	}
+	if total > want {
+		c.calm = 0
+	} else if c.calm++; c.calm >= windows && d <= c.target {
+		c.overload = false
+	}
+	q := 0.0
+	if c.overload && total > 0 {
+		q = max(0, 1-want/total)
+	}
+	if d < c.target/4 {
+		// No queue: whatever the estimate says (it falls with the
+		// completions it refused), refuse less and less.
+		q = min(q, c.q*0.7)
+	}
+	c.q = q
+	// During an overload, no more requests in flight than complete in an
+	// interval: a backstop for handlers that share the CPU, which all
+	// slow down together while the controller catches up.
+	if c.overload && capacity > 0 {
+		s.limit.Store(int64(capacity))
+	} else {
+		s.limit.Store(0)
+	}
+
+	// Spread the refusals over the priorities by the mix of the interval
+	// that ended: sheddable requests first, then default ones (tenants
+	// above their fair share first), then critical ones. The estimate
+	// wavers from one interval to the next; critical requests are refused
+	// only for a deficit beyond a quarter of their own number, and the
+	// tenant stage works from a smoothed deficit, so that the wavering
+	// falls on the requests that matter less.
+	refuse := q * total
+	fair := 0.0
+	for _, p := range []priority.Priority{priority.Sheddable, priority.Default, priority.Critical} {
+		n := arr[p]
+		share := 0.0
+		switch {
+		case p == priority.Default:
+			c.tenantDeficit = 0.7*c.tenantDeficit + 0.3*min(max(refuse, 0), n)
+			if n == 0 || refuse <= 0 {
+				break
+			}
+			var byTenant float64
+			fair, byTenant = s.tenants.level(min(refuse, n))
+			refuse -= byTenant
+			n -= byTenant
+			if n > 0 && refuse > 0 {
+				share = min(1, refuse/n)
+				refuse -= share * n
+			}
+		case n == 0 || refuse <= 0:
+		case p == priority.Critical:
+			share = min(1, max(0, refuse-n/2)/n)
+		default:
+			share = min(1, refuse/n)
+			refuse -= share * n
+		}
+		s.drop[p].Store(probability(share))
+	}
+	s.fair.Store(math.Float64bits(fair))
+	s.tenants.rotate()
+
+	c.mu.Lock()
+	c.shown.Delay, c.shown.DropRate, c.shown.Overload = d, q, c.overload
+	c.shown.Capacity = capacity / c.interval.Seconds()
+	c.mu.Unlock()
+}
+
+// probability returns the threshold below which a uniform uint64 falls
+// with probability p.
+func probability(p float64) uint64 {
+	if p <= 0 {
+		return 0
+	}
+	if p >= 1 {
+		return math.MaxUint64
+	}
+	return uint64(p * (1 << 64))
+}
