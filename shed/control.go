@@ -27,11 +27,11 @@ type control struct {
 	target   time.Duration
 	interval time.Duration
 
-	overload      bool    // from a delay above the target until windows calm intervals
-	calm          int     // intervals in a row without excess demand
-	q             float64 // share of the arrivals refused
-	tenantDeficit float64 // smoothed default-priority deficit, for the tenant stage
-	passes        [windows]int64
+	overload      bool             // from a delay above the target until windows calm intervals
+	calm          int              // intervals in a row without excess demand
+	q             float64          // share of the arrivals refused
+	tenantDeficit float64          // smoothed default-priority deficit, for the tenant stage
+	passes        [windows]float64 // completions per interval
 	next          int
 
 	mu    sync.Mutex
@@ -54,26 +54,37 @@ func (s *Shedder) sample() {
 	defer close(s.done)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
+	last := time.Now()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			s.tick(s.wait())
+			// In an overload this goroutine waits for a CPU too: a tick can
+			// come late, and the next one at once, from the ticker's buffer.
+			// A tick too soon after the last is skipped, and the counts of
+			// a long one are scaled to an interval.
+			el := time.Since(last)
+			if el < s.cfg.Interval/2 {
+				continue
+			}
+			last = time.Now()
+			s.tick(s.wait(), float64(s.cfg.Interval)/float64(el))
 		}
 	}
 }
 
 // tick is one step of the controller, given the time goroutines spent
-// runnable, not running, in the interval that just ended.
-func (s *Shedder) tick(wait time.Duration) {
+// runnable, not running, in the interval that just ended, and the ratio
+// of Interval to the time since the last tick.
+func (s *Shedder) tick(wait time.Duration, scale float64) {
 	c := &s.ctl
 
 	// The capacity, as BBR estimates it: the most requests completed in
 	// one of the last windows intervals.
-	c.passes[c.next] = s.passes.Swap(0)
+	c.passes[c.next] = float64(s.passes.Swap(0)) * scale
 	c.next = (c.next + 1) % windows
-	capacity := float64(slices.Max(c.passes[:]))
+	capacity := slices.Max(c.passes[:])
 
 	var arr [priority.Levels]float64
 	total := 0.0
@@ -81,13 +92,17 @@ func (s *Shedder) tick(wait time.Duration) {
 		arr[p] = float64(s.arrivals[p].Swap(0))
 		total += arr[p]
 	}
-
 	// The queueing delay per request: the time goroutines spent runnable,
 	// waiting for a CPU, over the requests that arrived. Whether the queue
 	// forms before the handlers (they never yield) or inside them (they
 	// share the CPU), it is the latency the CPU's backlog adds; a handler
-	// that waits on a slow supplier adds none.
+	// that waits on a slow supplier adds none. The arrivals, compared
+	// with the capacity below, are then counted per interval.
 	d := wait / time.Duration(max(total, 1))
+	for p := range arr {
+		arr[p] *= scale
+	}
+	total *= scale
 
 	// What to admit next interval: the capacity, less a share of the queue
 	// above half the target, or a little more while the run queue is
@@ -112,8 +127,11 @@ func (s *Shedder) tick(wait time.Duration) {
 		c.overload = false
 	}
 	q := 0.0
-	if c.overload && total > 0 {
+	switch {
+	case c.overload && total > 0:
 		q = max(0, 1-want/total)
+	case c.overload:
+		q = c.q // no arrivals to go by
 	}
 	if d < c.target/4 {
 		// No queue: whatever the estimate says (it falls with the
@@ -134,20 +152,28 @@ func (s *Shedder) tick(wait time.Duration) {
 	// that ended: sheddable requests first, then default ones (tenants
 	// above their fair share first), then critical ones. The estimate
 	// wavers from one interval to the next; critical requests are refused
-	// only for a deficit beyond a quarter of their own number, and the
-	// tenant stage works from a smoothed deficit, so that the wavering
-	// falls on the requests that matter less.
+	// only for a deficit beyond half their own number, so that the
+	// wavering falls on the requests that matter less.
 	refuse := q * total
 	fair := 0.0
 	for _, p := range []priority.Priority{priority.Sheddable, priority.Default, priority.Critical} {
 		n := arr[p]
 		share := 0.0
 		switch {
-		case p == priority.Default:
-			c.tenantDeficit = 0.7*c.tenantDeficit + 0.3*min(max(refuse, 0), n)
-			if n == 0 || refuse <= 0 {
-				break
+		case total == 0:
+			// No arrivals at all to go by: the overall share, critical
+			// requests apart.
+			if p != priority.Critical {
+				share = q
 			}
+		case refuse <= 0:
+		case n == 0:
+			// None came last interval: those that come now are refused
+			// as the last of the deficit would be, critical ones not.
+			if p != priority.Critical {
+				share = 1
+			}
+		case p == priority.Default:
 			var byTenant float64
 			fair, byTenant = s.tenants.level(min(refuse, n))
 			refuse -= byTenant
@@ -156,7 +182,6 @@ func (s *Shedder) tick(wait time.Duration) {
 				share = min(1, refuse/n)
 				refuse -= share * n
 			}
-		case n == 0 || refuse <= 0:
 		case p == priority.Critical:
 			share = min(1, max(0, refuse-n/2)/n)
 		default:

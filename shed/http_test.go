@@ -178,3 +178,26 @@ func TestReasonNames(t *testing.T) {
 	assert.Equal(t, "tenant", Tenant.String())
 	assert.Equal(t, "Reason(9)", Reason(9).String())
 }
+
+func TestAnOverloadKeepsRefusingThroughAnIntervalWithoutArrivals(t *testing.T) {
+	// In an overload the requests themselves wait for a CPU: an interval
+	// may see none arrive, and the next ones must still be refused.
+	synctest.Test(t, func(t *testing.T) {
+		s, err := newShedder(Config{Interval: time.Hour}, idle) // ticks by hand
+		require.NoError(t, err)
+		defer s.Close()
+		for range 10 {
+			_, err := s.Allow(priority.Default, "acme")
+			require.NoError(t, err)
+		}
+		s.tick(time.Second, 1) // 100 ms per request waiting for a CPU, nothing completed
+		_, err = s.Allow(priority.Default, "acme")
+		require.ErrorIs(t, err, ErrShed, "refused once the overload has begun")
+		s.tick(time.Second, 1) // no arrivals but the refused one
+		s.tick(time.Second, 1) // none at all
+		_, err = s.Allow(priority.Default, "acme")
+		assert.ErrorIs(t, err, ErrShed, "refused after an interval without arrivals")
+		_, err = s.Allow(priority.Sheddable, "")
+		assert.ErrorIs(t, err, ErrShed, "a priority that sent nothing before is refused too")
+	})
+}
