@@ -27,12 +27,13 @@ type control struct {
 	target   time.Duration
 	interval time.Duration
 
-	overload      bool             // from a delay above the target until windows calm intervals
-	calm          int              // intervals in a row without excess demand
-	q             float64          // share of the arrivals refused
-	tenantDeficit float64          // smoothed default-priority deficit, for the tenant stage
-	passes        [windows]float64 // completions per interval
-	next          int
+	overload bool             // from a delay above the target until windows calm intervals
+	calm     int              // intervals in a row without excess demand
+	q        float64          // share of the arrivals refused
+	above    bool             // the last interval's delay was above the target
+	calmCap  float64          // the capacity when the overload began
+	passes   [windows]float64 // completions per interval
+	next     int
 
 	mu    sync.Mutex
 	shown Stats // Delay, DropRate, Capacity, Overload
@@ -85,6 +86,15 @@ func (s *Shedder) tick(wait time.Duration, scale float64) {
 	c.passes[c.next] = float64(s.passes.Swap(0)) * scale
 	c.next = (c.next + 1) % windows
 	capacity := slices.Max(c.passes[:])
+	// In an overload the completions are what the shedder admits: the
+	// estimate is not let fall below half of what it was when the
+	// overload began, or refusals would lower it, and it them, to
+	// nothing. (A capacity that truly falls further shows in the delay.)
+	if c.overload {
+		capacity = max(capacity, c.calmCap/2)
+	} else {
+		c.calmCap = capacity
+	}
 
 	var arr [priority.Levels]float64
 	total := 0.0
@@ -106,21 +116,26 @@ func (s *Shedder) tick(wait time.Duration, scale float64) {
 
 	// What to admit next interval: the capacity, less a share of the queue
 	// above half the target, or a little more while the run queue is
-	// nearly empty (the capacity is then not known to be reached).
+	// nearly empty: the capacity is then not known to be reached.
 	want := capacity
 	if d < c.target/4 {
 		want *= 1 + boost
 	} else {
 		want *= 1 - gain*float64(d-c.target/2)/float64(c.interval)
 	}
-	want = max(want, 0)
+	// At least a quarter of the capacity: completions keep coming to
+	// measure it by, and the in-flight limit bounds what they cost.
+	want = max(want, capacity/4)
 
 	// Only an overload refuses anything: it starts with a delay above the
 	// target, and ends after windows intervals whose arrivals the capacity
 	// covered. A service that is not full has no known capacity.
-	if d > c.target {
+	// Two intervals in a row: a standing queue, not a burst or a moment
+	// when another process had the CPU.
+	if d > c.target && c.above {
 		c.overload, c.calm = true, 0
 	}
+	c.above = d > c.target
 	if total > want {
 		c.calm = 0
 	} else if c.calm++; c.calm >= windows && d <= c.target {
@@ -139,10 +154,11 @@ func (s *Shedder) tick(wait time.Duration, scale float64) {
 		q = min(q, c.q*0.7)
 	}
 	c.q = q
-	// During an overload, no more requests in flight than complete in an
-	// interval: a backstop for handlers that share the CPU, which all
-	// slow down together while the controller catches up.
-	if c.overload && capacity > 0 {
+	// During an overload, and from its first interval above the target,
+	// no more requests in flight than complete in an interval: a backstop
+	// for handlers that share the CPU, which all slow down together while
+	// the controller catches up.
+	if (c.overload || c.above) && capacity > 0 {
 		s.limit.Store(int64(capacity))
 	} else {
 		s.limit.Store(0)

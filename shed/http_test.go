@@ -186,11 +186,13 @@ func TestAnOverloadKeepsRefusingThroughAnIntervalWithoutArrivals(t *testing.T) {
 		s, err := newShedder(Config{Interval: time.Hour}, idle) // ticks by hand
 		require.NoError(t, err)
 		defer s.Close()
-		for range 10 {
-			_, err := s.Allow(priority.Default, "acme")
-			require.NoError(t, err)
+		for range 2 { // two intervals: a standing queue
+			for range 10 {
+				_, err := s.Allow(priority.Default, "acme")
+				require.NoError(t, err)
+			}
+			s.tick(time.Second, 1) // 100 ms per request waiting for a CPU, nothing completed
 		}
-		s.tick(time.Second, 1) // 100 ms per request waiting for a CPU, nothing completed
 		_, err = s.Allow(priority.Default, "acme")
 		require.ErrorIs(t, err, ErrShed, "refused once the overload has begun")
 		s.tick(time.Second, 1) // no arrivals but the refused one

@@ -88,7 +88,7 @@ func TestALongOverloadIsHeldAndItsEndFollowed(t *testing.T) {
 				assert.GreaterOrEqual(t, first, want, "goodput in the first half of the overload")
 				assert.GreaterOrEqual(t, second, want, "goodput in the second half: the estimate must not drift")
 				assert.InDelta(t, first, second, 0.03, "the two halves of the overload")
-				assert.LessOrEqual(t, ending, 0.1, "shed in the 2 s after the overload")
+				assert.LessOrEqual(t, ending, 0.15, "shed in the 2 s after the overload")
 				assert.Zero(t, tl[4].shed, "shed once the overload has ended")
 			})
 		}
