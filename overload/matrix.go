@@ -138,6 +138,16 @@ func startServer(o Options, subject, kind string) (*server, error) {
 	return &server{cmd: cmd, in: in, base: "http://" + addr}, nil
 }
 
+// StartServer starts a server process for subject and kind, and returns
+// its base URL and a func that stops it.
+func StartServer(o Options, subject, kind string) (string, func(), error) {
+	s, err := startServer(o, subject, kind)
+	if err != nil {
+		return "", nil, err
+	}
+	return s.base, s.stop, nil
+}
+
 // stop closes the server's stdin, which ends it, and waits.
 func (s *server) stop() {
 	s.in.Close()

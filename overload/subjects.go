@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/go-kratos/aegis/ratelimit"
 	"github.com/go-kratos/aegis/ratelimit/bbr"
@@ -29,6 +30,18 @@ var SubjectNotes = map[string]string{
 	"kratos-1cpu": "bbr.WithCPUQuota(1): the CPU the process really has, as its docs say to set",
 }
 
+// shedder is the fusebox subject's Shedder, for ShedStats.
+var shedder atomic.Pointer[shed.Shedder]
+
+// ShedStats returns the Stats of the fusebox subject's Shedder, if this
+// process protects with one.
+func ShedStats() (shed.Stats, bool) {
+	if s := shedder.Load(); s != nil {
+		return s.Stats(), true
+	}
+	return shed.Stats{}, false
+}
+
 // Protect returns next behind the subject, and a func that releases what
 // it started.
 func Protect(subject string, next http.Handler) (http.Handler, func(), error) {
@@ -47,6 +60,7 @@ func Protect(subject string, next http.Handler) (http.Handler, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		shedder.Store(s)
 		return s.Handler(next, func(r *http.Request) string { return r.Header.Get("X-Tenant") }), func() { s.Close() }, nil
 	case "gozero", "gozero-1cpu":
 		load.DisableLog()

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/fusebox-go/fusebox/overload"
+	"github.com/fusebox-go/fusebox/shed"
 )
 
 func main() {
@@ -40,6 +42,8 @@ func main() {
 		err = serve(os.Args[2:])
 	case "run":
 		err = run(os.Args[2:])
+	case "probe":
+		err = probe(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q (want run or serve)", os.Args[1])
 	}
@@ -65,6 +69,17 @@ func serve(args []string) error {
 	mux := http.NewServeMux()
 	mux.Handle("/work", h)
 	mux.Handle("/admin/step", overload.Admin(srv))
+	mux.HandleFunc("/admin/stats", func(w http.ResponseWriter, _ *http.Request) {
+		st, ok := overload.ShedStats()
+		if !ok {
+			http.NotFound(w, nil)
+			return
+		}
+		json.NewEncoder(w).Encode(struct {
+			shed.Stats
+			Goroutines int
+		}{st, runtime.NumGoroutine()})
+	})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -166,5 +181,48 @@ func run(args []string) error {
 		fmt.Fprintf(f, "- `%s`: %s\n", s, overload.SubjectNotes[s])
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s\n", path)
+	return nil
+}
+
+// probe runs one load against one server and prints the fusebox
+// shedder's Stats every half second: what it measured, for the docs.
+func probe(args []string) error {
+	fs := flag.NewFlagSet("probe", flag.ExitOnError)
+	subject := fs.String("subject", "fusebox", "the protection")
+	kind := fs.String("kind", overload.NoYield, "the handler")
+	rate := fs.Float64("rate", 300, "requests per second")
+	dur := fs.Duration("dur", 5*time.Second, "length of the load")
+	fs.Parse(args)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	o := overload.Options{Self: self, Procs: 1, Dur: *dur, Deadline: time.Second}
+	base, stop, err := overload.StartServer(o, *subject, *kind)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if resp, err := http.Get(base + "/admin/stats"); err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					fmt.Fprintf(os.Stderr, "%s", b)
+				}
+			}
+		}
+	}()
+	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000}.Run(context.Background(), overload.Client())
+	close(done)
+	a := res.All
+	fmt.Printf("sent %d good %d shed %d late %d failed %d; goodput %.0f/s; p99 %v\n", a.Sent, a.Good, a.Shed, a.Late, a.Failed, float64(a.Good)/dur.Seconds(), a.P99())
 	return nil
 }
