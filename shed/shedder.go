@@ -62,8 +62,8 @@ type Reason uint8
 
 // The reasons of a shed.
 const (
-	// Queue: the scheduler's run queue was longer than Config.Target, and
-	// the shedder refuses a share of the requests until it is not.
+	// Queue: in an overload (the run queue's delay per request above
+	// Config.Target), the share of arrivals refused to bring it down.
 	Queue Reason = iota + 1
 	// Limit: during an overload, as many requests were in flight as the
 	// process completes in an interval.
@@ -114,7 +114,7 @@ type Stats struct {
 	DropRate float64                 // share of the arrivals the queue stage refuses, 0 to 1
 	Capacity float64                 // the most requests per second completed, over the last 10 intervals
 	Limit    int64                   // the in-flight limit of an overload; 0 outside one
-	Overload bool                    // from a Delay above Target until a second without excess arrivals
+	Overload bool                    // from two intervals with Delay above Target until 10 without excess arrivals
 	Shadow   bool                    // Config.Shadow
 	Tenants  int                     // tenant keys tracked now (at most Config.Tenants)
 	Panics   uint64                  // panics of OnShed recovered

@@ -40,7 +40,7 @@ func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 	spin(4*procs, 300*time.Millisecond)
 	busy := wait()
 	t.Logf("GOMAXPROCS %d: runnable wait %v while quiet, %v while %d goroutines spun", procs, quiet, busy, 4*procs)
-	assert.Less(t, quiet, 100*time.Millisecond, "quiet")
+	assert.Less(t, quiet, busy/4, "quiet, against busy (a loaded host makes even a quiet process wait)")
 	assert.Greater(t, busy, time.Duration(procs)*300*time.Millisecond, "busy")
 }
 
