@@ -87,7 +87,7 @@ demo-burst: ## A healthy, bursty supplier: busy refusals vs false trips, two rul
 	cd loadtest && $(GO) run ./cmd/loadtest burst -out $(OUT)
 
 .PHONY: demo-overload
-demo-overload: ## Inbound overload: fusebox's shedder vs go-zero's and Kratos's, same handlers (~7 min): table in out/.
+demo-overload: ## Inbound overload: fusebox's shedder vs go-zero's and Kratos's, same handlers (~10 min): tables in out/overload.md.
 	@mkdir -p $(OUT)
 	cd overload && $(GO) run ./cmd/overload run -out $(OUT) -dur 3s
 
