@@ -27,13 +27,15 @@ type control struct {
 	target   time.Duration
 	interval time.Duration
 
-	overload bool             // from a delay above the target until windows calm intervals
-	calm     int              // intervals in a row without excess demand
-	q        float64          // share of the arrivals refused
-	above    bool             // the last interval's delay was above the target
-	calmCap  float64          // the capacity when the overload began
-	passes   [windows]float64 // completions per interval
-	next     int
+	overload     bool             // from a delay above the target until windows calm intervals
+	calm         int              // intervals in a row without excess demand
+	q            float64          // share of the arrivals refused
+	above        bool             // the last interval's delay was above the target
+	calmCap      float64          // the capacity when the overload began
+	lastAdmitted float64          // Stats.Admitted at the last tick
+	lastInflight float64          // requests in flight at the last tick
+	passes       [windows]float64 // completions per interval
+	next         int
 
 	mu    sync.Mutex
 	shown Stats // Delay, DropRate, Capacity, Overload
@@ -155,10 +157,18 @@ func (s *Shedder) tick(wait time.Duration, scale float64) {
 	}
 	c.q = q
 	// During an overload, and from its first interval above the target,
-	// no more requests in flight than complete in an interval: a backstop
-	// for handlers that share the CPU, which all slow down together while
-	// the controller catches up.
-	if (c.overload || c.above) && capacity > 0 {
+	// no more requests in flight than complete in an interval, while they
+	// pile up (admitted beyond the completions by more than that capacity
+	// in the last interval): a brake for handlers that share the CPU, which all
+	// slow down together while the admission catches up. Not for a
+	// steady number in flight: requests that wait on a slow supplier are
+	// in flight but need no CPU, and a host whose other processes take the
+	// CPU can start an overload of its own.
+	admitted := float64(s.admitted.Load())
+	done := c.passes[(c.next+windows-1)%windows] // this interval's completions
+	piling := (admitted-c.lastAdmitted)*scale-done > capacity
+	c.lastAdmitted = admitted
+	if (c.overload || c.above) && capacity > 0 && piling {
 		s.limit.Store(int64(capacity))
 	} else {
 		s.limit.Store(0)

@@ -58,9 +58,11 @@ type model struct {
 	yielding bool
 	shedCost time.Duration // CPU to refuse a request
 
-	mu    sync.Mutex
-	area  time.Duration // run queue length x time, since the last wait
-	queue []*req        // run queue (non-yielding)
+	mu      sync.Mutex
+	steal   time.Duration // extra wait per arrival: a host whose other processes take the CPU
+	arrived int           // arrivals since the last wait
+	area    time.Duration // run queue length x time, since the last wait
+	queue   []*req        // run queue (non-yielding)
 }
 
 // wait is the time requests spent runnable, not running, since the last
@@ -68,8 +70,8 @@ type model struct {
 func (m *model) wait() time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w := m.area
-	m.area = 0
+	w := m.area + time.Duration(m.arrived)*m.steal
+	m.area, m.arrived = 0, 0
 	return w
 }
 
@@ -153,6 +155,9 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 				r.ready = r.arrive.Add(w)
 				r.slow = w > 100*time.Millisecond
 			}
+			m.mu.Lock()
+			m.arrived++
+			m.mu.Unlock()
 			tl := &tallies[i]
 			tl.arrived++
 			tl.byPrio[r.p][0]++

@@ -87,7 +87,7 @@ func TestALongOverloadIsHeldAndItsEndFollowed(t *testing.T) {
 				}
 				assert.GreaterOrEqual(t, first, want, "goodput in the first half of the overload")
 				assert.GreaterOrEqual(t, second, want, "goodput in the second half: the estimate must not drift")
-				assert.InDelta(t, first, second, 0.03, "the two halves of the overload")
+				assert.GreaterOrEqual(t, second, first-0.03, "the second half no worse than the first: no drift")
 				assert.LessOrEqual(t, ending, 0.15, "shed in the 2 s after the overload")
 				assert.Zero(t, tl[4].shed, "shed once the overload has ended")
 			})
@@ -129,6 +129,37 @@ func TestASlowSupplierWithTheCPUIdleShedsNothing(t *testing.T) {
 	}})[0]
 	t.Logf("fast requests shed: %d of %d; all shed: %d of %d", tl.fastShed, tl.fastArrived, tl.shed, tl.arrived)
 	assert.Zero(t, tl.fastShed, "fast requests shed")
+}
+
+func TestASlowSupplierOnABusyHostIsNotRefusedForWhatIsInFlight(t *testing.T) {
+	// The slow supplier again, on a host whose other processes take the
+	// CPU: each request waits 30 ms more for it, above the target, so
+	// overloads start. About 750 requests are in flight, waiting on the
+	// supplier, not for the CPU: the in-flight limit (what completes in an
+	// interval, about 75) must not refuse them (it refused 90 % when it
+	// applied to any overload).
+	m := newModel(true)
+	m.steal = 30 * time.Millisecond
+	var st Stats
+	synctest.Test(t, func(t *testing.T) {
+		s, err := newShedder(Config{}, m.wait)
+		require.NoError(t, err)
+		s.rand = rand.New(rand.NewPCG(3, 4)).Uint64
+		m.run(s, []phase{{
+			dur: 30 * time.Second, rate: 1.5 * capacity, work: 200 * time.Microsecond,
+			wait: func(r *rand.Rand) time.Duration {
+				if r.IntN(2) == 0 {
+					return 2 * time.Second
+				}
+				return 20 * time.Millisecond
+			},
+		}})
+		st = s.Stats()
+		require.NoError(t, s.Close())
+	})
+	arrived := st.Admitted + st.Shed[priority.Default]
+	t.Logf("shed by reason %v of %d (the queue stage answers the host's load: see docs/shedding.md)", st.ByReason, arrived)
+	assert.Less(t, float64(st.ByReason[Limit]), 0.01*float64(arrived), "refused by the in-flight limit")
 }
 
 func TestPrioritiesAreShedInOrder(t *testing.T) {
