@@ -90,6 +90,11 @@ demo: ## One hung supplier, three protections, over loopback HTTP (~1 min): tabl
 demo-burst: ## A healthy, bursty supplier: busy refusals vs false trips, two rules (~1 min).
 	cd loadtest && $(GO) run ./cmd/loadtest burst -out $(OUT)
 
+.PHONY: demo-overload
+demo-overload: ## Inbound overload: fusebox's shedder vs go-zero's and Kratos's, same handlers (~10 min): tables in out/overload.md.
+	@mkdir -p $(OUT)
+	cd overload && $(GO) run ./cmd/overload run -out $(OUT) -dur 3s
+
 .PHONY: demo-fleet
 demo-fleet: redis-server ## Ten shops and a hung supplier, local breakers vs a fleet linked through Redis (~15 s): table and chart in out/.
 	@mkdir -p $(OUT)

@@ -56,6 +56,9 @@ var allowed = map[string][]string{
 	"tools/instrcount": nil,
 	// A program that imports every package (see TestImportStartsNoGoroutine).
 	"tools/importcheck": {strings.TrimSuffix(module, "/"), module},
+
+	// The inbound load shedder for a whole process or listener.
+	"shed": {module + "priority"},
 }
 
 func TestLayering(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	_ "github.com/fusebox-go/fusebox/priority"
 	_ "github.com/fusebox-go/fusebox/readiness"
 	_ "github.com/fusebox-go/fusebox/throttle"
+	_ "github.com/fusebox-go/fusebox/shed"
 )
 
 func main() {

@@ -1,0 +1,228 @@
+// Command overload runs the inbound overload comparison (package
+// overload): "overload run" measures the capacity C of each handler,
+// then runs every cell of the matrix against a server process of its
+// own ("overload serve", pinned to -procs GOMAXPROCS on 127.0.0.1) and
+// writes the tables to -out. Everything is bounded: each cell lasts
+// -warm plus -dur (three times -dur for the step), every request has a
+// 1 s deadline, and at most 15,000 are open at once.
+//
+//	go run ./cmd/overload run -out ../out -dur 5s -runs 3
+//	go run ./cmd/overload run -scenarios noyield-3,yield-3 -subjects fusebox,kratos-1cpu -dur 3s
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fusebox-go/fusebox/overload"
+	"github.com/fusebox-go/fusebox/shed"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: overload run [flags] | overload serve -subject S -kind K")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "run":
+		err = run(os.Args[2:])
+	case "probe":
+		err = probe(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q (want run or serve)", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "overload:", err)
+		os.Exit(1)
+	}
+}
+
+// serve runs one server until its stdin closes.
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	subject := fs.String("subject", "none", "the protection")
+	kind := fs.String("kind", overload.NoYield, "the handler: noyield, yield or slow")
+	fs.Parse(args)
+	overload.Calibrate()
+	srv := &overload.Server{Kind: *kind}
+	h, release, err := overload.Protect(*subject, overload.Priorities(srv))
+	if err != nil {
+		return err
+	}
+	defer release()
+	mux := http.NewServeMux()
+	mux.Handle("/work", h)
+	mux.Handle("/admin/step", overload.Admin(srv))
+	mux.HandleFunc("/admin/stats", func(w http.ResponseWriter, _ *http.Request) {
+		st, ok := overload.ShedStats()
+		if !ok {
+			http.NotFound(w, nil)
+			return
+		}
+		json.NewEncoder(w).Encode(struct {
+			shed.Stats
+			Goroutines int
+		}{st, runtime.NumGoroutine()})
+	})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		io.Copy(io.Discard, os.Stdin) // the driver closes it to stop us
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		hs.Shutdown(ctx)
+		hs.Close()
+	}()
+	fmt.Printf("listening %s\n", lis.Addr())
+	if err := hs.Serve(lis); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("run", flag.ExitOnError)
+	out := fs.String("out", "out", "directory of the tables")
+	dur := fs.Duration("dur", 5*time.Second, "measured part of each cell (a step runs 3 times this)")
+	warm := fs.Duration("warm", time.Second, "warm-up at 0.5 C before each measured part")
+	runs := fs.Int("runs", 1, "runs of each cell; the tables give medians")
+	procs := fs.Int("procs", 1, "the server's GOMAXPROCS")
+	subjects := fs.String("subjects", strings.Join(overload.Subjects, ","), "subjects, comma-separated")
+	scenarios := fs.String("scenarios", "", "scenarios, comma-separated (default all)")
+	fs.Parse(args)
+	if *dur <= 0 || *dur > 5*time.Minute || *runs < 1 || *runs > 9 || *procs < 1 {
+		return errors.New("-dur must be in (0, 5m], -runs in [1, 9], -procs at least 1")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	o := overload.Options{Self: self, Procs: *procs, Dur: *dur, Warm: *warm, Runs: *runs, Deadline: time.Second, Log: os.Stderr}
+	for _, s := range strings.Split(*subjects, ",") {
+		if !slices.Contains(overload.Subjects, s) {
+			return fmt.Errorf("unknown subject %q (want %v)", s, overload.Subjects)
+		}
+		o.Subjects = append(o.Subjects, s)
+	}
+	for _, sc := range overload.Scenarios() {
+		if *scenarios == "" || slices.Contains(strings.Split(*scenarios, ","), sc.Name) {
+			o.Scenarios = append(o.Scenarios, sc)
+		}
+	}
+	if len(o.Scenarios) == 0 {
+		return fmt.Errorf("no scenario matches %q", *scenarios)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	// C is measured again before each row: on a shared machine it drifts
+	// with what else runs, and each row is compared with its own.
+	var cells []overload.Cell
+	var cs []string
+	start := time.Now()
+	for run := range o.Runs {
+		for _, sc := range o.Scenarios {
+			kind := sc.Kind
+			if kind == overload.Slow {
+				kind = overload.NoYield // the slow supplier's load is 1.5 C of the CPU-bound handler
+			}
+			c, err := overload.Capacity(ctx, o, kind, 3*time.Second)
+			if err != nil {
+				return err
+			}
+			cs = append(cs, fmt.Sprintf("%s %.0f", sc.Name, c))
+			for _, s := range o.Subjects {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				cell, err := overload.RunCell(ctx, o, sc, s, c, run)
+				if err != nil {
+					return err
+				}
+				cells = append(cells, cell)
+				fmt.Fprintf(os.Stderr, "run %d %-12s C %4.0f/s %-12s goodput %5.1f %% of C (sent %d, good %d, shed %d, late %d, failed %d, not sent %d)\n",
+					run, sc.Name, c, s, 100*cell.Goodput(), cell.Res.All.Sent, cell.Res.All.Good, cell.Res.All.Shed, cell.Res.All.Late, cell.Res.All.Failed, cell.Res.All.NotSent)
+			}
+		}
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(*out, "overload.md")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "# Inbound overload: the comparison\n\n`overload run %s` (%s), %s, %d CPUs, server GOMAXPROCS=%d, %d run(s) a cell (medians), %s.\nC measured before each row (requests/s): %s.\n",
+		strings.Join(args, " "), time.Since(start).Round(time.Second), runtime.Version(), runtime.NumCPU(), o.Procs, o.Runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"), strings.Join(cs, ", "))
+	overload.Report(f, cells, o.Scenarios, o.Subjects)
+	fmt.Fprintln(f, "\nSubjects:")
+	for _, s := range o.Subjects {
+		fmt.Fprintf(f, "- `%s`: %s\n", s, overload.SubjectNotes[s])
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s\n", path)
+	return nil
+}
+
+// probe runs one load against one server and prints the fusebox
+// shedder's Stats every half second: what it measured, for the docs.
+func probe(args []string) error {
+	fs := flag.NewFlagSet("probe", flag.ExitOnError)
+	subject := fs.String("subject", "fusebox", "the protection")
+	kind := fs.String("kind", overload.NoYield, "the handler")
+	rate := fs.Float64("rate", 300, "requests per second")
+	dur := fs.Duration("dur", 5*time.Second, "length of the load")
+	fs.Parse(args)
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	o := overload.Options{Self: self, Procs: 1, Dur: *dur, Deadline: time.Second}
+	base, stop, err := overload.StartServer(o, *subject, *kind)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if resp, err := http.Get(base + "/admin/stats"); err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					fmt.Fprintf(os.Stderr, "%s", b)
+				}
+			}
+		}
+	}()
+	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000}.Run(context.Background(), overload.Client())
+	close(done)
+	a := res.All
+	fmt.Printf("sent %d good %d shed %d late %d failed %d; goodput %.0f/s; p99 %v\n", a.Sent, a.Good, a.Shed, a.Late, a.Failed, float64(a.Good)/dur.Seconds(), a.P99())
+	return nil
+}

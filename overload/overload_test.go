@@ -1,0 +1,65 @@
+package overload
+
+import (
+	"context"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEverySubjectServesAnIdleServer(t *testing.T) {
+	Calibrate()
+	for _, s := range Subjects {
+		t.Run(s, func(t *testing.T) {
+			h, release, err := Protect(s, Priorities(&Server{Kind: NoYield}))
+			require.NoError(t, err)
+			defer release()
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/work", nil))
+			assert.Equal(t, http.StatusOK, w.Code)
+		})
+	}
+	_, _, err := Protect("nobody", nil)
+	assert.ErrorContains(t, err, "unknown subject")
+}
+
+func TestALoadCountsItsAnswers(t *testing.T) {
+	// 200 for even paths, 503 for odd ones, 50 requests in 0.25 s.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "1") {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer srv.Close()
+	c := Client()
+	defer c.CloseIdleConnections()
+	res := Load{Base: srv.URL, Rate: 200, Dur: 250 * time.Millisecond, Deadline: time.Second,
+		Next: func(_ *rand.Rand, i int) Request {
+			return Request{Path: "/" + strconv.Itoa(i%2), Class: strconv.Itoa(i % 2)}
+		}}.Run(context.Background(), c)
+	assert.Equal(t, 50, res.All.Sent)
+	assert.Equal(t, 25, res.All.Good)
+	assert.Equal(t, 25, res.All.Shed)
+	assert.Equal(t, 25, res.ByClass["1"].Shed)
+	assert.Positive(t, res.All.P99())
+}
+
+func TestTheReportHasEveryTable(t *testing.T) {
+	sc := Scenarios()
+	cells := []Cell{{Scenario: sc[0].Name, Subject: "fusebox", C: 100,
+		Res: Result{All: Tally{Sent: 400, Good: 390, Shed: 10, latencies: []time.Duration{time.Millisecond}}, Dur: 4 * time.Second}}}
+	var b strings.Builder
+	Report(&b, cells, sc, []string{"fusebox"})
+	out := b.String()
+	assert.Contains(t, out, "| noyield-0.8 | 97.5 |")
+	assert.Contains(t, out, "Refused (503)")
+	assert.Contains(t, out, "| noyield-0.8 | 2.5 |")
+	assert.Contains(t, out, "| noyield-0.8 | 1 |")
+}

@@ -1,0 +1,238 @@
+package shed
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fusebox-go/fusebox/priority"
+)
+
+// windows is how many intervals the capacity estimate looks back over,
+// and how many intervals without excess demand end an overload.
+const windows = 10
+
+// The controller's gains, per interval: how much of the queue above half
+// the target is drained (gain), and how much more than the capacity is
+// admitted while the run queue is nearly empty (boost).
+const (
+	gain  = 0.3
+	boost = 0.1
+)
+
+// control is the sampler's state. Only the sampling goroutine writes it;
+// Stats reads the published copy under mu.
+type control struct {
+	target   time.Duration
+	interval time.Duration
+
+	overload     bool             // from a delay above the target until windows calm intervals
+	calm         int              // intervals in a row without excess demand
+	q            float64          // share of the arrivals refused
+	above        bool             // the last interval's delay was above the target
+	calmCap      float64          // the capacity when the overload began
+	lastAdmitted float64          // Stats.Admitted at the last tick
+	lastInflight float64          // requests in flight at the last tick
+	passes       [windows]float64 // completions per interval
+	next         int
+
+	mu    sync.Mutex
+	shown Stats // Delay, DropRate, Capacity, Overload
+}
+
+func (c *control) init(cfg Config) {
+	c.target, c.interval = cfg.Target, cfg.Interval
+}
+
+func (c *control) snapshot() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shown
+}
+
+// sample runs until Close: every Interval it reads the run queue's wait
+// and updates what Allow reads.
+func (s *Shedder) sample() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.Interval)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			// In an overload this goroutine waits for a CPU too: a tick can
+			// come late, and the next one at once, from the ticker's buffer.
+			// A tick too soon after the last is skipped, and the counts of
+			// a long one are scaled to an interval.
+			el := time.Since(last)
+			if el < s.cfg.Interval/2 {
+				continue
+			}
+			last = time.Now()
+			s.tick(s.wait(), float64(s.cfg.Interval)/float64(el))
+		}
+	}
+}
+
+// tick is one step of the controller, given the time goroutines spent
+// runnable, not running, in the interval that just ended, and the ratio
+// of Interval to the time since the last tick.
+func (s *Shedder) tick(wait time.Duration, scale float64) {
+	c := &s.ctl
+
+	// The capacity, as BBR estimates it: the most requests completed in
+	// one of the last windows intervals.
+	c.passes[c.next] = float64(s.passes.Swap(0)) * scale
+	c.next = (c.next + 1) % windows
+	capacity := slices.Max(c.passes[:])
+	// In an overload the completions are what the shedder admits: the
+	// estimate is not let fall below half of what it was when the
+	// overload began, or refusals would lower it, and it them, to
+	// nothing. (A capacity that truly falls further shows in the delay.)
+	if c.overload {
+		capacity = max(capacity, c.calmCap/2)
+	} else {
+		c.calmCap = capacity
+	}
+
+	var arr [priority.Levels]float64
+	total := 0.0
+	for p := range arr {
+		arr[p] = float64(s.arrivals[p].Swap(0))
+		total += arr[p]
+	}
+	// The queueing delay per request: the time goroutines spent runnable,
+	// waiting for a CPU, over the requests that arrived. Whether the queue
+	// forms before the handlers (they never yield) or inside them (they
+	// share the CPU), it is the latency the CPU's backlog adds; a handler
+	// that waits on a slow supplier adds none. The arrivals, compared
+	// with the capacity below, are then counted per interval.
+	d := wait / time.Duration(max(total, 1))
+	for p := range arr {
+		arr[p] *= scale
+	}
+	total *= scale
+
+	// What to admit next interval: the capacity, less a share of the queue
+	// above half the target, or a little more while the run queue is
+	// nearly empty: the capacity is then not known to be reached.
+	want := capacity
+	if d < c.target/4 {
+		want *= 1 + boost
+	} else {
+		want *= 1 - gain*float64(d-c.target/2)/float64(c.interval)
+	}
+	// At least a quarter of the capacity: completions keep coming to
+	// measure it by, and the in-flight limit bounds what they cost.
+	want = max(want, capacity/4)
+
+	// Only an overload refuses anything: it starts with a delay above the
+	// target, and ends after windows intervals whose arrivals the capacity
+	// covered. A service that is not full has no known capacity.
+	// Two intervals in a row: a standing queue, not a burst or a moment
+	// when another process had the CPU.
+	if d > c.target && c.above {
+		c.overload, c.calm = true, 0
+	}
+	c.above = d > c.target
+	if total > want {
+		c.calm = 0
+	} else if c.calm++; c.calm >= windows && d <= c.target {
+		c.overload = false
+	}
+	q := 0.0
+	switch {
+	case c.overload && total > 0:
+		q = max(0, 1-want/total)
+	case c.overload:
+		q = c.q // no arrivals to go by
+	}
+	if d < c.target/4 {
+		// No queue: whatever the estimate says (it falls with the
+		// completions it refused), refuse less and less.
+		q = min(q, c.q*0.7)
+	}
+	c.q = q
+	// During an overload, and from its first interval above the target,
+	// no more requests in flight than complete in an interval, while they
+	// pile up (admitted beyond the completions by more than that capacity
+	// in the last interval): a brake for handlers that share the CPU, which all
+	// slow down together while the admission catches up. Not for a
+	// steady number in flight: requests that wait on a slow supplier are
+	// in flight but need no CPU, and a host whose other processes take the
+	// CPU can start an overload of its own.
+	admitted := float64(s.admitted.Load())
+	done := c.passes[(c.next+windows-1)%windows] // this interval's completions
+	piling := (admitted-c.lastAdmitted)*scale-done > capacity
+	c.lastAdmitted = admitted
+	if (c.overload || c.above) && capacity > 0 && piling {
+		s.limit.Store(int64(capacity))
+	} else {
+		s.limit.Store(0)
+	}
+
+	// Spread the refusals over the priorities by the mix of the interval
+	// that ended: sheddable requests first, then default ones (tenants
+	// above their fair share first), then critical ones. The estimate
+	// wavers from one interval to the next; critical requests are refused
+	// only for a deficit beyond half their own number, so that the
+	// wavering falls on the requests that matter less.
+	refuse := q * total
+	fair := 0.0
+	for _, p := range []priority.Priority{priority.Sheddable, priority.Default, priority.Critical} {
+		n := arr[p]
+		share := 0.0
+		switch {
+		case total == 0:
+			// No arrivals at all to go by: the overall share, critical
+			// requests apart.
+			if p != priority.Critical {
+				share = q
+			}
+		case refuse <= 0:
+		case n == 0:
+			// None came last interval: those that come now are refused
+			// as the last of the deficit would be, critical ones not.
+			if p != priority.Critical {
+				share = 1
+			}
+		case p == priority.Default:
+			var byTenant float64
+			fair, byTenant = s.tenants.level(min(refuse, n))
+			refuse -= byTenant
+			n -= byTenant
+			if n > 0 && refuse > 0 {
+				share = min(1, refuse/n)
+				refuse -= share * n
+			}
+		case p == priority.Critical:
+			share = min(1, max(0, refuse-n/2)/n)
+		default:
+			share = min(1, refuse/n)
+			refuse -= share * n
+		}
+		s.drop[p].Store(probability(share))
+	}
+	s.fair.Store(math.Float64bits(fair))
+	s.tenants.rotate()
+
+	c.mu.Lock()
+	c.shown.Delay, c.shown.DropRate, c.shown.Overload = d, q, c.overload
+	c.shown.Capacity = capacity / c.interval.Seconds()
+	c.mu.Unlock()
+}
+
+// probability returns the threshold below which a uniform uint64 falls
+// with probability p.
+func probability(p float64) uint64 {
+	if p <= 0 {
+		return 0
+	}
+	if p >= 1 {
+		return math.MaxUint64
+	}
+	return uint64(p * (1 << 64))
+}

@@ -1,0 +1,217 @@
+package shed
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/priority"
+)
+
+// work is the CPU of one request in the models: capacity C = 500/s.
+const (
+	work     = 2 * time.Millisecond
+	capacity = float64(time.Second / work)
+)
+
+// warmUp is a service's ordinary day before an overload: 0.8 x C.
+var warmUp = phase{dur: 5 * time.Second, rate: 0.8 * capacity, work: work}
+
+func newModel(yielding bool) *model {
+	return &model{yielding: yielding, shedCost: 20 * time.Microsecond}
+}
+
+// simulate runs the phases against a default Shedder in a bubble.
+func simulate(t *testing.T, m *model, cfg Config, phases []phase) []tally {
+	t.Helper()
+	var out []tally
+	synctest.Test(t, func(t *testing.T) {
+		s, err := newShedder(cfg, m.wait)
+		require.NoError(t, err)
+		s.rand = rand.New(rand.NewPCG(3, 4)).Uint64 // only the model calls Allow
+		out = m.run(s, phases)
+		st := s.Stats()
+		t.Logf("shed by reason %v, by priority %v, admitted %d", st.ByReason, st.Shed, st.Admitted)
+		require.NoError(t, s.Close())
+	})
+	return out
+}
+
+func goodput(tl tally, d time.Duration) float64 { return float64(tl.good) / d.Seconds() }
+
+func kinds() []struct {
+	name     string
+	yielding bool
+} {
+	return []struct {
+		name     string
+		yielding bool
+	}{{"a handler that never yields", false}, {"a handler that yields", true}}
+}
+
+func TestBelowCapacityAlmostNothingIsShed(t *testing.T) {
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			tl := simulate(t, newModel(k.yielding), Config{}, []phase{{dur: 60 * time.Second, rate: 0.8 * capacity, work: work}})[0]
+			share := float64(tl.shed) / float64(tl.arrived)
+			t.Logf("shed %d of %d (%.3f %%)", tl.shed, tl.arrived, 100*share)
+			assert.LessOrEqual(t, share, 0.005, "shed at 0.8 x capacity")
+		})
+	}
+}
+
+func TestALongOverloadIsHeldAndItsEndFollowed(t *testing.T) {
+	for _, k := range kinds() {
+		for _, x := range []float64{1.5, 3, 6} {
+			t.Run(fmt.Sprintf("%s at %gx", k.name, x), func(t *testing.T) {
+				ph := []phase{
+					{dur: 5 * time.Second, rate: 0.8 * capacity, work: work},
+					{dur: 30 * time.Second, rate: x * capacity, work: work},
+					{dur: 30 * time.Second, rate: x * capacity, work: work},
+					{dur: 2 * time.Second, rate: 0.5 * capacity, work: work},
+					{dur: 10 * time.Second, rate: 0.5 * capacity, work: work},
+				}
+				tl := simulate(t, newModel(k.yielding), Config{}, ph)
+				first, second := goodput(tl[1], ph[1].dur)/capacity, goodput(tl[2], ph[2].dur)/capacity
+				ending := float64(tl[3].shed) / float64(tl[3].arrived)
+				after := float64(tl[4].shed) / float64(tl[4].arrived)
+				t.Logf("goodput %.1f %% then %.1f %% of C; shed in the 2 s after %.2f %%, then %.2f %%", 100*first, 100*second, 100*ending, 100*after)
+				want := 0.9
+				if x == 6 && !k.yielding {
+					want = 0.85
+				}
+				assert.GreaterOrEqual(t, first, want, "goodput in the first half of the overload")
+				assert.GreaterOrEqual(t, second, want, "goodput in the second half: the estimate must not drift")
+				assert.GreaterOrEqual(t, second, first-0.03, "the second half no worse than the first: no drift")
+				assert.LessOrEqual(t, ending, 0.15, "shed in the 2 s after the overload")
+				assert.Zero(t, tl[4].shed, "shed once the overload has ended")
+			})
+		}
+	}
+}
+
+func TestACapacityStepIsFollowedDownAndUp(t *testing.T) {
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			rate := 1.5 * capacity
+			ph := []phase{
+				{dur: 10 * time.Second, rate: rate, work: work},
+				{dur: 20 * time.Second, rate: rate, work: 2 * work},
+				{dur: 10 * time.Second, rate: rate, work: work},
+			}
+			tl := simulate(t, newModel(k.yielding), Config{}, ph)
+			for i, c := range []float64{capacity, capacity / 2, capacity} {
+				g := goodput(tl[i], ph[i].dur) / c
+				t.Logf("phase %d: goodput %.1f %% of its capacity", i, 100*g)
+				assert.GreaterOrEqual(t, g, 0.85, "phase %d", i)
+			}
+		})
+	}
+}
+
+func TestASlowSupplierWithTheCPUIdleShedsNothing(t *testing.T) {
+	// Half the requests wait 2 s on a supplier, half 20 ms; each needs
+	// 0.2 ms of CPU: at 1.5 x C (of the CPU-bound handler) the CPU is 15 %
+	// busy and about 750 requests are in flight.
+	tl := simulate(t, newModel(true), Config{}, []phase{{
+		dur: 30 * time.Second, rate: 1.5 * capacity, work: 200 * time.Microsecond,
+		wait: func(r *rand.Rand) time.Duration {
+			if r.IntN(2) == 0 {
+				return 2 * time.Second
+			}
+			return 20 * time.Millisecond
+		},
+	}})[0]
+	t.Logf("fast requests shed: %d of %d; all shed: %d of %d", tl.fastShed, tl.fastArrived, tl.shed, tl.arrived)
+	assert.Zero(t, tl.fastShed, "fast requests shed")
+}
+
+func TestASlowSupplierOnABusyHostIsNotRefusedForWhatIsInFlight(t *testing.T) {
+	// The slow supplier again, on a host whose other processes take the
+	// CPU: each request waits 30 ms more for it, above the target, so
+	// overloads start. About 750 requests are in flight, waiting on the
+	// supplier, not for the CPU: the in-flight limit (what completes in an
+	// interval, about 75) must not refuse them (it refused 90 % when it
+	// applied to any overload).
+	m := newModel(true)
+	m.steal = 30 * time.Millisecond
+	var st Stats
+	synctest.Test(t, func(t *testing.T) {
+		s, err := newShedder(Config{}, m.wait)
+		require.NoError(t, err)
+		s.rand = rand.New(rand.NewPCG(3, 4)).Uint64
+		m.run(s, []phase{{
+			dur: 30 * time.Second, rate: 1.5 * capacity, work: 200 * time.Microsecond,
+			wait: func(r *rand.Rand) time.Duration {
+				if r.IntN(2) == 0 {
+					return 2 * time.Second
+				}
+				return 20 * time.Millisecond
+			},
+		}})
+		st = s.Stats()
+		require.NoError(t, s.Close())
+	})
+	arrived := st.Admitted + st.Shed[priority.Default]
+	t.Logf("shed by reason %v of %d (the queue stage answers the host's load: see docs/shedding.md)", st.ByReason, arrived)
+	assert.Less(t, float64(st.ByReason[Limit]), 0.01*float64(arrived), "refused by the in-flight limit")
+}
+
+func TestPrioritiesAreShedInOrder(t *testing.T) {
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			ph := []phase{warmUp, {dur: 30 * time.Second, rate: 3 * capacity, work: work,
+				prio: func(r *rand.Rand) priority.Priority {
+					switch v := r.IntN(100); {
+					case v < 30:
+						return priority.Critical
+					case v < 65:
+						return priority.Default
+					}
+					return priority.Sheddable
+				}}}
+			tl := simulate(t, newModel(k.yielding), Config{}, ph)[1]
+			served := func(p priority.Priority) float64 {
+				return float64(tl.byPrio[p][1]) / float64(tl.byPrio[p][0])
+			}
+			t.Logf("served: critical %.2f %%, default %.2f %%, sheddable %.2f %%",
+				100*served(priority.Critical), 100*served(priority.Default), 100*served(priority.Sheddable))
+			assert.GreaterOrEqual(t, served(priority.Critical), 0.99, "critical served")
+			assert.GreaterOrEqual(t, served(priority.Default), served(priority.Sheddable), "default before sheddable")
+		})
+	}
+}
+
+func TestANoisyTenantIsShedFirst(t *testing.T) {
+	// One tenant sends 10 times what each of two others sends, 3 x C in
+	// all: the others (2/12 of 3 C, 0.5 C) fit, and each sends less
+	// than a fair third of C.
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			ph := []phase{warmUp, {dur: 30 * time.Second, rate: 3 * capacity, work: work,
+				tenant: func(r *rand.Rand) string {
+					if v := r.IntN(12); v < 2 {
+						return fmt.Sprintf("quiet-%d", v)
+					}
+					return "noisy"
+				}}}
+			tl := simulate(t, newModel(k.yielding), Config{}, ph)[1]
+			var arrived, good int
+			for key, c := range tl.byKey {
+				if key != "noisy" {
+					arrived += c[0]
+					good += c[1]
+				}
+			}
+			others := float64(good) / float64(arrived)
+			noisy := float64(tl.byKey["noisy"][1]) / float64(tl.byKey["noisy"][0])
+			t.Logf("served: others %.2f %%, noisy %.2f %%; goodput %.1f %% of C", 100*others, 100*noisy, 100*goodput(tl, ph[1].dur)/capacity)
+			assert.GreaterOrEqual(t, others, 0.95, "the other tenants served")
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package shed
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// spin keeps n goroutines runnable for d: each loops on the CPU, so that
+// all but GOMAXPROCS of them wait in the run queue.
+func spin(n int, d time.Duration) {
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for range n {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				for i := 0; i < 1000; i++ {
+					_ = i * i
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
+	wait := newRunnableWait()
+	wait() // from here on
+	time.Sleep(100 * time.Millisecond)
+	quiet := wait()
+
+	// 4 goroutines per P for 300 ms: about 3 of every 4 wait, 0.9 s of
+	// waiting per P (the runtime preempts each every 10 ms).
+	procs := runtime.GOMAXPROCS(0)
+	spin(4*procs, 300*time.Millisecond)
+	busy := wait()
+	t.Logf("GOMAXPROCS %d: runnable wait %v while quiet, %v while %d goroutines spun", procs, quiet, busy, 4*procs)
+	assert.Less(t, quiet, busy/4, "quiet, against busy (a loaded host makes even a quiet process wait)")
+	assert.Greater(t, busy, time.Duration(procs)*300*time.Millisecond, "busy")
+}
+
+func TestSumDelta(t *testing.T) {
+	buckets := []float64{negInf(), 0, 0.001, 0.01, posInf()}
+	// 2 in [0, 1ms), 1 in [1ms, 10ms), 1 in [10ms, +Inf): at 0.5, 5.5 and 10 ms.
+	got := sumDelta(buckets, []uint64{0, 3, 1, 2}, []uint64{0, 1, 0, 1})
+	require.InDelta(t, 2*0.0005+0.0055+0.01, got, 1e-12)
+	assert.Zero(t, sumDelta(buckets, []uint64{0, 3, 1, 2}, []uint64{0, 3, 1, 2}))
+}
+
+func negInf() float64 { return math.Inf(-1) }
+func posInf() float64 { return math.Inf(1) }
