@@ -1,0 +1,146 @@
+package compare
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/priority"
+)
+
+// throttleLoads are the offered loads of the comparison, × C.
+var throttleLoads = []float64{0.5, 1, 2, 4}
+
+// overloadScenario is OverloadScenarioFull at load, shortened (10 s of
+// overload, 15 s after it) unless FUSEBOX_THROTTLE_FULL is set.
+func overloadScenario(load float64, queued bool) OverloadScenario {
+	s := OverloadScenarioFull(load, queued)
+	if os.Getenv("FUSEBOX_THROTTLE_FULL") == "" {
+		s.Warmup, s.Overload, s.After = 5*time.Second, 10*time.Second, 15*time.Second
+	}
+	return s
+}
+
+func runOverload(t *testing.T, s OverloadScenario, k ThrottleKind) OverloadRun {
+	t.Helper()
+	var run OverloadRun
+	synctest.Test(t, func(t *testing.T) {
+		var err error
+		run, err = RunOverload(s, k)
+		require.NoError(t, err)
+	})
+	return run
+}
+
+// TestThrottleComparison runs every client kind of ThrottleKinds at each
+// offered load, each in a synctest bubble of its own, prints the table,
+// and writes it to $FUSEBOX_THROTTLE_OUT/throttle.txt when that is set
+// (make compare-throttle). It asserts what holds whatever the libraries'
+// random draws: below capacity nothing is refused; in the overload no
+// protection sends the supplier everything, fusebox's throttle sends it
+// about K × C (K 1.5 for priority.Default) and keeps the callers' success
+// of no protection, and the hard breaker goes open → closed → open.
+func TestThrottleComparison(t *testing.T) {
+	var out strings.Builder
+	t.Run("variant A: the excess fails", func(t *testing.T) {
+		runs := compareThrottles(t, false, &out)
+		testVariantA(t, runs)
+	})
+	t.Run("variant B: the excess queues and times out", func(t *testing.T) {
+		runs := compareThrottles(t, true, &out)
+		testVariantB(t, runs)
+	})
+	if dir := os.Getenv("FUSEBOX_THROTTLE_OUT"); dir != "" {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "throttle.txt"), []byte(out.String()), 0o644))
+	}
+}
+
+// compareThrottles runs every kind at every load of one variant, and
+// appends its table to out.
+func compareThrottles(t *testing.T, queued bool, out *strings.Builder) [][]OverloadRun {
+	kinds := ThrottleKinds()
+	runs := make([][]OverloadRun, len(throttleLoads))
+	var all []OverloadRun
+	for i, load := range throttleLoads {
+		runs[i] = make([]OverloadRun, len(kinds))
+		for j, k := range kinds {
+			runs[i][j] = runOverload(t, overloadScenario(load, queued), k)
+		}
+		all = append(all, runs[i]...)
+	}
+	s := all[0].Scenario
+	title := fmt.Sprintf("variant A: C = %.0f/s, the excess fails after %v", s.Capacity, s.Service)
+	if queued {
+		title = fmt.Sprintf("variant B: C = %.0f/s, a queue of up to %v of work, callers give up after %v", s.Capacity, s.Queue, s.Timeout)
+	}
+	title += fmt.Sprintf("; %d clients; %v at 0.5×C, %v overload, %v at 0.5×C", s.Clients, s.Warmup, s.Overload, s.After)
+	table := title + "\n" + OverloadTable(all)
+	t.Logf("\n%s", table)
+	out.WriteString(table + "\n")
+	return runs
+}
+
+func testVariantA(t *testing.T, runs [][]OverloadRun) {
+	for _, load := range []float64{0.5, 1} {
+		for _, r := range runs[slices.Index(throttleLoads, load)] {
+			assert.Equal(t, sum(r.Offered), sum(r.Reached), "%s at %v×: nothing is refused", r.Kind, load)
+		}
+	}
+	for _, load := range []float64{2, 4} {
+		none, hard, fb := find(t, runs, load, "none"), find(t, runs, load, "fusebox breaker"), find(t, runs, load, "fusebox throttle")
+		assert.InDelta(t, load, none.Load(), 0.1*load, "no protection sends everything")
+		assert.InDelta(t, 1.5, fb.Load(), 0.25, "the throttle's supplier load at %v×", load)
+		assert.InDelta(t, none.SuccessRate(), fb.SuccessRate(), 0.01, "the throttle's callers' success at %v×", load)
+		assert.Positive(t, hard.Cycles, "the hard breaker flaps at %v×", load)
+	}
+}
+
+// testVariantB: a queue turns the excess into timeouts, and work done for
+// callers that gave up; throttling what is sent keeps the queue short.
+func testVariantB(t *testing.T, runs [][]OverloadRun) {
+	for _, load := range []float64{2, 4} {
+		none, fb := find(t, runs, load, "none"), find(t, runs, load, "fusebox throttle")
+		assert.Less(t, fb.Load(), none.Load()/1.5, "the throttle's supplier load at %v×", load)
+		assert.Greater(t, fb.SuccessRate(), 1.2*none.SuccessRate(), "the throttle's callers' success at %v×", load)
+	}
+}
+
+// find returns the run of kind at load.
+func find(t *testing.T, runs [][]OverloadRun, load float64, kind string) OverloadRun {
+	t.Helper()
+	for _, r := range runs[slices.Index(throttleLoads, load)] {
+		if r.Kind == kind {
+			return r
+		}
+	}
+	t.Fatalf("no run of %s at %v×", kind, load)
+	return OverloadRun{}
+}
+
+// TestThrottlePriorities: at 4 × C with 30 % critical and 70 % sheddable
+// requests through fusebox's throttle, the critical ones succeed more often
+// than the sheddable ones.
+func TestThrottlePriorities(t *testing.T) {
+	s := overloadScenario(4, false)
+	s.Critical, s.Sheddable = 0.3, 0.7
+	var fb ThrottleKind
+	for _, k := range ThrottleKinds() {
+		if strings.HasPrefix(k.Name, "fusebox throttle") {
+			fb = k
+		}
+	}
+	r := runOverload(t, s, fb)
+	crit := float64(r.SuccessBy[priority.Critical]) / float64(r.OfferedBy[priority.Critical])
+	shed := float64(r.SuccessBy[priority.Sheddable]) / float64(r.OfferedBy[priority.Sheddable])
+	t.Logf("4×C, 30 %% critical, 70 %% sheddable: critical %.1f %% successful, sheddable %.1f %%, supplier %.2f×C", 100*crit, 100*shed, r.Load())
+	assert.Greater(t, crit, shed)
+}
