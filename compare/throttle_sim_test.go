@@ -20,10 +20,16 @@ import (
 var throttleLoads = []float64{0.5, 1, 2, 4}
 
 // overloadScenario is OverloadScenarioFull at load, shortened (10 s of
-// overload, 15 s after it) unless FUSEBOX_THROTTLE_FULL is set.
+// overload, 15 s after it; under the race detector, which makes a run some
+// five times dearer, 8 s and 10 s in steps of 10 ms) unless
+// FUSEBOX_THROTTLE_FULL is set.
 func overloadScenario(load float64, queued bool) OverloadScenario {
 	s := OverloadScenarioFull(load, queued)
-	if os.Getenv("FUSEBOX_THROTTLE_FULL") == "" {
+	switch {
+	case os.Getenv("FUSEBOX_THROTTLE_FULL") != "":
+	case raceEnabled:
+		s.Warmup, s.Overload, s.After, s.Tick = 3*time.Second, 8*time.Second, 10*time.Second, 10*time.Millisecond
+	default:
 		s.Warmup, s.Overload, s.After = 5*time.Second, 10*time.Second, 15*time.Second
 	}
 	return s
@@ -136,7 +142,7 @@ func TestThrottlePriorities(t *testing.T) {
 	s.Critical, s.Sheddable = 0.3, 0.7
 	var fb ThrottleKind
 	for _, k := range ThrottleKinds() {
-		if strings.HasPrefix(k.Name, "fusebox throttle") {
+		if k.Name == "fusebox throttle" {
 			fb = k
 		}
 	}
@@ -144,5 +150,5 @@ func TestThrottlePriorities(t *testing.T) {
 	crit := float64(r.SuccessBy[priority.Critical]) / float64(r.OfferedBy[priority.Critical])
 	shed := float64(r.SuccessBy[priority.Sheddable]) / float64(r.OfferedBy[priority.Sheddable])
 	t.Logf("4×C, 30 %% critical, 70 %% sheddable: critical %.1f %% successful, sheddable %.1f %%, supplier %.2f×C", 100*crit, 100*shed, r.Load())
-	assert.Greater(t, crit, shed)
+	assert.Greater(t, crit, shed+0.1, "critical well above sheddable")
 }
