@@ -2,21 +2,17 @@ package compare
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/failsafe-go/failsafe-go/adaptivethrottler"
-	"github.com/go-kratos/aegis/circuitbreaker/sre"
-	zerobreaker "github.com/zeromicro/go-zero/core/breaker"
-	"github.com/zeromicro/go-zero/core/stat"
 	"github.com/zeromicro/go-zero/core/timex"
 
-	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/priority"
-	"github.com/fusebox-go/fusebox/throttle"
 )
 
 // OverloadScenario is a supplier overloaded rather than dead, which
@@ -44,7 +40,7 @@ type OverloadScenario struct {
 	// Critical and Sheddable are the shares of requests of those
 	// priorities; the rest are priority.Default.
 	Critical, Sheddable float64
-	Seed                uint64 // arrivals and the supplier's draws
+	Seed                uint64 // of the arrivals and the priorities
 }
 
 // OverloadScenarioFull is the comparison of docs/throttle.md at load×C: 50
@@ -64,177 +60,58 @@ func OverloadScenarioFull(load float64, queued bool) OverloadScenario {
 	return s
 }
 
-// ThrottleKind is one client-side protection: New makes the instance of
-// one client.
-type ThrottleKind struct {
-	Name string
-	New  func() (ThrottleClient, error)
-}
-
-// ThrottleClient is one client's protection. Admit reports whether to send
-// a request, and if so returns the function that records its outcome
-// (accepted: the supplier answered without an overload failure).
-type ThrottleClient interface {
-	Admit(p priority.Priority) (done func(accepted bool), ok bool)
-	// States reports, for a protection with states, how often it opened
-	// and how many of those openings came after it had closed again
-	// (open → closed → open cycles); ok is false for the others.
-	States() (opens, cycles int, ok bool)
-}
-
-// ThrottleKinds returns the protections compared, each at its defaults,
-// and fusebox's throttle with K 1.1 (its default for sheddable work) for
-// every request.
-func ThrottleKinds() []ThrottleKind {
-	return []ThrottleKind{
-		{"none", func() (ThrottleClient, error) { return noProtection{}, nil }},
-		{"fusebox breaker", newHardBreaker},
-		{"fusebox throttle", func() (ThrottleClient, error) {
-			t, err := throttle.New(throttle.Config{})
-			return fuseboxThrottle{t}, err
-		}},
-		{"fusebox throttle K1.1", func() (ThrottleClient, error) {
-			// K as for sheddable work, for every request.
-			t, err := throttle.New(throttle.Config{K: [priority.Levels]float64{priority.Default: 1.1}})
-			return fuseboxThrottle{t}, err
-		}},
-		{"go-zero breaker", func() (ThrottleClient, error) {
-			// go-zero reports every refusal through an alert log of
-			// its own (off in its own tests only): silence it.
-			stat.SetReporter(nil)
-			return goZero{zerobreaker.NewBreaker()}, nil
-		}},
-		{"kratos sre", func() (ThrottleClient, error) {
-			return &kratos{b: sre.NewBreaker()}, nil
-		}},
-		{"failsafe-go throttler", func() (ThrottleClient, error) {
-			return failsafeThrottler{adaptivethrottler.NewWithDefaults[any]()}, nil
-		}},
+// validate returns an error naming every field of s that RunOverload
+// cannot run with.
+func (s OverloadScenario) validate() error {
+	var errs []error
+	bad := func(field string, v any, want string) {
+		errs = append(errs, fmt.Errorf("compare: OverloadScenario.%s must be %s, got %v", field, want, v))
 	}
-}
-
-type noProtection struct{}
-
-func (noProtection) Admit(priority.Priority) (func(bool), bool) { return func(bool) {}, true }
-func (noProtection) States() (int, int, bool)                   { return 0, 0, false }
-
-// errOverload is the supplier's answer to a request beyond its capacity.
-var errOverload = fmt.Errorf("supplier: overloaded")
-
-type fuseboxBreaker struct {
-	b             *breaker.Breaker
-	opens, closes int
-	flaps         int // closed → open after having closed once
-}
-
-// newHardBreaker is breaker.Breaker with its defaults: 5 consecutive
-// failures trip it, 5 s open, one probe.
-func newHardBreaker() (ThrottleClient, error) {
-	fb := &fuseboxBreaker{}
-	b, err := breaker.New(breaker.Config{OnTransition: func(e breaker.Event) {
-		switch e.To {
-		case breaker.Open:
-			fb.opens++
-			if e.From == breaker.Closed && fb.closes > 0 {
-				fb.flaps++
-			}
-		case breaker.Closed:
-			fb.closes++
+	if !(s.Capacity > 0) || math.IsInf(s.Capacity, 0) {
+		bad("Capacity", s.Capacity, "a positive number")
+	}
+	if s.Clients <= 0 {
+		bad("Clients", s.Clients, "positive")
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Base", s.Base}, {"Load", s.Load}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			bad(f.name, f.v, "a positive number")
 		}
-	}})
-	fb.b = b
-	return fb, err
-}
-
-func (f *fuseboxBreaker) Admit(priority.Priority) (func(bool), bool) {
-	p, err := f.b.Allow()
-	if err != nil {
-		return nil, false
 	}
-	return func(ok bool) {
-		if ok {
-			p.Done(nil)
-		} else {
-			p.Done(errOverload)
+	if s.Tick <= 0 || time.Second%s.Tick != 0 {
+		bad("Tick", s.Tick, "positive and a divisor of 1s")
+	}
+	if s.Overload < time.Second {
+		bad("Overload", s.Overload, "at least 1s")
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"Warmup", s.Warmup}, {"Overload", s.Overload}, {"After", s.After}} {
+		if f.d < 0 || f.d%time.Second != 0 {
+			bad(f.name, f.d, "whole seconds")
 		}
-	}, true
-}
-
-func (f *fuseboxBreaker) States() (int, int, bool) { return f.opens, f.flaps, true }
-
-type fuseboxThrottle struct{ t *throttle.Throttle }
-
-func (f fuseboxThrottle) Admit(p priority.Priority) (func(bool), bool) {
-	if !f.t.Admit(time.Now().UnixNano(), p) {
-		return nil, false
 	}
-	return func(ok bool) { f.t.Record(time.Now().UnixNano(), ok) }, true
-}
-
-func (fuseboxThrottle) States() (int, int, bool) { return 0, 0, false }
-
-type goZero struct{ b zerobreaker.Breaker }
-
-func (g goZero) Admit(priority.Priority) (func(bool), bool) {
-	p, err := g.b.Allow()
-	if err != nil {
-		return nil, false
+	if s.Service <= 0 {
+		bad("Service", s.Service, "positive")
 	}
-	return func(ok bool) {
-		if ok {
-			p.Accept()
-		} else {
-			p.Reject("overloaded")
-		}
-	}, true
-}
-
-func (goZero) States() (int, int, bool) { return 0, 0, false }
-
-// kratos is aegis's SRE breaker used as Kratos's circuitbreaker middleware
-// uses it: a request it rejects is marked failed.
-type kratos struct {
-	b interface {
-		Allow() error
-		MarkSuccess()
-		MarkFailed()
+	if s.Queue < 0 {
+		bad("Queue", s.Queue, "0 (variant A) or positive")
 	}
-}
-
-func (k *kratos) Admit(priority.Priority) (func(bool), bool) {
-	if k.b.Allow() != nil {
-		k.b.MarkFailed()
-		return nil, false
+	if s.Queue > 0 && s.Timeout <= 0 {
+		bad("Timeout", s.Timeout, "positive with a Queue")
 	}
-	return func(ok bool) {
-		if ok {
-			k.b.MarkSuccess()
-		} else {
-			k.b.MarkFailed()
-		}
-	}, true
-}
-
-func (*kratos) States() (int, int, bool) { return 0, 0, false }
-
-type failsafeThrottler struct {
-	t adaptivethrottler.AdaptiveThrottler[any]
-}
-
-func (f failsafeThrottler) Admit(priority.Priority) (func(bool), bool) {
-	if !f.t.TryAcquirePermit() {
-		return nil, false
+	if s.Queue == 0 && s.Burst*time.Duration(s.Capacity) < time.Second {
+		bad("Burst", s.Burst, "at least one request's worth (1/Capacity) without a Queue")
 	}
-	return func(ok bool) {
-		if ok {
-			f.t.RecordSuccess()
-		} else {
-			f.t.RecordFailure()
-		}
-	}, true
+	if !(s.Critical >= 0 && s.Sheddable >= 0 && s.Critical+s.Sheddable <= 1) {
+		bad("Critical and Sheddable", [2]float64{s.Critical, s.Sheddable}, "shares in [0, 1] adding up to at most 1")
+	}
+	return errors.Join(errs...)
 }
-
-func (failsafeThrottler) States() (int, int, bool) { return 0, 0, false }
 
 // OverloadRun is what one kind did in an OverloadScenario. Per second of
 // the scenario (requests counted in the second they were offered):
@@ -244,8 +121,8 @@ type OverloadRun struct {
 	Offered  []int // requests the clients' applications attempted
 	Reached  []int // requests sent to the supplier
 	Success  []int // requests the supplier accepted
-	// ByPriority counts, over the overload, offered and successful
-	// requests per priority.
+	// OfferedBy and SuccessBy count, over the overload, offered and
+	// successful requests per priority.
 	OfferedBy, SuccessBy [priority.Levels]int
 	// Flaps counts, over all clients, the seconds of the overload in
 	// which a client that had refused requests let every one through,
@@ -272,7 +149,8 @@ func (r OverloadRun) SuccessRate() float64 {
 
 // Recovery is how long after the overload the first second began in which
 // at least share of the requests offered succeeded (1: every one), or -1
-// if none did within After. The last Service of the run is not counted.
+// if none did within After. The run's last second, some of whose answers
+// would come after the end, is not counted.
 func (r OverloadRun) Recovery(share float64) time.Duration {
 	_, b := r.overload()
 	for s := b; s < len(r.Offered)-1; s++ {
@@ -301,6 +179,9 @@ func sum(xs []int) int {
 // time but the CPU the libraries use. It sleeps a Tick at a time; every
 // library reads the (virtual) clock itself.
 func RunOverload(s OverloadScenario, kind ThrottleKind) (OverloadRun, error) {
+	if err := s.validate(); err != nil {
+		return OverloadRun{}, err
+	}
 	// go-zero's clock (timex.Now) is the time since its package was
 	// initialized, less 13 months; a bubble's clock starts in 2000,
 	// before that, and go-zero's forced pass (one request a second

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -151,4 +152,30 @@ func TestThrottlePriorities(t *testing.T) {
 	shed := float64(r.SuccessBy[priority.Sheddable]) / float64(r.OfferedBy[priority.Sheddable])
 	t.Logf("4×C, 30 %% critical, 70 %% sheddable: critical %.1f %% successful, sheddable %.1f %%, supplier %.2f×C", 100*crit, 100*shed, r.Load())
 	assert.Greater(t, crit, shed+0.1, "critical well above sheddable")
+}
+
+func TestABadScenarioIsAnErrorNamingTheField(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*OverloadScenario)
+		field string
+	}{
+		{"no tick", func(s *OverloadScenario) { s.Tick = 0 }, "OverloadScenario.Tick"},
+		{"a tick that does not divide a second", func(s *OverloadScenario) { s.Tick = 3 * time.Millisecond }, "OverloadScenario.Tick"},
+		{"no clients", func(s *OverloadScenario) { s.Clients = 0 }, "OverloadScenario.Clients"},
+		{"a capacity of NaN", func(s *OverloadScenario) { s.Capacity = math.NaN() }, "OverloadScenario.Capacity"},
+		{"no load", func(s *OverloadScenario) { s.Load = 0 }, "OverloadScenario.Load"},
+		{"half a second of overload", func(s *OverloadScenario) { s.Overload = time.Second / 2 }, "OverloadScenario.Overload"},
+		{"a queue without a timeout", func(s *OverloadScenario) { s.Queue = time.Second }, "OverloadScenario.Timeout"},
+		{"shares above 1", func(s *OverloadScenario) { s.Critical, s.Sheddable = 0.6, 0.6 }, "OverloadScenario.Critical and Sheddable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := OverloadScenarioFull(2, false)
+			tt.edit(&s)
+			_, err := RunOverload(s, ThrottleKinds()[0])
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.field)
+		})
+	}
 }
