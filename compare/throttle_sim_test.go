@@ -107,7 +107,8 @@ func testVariantA(t *testing.T, runs [][]OverloadRun) {
 	for _, load := range []float64{2, 4} {
 		none, hard, fb := find(t, runs, load, "none"), find(t, runs, load, "fusebox breaker"), find(t, runs, load, "fusebox throttle")
 		assert.InDelta(t, load, none.Load(), 0.1*load, "no protection sends everything")
-		assert.InDelta(t, 1.5, fb.Load(), 0.25, "the throttle's supplier load at %v×", load)
+		t.Logf("fusebox throttle at %v×: supplier %.2f×C over the second half of the overload", load, steadyLoad(fb))
+		assert.InDelta(t, 1.5, steadyLoad(fb), 0.2, "the throttle's supplier load at %v×, second half of the overload", load)
 		assert.InDelta(t, none.SuccessRate(), fb.SuccessRate(), 0.01, "the throttle's callers' success at %v×", load)
 		assert.Positive(t, hard.Cycles, "the hard breaker flaps at %v×", load)
 	}
@@ -121,6 +122,15 @@ func testVariantB(t *testing.T, runs [][]OverloadRun) {
 		assert.Less(t, fb.Load(), none.Load()/1.5, "the throttle's supplier load at %v×", load)
 		assert.Greater(t, fb.SuccessRate(), 1.2*none.SuccessRate(), "the throttle's callers' success at %v×", load)
 	}
+}
+
+// steadyLoad is r's supplier load over the second half of the overload,
+// once the throttles' windows hold it: the first seconds, before a
+// window has seen the overload, weigh much in a short run.
+func steadyLoad(r OverloadRun) float64 {
+	a, b := r.overload()
+	mid := (a + b) / 2
+	return float64(sum(r.Reached[mid:b])) / (float64(b-mid) * r.Scenario.Capacity)
 }
 
 // find returns the run of kind at load.
