@@ -149,6 +149,13 @@ compare: ## fusebox side by side with gobreaker, failsafe-go, hystrix-go, go-res
 	cd compare && $(GO) test -count=1 -run '^TestAdaptiveBesideFailsafe$$' -v . > $(OUT)/compare/adaptive.log; rc=$$?; \
 		grep -E 'adaptive_test|^(ok|FAIL|---)' $(OUT)/compare/adaptive.log | tee $(OUT)/compare/adaptive.txt; exit $$rc
 
+.PHONY: compare-throttle
+compare-throttle: ## Client-side throttling beside go-zero, Kratos and failsafe-go: a 60 s overload in virtual time (~10 s; out/compare/throttle.txt).
+	@mkdir -p $(OUT)/compare
+	cd compare && FUSEBOX_THROTTLE_FULL=1 FUSEBOX_THROTTLE_OUT=$(OUT)/compare $(GO) test -count=1 -run '^Test(ThrottleComparison|ThrottlePriorities)$$' -v . \
+		| grep -E 'critical .* successful|^(ok|FAIL|---)'
+	cat $(OUT)/compare/throttle.txt
+
 # Fuzzing: every fuzz target of the repository (each `func Fuzz...` in a
 # tracked _test.go file, in whichever module holds it), one after the other,
 # FUZZ_TIME each. The fuzzer minimizes every new interesting input before it

@@ -9,9 +9,11 @@ require (
 	github.com/fusebox-go/fusebox v0.1.0
 	github.com/fusebox-go/fusebox/antspool v0.1.0
 	github.com/fusebox-go/fusebox/loadtest v0.1.0
+	github.com/go-kratos/aegis v0.2.0
 	github.com/panjf2000/ants/v2 v2.12.1
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/stretchr/testify v1.12.1
+	github.com/zeromicro/go-zero v1.10.3
 	go.uber.org/goleak v1.3.0
 )
 
@@ -21,10 +23,19 @@ require (
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
 	git.sr.ht/~sbinet/gg v0.7.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/fatih/color v1.18.0 // indirect
 	github.com/golang/freetype v0.0.0-20170609003504-e2365dfdc4a0 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
+	github.com/mattn/go-colorable v0.1.13 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	github.com/spaolacci/murmur3 v1.1.0 // indirect
+	go.opentelemetry.io/otel v1.40.0 // indirect
+	go.opentelemetry.io/otel/trace v1.40.0 // indirect
+	go.uber.org/automaxprocs v1.6.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
+	golang.org/x/sys v0.41.0 // indirect
+	golang.org/x/text v0.34.0 // indirect
 	gonum.org/v1/plot v0.17.0 // indirect
 )
 
@@ -32,5 +43,5 @@ require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/smartystreets/goconvey v1.8.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
-	golang.org/x/sync v0.16.0 // indirect
+	golang.org/x/sync v0.19.0 // indirect
 )

@@ -23,8 +23,8 @@ import (
 	_ "github.com/fusebox-go/fusebox/policy"
 	_ "github.com/fusebox-go/fusebox/priority"
 	_ "github.com/fusebox-go/fusebox/readiness"
-	_ "github.com/fusebox-go/fusebox/throttle"
 	_ "github.com/fusebox-go/fusebox/shed"
+	_ "github.com/fusebox-go/fusebox/throttle"
 )
 
 func main() {
