@@ -48,6 +48,10 @@ type Throttle struct {
 	marks  [buckets]atomic.Int64          // per bucket: the bucket number it counts for
 
 	throttled [priority.Levels]atomic.Uint64
+	// probe is set while the last tenth of the window holds no request
+	// sent: the next request that the odds reject is sent all the same,
+	// as evidence of whether the supplier accepts again (see recompute).
+	probe atomic.Bool
 }
 
 // New returns a Throttle, or an error naming every invalid field of cfg.
@@ -95,7 +99,7 @@ func (t *Throttle) Admit(now int64, p priority.Priority) bool {
 	}
 	i := t.advance(now)
 	odds := math.Float64frombits(t.odds[p].Load())
-	if odds > 0 && rand.Float64() < odds {
+	if odds > 0 && rand.Float64() < odds && !t.forced() {
 		t.counts[i].Add(reqUnit)
 		t.throttled[p].Add(1)
 		return false
@@ -112,6 +116,12 @@ func (t *Throttle) Record(now int64, accepted bool) {
 		return // counted as sent, which is accepted until it fails
 	}
 	t.counts[t.advance(now)].Add(failUnit)
+}
+
+// forced reports whether a request the odds reject is to be sent as a
+// probe (see Throttle.probe), and takes the probe if so.
+func (t *Throttle) forced() bool {
+	return t.probe.Load() && t.probe.CompareAndSwap(true, false)
 }
 
 // A bucket's counts: requests (attempted), sent (admitted) and failed
@@ -182,6 +192,11 @@ func (t *Throttle) recompute(n int64) {
 	// accepts are its sent less its failed, never below 0.
 	longAcc, shortAcc := accepts(long.sent, long.failed), accepts(short.sent, short.failed)
 	healthy := short.sent > 0 && float64(shortAcc) >= healthyShare*float64(short.sent)
+	// A client that sends little may have sent nothing in the short span,
+	// which then says nothing: without a request let through now and then
+	// it would keep rejecting on the long window's rejections alone, for
+	// 20 s and more after an overload.
+	t.probe.Store(short.sent == 0 && long.req > 0)
 	for p := range t.odds {
 		o := odds(short.req, shortAcc, t.k[p])
 		if !healthy {
