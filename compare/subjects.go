@@ -122,7 +122,7 @@ func (fuseboxSubject) Classify(err error) Outcome {
 	switch {
 	case errors.Is(err, breaker.ErrOpen):
 		return Open
-	case errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 		return Full
 	}
 	return classifyCtx(err) // ErrTimeout matches context.DeadlineExceeded

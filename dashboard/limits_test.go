@@ -247,6 +247,12 @@ func TestANonReadingClientOverTCPGivesItsPlaceBackAfterTheLifetime(t *testing.T)
 	defer c.Close()
 	_, err = fmt.Fprintf(c, "GET /api/events HTTP/1.1\r\nHost: %s\r\n\r\n", srv.Listener.Addr())
 	require.NoError(t, err)
+	// Its stream holds the place once the server has answered: read the
+	// status line, and nothing after it.
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	status, err := bufio.NewReader(c).ReadString('\n')
+	require.NoError(t, err)
+	require.Contains(t, status, "200")
 	start := time.Now()
 
 	// Ask for a place until one is free: bounded in count and time.

@@ -174,7 +174,7 @@ func TestPageShowsAnOutageLive(t *testing.T) {
 	// a call that finds no free slot trips the breaker. (A slow moment of
 	// the machine may have tripped it during the warm-up already: the
 	// outage starts from a closed breaker.)
-	waitState(ctx, t, "payments", "closed", 15*time.Second)
+	waitState(ctx, t, "payments", "closed", 25*time.Second)
 	hung := time.Now()
 	s.sup.hang()
 	trip := eventOf(ctx, t, s, "payments", breaker.Open, hung, 10*time.Second)

@@ -129,7 +129,7 @@ func startService(t *testing.T) *service {
 		Dependencies: map[string]executor.Config{
 			// Stuck calls hold their slots for up to 3 s; the first
 			// probe goes 5 s after the trip.
-			"payments": {Workers: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
+			"payments": {Workers: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
 			"shipping": {Workers: 3, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
 		},
 		OnTransition: s.transitions.Listen,
