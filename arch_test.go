@@ -58,7 +58,7 @@ var allowed = map[string][]string{
 	"tools/importcheck": {strings.TrimSuffix(module, "/"), module},
 
 	// The inbound load shedder for a whole process or listener.
-	"shed": {module + "priority"},
+	"shed": {module + "priority", module + "breaker"},
 }
 
 func TestLayering(t *testing.T) {

@@ -412,21 +412,17 @@ func (b *Breaker) closedFailure(r *record, now int64, slow bool, err error) (per
 // err, or -1. A nil err matches none. A Match that panics is recovered: the
 // failure then matches no kind (it counts towards ConsecutiveFailures), and
 // the panic is returned as a *PanicError.
-func matchKind(rs *rules, err error) (kind int, perr error) {
-	if err == nil {
+func matchKind(rs *rules, err error) (int, error) {
+	if err == nil || rs.opt == nil {
 		return -1, nil
 	}
-	i := 0
-	defer func() {
-		if v := recover(); v != nil {
-			kind, perr = -1, newPanicError(fmt.Sprintf("ErrorKinds[%d].Match (%s)", i, rs.opt.kinds[i].Name), v)
+	for i, k := range rs.opt.kinds {
+		match, perr := Guard("", func() (bool, error) { return k.Match(err), nil }, nil)
+		if perr != nil {
+			perr.(*PanicError).Callback = fmt.Sprintf("ErrorKinds[%d].Match (%s)", i, k.Name)
+			return -1, perr
 		}
-	}()
-	if rs.opt == nil {
-		return -1, nil
-	}
-	for ; i < len(rs.opt.kinds); i++ {
-		if rs.opt.kinds[i].Match(err) {
+		if match {
 			return i, nil
 		}
 	}

@@ -392,14 +392,15 @@ func (r *rules) period(attempts uint32, rnd func() float64) int64 {
 // classify applies Config.Classify to a non-nil error (DefaultClassify for
 // nil rules). A panic (in the classifier, or in an Unwrap or Is method of
 // err) is a Failure.
-func (r *rules) classify(err error) (o Outcome, perr error) {
-	defer func() {
-		if v := recover(); v != nil {
-			o, perr = Failure, newPanicError("Classify", v)
+func (r *rules) classify(err error) (Outcome, error) {
+	o, perr := Guard("Classify", func() (Outcome, error) {
+		if r != nil && r.opt != nil && r.opt.classify != nil {
+			return r.opt.classify(err), nil
 		}
-	}()
-	if r != nil && r.opt != nil && r.opt.classify != nil {
-		return r.opt.classify(err), nil
+		return DefaultClassify(err), nil
+	}, nil)
+	if perr != nil {
+		return Failure, perr
 	}
-	return DefaultClassify(err), nil
+	return o, nil
 }

@@ -3,7 +3,6 @@ package breaker
 import (
 	"cmp"
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -99,11 +98,9 @@ func (d *delivery) pop() Event {
 // a bug), the panic is recovered and logged with its stack through
 // log/slog's default logger, and the breaker and the caller carry on.
 func deliver(listener func(Event), e Event) {
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Error("fusebox: breaker transition listener panicked",
-				"event", e.String(), "panic", v, "stack", string(debug.Stack()))
-		}
-	}()
-	listener(e)
+	_, err := Guard("OnTransition", func() (struct{}, error) { listener(e); return struct{}{}, nil }, nil)
+	if pe, ok := err.(*PanicError); ok {
+		slog.Error("fusebox: breaker transition listener panicked",
+			"event", e.String(), "panic", pe.Value, "stack", string(pe.Stack))
+	}
 }

@@ -53,11 +53,7 @@ func (b *Breaker) windowReason(r *record, now int64) (Reason, error) {
 // on a bug would refuse every caller of a healthy supplier, while the
 // built-in rules still protect a sick one. It is reported as a
 // *PanicError, like a panicking Match.
-func readyToTrip(rule func(Counts) bool, c Counts) (trip bool, perr error) {
-	defer func() {
-		if v := recover(); v != nil {
-			trip, perr = false, newPanicError("ReadyToTrip", v)
-		}
-	}()
-	return rule(c), nil
+func readyToTrip(rule func(Counts) bool, c Counts) (bool, error) {
+	trip, perr := Guard("ReadyToTrip", func() (bool, error) { return rule(c), nil }, nil)
+	return trip && perr == nil, perr
 }

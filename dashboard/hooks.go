@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
 )
 
 // controlTimeout bounds one call of Options.Control.
@@ -21,19 +23,12 @@ func callHook(ctx context.Context, d time.Duration, name string, f func(context.
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		returned := false
-		defer func() {
-			if returned {
-				return
-			}
-			if p := recover(); p != nil {
-				done <- fmt.Errorf("%s panicked: %v", name, p)
-			} else {
-				done <- fmt.Errorf("%s ended its goroutine (runtime.Goexit)", name)
-			}
-		}()
-		err := f(ctx)
-		returned = true
+		err, perr := breaker.Guard(name, func() (error, error) { return f(ctx), nil }, func(error) {
+			done <- fmt.Errorf("%s ended its goroutine (runtime.Goexit)", name)
+		})
+		if pe, ok := perr.(*breaker.PanicError); ok {
+			err = fmt.Errorf("%s panicked: %v", name, pe.Value)
+		}
 		done <- err
 	}()
 	select {

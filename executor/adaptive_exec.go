@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/internal/adaptive"
 )
 
@@ -208,8 +209,7 @@ func (s *adaptState) closeLocked(ex *Executor, now int64) (changed bool, t limit
 
 // tellLimit calls AdaptiveConfig.OnChange; a panic in it is recovered.
 func tellLimit(f func(string, int, int, string), name string, from, to int, why string) {
-	defer func() { _ = recover() }()
-	f(name, from, to, why)
+	_, _ = breaker.Guard("AdaptiveConfig.OnChange", func() (struct{}, error) { f(name, from, to, why); return struct{}{}, nil }, nil)
 }
 
 // anyStuck reports whether a slot is held by a call older than the stuck

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
 )
 
 // Busy describes a busy refusal: the bulkhead was full of young calls.
@@ -38,8 +40,7 @@ func (ex *Executor) refuseBusy() error {
 // tellBusy calls Config.OnBusy; a panic in it is the listener's problem,
 // not the caller's.
 func (ex *Executor) tellBusy(b Busy) {
-	defer func() { _ = recover() }()
-	ex.counts().stuckNow().onBusy(b)
+	_, _ = breaker.Guard("Config.OnBusy", func() (struct{}, error) { ex.counts().stuckNow().onBusy(b); return struct{}{}, nil }, nil)
 }
 
 // LogBusy returns an OnBusy listener that logs busy refusals with l (nil:

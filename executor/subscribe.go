@@ -2,7 +2,6 @@ package executor
 
 import (
 	"log/slog"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -67,11 +66,9 @@ func (s *subscribers) dispatch(e breaker.Event) {
 }
 
 func callSubscriber(fn func(breaker.Event), e breaker.Event) {
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Error("fusebox: Group.Subscribe listener panicked",
-				"event", e.String(), "panic", v, "stack", string(debug.Stack()))
-		}
-	}()
-	fn(e)
+	_, err := breaker.Guard("Group.Subscribe listener", func() (struct{}, error) { fn(e); return struct{}{}, nil }, nil)
+	if pe, ok := err.(*breaker.PanicError); ok {
+		slog.Error("fusebox: Group.Subscribe listener panicked",
+			"event", e.String(), "panic", pe.Value, "stack", string(pe.Stack))
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,23 +145,17 @@ type responseWriter struct {
 // serve runs h and ends the exchange when it returns, panics or exits its
 // goroutine.
 func (w *responseWriter) serve(h http.Handler, r *http.Request, stop func() bool) {
-	normal := false
-	defer func() {
+	end := func(err error) {
 		stop()
-		var err error
-		if !normal {
-			v := recover()
-			if v == nil {
-				v = errors.New("fuseboxtest: the handler ended its goroutine (runtime.Goexit) before it finished")
-			}
-			err = &breaker.PanicError{Callback: "fuseboxtest.Transport.Handler", Value: v, Stack: debug.Stack()}
-		}
 		w.finish(err)
 		w.cancel()
 		closeRequestBody(w.req)
-	}()
-	h.ServeHTTP(w, r)
-	normal = true
+	}
+	_, err := breaker.Guard("fuseboxtest.Transport.Handler", func() (struct{}, error) {
+		h.ServeHTTP(w, r)
+		return struct{}{}, nil
+	}, end)
+	end(err)
 }
 
 // finish delivers the response if the handler never wrote, and ends the

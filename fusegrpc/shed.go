@@ -3,7 +3,6 @@ package fusegrpc
 import (
 	"context"
 	"errors"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -72,11 +71,6 @@ func admit(ctx context.Context, s *shed.Shedder, key func(context.Context, strin
 }
 
 // callShedKey runs the user's key function under a recover.
-func callShedKey(ctx context.Context, key func(context.Context, string) string, method string) (k string, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = &breaker.PanicError{Callback: "fusegrpc.ShedUnary key", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return key(ctx, method), nil
+func callShedKey(ctx context.Context, key func(context.Context, string) string, method string) (string, error) {
+	return breaker.Guard("fusegrpc.ShedUnary key", func() (string, error) { return key(ctx, method), nil }, nil)
 }

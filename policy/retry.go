@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -253,12 +252,7 @@ func (r *Retrier) retryable(ctx context.Context, err error, idempotent bool) (ok
 	if r.cfg.Retryable == nil {
 		return true, nil
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			ok, perr = false, &breaker.PanicError{Callback: "RetryConfig.Retryable", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return r.cfg.Retryable(err), nil
+	return breaker.Guard("RetryConfig.Retryable", func() (bool, error) { return r.cfg.Retryable(err), nil }, nil)
 }
 
 // wait is the back-off before retry number attempt (from 1): Backoff ×
@@ -289,29 +283,25 @@ func (r *Retrier) wait(attempt int, err error) (d time.Duration, perr error) {
 // retryAfter returns the Retry-After err carries, 0 if none. The method is
 // the caller's code run on the caller's goroutine: its panic is returned
 // as perr, as Retryable's is.
-func retryAfter(err error) (after time.Duration, perr error) {
-	defer func() {
-		if v := recover(); v != nil {
-			after, perr = 0, &breaker.PanicError{Callback: "RetryAfterError.RetryAfter", Value: v, Stack: debug.Stack()}
+func retryAfter(err error) (time.Duration, error) {
+	return breaker.Guard("RetryAfterError.RetryAfter", func() (time.Duration, error) {
+		var ra RetryAfterError
+		if errors.As(err, &ra) {
+			return ra.RetryAfter(), nil
 		}
-	}()
-	var ra RetryAfterError
-	if errors.As(err, &ra) {
-		return ra.RetryAfter(), nil
-	}
-	return 0, nil
+		return 0, nil
+	}, nil)
 }
 
 // errorText is err.Error() for a log line. The method is the caller's
 // code: its panic is logged as the text of a *breaker.PanicError, and the
 // call goes on as it would without a Logger.
-func errorText(err error) (text string) {
-	defer func() {
-		if v := recover(); v != nil {
-			text = (&breaker.PanicError{Callback: "error.Error", Value: v}).Error()
-		}
-	}()
-	return err.Error()
+func errorText(err error) string {
+	text, perr := breaker.Guard("error.Error", func() (string, error) { return err.Error(), nil }, nil)
+	if perr != nil {
+		return perr.Error()
+	}
+	return text
 }
 
 func (r *Retrier) log(ctx context.Context, msg, supplier string, attempt int, err error, wait time.Duration) {

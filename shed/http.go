@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/fusebox-go/fusebox/breaker"
 )
 
 // Handler returns a middleware that admits each request through s before
@@ -37,11 +39,7 @@ func (s *Shedder) Handler(next http.Handler, key func(*http.Request) string) htt
 }
 
 // callKey runs the user's key function; ok is false if it panicked.
-func callKey(key func(*http.Request) string, r *http.Request) (k string, ok bool) {
-	defer func() {
-		if recover() != nil {
-			k, ok = "", false
-		}
-	}()
-	return key(r), true
+func callKey(key func(*http.Request) string, r *http.Request) (string, bool) {
+	k, err := breaker.Guard("shed.Config.Key", func() (string, error) { return key(r), nil }, nil)
+	return k, err == nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
@@ -306,12 +307,9 @@ func capFor(p priority.Priority, l int64) int64 {
 
 // report calls OnShed, and recovers and counts a panic in it.
 func (s *Shedder) report(e Event) {
-	defer func() {
-		if v := recover(); v != nil {
-			s.panics.Add(1)
-		}
-	}()
-	s.cfg.OnShed(e)
+	if _, err := breaker.Guard("shed.Config.OnShed", func() (struct{}, error) { s.cfg.OnShed(e); return struct{}{}, nil }, nil); err != nil {
+		s.panics.Add(1)
+	}
 }
 
 // Stats returns a snapshot of the counters and estimates. The counters
