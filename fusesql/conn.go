@@ -9,7 +9,6 @@ import (
 	"github.com/fusebox-go/fusebox/executor"
 )
 
-
 // conn is one connection of the pool. database/sql never uses a
 // connection from two goroutines at once (it holds the connection's lock
 // around every driver call), so its fields need no lock.

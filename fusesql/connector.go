@@ -358,7 +358,6 @@ func inDriverEnding[T any](fn func() (T, error), abandon func(error)) (T, error)
 
 const driverCallback = "the driver"
 
-
 // done gives the slot of l back with the verdict that Config.Classify
 // gives the driver's err (executor.Lease.Finish: a Classify that panics or
 // ends the goroutine makes the call a failure).
