@@ -130,7 +130,7 @@ func TestTheNameCheckCatchesWrongNames(t *testing.T) {
 		{"HandlerConfig.Reject", true, "no package of the repository declares a type HandlerConfig"},
 		{"inbound.Config.Rejects", true, "inbound.Config.Rejects: no such name"},
 		{"Stats.Breaker.Statee", true, "no such name"},
-		{"breaker.Allow()", true, "(Allow is in breaker.Breaker)"},
+		{"breaker.Allow()", true, "(Allow is in breaker.Breaker"},
 		{"breaker.Config.ErrorKinds[0].Match(err, 1)", true, "takes 1 argument(s), the span gives 2"},
 		{"executor.Config{Wokers: 4}", true, "executor.Config{Wokers}: no such name"},
 		{"ErrOpenn", true, "no package of the repository declares ErrOpenn"},
