@@ -6,9 +6,9 @@ require (
 	github.com/afex/hystrix-go v0.0.0-20180502004556-fa1af6a1f4f5
 	github.com/eapache/go-resiliency v1.7.0
 	github.com/failsafe-go/failsafe-go v0.9.8
-	github.com/fusebox-go/fusebox v0.1.0
-	github.com/fusebox-go/fusebox/antspool v0.1.0
-	github.com/fusebox-go/fusebox/loadtest v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
+	github.com/fusebox-go/fusebox/antspool v0.2.0
+	github.com/fusebox-go/fusebox/loadtest v0.2.0
 	github.com/go-kratos/aegis v0.2.0
 	github.com/panjf2000/ants/v2 v2.12.1
 	github.com/sony/gobreaker/v2 v2.4.0

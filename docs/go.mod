@@ -3,12 +3,12 @@ module github.com/fusebox-go/fusebox/docs
 go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
-	github.com/fusebox-go/fusebox/fleet v0.1.0
-	github.com/fusebox-go/fusebox/fusegrpc v0.1.0
-	github.com/fusebox-go/fusebox/fuseredis v0.1.0
-	github.com/fusebox-go/fusebox/fusesql v0.1.0
-	github.com/fusebox-go/fusebox/metrics v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
+	github.com/fusebox-go/fusebox/fleet v0.2.0
+	github.com/fusebox-go/fusebox/fusegrpc v0.2.0
+	github.com/fusebox-go/fusebox/fuseredis v0.2.0
+	github.com/fusebox-go/fusebox/fusesql v0.2.0
+	github.com/fusebox-go/fusebox/metrics v0.2.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-chi/chi/v5 v5.5.0
 	github.com/jackc/pgx/v5 v5.7.6

@@ -4,8 +4,8 @@ go 1.25.0
 
 require (
 	github.com/Shopify/toxiproxy/v2 v2.5.0
-	github.com/fusebox-go/fusebox v0.1.0
-	github.com/fusebox-go/fusebox/fusegrpc v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
+	github.com/fusebox-go/fusebox/fusegrpc v0.2.0
 	github.com/rs/zerolog v1.28.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

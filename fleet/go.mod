@@ -3,7 +3,7 @@ module github.com/fusebox-go/fusebox/fleet
 go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
 	github.com/prometheus/client_golang v1.11.1
 	github.com/redis/go-redis/v9 v9.7.3
 	github.com/stretchr/testify v1.12.1

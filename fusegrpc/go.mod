@@ -3,7 +3,7 @@ module github.com/fusebox-go/fusebox/fusegrpc
 go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.81.1

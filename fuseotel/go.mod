@@ -3,7 +3,7 @@ module github.com/fusebox-go/fusebox/fuseotel
 go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.40.0
 	go.opentelemetry.io/otel/metric v1.40.0

@@ -3,7 +3,7 @@ module github.com/fusebox-go/fusebox/metrics
 go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
 	github.com/prometheus/client_golang v1.19.1
 	github.com/prometheus/client_model v0.5.0
 	github.com/stretchr/testify v1.12.1

@@ -3,7 +3,7 @@ module github.com/fusebox-go/fusebox/overload
 go 1.26.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
 	github.com/go-kratos/aegis v0.2.0
 	github.com/stretchr/testify v1.12.1
 	github.com/zeromicro/go-zero v1.10.3

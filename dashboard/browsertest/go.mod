@@ -4,7 +4,7 @@ go 1.25.0
 
 require (
 	github.com/chromedp/chromedp v0.20.0
-	github.com/fusebox-go/fusebox v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )

@@ -3,8 +3,8 @@ module github.com/fusebox-go/fusebox/examples/grpc
 go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
-	github.com/fusebox-go/fusebox/fusegrpc v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
+	github.com/fusebox-go/fusebox/fusegrpc v0.2.0
 	google.golang.org/grpc v1.81.1
 )
 

@@ -3,8 +3,8 @@ module github.com/fusebox-go/fusebox/examples/metrics
 go 1.25.0
 
 require (
-	github.com/fusebox-go/fusebox v0.1.0
-	github.com/fusebox-go/fusebox/metrics v0.1.0
+	github.com/fusebox-go/fusebox v0.2.0
+	github.com/fusebox-go/fusebox/metrics v0.2.0
 	github.com/prometheus/client_golang v1.19.1
 )
 
