@@ -66,6 +66,8 @@ func (r *grpcRig) call(ctx context.Context) string {
 		return "open"
 	case errors.Is(err, executor.ErrSaturated):
 		return "saturated"
+	case errors.Is(err, executor.ErrBusy):
+		return "busy"
 	case errors.Is(err, executor.ErrTimeout):
 		return "timeout"
 	}

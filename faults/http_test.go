@@ -81,6 +81,8 @@ func outcome(err error) string {
 		return "open"
 	case errors.Is(err, executor.ErrSaturated):
 		return "saturated"
+	case errors.Is(err, executor.ErrBusy):
+		return "busy" // young calls held every slot: refused, not failed
 	case errors.Is(err, executor.ErrTimeout):
 		// Also a body cut off at the invocation deadline: the lease's
 		// context ended under the read.

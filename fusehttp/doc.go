@@ -27,7 +27,7 @@
 //	client := &http.Client{Transport: &fusehttp.Transport{Group: g}}
 //	resp, err := client.Get("https://payments.internal/v1/charges")
 //	switch {
-//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 //		// refused at once, nothing sent: degrade
 //	case errors.Is(err, executor.ErrTimeout):
 //		// no response within the invocation timeout

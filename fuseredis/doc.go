@@ -29,7 +29,7 @@
 //	switch {
 //	case errors.Is(err, redis.Nil):
 //		// no such key: an answer, a success for the breaker
-//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 //		// refused at once, nothing sent: the error names the node
 //	}
 //

@@ -36,7 +36,7 @@ func Example() {
 	switch {
 	case errors.Is(err, redis.Nil):
 		fmt.Println("no session") // an answer: a success for the breaker
-	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 		fmt.Println("refused, nothing sent:", err) // names the node
 	case err != nil:
 		fmt.Println("failed:", err)

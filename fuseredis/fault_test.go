@@ -22,7 +22,7 @@ type load struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	ok       atomic.Int64 // answers (redis.Nil included)
-	refused  atomic.Int64 // breaker.ErrOpen or executor.ErrSaturated
+	refused  atomic.Int64 // breaker.ErrOpen, executor.ErrSaturated or ErrBusy
 	failed   atomic.Int64 // any other error
 	lastFail atomic.Value
 }
@@ -46,7 +46,7 @@ func startLoad(c *redis.Client, callers int) *load {
 				switch {
 				case err == nil, errors.Is(err, redis.Nil):
 					l.ok.Add(1)
-				case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+				case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 					l.refused.Add(1)
 				default:
 					l.failed.Add(1)

@@ -32,7 +32,7 @@
 //
 //	_, err = db.ExecContext(fusesql.WithSupplier(ctx, "orders"), "INSERT INTO orders ...")
 //	switch {
-//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+//	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 //		// refused at once, nothing sent; the error names "orders"
 //	case errors.Is(err, executor.ErrTimeout):
 //		// the database did not answer within orders' invocation timeout

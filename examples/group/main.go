@@ -76,7 +76,7 @@ func outcome(err error) string {
 		return "admitted"
 	case errors.As(err, &rej) && rej.Reason == executor.RejectedBusy:
 		return "refused: busy (young calls; the breaker stays closed)"
-	case errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 		return "refused: stuck calls (the breaker trips)"
 	case errors.Is(err, breaker.ErrOpen):
 		return "refused: breaker open"

@@ -127,7 +127,7 @@ func outcome(err error) string {
 		return "ok"
 	case errors.Is(err, breaker.ErrOpen):
 		return "refused (open)" // fail fast: nothing was sent
-	case errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 		return "refused (saturated)" // every slot taken: refused alone if busy, the breaker tripped if stuck
 	case status.Code(err) == codes.DeadlineExceeded:
 		return "timed out"

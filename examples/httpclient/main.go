@@ -120,7 +120,7 @@ func fetch(client *http.Client, url string) string {
 	switch {
 	case errors.Is(err, breaker.ErrOpen):
 		return "refused (open)" // fail fast: no request was sent
-	case errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 		return "refused (saturated)" // every slot taken: refused alone if busy, the breaker tripped if stuck
 	case errors.Is(err, executor.ErrTimeout):
 		return "timed out"

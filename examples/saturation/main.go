@@ -65,7 +65,7 @@ func main() {
 		switch {
 		case busy(err):
 			fmt.Printf("%5s  request %2d: no free slot, young calls -> refused alone, serve %q\n", since(start), i, cached)
-		case errors.Is(err, executor.ErrSaturated):
+		case errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 			fmt.Printf("%5s  request %2d: no free slot, stuck calls -> breaker trips now, serve %q\n", since(start), i, cached)
 		case errors.Is(err, breaker.ErrOpen):
 			fmt.Printf("%5s  request %2d: breaker open -> fail fast, serve %q\n", since(start), i, cached)

@@ -77,7 +77,7 @@ func (s *shop) write(i int) {
 	switch {
 	case err == nil:
 		s.r.s.writesOK[b].Add(1)
-	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 		s.r.s.writesRefused[b].Add(1)
 	default:
 		s.r.s.writesFailed[b].Add(1)
