@@ -81,7 +81,8 @@ func TestWorkFileJoinsEveryModuleAtTheReleaseVersion(t *testing.T) {
 	got := string(workFile(mods, "v0.1.0"))
 	assert.Contains(t, got, "\ngo 1.26.0\n", "the newest go directive of any module")
 	assert.Contains(t, got, "use (\n\t.\n\t./loadtest\n)\n")
-	assert.Contains(t, got, "replace (\n\tgithub.com/fusebox-go/fusebox v0.1.0 => .\n\tgithub.com/fusebox-go/fusebox/loadtest v0.1.0 => ./loadtest\n)\n")
+	assert.Contains(t, got, "replace (\n\tgithub.com/fusebox-go/fusebox v0.1.0 => .\n\tgithub.com/fusebox-go/fusebox/loadtest v0.1.0 => ./loadtest\n")
+	assert.Contains(t, got, "\tgithub.com/redis/go-redis/v9 => github.com/redis/go-redis/v9 v9.17.3\n)\n", "the pins, last")
 }
 
 func TestModulesInTreeFindsNestedModulesAndSkipsWhatGoSkips(t *testing.T) {
