@@ -28,10 +28,7 @@ func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	if err != nil {
 		return nil, err
 	}
-	returned := false
-	defer cl.guard(&returned, "pgx")
-	t, err := cl.c.BeginTx(cl.dctx, opts)
-	returned = true
+	t, err := inPgx("pgx", func() (pgx.Tx, error) { return cl.c.BeginTx(cl.dctx, opts) }, cl.abandon)
 	if err != nil {
 		return nil, p.s.finish(&cl, err)
 	}
@@ -118,10 +115,7 @@ func (t *tx) callerErr(ctx context.Context, err error) error {
 // given back.
 func (t *tx) abort() {
 	t.ended = true
-	returned := false
-	defer t.cl.guard(&returned, "pgx")
-	_ = t.t.Rollback(endedCtx)
-	returned = true
+	_, _ = inPgx("pgx", func() (struct{}, error) { return struct{}{}, t.t.Rollback(endedCtx) }, t.cl.abandon)
 	t.s.finish(&t.cl, context.Canceled) // after the deadline only the slot is given back
 }
 
@@ -142,10 +136,7 @@ func (t *tx) end(ctx context.Context, op func(pgx.Tx, context.Context) error) er
 	}
 	defer cancel()
 	t.ended = true
-	returned := false
-	defer t.cl.guard(&returned, "pgx")
-	err = op(t.t, sctx)
-	returned = true
+	_, err = inPgx("pgx", func() (struct{}, error) { return struct{}{}, op(t.t, sctx) }, t.cl.abandon)
 	out := t.s.callerErr(ctx, t.cl.l, err)
 	t.s.finish(&t.cl, err)
 	return out
