@@ -319,9 +319,10 @@ func inPgx[T any](what string, fn func() (T, error), abandon func(error)) (T, er
 	return v, err
 }
 
-// abandon ends a call whose code did not return, perr saying why: the
-// connection is released (pgxpool destroys one left busy), and the slot
-// given back with perr, a panic.
+// abandon ends a call whose code did not return, perr saying why (a
+// panic), or a transaction whose slot has ended (tx.abort): the connection
+// is released (pgxpool destroys one left busy), and the slot given back
+// with perr, unclassified.
 func (cl *call) abandon(perr error) {
 	if cl.c != nil {
 		cl.c.Release()

@@ -112,11 +112,13 @@ func (t *tx) callerErr(ctx context.Context, err error) error {
 // abort ends a transaction whose slot's context has ended (or whose
 // deadline has passed): pgx's Rollback with an ended context sends nothing
 // and closes the connection (the server rolls back), then the slot is
-// given back.
+// given back. No Classify judges it: the executor records the lease's end
+// as its caller's cancellation or, past the deadline, as the timeout (if
+// its timer has not already).
 func (t *tx) abort() {
 	t.ended = true
 	_, _ = inPgx("pgx", func() (struct{}, error) { return struct{}{}, t.t.Rollback(endedCtx) }, t.cl.abandon)
-	t.s.finish(&t.cl, context.Canceled) // after the deadline only the slot is given back
+	t.cl.abandon(errTxDeadline)
 }
 
 // end ends the transaction with Commit or Rollback (op) and gives the slot
