@@ -63,10 +63,7 @@ func (b *batch) Close() error {
 	if b.ended {
 		return b.br.Close()
 	}
-	returned := false
-	defer b.guard(&returned)
-	err := b.br.Close()
-	returned = true
+	_, err := inPgx("pgx.Batch", func() (struct{}, error) { return struct{}{}, b.br.Close() }, b.abandon)
 	b.ended = true
 	if b.t != nil {
 		out := b.t.callerErr(b.cl.ctx, err)
@@ -82,21 +79,14 @@ func (b *batch) Close() error {
 	return out
 }
 
-// guard ends the batch if Close's callbacks (user code) panic or end the
-// goroutine, and lets the panic go on.
-func (b *batch) guard(returned *bool) {
-	if *returned {
-		return
-	}
-	v := recover() // nil for a Goexit
+// abandon ends the batch if Close's callbacks (user code) panic or end
+// the goroutine (inPgx), perr saying so.
+func (b *batch) abandon(perr error) {
 	b.ended = true
 	if b.t != nil {
 		b.cancel()
 	} else {
-		b.cl.abandon(v, "pgx.Batch")
-	}
-	if v != nil {
-		panic(v)
+		b.cl.abandon(perr)
 	}
 }
 

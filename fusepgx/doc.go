@@ -63,9 +63,9 @@
 //
 // pgxpool dials a new connection inside Acquire, under the call's slot.
 // A dial's success never counts: the success of the first call on a new
-// connection is recorded as ignored, so it neither closes a half-open
-// breaker nor gives the supplier's latency history a sample that holds a
-// dial. A failed Acquire is the call's failure while the breaker is
+// connection is recorded as ignored, whatever a Classify would say, so it
+// neither closes a half-open breaker nor gives the supplier's latency
+// history a sample that holds a dial. A failed Acquire is the call's failure while the breaker is
 // closed (a database that is down trips its suppliers) and decides
 // nothing while it is half-open. A dial that hangs past the deadline is
 // the call's timeout, as a statement's would be.

@@ -40,7 +40,7 @@ func ExampleNew() {
 
 	_, err = db.Exec(fusepgx.WithSupplier(ctx, "orders"), "INSERT INTO orders (item) VALUES ($1)", "book")
 	switch {
-	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated):
+	case errors.Is(err, breaker.ErrOpen), errors.Is(err, executor.ErrSaturated), errors.Is(err, executor.ErrBusy):
 		// Refused at once: nothing was sent, and the error names "orders".
 	case errors.Is(err, executor.ErrTimeout):
 		// The database did not answer within orders' invocation timeout.

@@ -151,34 +151,73 @@ func TestADialNeverDecidesTheProbe(t *testing.T) {
 // A failed dial (nothing listens) counts as the call's failure while the
 // breaker is closed, so a database that is down trips its suppliers; while
 // it is half-open, the dial decides nothing and the probe's place goes to
-// the next caller.
+// the next caller, whatever the breaker's Classify says of the error (one
+// that counts every error as a failure, context.Canceled included).
 func TestAFailedDialCountsOnlyWhileClosed(t *testing.T) {
 	t.Parallel()
-	cfg := executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 2, ResetTimeout: 1500 * time.Millisecond}}
-	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"db": cfg}, Strict: true})
-	require.NoError(t, err)
-	t.Cleanup(func() { g.Close(context.Background()) })
-	pc := poolConfig(t)
-	pc.ConnConfig.Port = uint16(closedPort(t))
-	p, err := fusepgx.New(context.Background(), pc, fusepgx.Config{Group: g})
-	require.NoError(t, err)
-	t.Cleanup(p.Close)
-	ex, _ := g.Lookup("db")
+	for name, classify := range map[string]func(error) breaker.Outcome{
+		"with the default Classify":            nil,
+		"with a Classify that ignores nothing": func(error) breaker.Outcome { return breaker.Failure },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg := executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{
+				ConsecutiveFailures: 2, ResetTimeout: 1500 * time.Millisecond, Classify: classify,
+			}}
+			g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"db": cfg}, Strict: true})
+			require.NoError(t, err)
+			t.Cleanup(func() { g.Close(context.Background()) })
+			pc := poolConfig(t)
+			pc.ConnConfig.Port = uint16(closedPort(t))
+			p, err := fusepgx.New(context.Background(), pc, fusepgx.Config{Group: g})
+			require.NoError(t, err)
+			t.Cleanup(p.Close)
+			ex, _ := g.Lookup("db")
 
-	for range 2 {
-		_, err := p.Exec(context.Background(), "SELECT 1")
-		require.Error(t, err)
-		assert.NotErrorIs(t, err, breaker.ErrOpen)
+			for range 2 {
+				_, err := p.Exec(context.Background(), "SELECT 1")
+				require.Error(t, err)
+				assert.NotErrorIs(t, err, breaker.ErrOpen)
+			}
+			assert.Equal(t, breaker.Open, ex.Stats().Breaker.State, "two failed dials trip the breaker")
+			assert.EqualValues(t, 2, ex.Stats().Failures)
+
+			eventually(t, "the reset timeout passes", func() bool { return time.Now().After(ex.Stats().Breaker.OpenUntil) })
+			_, err = p.Exec(context.Background(), "SELECT 1")
+			require.Error(t, err)
+			assert.NotErrorIs(t, err, breaker.ErrOpen, "the probe was admitted")
+			st := ex.Stats()
+			assert.Equal(t, breaker.HalfOpen, st.Breaker.State, "the probe's failed dial decides nothing")
+			assert.EqualValues(t, 2, st.Failures)
+			assert.EqualValues(t, 1, st.Ignored)
+		})
 	}
-	assert.Equal(t, breaker.Open, ex.Stats().Breaker.State, "two failed dials trip the breaker")
-	assert.EqualValues(t, 2, ex.Stats().Failures)
+}
 
-	eventually(t, "the reset timeout passes", func() bool { return time.Now().After(ex.Stats().Breaker.OpenUntil) })
-	_, err = p.Exec(context.Background(), "SELECT 1")
-	require.Error(t, err)
-	assert.NotErrorIs(t, err, breaker.ErrOpen, "the probe was admitted")
-	st := ex.Stats()
-	assert.Equal(t, breaker.HalfOpen, st.Breaker.State, "the probe's failed dial decides nothing")
-	assert.EqualValues(t, 2, st.Failures)
-	assert.EqualValues(t, 1, st.Ignored)
+// The first call on a new connection holds the dial's time: its success is
+// recorded as ignored, with no latency sample, even under a breaker
+// Classify that would count context.Canceled, or any error, as a failure.
+// The next call on that connection is a success.
+func TestAFreshConnectionsSuccessIsIgnoredWhateverClassifySays(t *testing.T) {
+	t.Parallel()
+	cfg := supplierConfig(1)
+	cfg.Breaker.Classify = func(error) breaker.Outcome { return breaker.Failure }
+	s := newShop(t, map[string]executor.Config{"db": cfg}, fusepgx.Config{})
+	s.p.Pgx().Reset()
+	eventually(t, "the pool is empty", func() bool { return s.p.Pgx().Stat().TotalConns() == 0 })
+	ctx := context.Background()
+
+	_, err := s.p.Exec(ctx, "SELECT 1")
+	require.NoError(t, err)
+	st := s.stats(t, "db")
+	assert.Equal(t, breaker.Closed, st.Breaker.State)
+	assert.EqualValues(t, 0, st.Failures, "the dial's call is no failure")
+	assert.EqualValues(t, 1, st.Ignored, "it is recorded as ignored")
+	assert.EqualValues(t, 1, st.Durations[breaker.Ignored].Count, "its time is in the ignored histogram")
+
+	_, err = s.p.Exec(ctx, "SELECT 1")
+	require.NoError(t, err)
+	st = s.stats(t, "db")
+	assert.EqualValues(t, 1, st.Successes, "the next call, on the same connection, is a success")
+	assert.EqualValues(t, 0, st.Failures)
 }

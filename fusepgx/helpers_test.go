@@ -226,7 +226,7 @@ func (l *load) record(err error, took time.Duration) {
 }
 
 func isRefusal(err error) bool {
-	return errors.Is(err, breaker.ErrOpen) || errors.Is(err, executor.ErrSaturated)
+	return errors.Is(err, breaker.ErrOpen) || errors.Is(err, executor.ErrSaturated) || errors.Is(err, executor.ErrBusy)
 }
 
 // end stops the load and waits for its calls.

@@ -3,9 +3,11 @@ package fusepgx_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -95,3 +97,116 @@ func TestAPanicInsidePgxGivesTheSlotBack(t *testing.T) {
 type panicky struct{}
 
 func (panicky) String() string { panic("valuer bug") }
+
+// A Key that ends its goroutine (runtime.Goexit, as t.FailNow does) ends
+// its caller's goroutine: nothing is sent, no slot or connection is taken.
+func TestAKeyThatEndsItsGoroutineTakesNothing(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, map[string]executor.Config{"db": supplierConfig(2)}, fusepgx.Config{
+		Key: func(_ context.Context, sql string) string {
+			if sql == "SELECT 'exit'" {
+				runtime.Goexit()
+			}
+			return ""
+		},
+	})
+	returned, _ := inGoroutine(func() { _, _ = s.p.Exec(context.Background(), "SELECT 'exit'") })
+	assert.False(t, returned, "the caller's goroutine ended")
+	st := s.stats(t, "db")
+	assert.Zero(t, st.Busy)
+	assert.Zero(t, st.Successes+st.Failures+st.Ignored, "nothing was recorded")
+	assert.Zero(t, s.p.Pgx().Stat().AcquiredConns())
+	_, err := s.p.Exec(context.Background(), "SELECT 1")
+	require.NoError(t, err, "other calls are served")
+}
+
+// A Classify that ends its goroutine makes the call a failure, a panic,
+// and gives its slot and connection back before the goroutine ends.
+func TestAClassifyThatEndsItsGoroutineCountsAFailure(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, map[string]executor.Config{"db": supplierConfig(2)}, fusepgx.Config{
+		Classify: func(error) error { runtime.Goexit(); return nil },
+	})
+	s.warm(t, "db", 1)
+	before := s.stats(t, "db")
+	returned, _ := inGoroutine(func() { _, _ = s.p.Exec(context.Background(), "SELEC 1") })
+	assert.False(t, returned, "the caller's goroutine ended")
+	after := s.stats(t, "db")
+	assert.Equal(t, before.Failures+1, after.Failures)
+	assert.Equal(t, before.Panics+1, after.Panics)
+	assert.Zero(t, after.Busy)
+	s.released(t, "db")
+}
+
+// User code that pgx runs (an argument's encoder, a Scan destination, a
+// batch's callback) and that panics or ends its goroutine gives the slot
+// and the connection back, counted as a panic; the panic, or the Goexit,
+// goes on to the caller, as it would without fusepgx.
+func TestUserCodeInsidePgxThatDoesNotReturnGivesTheSlotBack(t *testing.T) {
+	t.Parallel()
+	cfg := supplierConfig(2)
+	cfg.Breaker.ConsecutiveFailures = 100 // every case here is a failure
+	s := newShop(t, map[string]executor.Config{"db": cfg}, fusepgx.Config{})
+	ctx := context.Background()
+	calls := []struct {
+		name string
+		call func(bad func())
+	}{
+		{"an argument's encoder", func(bad func()) { _, _ = s.p.Exec(ctx, "SELECT $1::text", badValue{bad}) }},
+		{"a Scan destination", func(bad func()) { _ = s.p.QueryRow(ctx, "SELECT 'x'::text").Scan(&badDest{bad}) }},
+		{"a batch's callback", func(bad func()) {
+			b := &pgx.Batch{}
+			b.Queue("SELECT 1").Exec(func(pgconn.CommandTag) error { bad(); return nil })
+			_ = s.p.SendBatch(ctx, b).Close()
+		}},
+	}
+	ends := []struct {
+		name      string
+		bad       func()
+		recovered any
+	}{
+		{"panic", func() { panic("user bug") }, "user bug"},
+		{"Goexit", runtime.Goexit, nil},
+	}
+	for _, c := range calls {
+		for _, e := range ends {
+			t.Run(c.name+" that calls "+e.name, func(t *testing.T) {
+				s.warm(t, "db", 1)
+				before := s.stats(t, "db")
+				returned, recovered := inGoroutine(func() { c.call(e.bad) })
+				assert.False(t, returned, "the caller did not return")
+				assert.Equal(t, e.recovered, recovered, "the panic goes on")
+				after := s.stats(t, "db")
+				assert.Equal(t, before.Panics+1, after.Panics)
+				assert.Equal(t, before.Failures+1, after.Failures)
+				s.released(t, "db")
+				_, err := s.p.Exec(ctx, "SELECT 1")
+				require.NoError(t, err, "other calls are served")
+			})
+		}
+	}
+}
+
+// inGoroutine runs fn on a goroutine of its own and reports whether fn
+// returned, and what it panicked with if it did not (nil for a Goexit).
+func inGoroutine(fn func()) (returned bool, recovered any) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { recovered = recover() }()
+		fn()
+		returned = true
+	}()
+	<-done
+	return returned, recovered
+}
+
+// badValue is an argument whose text encoding (fmt.Stringer) runs bad.
+type badValue struct{ bad func() }
+
+func (v badValue) String() string { v.bad(); return "" }
+
+// badDest is a Scan destination (sql.Scanner) that runs bad.
+type badDest struct{ bad func() }
+
+func (d *badDest) Scan(any) error { d.bad(); return nil }

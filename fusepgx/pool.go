@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -203,7 +202,7 @@ func (s *shared) supplier(ctx context.Context, sql string) (string, error) {
 	name, _ := ctx.Value(supplierKey{}).(string)
 	if name == "" && s.key != nil {
 		var err error
-		if name, err = s.safeKey(ctx, sql); err != nil {
+		if name, err = breaker.Guard("fusepgx.Config.Key", func() (string, error) { return s.key(ctx, sql), nil }, nil); err != nil {
 			return "", err
 		}
 	}
@@ -214,19 +213,6 @@ func (s *shared) supplier(ctx context.Context, sql string) (string, error) {
 		return "", fmt.Errorf("fusepgx: supplier %q is not in Config.Suppliers (%s): %w",
 			name, strings.Join(s.names, ", "), executor.ErrUnknownDependency)
 	}
-	return name, nil
-}
-
-func (s *shared) safeKey(ctx context.Context, sql string) (name string, err error) {
-	returned := false
-	defer func() {
-		if !returned {
-			v := recover() // nil for a Goexit, which goes on
-			err = &breaker.PanicError{Callback: "fusepgx.Config.Key", Value: v, Stack: debug.Stack()}
-		}
-	}()
-	name = s.key(ctx, sql)
-	returned = true
 	return name, nil
 }
 
@@ -247,8 +233,9 @@ type call struct {
 // idle connection) thus runs under the slot, and one that hangs holds it
 // as a stuck statement would; but a dial decides nothing itself. A failed
 // Acquire is the call's failure only while the breaker is closed, and the
-// success of the first call on a new connection is recorded as ignored:
-// its time holds the dial's (see docs/pgx.md, "The dial rule").
+// success of the first call on a new connection is recorded as nothing
+// (executor.Lease.Skip, as is a failed Acquire while half-open): its time
+// holds the dial's (see docs/pgx.md, "The dial rule").
 func (p *Pool) start(ctx context.Context, sql string) (call, error) {
 	switch {
 	case !p.made():
@@ -266,14 +253,12 @@ func (p *Pool) start(ctx context.Context, sql string) (call, error) {
 		return call{}, err
 	}
 	cl := call{l: l, ctx: ctx, dctx: driverContext(ctx, l)}
-	returned := false
-	defer cl.guard(&returned, "pgxpool.Pool.Acquire") // pgxpool's hooks are user code
-	c, err := p.pool.Acquire(cl.dctx)
-	returned = true
+	// pgxpool's hooks are user code.
+	c, err := inPgx("pgxpool.Pool.Acquire", func() (*pgxpool.Conn, error) { return p.pool.Acquire(cl.dctx) }, cl.abandon)
 	if err != nil {
 		out := s.callerErr(ctx, l, err)
 		if ex, ok := s.group.Lookup(name); ok && ex.Breaker().State() == breaker.HalfOpen && ctx.Err() == nil && l.Context().Err() == nil {
-			l.Done(errDialIgnored) // a failed dial decides no probe
+			l.Skip() // a failed dial decides no probe
 		} else {
 			s.done(l, err)
 		}
@@ -298,15 +283,9 @@ func firstCall(c *pgxpool.Conn) bool {
 	return true
 }
 
-// errDialIgnored is what the breaker records for a call whose connection
-// could not be had while the breaker was half-open, and for the success of
-// a call on a new connection: ignored, as a cancelled call is
-// (breaker.DefaultClassify ignores context.Canceled).
-var errDialIgnored = fmt.Errorf("fusepgx: a dial decides no probe and gives no latency sample: %w", context.Canceled)
-
 // finish ends a call whose statement returned err: the connection goes back
 // to the pool first, then the slot, with err's verdict; it returns what the
-// caller gets (callerErr). Every call's lease ends here or in guard.
+// caller gets (callerErr). Every call's lease ends here or in abandon.
 func (s *shared) finish(cl *call, err error) error {
 	out := err
 	if err != nil {
@@ -317,72 +296,55 @@ func (s *shared) finish(cl *call, err error) error {
 		cl.c = nil
 	}
 	if err == nil && cl.fresh {
-		cl.l.Done(errDialIgnored)
+		cl.l.Skip() // its time holds the dial's
 		return nil
 	}
 	s.done(cl.l, err)
 	return out
 }
 
-// guard, deferred with a flag set once the guarded code has returned,
-// ends the call if that code panics or ends the goroutine instead (see
-// abandon), and lets the panic (or the Goexit) go on.
-func (cl *call) guard(returned *bool, what string) {
-	if *returned {
-		return
+// inPgx runs fn, a call into pgx, which runs user code (a value's
+// encoder, a batch's callback, a pool hook), under breaker.Guard. If it
+// panics or ends the goroutine (runtime.Goexit) instead of returning,
+// abandon ends the call with the *breaker.PanicError naming what, and the
+// panic (or the Goexit) goes on: pgx does not recover a panic of user code
+// and neither does fusepgx, but a call that will never return must not
+// keep its slot.
+func inPgx[T any](what string, fn func() (T, error), abandon func(error)) (T, error) {
+	v, err := breaker.Guard(what, fn, abandon)
+	if pe, ok := err.(*breaker.PanicError); ok && pe.Callback == what {
+		abandon(pe)
+		panic(pe.Value)
 	}
-	v := recover() // nil for a Goexit
-	cl.abandon(v, what)
-	if v != nil {
-		panic(v)
-	}
+	return v, err
 }
 
-// abandon ends a call whose code panicked with v (nil for a Goexit): the
-// connection is released (pgxpool destroys one left busy), and the slot
-// given back with a *breaker.PanicError naming what panicked.
-func (cl *call) abandon(v any, what string) {
-	if v == nil {
-		v = errGoexit
-	}
+// abandon ends a call whose code did not return, perr saying why (a
+// panic), or a transaction whose slot has ended (tx.abort): the connection
+// is released (pgxpool destroys one left busy), and the slot given back
+// with perr, unclassified.
+func (cl *call) abandon(perr error) {
 	if cl.c != nil {
 		cl.c.Release()
 		cl.c = nil
 	}
-	cl.l.Done(&breaker.PanicError{Callback: what, Value: v, Stack: debug.Stack()})
+	cl.l.Done(perr)
 }
 
-// errGoexit is the Value of the *breaker.PanicError recorded for a call
-// whose code ended its goroutine with runtime.Goexit.
-var errGoexit = errors.New("runtime.Goexit instead of a return")
-
 // done gives the slot of l back with the verdict of err, which
-// Config.Classify gives. A Classify that panics or ends the goroutine
-// makes the call a failure, a *breaker.PanicError naming it.
+// Config.Classify gives (executor.Lease.Finish: a Classify that panics or
+// ends the goroutine makes the call a failure, a *breaker.PanicError
+// naming it).
 func (s *shared) done(l *executor.Lease, err error) {
 	if err == nil && s.classify == nil {
 		l.Done(nil)
 		return
 	}
-	returned := false
-	defer func() {
-		if returned {
-			return
-		}
-		v := recover() // nil for a Goexit
-		if v == nil {
-			v = errGoexit
-		}
-		l.Done(&breaker.PanicError{Callback: "fusepgx.Config.Classify", Value: v, Stack: debug.Stack()})
-	}()
-	var verdict error
-	if s.classify == nil {
-		verdict = DefaultClassify(err)
-	} else {
-		verdict = s.classify(err)
+	classify := s.classify
+	if classify == nil {
+		classify = DefaultClassify
 	}
-	returned = true
-	l.Done(verdict)
+	l.Finish(err, classify, "fusepgx.Config.Classify")
 }
 
 // Exec runs sql under a slot held until it returns.
@@ -391,10 +353,7 @@ func (p *Pool) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comman
 	if err != nil {
 		return pgconn.CommandTag{}, err
 	}
-	returned := false
-	defer cl.guard(&returned, "pgx")
-	tag, err := cl.c.Exec(cl.dctx, sql, args...)
-	returned = true
+	tag, err := inPgx("pgx", func() (pgconn.CommandTag, error) { return cl.c.Exec(cl.dctx, sql, args...) }, cl.abandon)
 	return tag, p.s.finish(&cl, err)
 }
 
@@ -405,10 +364,7 @@ func (p *Pool) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, er
 	if err != nil {
 		return errRows{err}, err
 	}
-	returned := false
-	defer cl.guard(&returned, "pgx")
-	r, err := cl.c.Query(cl.dctx, sql, args...)
-	returned = true
+	r, err := inPgx("pgx", func() (pgx.Rows, error) { return cl.c.Query(cl.dctx, sql, args...) }, cl.abandon)
 	if err != nil {
 		err = p.s.finish(&cl, err)
 		return errRows{err}, err
@@ -433,10 +389,7 @@ func (p *Pool) CopyFrom(ctx context.Context, table pgx.Identifier, columns []str
 	if err != nil {
 		return 0, err
 	}
-	returned := false
-	defer cl.guard(&returned, "pgx")
-	n, err := cl.c.CopyFrom(cl.dctx, table, columns, src)
-	returned = true
+	n, err := inPgx("pgx", func() (int64, error) { return cl.c.CopyFrom(cl.dctx, table, columns, src) }, cl.abandon)
 	return n, p.s.finish(&cl, err)
 }
 
@@ -455,10 +408,7 @@ func (p *Pool) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	returned := false
-	defer cl.guard(&returned, "pgx")
-	err = cl.c.Ping(cl.dctx)
-	returned = true
+	_, err = inPgx("pgx", func() (struct{}, error) { return struct{}{}, cl.c.Ping(cl.dctx) }, cl.abandon)
 	return p.s.finish(&cl, err)
 }
 
@@ -476,9 +426,6 @@ func (p *Pool) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if err != nil {
 		return errBatch{err}
 	}
-	returned := false
-	defer cl.guard(&returned, "pgx")
-	br := cl.c.SendBatch(cl.dctx, b)
-	returned = true
+	br, _ := inPgx("pgx", func() (pgx.BatchResults, error) { return cl.c.SendBatch(cl.dctx, b), nil }, cl.abandon)
 	return &batch{br: br, cl: cl, s: p.s}
 }

@@ -53,26 +53,28 @@ func (r *rows) end() {
 	r.err = r.s.finish(&r.cl, err)
 }
 
-// guard, deferred by the methods that run user code (a type's Scan or
-// decoding) with a flag set once it has returned, ends the rows if that
-// code panics or ends the goroutine: pgx's rows are closed, then the
-// slot is given back with a *breaker.PanicError, and the panic goes on.
-func (r *rows) guard(returned *bool) {
-	if *returned {
+// inPgx runs fn, a method of pgx's rows that runs user code (a type's
+// Scan or decoding), as the package's inPgx does for a call: if that code
+// panics or ends the goroutine, the rows end (abandon) and the panic (or
+// the Goexit) goes on.
+func (r *rows) inPgx(fn func() error) error {
+	_, err := inPgx("a pgx.Rows method", func() (struct{}, error) { return struct{}{}, fn() }, r.abandon)
+	return err
+}
+
+// abandon ends the rows of user code that did not return: pgx's rows are
+// closed, then the slot is given back with perr, a panic (or, in a
+// transaction, the statement's context ends).
+func (r *rows) abandon(perr error) {
+	if r.ended {
 		return
 	}
-	v := recover() // nil for a Goexit
-	if !r.ended {
-		r.ended = true
-		r.r.Close()
-		if r.t != nil {
-			r.cancel()
-		} else {
-			r.cl.abandon(v, "a pgx.Rows method")
-		}
-	}
-	if v != nil {
-		panic(v)
+	r.ended = true
+	r.r.Close()
+	if r.t != nil {
+		r.cancel()
+	} else {
+		r.cl.abandon(perr)
 	}
 }
 
@@ -106,10 +108,7 @@ func (r *rows) Err() error {
 
 // Scan reads the current row into dest; an error closes the rows.
 func (r *rows) Scan(dest ...any) error {
-	returned := false
-	defer r.guard(&returned)
-	err := r.r.Scan(dest...)
-	returned = true
+	err := r.inPgx(func() error { return r.r.Scan(dest...) })
 	if err != nil {
 		r.decoded = true
 		r.end()
@@ -119,10 +118,7 @@ func (r *rows) Scan(dest ...any) error {
 
 // Values returns the current row's values; an error closes the rows.
 func (r *rows) Values() ([]any, error) {
-	returned := false
-	defer r.guard(&returned)
-	v, err := r.r.Values()
-	returned = true
+	v, err := inPgx("a pgx.Rows method", r.r.Values, r.abandon)
 	if err != nil {
 		r.decoded = true
 		r.end()

@@ -169,6 +169,36 @@ func TestATransactionPastItsDeadlineIsEnded(t *testing.T) {
 	s.released(t, "db")
 }
 
+// A transaction whose Begin context is cancelled is rolled back by its
+// next call and recorded as the caller's cancellation (ignored), not as
+// whatever Config.Classify says of context.Canceled: here one that calls
+// it an answer, which would have counted a success.
+func TestACancelledTransactionIsIgnoredWhateverClassifySays(t *testing.T) {
+	t.Parallel()
+	s := newShop(t, map[string]executor.Config{"db": supplierConfig(2)}, fusepgx.Config{
+		Classify: func(err error) error {
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return fusepgx.DefaultClassify(err)
+		},
+	})
+	s.warm(t, "db", 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	tx, err := s.p.Begin(ctx)
+	require.NoError(t, err)
+	before := s.stats(t, "db")
+	cancel()
+	_, err = tx.Exec(context.Background(), "SELECT 1")
+	require.ErrorIs(t, err, pgx.ErrTxClosed)
+	assert.ErrorIs(t, err, context.Canceled)
+	after := s.stats(t, "db")
+	assert.Equal(t, before.Successes, after.Successes, "a cancelled transaction is no success")
+	assert.Equal(t, before.Cancelled+1, after.Cancelled)
+	assert.Equal(t, before.Ignored+1, after.Ignored)
+	s.released(t, "db")
+}
+
 // A batch holds one slot and connection until its results are closed.
 func TestBatchesHoldTheirSlotUntilClosed(t *testing.T) {
 	t.Parallel()

@@ -28,10 +28,7 @@ func (p *Pool) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) 
 	if err != nil {
 		return nil, err
 	}
-	returned := false
-	defer cl.guard(&returned, "pgx")
-	t, err := cl.c.BeginTx(cl.dctx, opts)
-	returned = true
+	t, err := inPgx("pgx", func() (pgx.Tx, error) { return cl.c.BeginTx(cl.dctx, opts) }, cl.abandon)
 	if err != nil {
 		return nil, p.s.finish(&cl, err)
 	}
@@ -115,14 +112,13 @@ func (t *tx) callerErr(ctx context.Context, err error) error {
 // abort ends a transaction whose slot's context has ended (or whose
 // deadline has passed): pgx's Rollback with an ended context sends nothing
 // and closes the connection (the server rolls back), then the slot is
-// given back.
+// given back. No Classify judges it: the executor records the lease's end
+// as its caller's cancellation or, past the deadline, as the timeout (if
+// its timer has not already).
 func (t *tx) abort() {
 	t.ended = true
-	returned := false
-	defer t.cl.guard(&returned, "pgx")
-	_ = t.t.Rollback(endedCtx)
-	returned = true
-	t.s.finish(&t.cl, context.Canceled) // after the deadline only the slot is given back
+	_, _ = inPgx("pgx", func() (struct{}, error) { return struct{}{}, t.t.Rollback(endedCtx) }, t.cl.abandon)
+	t.cl.abandon(errTxDeadline)
 }
 
 // end ends the transaction with Commit or Rollback (op) and gives the slot
@@ -142,10 +138,7 @@ func (t *tx) end(ctx context.Context, op func(pgx.Tx, context.Context) error) er
 	}
 	defer cancel()
 	t.ended = true
-	returned := false
-	defer t.cl.guard(&returned, "pgx")
-	err = op(t.t, sctx)
-	returned = true
+	_, err = inPgx("pgx", func() (struct{}, error) { return struct{}{}, op(t.t, sctx) }, t.cl.abandon)
 	out := t.s.callerErr(ctx, t.cl.l, err)
 	t.s.finish(&t.cl, err)
 	return out
