@@ -173,11 +173,15 @@ func (ex *Executor) setThrottle(cfg *throttle.Config) {
 		}
 		return
 	}
+	rc := ex.counts()
+	if cur := rc.throttle.Load(); cur != nil && cur.Config() == *cfg {
+		return // unchanged: keep what it has counted (a Reconfigure mid-overload)
+	}
 	th, err := throttle.New(*cfg)
 	if err != nil {
 		return // validated by resolve: not reached
 	}
-	ex.counts().throttle.Store(th)
+	rc.throttle.Store(th)
 }
 
 func (ex *Executor) counts() *rareCounts {

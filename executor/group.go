@@ -151,8 +151,8 @@ func (g *Group) Executor(name string) (*Executor, error) {
 		// evicted: a name not found is not listed.
 		return nil, g.unknown(name)
 	}
-	if g.made >= g.conf().maxSuppliers() || len(name) > MaxNameLen {
-		return g.overflowFor(name)
+	if g.made >= g.conf().maxSuppliers() || len(name) > MaxNameLen || isOverflow(name) {
+		return g.overflowFor(name) // a name like an overflow executor's is one of theirs
 	}
 	ex, err := newExecutor(name, g.config(name), &g.env)
 	if err != nil {

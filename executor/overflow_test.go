@@ -172,6 +172,22 @@ func TestMaxSuppliers(t *testing.T) {
 		assert.Less(t, len(err.Error()), 400, "the error stays short")
 	})
 
+	t.Run("a name like an overflow executor's takes no place of the cap", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			captureLog(t)
+			g := newGroup(t, executor.GroupConfig{MaxSuppliers: 1, IdleTimeout: time.Minute})
+			for _, name := range []string{"(overflow evil", "(overflow 3)"} {
+				ex, err := g.Executor(name)
+				require.NoError(t, err)
+				assert.Equal(t, breaker.Disabled, ex.Breaker().State(), "%s is served by an overflow executor", name)
+			}
+			time.Sleep(2*time.Minute + time.Second) // idle overflow executors are evicted
+			ex, err := g.Executor("real-supplier")
+			require.NoError(t, err)
+			assert.Equal(t, "real-supplier", ex.Name(), "the cap's place is still free")
+		})
+	})
+
 	t.Run("the default cap is 1,024", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			captureLog(t)

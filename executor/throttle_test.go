@@ -99,3 +99,26 @@ func TestABadThrottleIsAnErrorNamingTheField(t *testing.T) {
 	require.ErrorContains(t, err, "Throttle")
 	require.ErrorContains(t, err, "Config.K[critical]")
 }
+
+func TestAReconfigureKeepsAnUnchangedThrottlesCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := executor.Config{Workers: 100, Throttle: &throttle.Config{},
+			Breaker: breaker.Config{ConsecutiveFailures: 1 << 20}}
+		ex := newExecutor(t, cfg)
+		sup := &overloaded{capacity: 100}
+		drive := func(calls int) (throttled int) {
+			for range calls {
+				if _, err := executor.Do(t.Context(), ex, sup.call); errors.Is(err, executor.ErrThrottled) {
+					throttled++
+				}
+				time.Sleep(time.Second / 400)
+			}
+			return throttled
+		}
+		drive(400 * 15)                         // 4x what the supplier accepts, for 15 s
+		require.NoError(t, ex.Reconfigure(cfg)) // e.g. a config push of another field
+		// The next 100 ms: a throttle started afresh would admit them all
+		// (it knows nothing yet); the one kept throttles most.
+		assert.Greater(t, drive(40), 10, "the calls right after a Reconfigure are still throttled")
+	})
+}

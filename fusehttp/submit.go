@@ -3,6 +3,7 @@ package fusehttp
 import (
 	"net/http"
 
+	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/future"
 )
@@ -27,9 +28,17 @@ func (t *Transport) Submit(req *http.Request) (*future.Future[*http.Response], e
 	}
 	p := new(future.Promise[*http.Response])
 	go func() {
-		resp, err := t.exchange(req, l)
-		t.backpressure(key, resp)
-		p.Complete(resp, err)
+		// A Base or Classify that ends this goroutine (runtime.Goexit) has
+		// ended the lease already; the future must still resolve.
+		_, err := breaker.Guard("fusehttp.Transport.Submit", func() (struct{}, error) {
+			resp, err := t.exchange(req, l)
+			t.backpressure(key, resp)
+			p.Complete(resp, err)
+			return struct{}{}, nil
+		}, func(perr error) { p.Complete(nil, perr) })
+		if err != nil {
+			p.Complete(nil, err)
+		}
 	}()
 	return p.Future(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -101,3 +102,24 @@ func TestSubmitOfAHungHostTimesOut(t *testing.T) {
 		assert.Zero(t, stats(t, g, "hung:80").Busy)
 	})
 }
+
+func TestSubmitResolvesTheFutureOfABaseThatCallsGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: 2 * time.Second,
+			Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}})
+		tr := &fusehttp.Transport{Group: g, Base: goexitBase{}}
+		f, err := submit(t, tr, "http://shop/")
+		require.NoError(t, err)
+		_, err = f.Await(t.Context())
+		var pe *breaker.PanicError
+		require.ErrorAs(t, err, &pe, "the future resolves")
+		assert.Equal(t, breaker.ErrGoexit, pe.Value)
+		synctest.Wait()
+		assert.Zero(t, stats(t, g, "shop:80").Busy, "the slot is back")
+	})
+}
+
+// goexitBase ends the goroutine of every round trip.
+type goexitBase struct{}
+
+func (goexitBase) RoundTrip(*http.Request) (*http.Response, error) { runtime.Goexit(); return nil, nil }

@@ -39,7 +39,8 @@ const buckets = 40
 // Throttle decides, request by request, whether to send it on. Make one
 // with New. It is safe for concurrent use.
 type Throttle struct {
-	shift  uint // a bucket spans 1<<shift ns
+	cfg    Config // as given to New
+	shift  uint   // a bucket spans 1<<shift ns
 	min    uint64
 	k      [priority.Levels]float64
 	epoch  atomic.Int64                   // the newest bucket's number (now / width)
@@ -56,6 +57,7 @@ type Throttle struct {
 
 // New returns a Throttle, or an error naming every invalid field of cfg.
 func New(cfg Config) (*Throttle, error) {
+	given := cfg
 	var errs []error
 	if cfg.Window == 0 {
 		cfg.Window = 10 * time.Second
@@ -71,7 +73,7 @@ func New(cfg Config) (*Throttle, error) {
 	}
 	// A bucket spans a power of two of nanoseconds, the nearest to a
 	// fortieth of the window, so that finding one is a shift.
-	t := &Throttle{shift: uint(math.Round(math.Log2(float64(cfg.Window) / buckets))), min: uint64(cfg.MinRequests)}
+	t := &Throttle{cfg: given, shift: uint(math.Round(math.Log2(float64(cfg.Window) / buckets))), min: uint64(cfg.MinRequests)}
 	for p, k := range cfg.K {
 		switch {
 		case k == 0:
@@ -87,6 +89,9 @@ func New(cfg Config) (*Throttle, error) {
 	t.epoch.Store(math.MinInt64)
 	return t, nil
 }
+
+// Config returns the configuration New was given.
+func (t *Throttle) Config() Config { return t.cfg }
 
 // Admit counts a request the application attempts at now (nanoseconds on
 // a monotonic clock of the caller's), and reports whether to send it:
