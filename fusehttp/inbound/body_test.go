@@ -88,6 +88,11 @@ func TestSlowClientsHoldNoSlot(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range trickled {
 			wg.Go(func() {
+				// Staggered, so that the four bodies do not all arrive in
+				// the same instant, when with an upload in flight five
+				// requests would want four slots (one refused busy,
+				// depending on which goroutine the bubble runs first).
+				time.Sleep(time.Duration(i) * 150 * time.Millisecond)
 				start := time.Now()
 				trickled[i] = trickle(t, dial(), bodyBytes, 500*time.Millisecond)
 				took[i] = time.Since(start)
