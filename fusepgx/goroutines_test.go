@@ -59,9 +59,11 @@ func TestOpenRowsCostNoGoroutine(t *testing.T) {
 	fuseExtra, closeFuse := open(s.p)
 	assert.Equal(t, n, s.stats(t, "db").Busy, "every open Rows holds a slot")
 	assert.Zero(t, libraryGoroutines(), "goroutines inside fusebox")
-	// A few goroutines may come and go meanwhile (the executor's deadline
-	// timer, pgxpool's health check): one per Rows would be 100 more.
-	assert.LessOrEqual(t, fuseExtra, plainExtra+5, "goroutines with %d Rows open: fusepgx %d, plain %d", n, fuseExtra, plainExtra)
+	// Goroutines come and go meanwhile (the executor's deadline timer,
+	// pgxpool's health check, pgx's context watchers starting and ending:
+	// the two counts differed by 9 in one run); one per Rows would be 100
+	// more.
+	assert.LessOrEqual(t, fuseExtra, plainExtra+n/4, "goroutines with %d Rows open: fusepgx %d, plain %d", n, fuseExtra, plainExtra)
 	t.Logf("goroutines for %d open Rows: plain pgxpool %d, fusepgx %d", n, plainExtra, fuseExtra)
 	closeFuse()
 	closePlain()
