@@ -2,6 +2,8 @@ package fuseredis_test
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -63,8 +65,42 @@ func TestRetriesEndAtTheInvocationDeadline(t *testing.T) {
 				took := time.Since(start)
 				t.Logf("%s, %s, call %d: returned after %v", client, name, i, took)
 				assert.ErrorIs(t, err, executor.ErrTimeout, "%s, %s", client, name)
-				assert.LessOrEqual(t, took, timeout+slack, "%s, %s: returned %v after the invocation timeout", client, name, took-timeout)
+				bound := timeout + slack
+				if name == "a command" && client == "long back-off" && oldRedis() {
+					// Before v9.17 a command's first ask for its context's
+					// Done may be in the back-off itself, which then gets
+					// the caller's channel: up to one back-off late.
+					bound += time.Second
+				}
+				assert.LessOrEqual(t, took, bound, "%s, %s: returned %v after the invocation timeout", client, name, took-timeout)
 			}
 		}
 	}
+}
+
+// oldRedis reports whether the go-redis the test runs with is older than
+// v9.17 (the module requires v9.0.0; the workspace tests v9.17.3).
+func oldRedis() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return true
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/redis/go-redis/v9" {
+			v := d.Version
+			if d.Replace != nil {
+				v = d.Replace.Version
+			}
+			return semverLess(v, "v9.17.0")
+		}
+	}
+	return true
+}
+
+// semverLess compares two v9.X.Y versions by their minor and patch.
+func semverLess(a, b string) bool {
+	var am, ap, bm, bp int
+	fmt.Sscanf(a, "v9.%d.%d", &am, &ap)
+	fmt.Sscanf(b, "v9.%d.%d", &bm, &bp)
+	return am < bm || am == bm && ap < bp
 }
