@@ -22,24 +22,13 @@ import (
 // not be copied once used. A nil *Bulkhead has no slots either: Acquire
 // and Resize return an error, Admit Full, Release panics.
 type Bulkhead struct {
-	// state packs the slots in use (low 32 bits) and the number of queued
-	// waiters (high 32 bits), so both change together in one CAS. The
-	// invariant every transition keeps:
-	//
-	//	queued > 0  implies  inUse ≥ slots
-	//
-	// (inUse == slots but after a Resize that shrank the bulkhead below
-	// the slots in use: then a release frees its slot instead of handing
-	// it over, until inUse is down to slots).
-	// A waiter never sits in the queue while a slot is free. Transitions:
-	// acquire (inUse+1, only if inUse < slots and queued == 0, lock-free);
-	// release without waiters (inUse-1, only if queued == 0, lock-free);
-	// enqueue (queued+1, only if inUse == slots, under mu); hand-over and
-	// cancel (queued-1, inUse unchanged, under mu). So queued changes only
-	// under mu, and inUse cannot change at all while queued > 0: under mu,
-	// queued == 0 (and the list is empty) or the word is frozen but for us.
-	// The word holds nothing but counts, so a CAS that succeeds after the
-	// word changed and changed back (ABA) is still a correct transition.
+	// state packs the slots in use (low 32 bits) and the queued waiters
+	// (high 32 bits), changed together by CAS; queued > 0 implies inUse ≥
+	// slots (a waiter never sits in the queue while a slot is free).
+	// Acquire and release without waiters are lock-free; enqueue, hand-over
+	// and cancel run under mu, so inUse cannot change while queued > 0. The
+	// word holds only counts, so ABA is harmless. docs/design.md, "Bulkhead
+	// accounting", has every transition.
 	state atomic.Uint64
 
 	// The sizes, changed only by Resize, under mu. The paths that

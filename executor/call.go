@@ -115,23 +115,12 @@ func (c *call[T]) start() {
 	}
 }
 
-// runOn hands c to the user's Runner. A Runner that panics refuses the call
-// with a *breaker.PanicError naming it: the panic may happen inside another
-// call's settle (a queued call promoted to the slot it freed), on a
-// goroutine of the executor's, where nothing else would recover it.
-//
-// A Runner that ends the goroutine instead (runtime.Goexit) cannot be
-// stopped from ending it: the call is settled on the way out, as refused
-// with a *breaker.PanicError, so that its slot, its active count and its
-// future are not lost. The goroutine (the submitter's, or that of the
-// call whose end promoted c) ends; a call whose settle it interrupts is
-// settled by settle's own deferred call.
-//
-// The Runner is handed a task that runs the call at most once, whatever
-// the Runner does with it: a second run, or a run of a call the Runner
-// also refused or panicked on, does nothing. Settled twice, a call would
-// give its slot back twice, which panics on the Runner's goroutine and
-// ends the process. (One allocation per call, with a Runner only.)
+// runOn hands c to the user's Runner. A Runner that panics or ends the
+// goroutine (runtime.Goexit) refuses the call with a *breaker.PanicError
+// naming it, so that its slot, active count and future are not lost. The
+// task runs the call at most once whatever the Runner does with it: a call
+// settled twice would give its slot back twice. docs/design.md, "Where
+// user code runs", has the cases.
 func runOn[T any](r Runner, c *call[T]) (err error) {
 	t := &runnerTask[T]{c: c}
 	returned := false
