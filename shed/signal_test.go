@@ -41,7 +41,8 @@ func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 	busy := wait()
 	t.Logf("GOMAXPROCS %d: runnable wait %v while quiet, %v while %d goroutines spun", procs, quiet, busy, 4*procs)
 	assert.Less(t, quiet, busy/4, "quiet, against busy (a loaded host makes even a quiet process wait)")
-	assert.Greater(t, busy, time.Duration(procs)*300*time.Millisecond, "busy")
+	// About 0.9 s a P in theory; 587 ms over 2 Ps was seen under -race.
+	assert.Greater(t, busy, time.Duration(procs)*150*time.Millisecond, "busy")
 }
 
 func TestSumDelta(t *testing.T) {
