@@ -22,6 +22,26 @@
 // supplier: attempts, retries, hedges started and won, and what the
 // budgets refused (fusebox_retries_refused_total{by="budget"}).
 //
+// A ShedCollector reports an inbound shedder (package shed) under the
+// label shedder; priorities and reasons are fixed sets, and a tenant key
+// is never a label:
+//
+//	fusebox_shed_admitted_total                   requests admitted
+//	fusebox_shed_refused_total{priority}          requests refused: critical, default, sheddable
+//	fusebox_shed_refused_by_reason_total{reason}  the same by reason: queue, limit, tenant
+//	fusebox_shed_shadowed_total{priority}         requests shadow mode served that it would have refused
+//	fusebox_shed_shadowed_by_reason_total{reason} the same by reason
+//	fusebox_shed_shadow, fusebox_shed_overload    1 in shadow mode; 1 during an overload
+//	fusebox_shed_in_flight                        admitted requests not done
+//	fusebox_shed_in_flight_limit                  the in-flight limit of an overload (0: none)
+//	fusebox_shed_capacity                         requests per second the service completes, estimated
+//	fusebox_shed_delay_seconds                    the run queue's delay per request, last interval
+//	fusebox_shed_drop_rate                        share of the arrivals refused, in [0, 1]
+//	fusebox_shed_tenants                          tenant keys tracked
+//	fusebox_shed_callback_panics_total            panics of shed.Config.OnShed recovered
+//
+//	sum by (priority) (rate(fusebox_shed_refused_total[1m]))   requests shed per second
+//
 // The call-duration histogram (fusebox_call_duration_seconds{outcome}) is
 // the executor's own (executor.Stats.Durations): fixed buckets from 5 ms to
 // 10 s, cumulative since the executor was made. The fuseotel module reports
