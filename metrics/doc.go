@@ -34,7 +34,7 @@
 //	fusebox_shed_shadow, fusebox_shed_overload    1 in shadow mode; 1 during an overload
 //	fusebox_shed_in_flight                        admitted requests not done
 //	fusebox_shed_in_flight_limit                  the in-flight limit of an overload (0: none)
-//	fusebox_shed_capacity                         requests per second the service completes, estimated
+//	fusebox_shed_capacity_per_second              requests per second the service completes, estimated
 //	fusebox_shed_delay_seconds                    the run queue's delay per request, last interval
 //	fusebox_shed_drop_rate                        share of the arrivals refused, in [0, 1]
 //	fusebox_shed_tenants                          tenant keys tracked

@@ -82,7 +82,7 @@ func newShedCollector(name string, stats func() shed.Stats, opts Opts) *ShedColl
 	c.overload = desc("overload", "1 during an overload (the run queue's delay per request above the target), 0 outside one.")
 	c.inFlight = desc("in_flight", "Admitted requests not done yet.")
 	c.limit = desc("in_flight_limit", "The in-flight limit of an overload while requests pile up; 0 when there is none.")
-	c.capacity = desc("capacity", "Requests per second the service completes, as the shedder estimates it: the most of one of its last 10 intervals.")
+	c.capacity = desc("capacity_per_second", "Requests per second the service completes, as the shedder estimates it: the most of one of its last 10 intervals.")
 	c.delay = desc("delay_seconds", "Queueing delay per request the CPU's backlog added in the last interval.")
 	c.drop = desc("drop_rate", "Share of the arrivals the shedder refuses, in [0, 1].")
 	c.tenants = desc("tenants", "Tenant keys the shedder tracks now (bounded by shed.Config.Tenants).")

@@ -38,9 +38,9 @@ const shedGauges = `
 # HELP fusebox_shed_callback_panics_total Panics of the shedder's OnShed callback, recovered.
 # TYPE fusebox_shed_callback_panics_total counter
 fusebox_shed_callback_panics_total{shedder="api"} 2
-# HELP fusebox_shed_capacity Requests per second the service completes, as the shedder estimates it: the most of one of its last 10 intervals.
-# TYPE fusebox_shed_capacity gauge
-fusebox_shed_capacity{shedder="api"} 450.5
+# HELP fusebox_shed_capacity_per_second Requests per second the service completes, as the shedder estimates it: the most of one of its last 10 intervals.
+# TYPE fusebox_shed_capacity_per_second gauge
+fusebox_shed_capacity_per_second{shedder="api"} 450.5
 # HELP fusebox_shed_delay_seconds Queueing delay per request the CPU's backlog added in the last interval.
 # TYPE fusebox_shed_delay_seconds gauge
 fusebox_shed_delay_seconds{shedder="api"} 0.025
