@@ -14,6 +14,10 @@
 //	reader := sdkmetric.NewPeriodicReader(exporter,
 //		sdkmetric.WithProducer(fuseotel.NewDurationProducer(g, fuseotel.Opts{})))
 //
+// RegisterShedder reports an inbound shedder (package shed) the same way:
+// admitted and refused requests by priority and reason, shadow mode's
+// would-be refusals, the capacity estimate and the in-flight level.
+//
 // Nothing runs between collections and nothing is stored: the bridge is as
 // cheap as the exporter's collection interval makes it. Suppliers appear
 // with their executor (at NewGroup for every supplier the configuration
