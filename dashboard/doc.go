@@ -13,10 +13,15 @@
 //	dash.AddGroup(group)          // every executor of a Group, present and future
 //	dash.Add(standalone)          // and standalone executors
 //	dash.AddPolicies(retrier, hedger) // retries and hedges per supplier (package policy)
+//	dash.AddShedder("public", shedder) // an inbound shedder (package shed), beside the suppliers
 //	mux := http.NewServeMux()     // the admin mux, not the public one
 //	mux.Handle("/fusebox/", http.StripPrefix("/fusebox", dash))
 //	admin := &http.Server{Addr: "127.0.0.1:9090", Handler: mux}
 //	admin.RegisterOnShutdown(func() { dash.Close(context.Background()) })
+//
+// A shedder's tile shows its state (normal or overload, shadow mode),
+// its capacity estimate, the requests in flight, and the requests shed
+// per second by priority (Snapshot.Shedders).
 //
 // The page (HTML, script and style, embedded: no build step, no CDN, works
 // offline) reads GET api/events, a stream of Server-Sent Events with one

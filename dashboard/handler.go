@@ -200,6 +200,7 @@ type Handler struct {
 	mu       sync.Mutex
 	sources  []source
 	policies []policies // AddPolicies
+	sheds    shedBoard  // AddShedder
 	streams  map[*stream]struct{}
 	perAddr  map[string]int // live streams by client address
 	closed   bool

@@ -220,6 +220,7 @@ func (h *Handler) sampleLocked(now time.Time) *frame {
 			delta.Suppliers[i].Series = emptySeries()
 		}
 	}
+	full.Shedders, delta.Shedders = h.sampleShedders(now, dt, point)
 	f := &frame{seq: seq, at: now, snap: full, full: mustJSON(full), delta: mustJSON(delta)}
 	h.latest = f
 	return f

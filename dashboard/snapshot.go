@@ -28,6 +28,9 @@ type Snapshot struct {
 	// over all of them, shown or not.
 	Counts    map[string]int `json:"counts"`
 	Suppliers []Supplier     `json:"suppliers"`
+	// Shedders are the inbound shedders added with AddShedder, in the
+	// order they were added; absent without any.
+	Shedders []Shedder `json:"shedders,omitempty"`
 }
 
 // Supplier is one tile of the page: one executor's breaker and bulkhead.

@@ -6,6 +6,7 @@
 
 const OUTCOMES = ["success", "failure", "ignored"];
 const REFUSALS = ["open", "saturated", "busy", "queue-full", "closed", "throttled"];
+const PRIORITIES = ["critical", "default", "sheddable"];
 const STATES = ["open", "forced-open", "half-open", "closed", "disabled"];
 const REASONS = {
   "none": "no transition yet",
@@ -33,6 +34,7 @@ const ACTIONS = {
 let model = null; // the current Snapshot, series merged
 let lastEvent = 0; // Date.now() of the last event
 const tiles = new Map(); // id → {el, parts}
+const shedTiles = new Map(); // shedder name → {el, parts}
 
 const $ = (id) => document.getElementById(id);
 
@@ -103,6 +105,17 @@ function applyUpdate(u) {
     for (const k of OUTCOMES) merged.calls[k] = ser.calls[k].concat(add.calls[k]).slice(from);
     for (const k of REFUSALS) merged.refused[k] = ser.refused[k].concat(add.refused[k]).slice(from);
     s.series = merged;
+  }
+  const oldSheds = new Map((model.shedders || []).map((d) => [d.name, d]));
+  for (const d of u.shedders || []) {
+    const prev = oldSheds.get(d.name);
+    if (!prev) continue;
+    const t = prev.series.t.concat(d.series.t);
+    let from = Math.max(0, t.length - keep);
+    while (from < t.length && t[from] < horizon) from++;
+    const merged = { t: t.slice(from), admitted: prev.series.admitted.concat(d.series.admitted).slice(from), shed: {} };
+    for (const k of PRIORITIES) merged.shed[k] = prev.series.shed[k].concat(d.series.shed[k]).slice(from);
+    d.series = merged;
   }
   model = u;
 }
@@ -306,6 +319,73 @@ function updateTile(p, s, snap, span) {
   if (snap.fleet && p.fleet.open && Date.now() - p.fleetAt >= FLEET_EVERY) fetchFleet(p);
 }
 
+// An inbound shedder (package shed): its state, estimates and shed/s by
+// priority, beside the suppliers.
+function buildShedder(d) {
+  const t = el("article", "tile shedder");
+  t.id = "d-" + encodeURIComponent(d.name);
+  const head = el("div", "tile-head");
+  const h = el("h2");
+  const a = el("a", "", d.name);
+  a.href = "#" + encodeURIComponent(t.id);
+  h.append(a);
+  const badge = el("span", "badge");
+  const shadow = el("span", "badge shadow", "shadow");
+  shadow.title = "shadow mode: the shedder decides and reports, nothing is refused";
+  head.append(h, el("span", "kind", "shedder"), badge, shadow);
+  const est = el("p", "line est");
+  const inflight = meter("in flight");
+  const nums = el("dl", "nums");
+  const admitted = num(nums, "admitted");
+  const shed = num(nums, "shed c/d/s");
+  const tenants = num(nums, "tenants");
+  const rates = spark("shed/s", PRIORITIES);
+  t.append(head, est, inflight.root, nums, rates.root);
+  return { el: t, badge, shadow, est, inflight, admitted, shed, tenants, rates };
+}
+
+function updateShedder(p, d, snap, span) {
+  p.el.dataset.state = d.state;
+  p.badge.textContent = d.state;
+  p.shadow.hidden = !d.shadow;
+  p.est.replaceChildren(el("b", "", "capacity ≈ " + rate(d.capacity_rps) + "/s"),
+    " · run-queue delay " + (d.delay_ms ? latency(d.delay_ms) : "0 ms") + " a request · " + (d.shadow ? "would refuse " : "refusing ") +
+    Math.round(d.drop_rate * 100) + " % of arrivals");
+  const limit = d.limit > 0 ? d.limit : 0;
+  updateMeter(p.inflight, d.in_flight, limit, 0, d.in_flight + (limit ? " / " + limit : ""),
+    d.in_flight + " requests in flight" + (limit ? ", limit " + limit : ", no limit"));
+  p.admitted.textContent = d.admitted;
+  p.shed.textContent = (d.shed.critical || 0) + " / " + (d.shed.default || 0) + " / " + (d.shed.sheddable || 0);
+  p.shed.title = (d.shadow ? "requests shadow mode would have shed" : "requests shed") + " by priority: critical / default / sheddable";
+  p.tenants.textContent = d.tenants;
+  drawSpark(p.rates, d.series.t, d.series.shed, Date.parse(snap.time), span,
+    (d.shadow ? "requests that would have been shed" : "requests shed") + " per second by priority");
+}
+
+function renderShedders(snap, span) {
+  const box = $("shedders");
+  const list = snap.shedders || [];
+  const seen = new Set();
+  list.forEach((d, i) => {
+    seen.add(d.name);
+    let p = shedTiles.get(d.name);
+    if (!p) {
+      p = buildShedder(d);
+      shedTiles.set(d.name, p);
+    }
+    updateShedder(p, d, snap, span);
+    if (box.children[i] !== p.el) box.insertBefore(p.el, box.children[i] || null);
+  });
+  for (const [name, p] of shedTiles) {
+    if (!seen.has(name)) {
+      p.el.remove();
+      shedTiles.delete(name);
+    }
+  }
+  box.hidden = list.length === 0;
+  return list.filter((d) => d.state === "overload").length;
+}
+
 function matches(s, words) {
   const hay = (s.id + " " + s.state + " " + s.reason + " " + (REASONS[s.reason] || "") + (s.saturated ? " saturated" : "")).toLowerCase();
   return words.every((w) => hay.includes(w));
@@ -323,6 +403,7 @@ function render() {
   const now = Date.parse(snap.time);
   let first = now;
   for (const s of snap.suppliers) if (s.series.t.length) first = Math.min(first, s.series.t[0]);
+  for (const d of snap.shedders || []) if (d.series.t.length) first = Math.min(first, d.series.t[0]);
   const span = Math.min(snap.history * snap.interval_ms, Math.max(now - first, 10 * snap.interval_ms));
   const seen = new Set();
   let shown = 0;
@@ -365,6 +446,12 @@ function render() {
     if (!n && st !== "closed" && st !== "open") continue;
     const li = el("li", "", n + " " + st);
     li.dataset.state = st;
+    sum.append(li);
+  }
+  const overloaded = renderShedders(snap, span);
+  if (overloaded) {
+    const li = el("li", "", overloaded + " shedder" + (overloaded > 1 ? "s" : "") + " in overload");
+    li.dataset.state = "open";
     sum.append(li);
   }
   const sat = snap.suppliers.filter((s) => s.saturated).length;
