@@ -52,4 +52,11 @@ func TestPageShowsShadowMode(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"false", "shadow: nothing refused; enforce would have refused 2 (open 2)",
 		"shadow breaker open: calls still go through", "true", "true"}, got)
+
+	// Without Options.AllowControl the control buttons are not shown (the
+	// server would refuse them anyway).
+	display, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		`getComputedStyle(document.querySelector("#s-payments .actions")).display`))
+	require.NoError(t, err)
+	require.Equal(t, "none", display)
 }
