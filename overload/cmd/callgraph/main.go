@@ -27,10 +27,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zeromicro/go-zero/core/logx"
+
 	"github.com/fusebox-go/fusebox/overload"
 )
 
 func main() {
+	logx.Disable() // go-zero's CPU statistics, printed every minute by every process that imports it
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: callgraph run [flags] | callgraph backend -subject S -kind K | callgraph frontend -subject S -backend URL")
 		os.Exit(2)
@@ -145,7 +148,7 @@ func run(args []string) error {
 
 	var cells []overload.GraphCell
 	var cs []string
-	start := time.Now()
+	start, loadStart := time.Now(), loadAvg()
 	for run := range *runs {
 		// C is measured again before each run: on a shared machine it
 		// drifts with what else runs.
@@ -180,10 +183,9 @@ func run(args []string) error {
 		return err
 	}
 	defer f.Close()
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(f, "# The three-tier call graph\n\n`callgraph run %s` (%s), %s, %d CPUs, backend GOMAXPROCS=%d (%s handler, %v of CPU a request), frontend GOMAXPROCS=%d, %.0f %% checkout, %d run(s) a cell (medians), %s, load average at the end %s.\nC of the unprotected graph, measured before each run (requests/s): %s.\n",
+	fmt.Fprintf(f, "# The three-tier call graph\n\n`callgraph run %s` (%s), %s, %d CPUs, backend GOMAXPROCS=%d (%s handler, %v of CPU a request), frontend GOMAXPROCS=%d, %.0f %% checkout, %d run(s) a cell (medians), %s, load average (1, 5, 15 min) %s at the start, %s at the end.\nC of the unprotected graph, measured before each run (requests/s): %s.\n",
 		strings.Join(args, " "), time.Since(start).Round(time.Second), runtime.Version(), runtime.NumCPU(), o.BackendProcs, o.Kind, overload.Work,
-		o.FrontendProcs, 100*o.Critical, *runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"), strings.Join(strings.Fields(string(load))[:3], " "), strings.Join(cs, ", "))
+		o.FrontendProcs, 100*o.Critical, *runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"), loadStart, loadAvg(), strings.Join(cs, ", "))
 	overload.GraphReport(f, cells)
 	fmt.Fprintln(f, "\nProtections:")
 	for _, s := range subs {
@@ -191,4 +193,13 @@ func run(args []string) error {
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s\n", path)
 	return nil
+}
+
+// loadAvg returns the machine's load averages, or "?" where it has none.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "?"
 }
