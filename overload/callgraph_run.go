@@ -30,7 +30,6 @@ type GraphOptions struct {
 	Warm          time.Duration // 0.5 C before it
 	Deadline      time.Duration // the edge's, per request
 	Critical      float64       // share of checkout requests, 0 to 1
-	Log           io.Writer     // progress; nil: none
 }
 
 // GraphCell is the outcome of one subject, offered load and run.
@@ -55,7 +54,7 @@ func (c GraphCell) Admitted() float64 {
 	return float64(c.Backend.Admitted) / c.Res.Dur.Seconds() / c.C
 }
 
-// Arrived: see Admitted.
+// Arrived returns what reached the backend per second, as a share of C.
 func (c GraphCell) Arrived() float64 { return float64(c.Backend.Arrived) / c.Res.Dur.Seconds() / c.C }
 
 // startProcess runs self with args, GOMAXPROCS=procs (0: unset), and

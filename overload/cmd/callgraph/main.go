@@ -142,7 +142,7 @@ func run(args []string) error {
 		return err
 	}
 	o := overload.GraphOptions{Self: self, BackendProcs: *procs, FrontendProcs: *fprocs, Kind: *kind,
-		Dur: *dur, Warm: *warm, Deadline: time.Second, Critical: *critical, Log: os.Stderr}
+		Dur: *dur, Warm: *warm, Deadline: time.Second, Critical: *critical}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
