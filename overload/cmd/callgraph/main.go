@@ -7,7 +7,7 @@
 // times C to each protection, each with fresh processes, and writes the
 // table to -out/callgraph.md.
 //
-//	go run ./cmd/callgraph run -out ../out -dur 5s -runs 3
+//	go run ./cmd/callgraph run -out ../out -dur 5s -runs 3 -x 1,3
 package main
 
 import (
