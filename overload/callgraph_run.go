@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -37,9 +38,10 @@ type GraphCell struct {
 	Subject string
 	X       float64 // offered load in multiples of C
 	Run     int
-	C       float64 // requests per second
-	Res     Result  // at the edge, by class Checkout and Recs
-	Backend BackendCounts
+	C       float64         // requests per second
+	Res     Result          // at the edge, by class Checkout and Recs
+	Backend BackendCounts   // of the measured part; see Counted
+	Counted bool            // false: the backend did not answer for its counts in time
 	Front   json.RawMessage // the frontend's /admin/stats
 	Shed    json.RawMessage // the backend's /admin/shed
 }
@@ -48,14 +50,20 @@ type GraphCell struct {
 // deadline at the edge.
 func (c GraphCell) Share(class string) float64 { return share(c.Res.ByClass[class]) }
 
-// Admitted and Arrived return what the backend admitted and what reached
-// it, per second, as a share of C.
-func (c GraphCell) Admitted() float64 {
-	return float64(c.Backend.Admitted) / c.Res.Dur.Seconds() / c.C
-}
+// Admitted returns what the backend admitted per second, as a share of
+// C; NaN if it was not counted.
+func (c GraphCell) Admitted() float64 { return c.perC(c.Backend.Admitted) }
 
-// Arrived returns what reached the backend per second, as a share of C.
-func (c GraphCell) Arrived() float64 { return float64(c.Backend.Arrived) / c.Res.Dur.Seconds() / c.C }
+// Arrived returns what reached the backend per second, as a share of C;
+// NaN if it was not counted.
+func (c GraphCell) Arrived() float64 { return c.perC(c.Backend.Arrived) }
+
+func (c GraphCell) perC(n uint64) float64 {
+	if !c.Counted {
+		return math.NaN()
+	}
+	return float64(n) / c.Res.Dur.Seconds() / c.C
+}
 
 // startProcess runs self with args, GOMAXPROCS=procs (0: unset), and
 // waits for its "listening ADDR" line.
@@ -173,11 +181,12 @@ func RunGraphCell(ctx context.Context, o GraphOptions, subject string, x, c floa
 	}
 	cell := GraphCell{Subject: subject, X: x, Run: run, C: c}
 	cell.Res = Load{Base: g.front.base, Rate: x * c, Dur: o.Dur, Deadline: o.Deadline, MaxOpen: 15000, Next: mix, Seed: seed + 1}.Run(ctx, cl)
-	after, err := getJSON[BackendCounts](ctx, cl, g.back.base+"/admin/counts")
-	if err != nil {
-		return GraphCell{}, err
+	// A backend that queued every request answers this one behind them
+	// all: past the timeout, the cell is kept without its counts.
+	if after, err := getJSON[BackendCounts](ctx, cl, g.back.base+"/admin/counts"); err == nil {
+		cell.Backend = BackendCounts{Arrived: after.Arrived - before.Arrived, Admitted: after.Admitted - before.Admitted}
+		cell.Counted = true
 	}
-	cell.Backend = BackendCounts{Arrived: after.Arrived - before.Arrived, Admitted: after.Admitted - before.Admitted}
 	cell.Front, _ = getJSON[json.RawMessage](ctx, cl, g.front.base+"/admin/stats")
 	cell.Shed, _ = getJSON[json.RawMessage](ctx, cl, g.back.base+"/admin/shed")
 	return cell, nil
@@ -185,7 +194,7 @@ func RunGraphCell(ctx context.Context, o GraphOptions, subject string, x, c floa
 
 func getJSON[T any](ctx context.Context, c *http.Client, url string) (T, error) {
 	var v T
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -219,9 +228,14 @@ func GraphReport(w io.Writer, cells []GraphCell) {
 		by[k] = append(by[k], c)
 	}
 	med := func(cs []GraphCell, f func(GraphCell) float64) float64 {
-		v := make([]float64, len(cs))
-		for i, c := range cs {
-			v[i] = f(c)
+		var v []float64
+		for _, c := range cs {
+			if x := f(c); !math.IsNaN(x) {
+				v = append(v, x)
+			}
+		}
+		if len(v) == 0 {
+			return math.NaN()
 		}
 		return median(v)
 	}
@@ -232,6 +246,12 @@ func GraphReport(w io.Writer, cells []GraphCell) {
 			100*med(cs, func(c GraphCell) float64 { return c.Share(Checkout) }),
 			100*med(cs, func(c GraphCell) float64 { return c.Share(Recs) }),
 			med(cs, GraphCell.Admitted), med(cs, GraphCell.Arrived), len(cs))
+	}
+	for _, c := range cells {
+		if !c.Counted {
+			fmt.Fprintf(w, "\nNaN: no cell of the row had the backend's counts (it did not answer for them within 20 s of the load's end); a median is over the cells that had them.\n")
+			break
+		}
 	}
 }
 

@@ -90,3 +90,21 @@ func TestTheCallGraphCarriesThePriorityAndThrottlesSheddableFirst(t *testing.T) 
 	assert.Positive(t, b.Rejected.Throttled, "sheddable calls throttled by the frontend")
 	assert.Equal(t, b.Rejected.Throttled, b.RejectedByPriority[priority.Sheddable], "every refusal a sheddable throttled call")
 }
+
+func TestTheCallGraphReportGivesMediansAndSaysWhatWasNotCounted(t *testing.T) {
+	cell := func(run int, good int, counted bool) GraphCell {
+		return GraphCell{Subject: "fusebox", X: 3, Run: run, C: 100, Counted: counted,
+			Backend: BackendCounts{Arrived: 1000, Admitted: 500},
+			Res: Result{Dur: 5 * time.Second, ByClass: map[string]*Tally{
+				Checkout: {Sent: 100, Good: good}, Recs: {Sent: 100, Good: 10},
+			}}}
+	}
+	var b strings.Builder
+	GraphReport(&b, []GraphCell{cell(0, 90, true), cell(1, 99, false), cell(2, 95, true)})
+	assert.Contains(t, b.String(), "| fusebox | 3 × C | 95.0 % | 10.0 % | 1.00 | 2.00 | 3 |")
+	assert.Contains(t, b.String(), "NaN: ")
+
+	b.Reset()
+	GraphReport(&b, []GraphCell{cell(0, 90, false)})
+	assert.Contains(t, b.String(), "| fusebox | 3 × C | 90.0 % | 10.0 % | NaN | NaN | 1 |")
+}
