@@ -94,14 +94,15 @@ func TestTheCallGraphCarriesThePriorityAndThrottlesSheddableFirst(t *testing.T) 
 func TestTheCallGraphReportGivesMediansAndSaysWhatWasNotCounted(t *testing.T) {
 	cell := func(run int, good int, counted bool) GraphCell {
 		return GraphCell{Subject: "fusebox", X: 3, Run: run, C: 100, Counted: counted,
-			Backend: BackendCounts{Arrived: 1000, Admitted: 500},
+			Backend: BackendCounts{Arrived: uint64(1000 * (run + 1)), Admitted: uint64(500 * (run + 1))},
 			Res: Result{Dur: 5 * time.Second, ByClass: map[string]*Tally{
 				Checkout: {Sent: 100, Good: good}, Recs: {Sent: 100, Good: 10},
 			}}}
 	}
 	var b strings.Builder
 	GraphReport(&b, []GraphCell{cell(0, 90, true), cell(1, 99, false), cell(2, 95, true)})
-	assert.Contains(t, b.String(), "| fusebox | 3 × C | 95.0 % | 10.0 % | 1.00 | 2.00 | 3 |")
+	// The backend's medians are those of runs 0 and 2: 1 and 3 × C admitted.
+	assert.Contains(t, b.String(), "| fusebox | 3 × C | 95.0 % | 10.0 % | 2.00 | 4.00 | 3 |")
 	assert.Contains(t, b.String(), "NaN: ")
 
 	b.Reset()
