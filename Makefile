@@ -95,6 +95,11 @@ demo-overload: ## Inbound overload: fusebox's shedder vs go-zero's and Kratos's,
 	@mkdir -p $(OUT)
 	cd overload && $(GO) run ./cmd/overload run -out $(OUT) -dur 3s
 
+.PHONY: demo-callgraph
+demo-callgraph: ## Three tiers at 1× and 3× capacity: fusebox's throttle and shedder vs go-zero's and none, over loopback (~5 min): out/callgraph.md.
+	@mkdir -p $(OUT)
+	cd overload && $(GO) run ./cmd/callgraph run -out $(OUT) -dur 5s -runs 3 -x 1,3
+
 .PHONY: demo-fleet
 demo-fleet: redis-server ## Ten shops and a hung supplier, local breakers vs a fleet linked through Redis (~15 s): table and chart in out/.
 	@mkdir -p $(OUT)

@@ -1,0 +1,276 @@
+package overload
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/shed"
+)
+
+// GraphOptions of a call-graph run.
+type GraphOptions struct {
+	Self          string        // the command's own path, run as "backend" and "frontend"
+	BackendProcs  int           // the backend's GOMAXPROCS
+	FrontendProcs int           // the frontend's GOMAXPROCS; 0 leaves it to the runtime
+	Kind          string        // the backend's handler (NoYield or Yield)
+	Dur           time.Duration // measured part of a cell
+	Warm          time.Duration // 0.5 C before it
+	Deadline      time.Duration // the edge's, per request
+	Critical      float64       // share of checkout requests, 0 to 1
+}
+
+// GraphCell is the outcome of one subject, offered load and run.
+type GraphCell struct {
+	Subject string
+	X       float64 // offered load in multiples of C
+	Run     int
+	C       float64         // requests per second
+	Res     Result          // at the edge, by class Checkout and Recs
+	Backend BackendCounts   // of the measured part; see Counted
+	Counted bool            // false: the backend did not answer for its counts in time
+	Front   json.RawMessage // the frontend's /admin/stats
+	Shed    json.RawMessage // the backend's /admin/shed
+}
+
+// Share returns the share of class's requests answered 200 within the
+// deadline at the edge.
+func (c GraphCell) Share(class string) float64 { return share(c.Res.ByClass[class]) }
+
+// Admitted returns what the backend admitted per second, as a share of
+// C; NaN if it was not counted.
+func (c GraphCell) Admitted() float64 { return c.perC(c.Backend.Admitted) }
+
+// Arrived returns what reached the backend per second, as a share of C;
+// NaN if it was not counted.
+func (c GraphCell) Arrived() float64 { return c.perC(c.Backend.Arrived) }
+
+func (c GraphCell) perC(n uint64) float64 {
+	if !c.Counted {
+		return math.NaN()
+	}
+	return float64(n) / c.Res.Dur.Seconds() / c.C
+}
+
+// startProcess runs self with args, GOMAXPROCS=procs (0: unset), and
+// waits for its "listening ADDR" line.
+func startProcess(self string, procs int, args ...string) (*server, error) {
+	cmd := exec.Command(self, args...)
+	cmd.Env = os.Environ()
+	if procs > 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("GOMAXPROCS=%d", procs))
+	}
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
+	if err != nil || !ok {
+		in.Close()
+		cmd.Wait()
+		return nil, fmt.Errorf("overload: %v did not start: %q %v", args, line, err)
+	}
+	return &server{cmd: cmd, in: in, base: "http://" + addr}, nil
+}
+
+// graph is the backend and frontend processes of one cell.
+type graph struct{ back, front *server }
+
+func startGraph(o GraphOptions, subject string) (*graph, error) {
+	back, err := startProcess(o.Self, o.BackendProcs, "backend", "-subject", subject, "-kind", o.Kind)
+	if err != nil {
+		return nil, err
+	}
+	front, err := startProcess(o.Self, o.FrontendProcs, "frontend", "-subject", subject, "-backend", back.base)
+	if err != nil {
+		back.stop()
+		return nil, err
+	}
+	return &graph{back: back, front: front}, nil
+}
+
+func (g *graph) stop() {
+	g.front.stop()
+	g.back.stop()
+}
+
+// GraphCapacity measures C: the 200s per second at the edge of the
+// unprotected graph under a closed loop of 8 clients for d.
+func GraphCapacity(ctx context.Context, o GraphOptions, d time.Duration) (float64, error) {
+	g, err := startGraph(o, "none")
+	if err != nil {
+		return 0, err
+	}
+	defer g.stop()
+	c := Client()
+	defer c.CloseIdleConnections()
+	var mu sync.Mutex
+	n := 0
+	end := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for time.Now().Before(end) && ctx.Err() == nil {
+				resp, err := c.Get(g.front.base + "/" + Recs)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					mu.Lock()
+					n++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n) / d.Seconds(), nil
+}
+
+// GraphMix returns the edge's requests: a share critical of checkout, the
+// rest recommendations.
+func GraphMix(critical float64) func(r *rand.Rand, i int) Request {
+	return func(r *rand.Rand, _ int) Request {
+		if r.Float64() < critical {
+			return Request{Path: "/" + Checkout, Class: Checkout}
+		}
+		return Request{Path: "/" + Recs, Class: Recs}
+	}
+}
+
+// RunGraphCell runs one cell: fresh processes, a warm-up at 0.5 C, then
+// x × C for o.Dur, counting at the backend what the measured part sent.
+func RunGraphCell(ctx context.Context, o GraphOptions, subject string, x, c float64, run int) (GraphCell, error) {
+	g, err := startGraph(o, subject)
+	if err != nil {
+		return GraphCell{}, err
+	}
+	defer g.stop()
+	cl := Client()
+	defer cl.CloseIdleConnections()
+	seed := uint64(run)*1000 + 43
+	mix := GraphMix(o.Critical)
+	Load{Base: g.front.base, Rate: 0.5 * c, Dur: o.Warm, Deadline: o.Deadline, MaxOpen: 15000, Next: mix, Seed: seed}.Run(ctx, cl)
+	before, err := getJSON[BackendCounts](ctx, cl, g.back.base+"/admin/counts")
+	if err != nil {
+		return GraphCell{}, err
+	}
+	cell := GraphCell{Subject: subject, X: x, Run: run, C: c}
+	cell.Res = Load{Base: g.front.base, Rate: x * c, Dur: o.Dur, Deadline: o.Deadline, MaxOpen: 15000, Next: mix, Seed: seed + 1}.Run(ctx, cl)
+	// A backend that queued every request answers this one behind them
+	// all: past the timeout, the cell is kept without its counts.
+	if after, err := getJSON[BackendCounts](ctx, cl, g.back.base+"/admin/counts"); err == nil {
+		cell.Backend = BackendCounts{Arrived: after.Arrived - before.Arrived, Admitted: after.Admitted - before.Admitted}
+		cell.Counted = true
+	}
+	cell.Front, _ = getJSON[json.RawMessage](ctx, cl, g.front.base+"/admin/stats")
+	cell.Shed, _ = getJSON[json.RawMessage](ctx, cl, g.back.base+"/admin/shed")
+	return cell, nil
+}
+
+func getJSON[T any](ctx context.Context, c *http.Client, url string) (T, error) {
+	var v T
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return v, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		return v, fmt.Errorf("overload: %s: %w", url, err)
+	}
+	return v, nil
+}
+
+// GraphReport writes the call graph's table in Markdown: one row per
+// subject and offered load, each figure the median over the runs.
+func GraphReport(w io.Writer, cells []GraphCell) {
+	type key struct {
+		subject string
+		x       float64
+	}
+	by := map[key][]GraphCell{}
+	var keys []key
+	for _, c := range cells {
+		k := key{c.Subject, c.X}
+		if by[k] == nil {
+			keys = append(keys, k)
+		}
+		by[k] = append(by[k], c)
+	}
+	med := func(cs []GraphCell, f func(GraphCell) float64) float64 {
+		var v []float64
+		for _, c := range cs {
+			if x := f(c); !math.IsNaN(x) {
+				v = append(v, x)
+			}
+		}
+		if len(v) == 0 {
+			return math.NaN()
+		}
+		return median(v)
+	}
+	fmt.Fprintf(w, "\n| protection | offered | checkout (critical) served | recommendations (sheddable) served | backend admitted ÷ C | reaching backend ÷ C | runs |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, k := range keys {
+		cs := by[k]
+		fmt.Fprintf(w, "| %s | %g × C | %.1f %% | %.1f %% | %.2f | %.2f | %d |\n", k.subject, k.x,
+			100*med(cs, func(c GraphCell) float64 { return c.Share(Checkout) }),
+			100*med(cs, func(c GraphCell) float64 { return c.Share(Recs) }),
+			med(cs, GraphCell.Admitted), med(cs, GraphCell.Arrived), len(cs))
+	}
+	for _, c := range cells {
+		if !c.Counted {
+			fmt.Fprintf(w, "\nNaN: no cell of the row had the backend's counts (it did not answer for them within 20 s of the load's end); a median is over the cells that had them.\n")
+			break
+		}
+	}
+}
+
+// Diagnosis says in one line per supplier where the frontend refused
+// calls, and what the backend's shedder saw.
+func (c GraphCell) Diagnosis() string {
+	var b strings.Builder
+	var front map[string]executor.Stats
+	if json.Unmarshal(c.Front, &front) == nil {
+		for _, name := range slices.Sorted(maps.Keys(front)) {
+			st := front[name]
+			fmt.Fprintf(&b, "  frontend %s: ok %d failed %d (timeouts %d) ignored %d; refused %+v, by priority %v; breaker opens by reason %v\n",
+				name, st.Successes, st.Failures, st.Timeouts, st.Ignored, st.Rejected, st.RejectedByPriority, st.Breaker.Transitions)
+		}
+	}
+	var sh shed.Stats
+	if json.Unmarshal(c.Shed, &sh) == nil && sh.Capacity > 0 {
+		fmt.Fprintf(&b, "  backend shedder: admitted %d, shed by priority %v, by reason %v, capacity %.0f/s, delay %v, overload %v\n",
+			sh.Admitted, sh.Shed, sh.ByReason, sh.Capacity, sh.Delay, sh.Overload)
+	}
+	return b.String()
+}

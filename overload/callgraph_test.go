@@ -1,0 +1,111 @@
+package overload
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/priority"
+)
+
+// The plumbing of the call graph over loopback, with a stub for the
+// backend's work: the frontend's route decides the priority, which
+// crosses the hop in a header the backend believes from 127.0.0.1; a
+// backend that accepts every critical call and 60 % of the sheddable
+// ones has the frontend's throttle refuse sheddable calls only.
+func TestTheCallGraphCarriesThePriorityAndThrottlesSheddableFirst(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]map[priority.Priority]int{}
+	n := 0
+	stub := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		route := strings.TrimPrefix(r.URL.Path, "/work/")
+		if seen[route] == nil {
+			seen[route] = map[priority.Priority]int{}
+		}
+		seen[route][priority.From(r.Context())]++
+		if route == Recs {
+			if n++; n%5 < 2 {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return
+			}
+		}
+	})
+	bh, releaseBack, err := Backend("fusebox", stub)
+	require.NoError(t, err)
+	defer releaseBack()
+	back := httptest.NewServer(bh)
+	defer back.Close()
+	fh, releaseFront, err := Frontend("fusebox", back.URL)
+	require.NoError(t, err)
+	defer releaseFront()
+	front := httptest.NewServer(fh)
+	defer front.Close()
+
+	c := Client()
+	defer c.CloseIdleConnections()
+	codes := map[string]map[int]int{Checkout: {}, Recs: {}}
+	// 300 calls over 1.2 s: the throttle sets its odds once a bucket of
+	// its window (250 ms), from the buckets before.
+	tick := time.NewTicker(4 * time.Millisecond)
+	defer tick.Stop()
+	for i := range 300 {
+		<-tick.C
+		route := Recs
+		if i%10 < 3 {
+			route = Checkout
+		}
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, front.URL+"/"+route, nil)
+		require.NoError(t, err)
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		codes[route][resp.StatusCode]++
+	}
+
+	mu.Lock()
+	assert.Equal(t, map[priority.Priority]int{priority.Critical: 90}, seen[Checkout], "priorities the backend saw on checkout")
+	assert.Len(t, seen[Recs], 1, "priorities the backend saw on recs: %v", seen[Recs])
+	assert.Positive(t, seen[Recs][priority.Sheddable], "sheddable calls the backend saw")
+	mu.Unlock()
+	assert.Equal(t, map[int]int{http.StatusOK: 90}, codes[Checkout], "checkout answers at the edge")
+
+	resp, err := c.Get(front.URL + "/admin/stats")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var st map[string]executor.Stats
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
+	b := st["backend"]
+	assert.Zero(t, b.RejectedByPriority[priority.Critical], "critical calls refused by the frontend")
+	assert.Positive(t, b.Rejected.Throttled, "sheddable calls throttled by the frontend")
+	assert.Equal(t, b.Rejected.Throttled, b.RejectedByPriority[priority.Sheddable], "every refusal a sheddable throttled call")
+}
+
+func TestTheCallGraphReportGivesMediansAndSaysWhatWasNotCounted(t *testing.T) {
+	cell := func(run int, good int, counted bool) GraphCell {
+		return GraphCell{Subject: "fusebox", X: 3, Run: run, C: 100, Counted: counted,
+			Backend: BackendCounts{Arrived: uint64(1000 * (run + 1)), Admitted: uint64(500 * (run + 1))},
+			Res: Result{Dur: 5 * time.Second, ByClass: map[string]*Tally{
+				Checkout: {Sent: 100, Good: good}, Recs: {Sent: 100, Good: 10},
+			}}}
+	}
+	var b strings.Builder
+	GraphReport(&b, []GraphCell{cell(0, 90, true), cell(1, 99, false), cell(2, 95, true)})
+	// The backend's medians are those of runs 0 and 2: 1 and 3 × C admitted.
+	assert.Contains(t, b.String(), "| fusebox | 3 × C | 95.0 % | 10.0 % | 2.00 | 4.00 | 3 |")
+	assert.Contains(t, b.String(), "NaN: ")
+
+	b.Reset()
+	GraphReport(&b, []GraphCell{cell(0, 90, false)})
+	assert.Contains(t, b.String(), "| fusebox | 3 × C | 90.0 % | 10.0 % | NaN | NaN | 1 |")
+}
