@@ -33,21 +33,21 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 func TestLoadExampleConfig(t *testing.T) {
 	cfg, err := config.Load(filepath.Join("..", "examples", "config.json"))
 	require.NoError(t, err)
-	def := executor.Config{Workers: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{
+	def := executor.Config{Slots: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{
 		ConsecutiveFailures: 5, FailureRate: 0.5, MinimumCalls: 20, WindowDuration: time.Minute, ResetTimeout: 5 * time.Second,
 	}}
 	payments, reports, search := def, def, def
-	payments.Workers, payments.InvocationTimeout = 4, 30*time.Second
+	payments.Slots, payments.InvocationTimeout = 4, 30*time.Second
 	payments.Breaker.ResetTimeout, payments.Breaker.MaxResetTimeout, payments.Breaker.ResetJitter = 45*time.Second, 5*time.Minute, 0.2
-	reports.Workers, reports.Queue, reports.QueueTimeout, reports.LowWater, reports.InvocationTimeout = 2, 100, 10*time.Second, 50, 20*time.Second
+	reports.Slots, reports.Queue, reports.QueueTimeout, reports.LowWater, reports.InvocationTimeout = 2, 100, 10*time.Second, 50, 20*time.Second
 	reports.Breaker.ResetTimeout = time.Minute
-	search.Workers, search.InvocationTimeout = 20, 800*time.Millisecond
+	search.Slots, search.InvocationTimeout = 20, 800*time.Millisecond
 	search.Breaker.SlowCallRate, search.Breaker.SlowCallDuration = 0.8, 500*time.Millisecond
 	search.Breaker.FailureRate = 0 // written as 0: the default's failure-rate rule is off
 	assert.Equal(t, executor.GroupConfig{
-		Default:      def,
-		Dependencies: map[string]executor.Config{"payments": payments, "reports": reports, "search": search},
-		IdleTimeout:  10 * time.Minute,
+		Default:     def,
+		Suppliers:   map[string]executor.Config{"payments": payments, "reports": reports, "search": search},
+		IdleTimeout: 10 * time.Minute,
 	}, cfg)
 
 	g := newGroup(t, cfg)
@@ -55,7 +55,7 @@ func TestLoadExampleConfig(t *testing.T) {
 		ex, err := g.Executor(name)
 		require.NoError(t, err)
 		st := ex.Stats()
-		assert.Equal(t, want[0], st.Workers, "%s: workers", name)
+		assert.Equal(t, want[0], st.Slots, "%s: workers", name)
 		assert.Equal(t, want[1], st.QueueCap, "%s: queue", name)
 	}
 }
@@ -76,7 +76,7 @@ func TestParseFields(t *testing.T) {
 		}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.GroupConfig{
-			Default: executor.Config{Workers: 3, Queue: 8, QueueTimeout: 2 * time.Second, LowWater: 2, InvocationTimeout: 1500 * time.Millisecond,
+			Default: executor.Config{Slots: 3, Queue: 8, QueueTimeout: 2 * time.Second, LowWater: 2, InvocationTimeout: 1500 * time.Millisecond,
 				Breaker: breaker.Config{
 					ConsecutiveFailures: -1, FailureRate: 0.25, SlowCallRate: 0.5, SlowCallDuration: 700 * time.Millisecond,
 					MinimumCalls: 7, WindowDuration: 30 * time.Second, WindowBuckets: 6, ResetTimeout: 4 * time.Second,
@@ -91,7 +91,7 @@ func TestParseFields(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"invocationTimeout": "10s", "breaker": {"resetTimeout": "15s"}, "stuck": {"multiple": 6, "maxAge": "4s"}},
 			"dependencies": {"a": {"stuck": {"minAge": "1s"}}}}`))
 		require.NoError(t, err)
-		assert.Equal(t, executor.StuckConfig{Multiple: 6, MinAge: time.Second, MaxAge: 4 * time.Second}, cfg.Dependencies["a"].Stuck)
+		assert.Equal(t, executor.StuckConfig{Multiple: 6, MinAge: time.Second, MaxAge: 4 * time.Second}, cfg.Suppliers["a"].Stuck)
 	})
 
 	t.Run("a count window and strict", func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestParseFields(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"shadow": true}, "dependencies": {"a": {"shadow": false}}, "maxSuppliers": 500}`))
 		require.NoError(t, err)
 		assert.True(t, cfg.Default.Shadow)
-		assert.False(t, cfg.Dependencies["a"].Shadow, "an explicit false replaces the default's")
+		assert.False(t, cfg.Suppliers["a"].Shadow, "an explicit false replaces the default's")
 		assert.Equal(t, 500, cfg.MaxSuppliers)
 	})
 
@@ -114,14 +114,14 @@ func TestParseFields(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"adaptive": {"max": 64, "min": 4}}, "dependencies": {"a": {"adaptive": {"max": 32}}}}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.AdaptiveConfig{Max: 64, Min: 4}, cfg.Default.Adaptive)
-		assert.Equal(t, executor.AdaptiveConfig{Max: 32, Min: 4}, cfg.Dependencies["a"].Adaptive, "the other fields come from the default")
+		assert.Equal(t, executor.AdaptiveConfig{Max: 32, Min: 4}, cfg.Suppliers["a"].Adaptive, "the other fields come from the default")
 	})
 
 	t.Run("a critical share per supplier", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"criticalShare": 0.25}, "dependencies": {"a": {"criticalShare": 0}}}`))
 		require.NoError(t, err)
 		assert.Equal(t, 0.25, cfg.Default.CriticalShare)
-		assert.Zero(t, cfg.Dependencies["a"].CriticalShare, "an explicit 0 replaces the default's")
+		assert.Zero(t, cfg.Suppliers["a"].CriticalShare, "an explicit 0 replaces the default's")
 	})
 
 	t.Run("a supplier takes the default's fields and replaces those it sets", func(t *testing.T) {
@@ -130,8 +130,8 @@ func TestParseFields(t *testing.T) {
 			"dependencies": {"payments": {"workers": 2, "breaker": {"resetTimeout": "45s"}}}
 		}`))
 		require.NoError(t, err)
-		assert.Equal(t, executor.Config{Workers: 2, Queue: 4, InvocationTimeout: 2 * time.Second,
-			Breaker: breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 45 * time.Second}}, cfg.Dependencies["payments"])
+		assert.Equal(t, executor.Config{Slots: 2, Queue: 4, InvocationTimeout: 2 * time.Second,
+			Breaker: breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 45 * time.Second}}, cfg.Suppliers["payments"])
 	})
 
 	t.Run("an explicit zero in a supplier means zero", func(t *testing.T) {
@@ -140,7 +140,7 @@ func TestParseFields(t *testing.T) {
 			"dependencies": {"direct": {"queue": 0, "queueTimeout": "0s", "lowWater": 0, "breaker": {"failureRate": 0}}}
 		}`))
 		require.NoError(t, err)
-		direct := cfg.Dependencies["direct"]
+		direct := cfg.Suppliers["direct"]
 		assert.Zero(t, direct.Queue, "no queue, although the default has one")
 		assert.Zero(t, direct.QueueTimeout)
 		assert.Zero(t, direct.Breaker.FailureRate, "no rate rule, although the default has one")
@@ -166,8 +166,8 @@ func TestParseFields(t *testing.T) {
 			"dependencies": {"//": "no supplier is called that", "a": {"workers": 2}, "b": null}}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.GroupConfig{
-			Default:      executor.Config{Queue: 4},
-			Dependencies: map[string]executor.Config{"a": {Workers: 2, Queue: 4}},
+			Default:   executor.Config{Queue: 4},
+			Suppliers: map[string]executor.Config{"a": {Slots: 2, Queue: 4}},
 		}, cfg)
 	})
 }
@@ -295,7 +295,7 @@ func TestGroupInsideALargerJSONDocument(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(`{"listen": ":8080", "fusebox": {"default": {"workers": 4}}}`), &file))
 	cfg, err := file.Fusebox.GroupConfig()
 	require.NoError(t, err)
-	assert.Equal(t, 4, cfg.Default.Workers)
+	assert.Equal(t, 4, cfg.Default.Slots)
 
 	err = json.Unmarshal([]byte(`{"fusebox": {"default": {"workers": 4, "workers": 5}}}`), &file)
 	assert.ErrorContains(t, err, `config: default.workers: the key "workers" appears twice`)
@@ -380,7 +380,7 @@ func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
 func TestExecutorConfig(t *testing.T) {
 	var e config.Executor
 	require.NoError(t, json.Unmarshal([]byte(`{"workers": 4, "invocationTimeout": "3s", "breaker": {"resetTimeout": "5s"}}`), &e))
-	assert.Equal(t, executor.Config{Workers: 4, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}, e.Config())
+	assert.Equal(t, executor.Config{Slots: 4, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}, e.Config())
 }
 
 func TestAThrottleSectionTurnsThrottlingOn(t *testing.T) {
@@ -391,7 +391,7 @@ func TestAThrottleSectionTurnsThrottlingOn(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Default.Throttle, "an empty section turns it on with the defaults")
 	assert.Equal(t, throttle.Config{}, *cfg.Default.Throttle)
-	s := cfg.Dependencies["search"].Throttle
+	s := cfg.Suppliers["search"].Throttle
 	require.NotNil(t, s)
 	assert.Equal(t, throttle.Config{Window: 5 * time.Second, MinRequests: 50}, *s)
 	_, err = executor.NewGroup(cfg)

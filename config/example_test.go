@@ -20,9 +20,9 @@ func ExampleParse() {
 	}
 	// What a file cannot hold is set in code.
 	cfg.OnTransition = executor.LogTransitions(slog.Default())
-	pay := cfg.Dependencies["payments"]
-	fmt.Println(cfg.Default.Workers, cfg.Default.Queue, cfg.Default.InvocationTimeout)
-	fmt.Println(pay.Workers, pay.Queue, pay.InvocationTimeout, pay.Breaker.ResetTimeout)
+	pay := cfg.Suppliers["payments"]
+	fmt.Println(cfg.Default.Slots, cfg.Default.Queue, cfg.Default.InvocationTimeout)
+	fmt.Println(pay.Slots, pay.Queue, pay.InvocationTimeout, pay.Breaker.ResetTimeout)
 
 	_, err = config.Parse([]byte(`{"dependencies": {"payments": {"workers": 4, "workers": 5, "invocationTimeout": 30}}}`))
 	fmt.Println(err)

@@ -47,8 +47,8 @@ func FuzzParse(f *testing.F) {
 		if err := again.UnmarshalJSON(out); err != nil {
 			t.Fatalf("cannot read what was written (%s): %v", out, err)
 		}
-		if len(g.Dependencies) == 0 {
-			g.Dependencies = nil // {} is written as nothing
+		if len(g.Suppliers) == 0 {
+			g.Suppliers = nil // {} is written as nothing
 		}
 		if !reflect.DeepEqual(g, again) {
 			t.Fatalf("read %q, wrote %s, read back something else", data, out)

@@ -67,9 +67,9 @@ fusebox:
 		}`))
 		require.NoError(t, err)
 		assert.Equal(t, fromJSON, fromYAML)
-		assert.Equal(t, 90*time.Second, fromYAML.Dependencies["payments"].Breaker.ResetTimeout)
-		assert.Equal(t, 20, fromYAML.Dependencies["payments"].Queue, "taken from the default")
-		assert.Zero(t, fromYAML.Dependencies["direct"].Queue)
+		assert.Equal(t, 90*time.Second, fromYAML.Suppliers["payments"].Breaker.ResetTimeout)
+		assert.Equal(t, 20, fromYAML.Suppliers["payments"].Queue, "taken from the default")
+		assert.Zero(t, fromYAML.Suppliers["direct"].Queue)
 	})
 
 	t.Run("a malformed duration is refused", func(t *testing.T) {

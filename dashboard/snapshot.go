@@ -60,7 +60,7 @@ type Supplier struct {
 	Slots       int    `json:"slots"`
 	Adaptive    bool   `json:"adaptive,omitempty"`
 	LimitReason string `json:"limit_reason,omitempty"`
-	Busy        int    `json:"busy"`
+	InUse       int    `json:"busy"`
 	Free        int    `json:"free"`
 	Queued      int    `json:"queued"`
 	QueueCap    int    `json:"queue_cap"`
@@ -169,7 +169,7 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 		Rank: rank(s, sat), Saturated: sat, Shadow: s.Shadow,
 		Since: s.Breaker.Since, InStateMS: now.Sub(s.Breaker.Since).Milliseconds(),
 		Reason: s.Breaker.Reason.String(), Kind: s.Breaker.Kind,
-		Slots: s.Workers, Adaptive: s.Adaptive, LimitReason: s.LimitReason, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
+		Slots: s.Slots, Adaptive: s.Adaptive, LimitReason: s.LimitReason, InUse: s.InUse, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
 		LatencyP50MS: ms(p50), LatencyP99MS: ms(p99),
 		Totals: Totals{
 			Successes: s.Successes, Failures: s.Failures, Ignored: s.Ignored,

@@ -30,8 +30,8 @@ const (
 // field has a documented zero value, so per-supplier settings can come
 // from a file.
 type Config struct {
-	// Workers is how many calls may run at once (the slots). 0 means 10.
-	Workers int
+	// Slots is how many calls may run at once (the slots). 0 means 10.
+	Slots int
 	// Queue is how many calls may wait for a slot. 0 means none.
 	Queue int
 	// QueueTimeout bounds the wait in the queue. 0 means InvocationTimeout.
@@ -73,7 +73,7 @@ type resolved struct {
 func (c Config) resolve(name string) (resolved, error) {
 	ck := &checker{name: name}
 	r := resolved{breaker: c.Breaker}
-	r.slots = ck.slots(c.Workers)
+	r.slots = ck.slots(c.Slots)
 	if r.adapt = c.Adaptive.resolve(r.slots, ck); r.adapt.on {
 		r.slots = r.adapt.initial // the stuck criterion starts from it; the probes must fit in Min
 	}

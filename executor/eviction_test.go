@@ -47,7 +47,7 @@ func (s *serving) leave(ex *executor.Executor) {
 // outside synctest, bounded in count and time.
 func TestEvictionNeverLetsTwoExecutorsServeOneName(t *testing.T) {
 	g := newGroup(t, executor.GroupConfig{IdleTimeout: time.Microsecond,
-		Default: executor.Config{Workers: 64}})
+		Default: executor.Config{Slots: 64}})
 	s := &serving{running: map[*executor.Executor]int{}}
 	deadline := time.Now().Add(2 * time.Second)
 	var wg sync.WaitGroup

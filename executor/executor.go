@@ -368,8 +368,8 @@ func (e *closeError) Unwrap() error { return e.err }
 type Stats struct {
 	Supplier string
 	Breaker  breaker.Stats // State, Reason, OpenUntil, Late, ...
-	Workers  int           // bulkhead slots
-	Busy     int           // slots held, overdue calls included
+	Slots    int           // bulkhead slots
+	InUse    int           // slots held, overdue calls included
 	Free     int
 	Queued   int
 	QueueCap int
@@ -407,7 +407,7 @@ func (ex *Executor) Stats() Stats {
 	s := Stats{
 		Supplier: ex.name,
 		Breaker:  ex.br.Stats(),
-		Workers:  bs.Slots, Busy: bs.InUse, Free: bs.Free, Queued: bs.Queued, QueueCap: bs.QueueCap,
+		Slots:    bs.Slots, InUse: bs.InUse, Free: bs.Free, Queued: bs.Queued, QueueCap: bs.QueueCap,
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
 	var rejected [numRejections]uint64

@@ -196,7 +196,7 @@ func (b *bridge) observeOne(o metric.Observer, st executor.Stats) {
 	o.ObserveFloat64(b.failureRate, failureRate, plain)
 	o.ObserveFloat64(b.slowRate, slowRate, plain)
 	gauge(b.windowCalls, st.Breaker.WindowCalls)
-	gauge(b.slotsBusy, st.Busy)
+	gauge(b.slotsBusy, st.InUse)
 	gauge(b.slotsFree, st.Free)
 	gauge(b.queueLength, st.Queued)
 	gauge(b.queueCapacity, st.QueueCap)

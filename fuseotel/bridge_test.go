@@ -85,7 +85,7 @@ var errBoom = errors.New("boom")
 
 func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 	cfg := executor.GroupConfig{Default: executor.Config{
-		Workers: 3, InvocationTimeout: time.Second,
+		Slots: 3, InvocationTimeout: time.Second,
 		Breaker: breaker.Config{ConsecutiveFailures: 2, ResetTimeout: time.Minute},
 	}}
 	g, reader := setup(t, cfg, fuseotel.Opts{})
@@ -130,7 +130,7 @@ func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 
 func TestTheRatesOfAWindowedBreaker(t *testing.T) {
 	cfg := executor.GroupConfig{Default: executor.Config{
-		Workers: 2, InvocationTimeout: time.Second,
+		Slots: 2, InvocationTimeout: time.Second,
 		Breaker: breaker.Config{
 			ConsecutiveFailures: -1, FailureRate: 0.9, MinimumCalls: 10, WindowSize: 20,
 			ResetTimeout: time.Minute,
@@ -154,7 +154,7 @@ func TestTheRatesOfAWindowedBreaker(t *testing.T) {
 }
 
 func TestARunningCallHoldsASlot(t *testing.T) {
-	g, reader := setup(t, executor.GroupConfig{Default: executor.Config{Workers: 2}}, fuseotel.Opts{})
+	g, reader := setup(t, executor.GroupConfig{Default: executor.Config{Slots: 2}}, fuseotel.Opts{})
 	release := make(chan struct{})
 	f, err := executor.SubmitIn(context.Background(), g, "slow", func(context.Context) (int, error) {
 		<-release

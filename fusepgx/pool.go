@@ -161,7 +161,7 @@ func (s *shared) connections() int {
 	for _, name := range s.names {
 		if ex, ok := s.group.Lookup(name); ok {
 			st := ex.Stats()
-			n += max(st.Workers, st.LimitMax)
+			n += max(st.Slots, st.LimitMax)
 		}
 	}
 	return n
@@ -211,7 +211,7 @@ func (s *shared) supplier(ctx context.Context, sql string) (string, error) {
 	}
 	if !s.allowed[name] {
 		return "", fmt.Errorf("fusepgx: supplier %q is not in Config.Suppliers (%s): %w",
-			name, strings.Join(s.names, ", "), executor.ErrUnknownDependency)
+			name, strings.Join(s.names, ", "), executor.ErrUnknownSupplier)
 	}
 	return name, nil
 }

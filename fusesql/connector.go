@@ -253,7 +253,7 @@ func (s *shared) connections() int {
 	for _, name := range s.names {
 		if ex, ok := s.group.Lookup(name); ok {
 			st := ex.Stats()
-			n += st.Workers + st.QueueCap
+			n += st.Slots + st.QueueCap
 		}
 	}
 	return n
@@ -312,7 +312,7 @@ func (s *shared) supplier(ctx context.Context, query string) (string, error) {
 	}
 	if !s.allowed[name] {
 		return "", fmt.Errorf("fusesql: supplier %q is not in Config.Suppliers (%s): %w",
-			name, strings.Join(s.names, ", "), executor.ErrUnknownDependency)
+			name, strings.Join(s.names, ", "), executor.ErrUnknownSupplier)
 	}
 	return name, nil
 }

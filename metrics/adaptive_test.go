@@ -14,8 +14,8 @@ import (
 )
 
 func TestCollectorReportsTheAdaptiveLimit(t *testing.T) {
-	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{
-		"fixed": {Workers: 4}, "adaptive": {Workers: 12, Adaptive: executor.AdaptiveConfig{Max: 64}},
+	g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{
+		"fixed": {Slots: 4}, "adaptive": {Slots: 12, Adaptive: executor.AdaptiveConfig{Max: 64}},
 	}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })

@@ -266,7 +266,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	gauge(c.failureRate, failureRate)
 	gauge(c.slowRate, slowRate)
 	gauge(c.windowCalls, float64(st.Breaker.WindowCalls))
-	gauge(c.slotsBusy, float64(st.Busy))
+	gauge(c.slotsBusy, float64(st.InUse))
 	gauge(c.slotsFree, float64(st.Free))
 	gauge(c.queueLength, float64(st.Queued))
 	gauge(c.queueCapacity, float64(st.QueueCap))
@@ -287,7 +287,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 		shadow = 1
 	}
 	gauge(c.shadow, shadow)
-	gauge(c.limit, float64(st.Workers))
+	gauge(c.limit, float64(st.Slots))
 	gauge(c.limitBaseline, st.LimitBaseline.Seconds())
 	gradient := 1.0
 	if st.Adaptive {

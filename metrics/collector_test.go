@@ -82,9 +82,9 @@ func transitions(supplier string, nonzero map[string]int) string {
 func TestCollectorReportsWhatHappened(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{
-			Default: executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}},
-			Dependencies: map[string]executor.Config{
-				"search": {Workers: 1, Queue: 2},
+			Default: executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}},
+			Suppliers: map[string]executor.Config{
+				"search": {Slots: 1, Queue: 2},
 			},
 		})
 		c := metrics.NewCollector(g, metrics.Opts{})

@@ -85,7 +85,7 @@ func main() {
 	}
 	show := func(what string) {
 		s := payments.Stats()
-		fmt.Printf("%-28s slots=%d busy=%d queued=%d breaker=%s\n", what, s.Workers, s.Busy, s.Queued, s.Breaker.State)
+		fmt.Printf("%-28s slots=%d busy=%d queued=%d breaker=%s\n", what, s.Slots, s.InUse, s.Queued, s.Breaker.State)
 	}
 	time.Sleep(300 * time.Millisecond)
 	show("2 slots:")

@@ -53,7 +53,7 @@ func TestWatch(t *testing.T) {
 		workers := func() int {
 			ex, ok := g.Lookup("payments")
 			require.True(t, ok)
-			return ex.Stats().Workers
+			return ex.Stats().Slots
 		}
 
 		time.Sleep(3 * time.Second)
