@@ -46,14 +46,14 @@ func TestAdaptiveConfig(t *testing.T) {
 	t.Run("the probes must fit in Min", func(t *testing.T) {
 		_, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 40, Min: 1}, Breaker: breaker.Config{HalfOpenProbes: 2}})
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "HalfOpenProbes (2) must not exceed Workers (1)")
+		assert.Contains(t, err.Error(), "HalfOpenProbes (2) must not exceed Slots (1)")
 	})
-	t.Run("Initial defaults to Workers within the bounds", func(t *testing.T) {
+	t.Run("Initial defaults to Slots within the bounds", func(t *testing.T) {
 		for _, c := range []struct{ workers, min, max, want int }{{0, 0, 40, 10}, {20, 0, 40, 20}, {50, 0, 40, 40}, {2, 5, 40, 5}} {
 			ex, err := New("s", Config{Slots: c.workers, Adaptive: AdaptiveConfig{Min: c.min, Max: c.max}})
 			require.NoError(t, err)
 			st := ex.Stats()
-			assert.Equal(t, c.want, st.Slots, "Workers %d in [%d, %d]", c.workers, c.min, c.max)
+			assert.Equal(t, c.want, st.Slots, "Slots %d in [%d, %d]", c.workers, c.min, c.max)
 			assert.True(t, st.Adaptive)
 			assert.Equal(t, adaptive.ReasonInitial, st.LimitReason)
 			require.NoError(t, ex.Close(context.Background()))
@@ -103,7 +103,7 @@ func TestAdaptiveExecutor(t *testing.T) {
 		assert.Equal(t, 16, ex.Stats().Slots, "kept within the new Max")
 		require.NoError(t, ex.Reconfigure(Config{Slots: 7}))
 		st = ex.Stats()
-		assert.Equal(t, 7, st.Slots, "off: Workers again")
+		assert.Equal(t, 7, st.Slots, "off: Slots again")
 		assert.False(t, st.Adaptive)
 		require.NoError(t, ex.Close(context.Background()))
 	})
@@ -246,7 +246,7 @@ func TestAdaptiveOnChangeMayUseTheExecutor(t *testing.T) {
 
 // A call that ended just before a Reconfigure turned adaptive sizing off,
 // and closes its window just after, must not put the limit back: the
-// bulkhead keeps the new Workers. The interleaving is played in order: a is
+// bulkhead keeps the new Slots. The interleaving is played in order: a is
 // the state the ending call loaded before the Reconfigure.
 func TestAdaptiveWindowAcrossReconfigureToStatic(t *testing.T) {
 	ex, err := New("s", Config{Slots: 10, Adaptive: AdaptiveConfig{Max: 100}})

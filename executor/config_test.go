@@ -20,7 +20,7 @@ func TestConfigValidation(t *testing.T) {
 		want []string // substrings; none means valid
 	}{
 		{"the zero config is valid (10 slots, 1s timeout, 5s reset)", executor.Config{}, nil},
-		{"negative slots", executor.Config{Slots: -1}, []string{"payments: Workers must be ≥ 1, or 0 for the default 10, got -1"}},
+		{"negative slots", executor.Config{Slots: -1}, []string{"payments: Slots must be ≥ 1, or 0 for the default 10, got -1"}},
 		{"a negative queue", executor.Config{Queue: -1}, []string{"Queue must be ≥ 0, got -1"}},
 		{"a negative invocation timeout", executor.Config{InvocationTimeout: -time.Second}, []string{"InvocationTimeout must be in [0, 876000h0m0s], got -1s"}},
 		{"a negative queue timeout", executor.Config{Queue: 1, QueueTimeout: -1}, []string{"QueueTimeout must be in [0, 876000h0m0s]"}},
@@ -39,19 +39,19 @@ func TestConfigValidation(t *testing.T) {
 		{"R > T + queue wait", executor.Config{Queue: 10, InvocationTimeout: time.Second, QueueTimeout: 3 * time.Second}, nil},
 		{"breaker errors come through", executor.Config{Breaker: breaker.Config{FailureRate: 2}}, []string{"breaker: FailureRate must be in (0, 1]"}},
 		{"more half-open probes than slots (issue 10.5)", executor.Config{Slots: 2, Breaker: breaker.Config{HalfOpenProbes: 3}},
-			[]string{"Breaker.HalfOpenProbes (3) must not exceed Workers (2) + Queue (0)"}},
+			[]string{"Breaker.HalfOpenProbes (3) must not exceed Slots (2) + Queue (0)"}},
 		{"more half-open probes than the default slots", executor.Config{Breaker: breaker.Config{HalfOpenProbes: 11}},
-			[]string{"Breaker.HalfOpenProbes (11) must not exceed Workers (10)"}},
+			[]string{"Breaker.HalfOpenProbes (11) must not exceed Slots (10)"}},
 		{"as many probes as slots and queue places", executor.Config{Slots: 2, Queue: 1, Breaker: breaker.Config{HalfOpenProbes: 3, ResetTimeout: 3 * time.Second}}, nil},
-		{"slots that do not fit the bulkhead's count are named as Workers", executor.Config{Slots: 1 << 31},
-			[]string{"payments: Workers must be ≤ 2147483647, got 2147483648"}},
+		{"slots that do not fit the bulkhead's count are named as Slots", executor.Config{Slots: 1 << 31},
+			[]string{"payments: Slots must be ≤ 2147483647, got 2147483648"}},
 		{"a queue that does not fit", executor.Config{Queue: 1 << 31}, []string{"payments: Queue must be ≤ 2147483647, got 2147483648"}},
 		{"executor and breaker fields are named in one error (issue 10.8)",
 			executor.Config{Slots: -1, Breaker: breaker.Config{FailureRate: 2, WindowSize: -1}},
-			[]string{"Workers must be ≥ 1", "breaker: FailureRate must be in (0, 1]", "WindowSize must be in"}},
+			[]string{"Slots must be ≥ 1", "breaker: FailureRate must be in (0, 1]", "WindowSize must be in"}},
 		{"a window without a rate rule is refused (issue 10.8)", executor.Config{Breaker: breaker.Config{WindowSize: 50}},
 			[]string{"payments: breaker: WindowSize needs a rate rule"}},
-		{"several errors at once", executor.Config{Slots: -1, Queue: -1}, []string{"Workers", "Queue must be"}},
+		{"several errors at once", executor.Config{Slots: -1, Queue: -1}, []string{"Slots", "Queue must be"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -362,7 +362,7 @@ func (e *closeError) Error() string {
 
 func (e *closeError) Unwrap() error { return e.err }
 
-// Stats is a snapshot of one supplier. Busy+Free == Workers (but while a
+// Stats is a snapshot of one supplier. InUse+Free == Slots (but while a
 // Reconfigure that shrank the bulkhead waits for calls to end); the
 // counters only grow.
 type Stats struct {
@@ -388,7 +388,7 @@ type Stats struct {
 	Durations [numOutcomes]Histogram
 	Shadow    bool       // Config.Shadow
 	Shadowed  Rejections // by reason, what Config.Shadow let through
-	// With Config.Adaptive on, Workers is the limit in force and the Limit
+	// With Config.Adaptive on, Slots is the limit in force and the Limit
 	// fields say how it got there (docs/adaptive.md).
 	Adaptive           bool
 	LimitMin, LimitMax int

@@ -18,17 +18,17 @@ import (
 
 // GroupConfig configures a Group: one executor per named supplier.
 type GroupConfig struct {
-	// Default configures every supplier without an entry in Dependencies.
+	// Default configures every supplier without an entry in Suppliers.
 	Default Config
 	// Suppliers configure the suppliers they name, instead of Default.
 	Suppliers map[string]Config
-	// IdleTimeout evicts executors idle this long (not Dependencies). 0: never.
+	// IdleTimeout evicts executors idle this long (not Suppliers). 0: never.
 	IdleTimeout time.Duration
 	// OnTransition hears every executor whose Breaker sets no OnTransition.
 	OnTransition func(breaker.Event)
 	// Runner starts the calls; nil, the recommended setting, uses go statements.
 	Runner Runner
-	// Strict refuses names Dependencies does not list (ErrUnknownDependency).
+	// Strict refuses names Suppliers does not list (ErrUnknownSupplier).
 	Strict bool
 	// MaxSuppliers caps the executors made on first use. 0 means 1,024.
 	MaxSuppliers int
@@ -72,7 +72,7 @@ type Group struct {
 func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 
 // NewGroup validates cfg (with the errors of New) and returns a group
-// holding an idle executor for each supplier cfg.Dependencies lists.
+// holding an idle executor for each supplier cfg.Suppliers lists.
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (cfg GroupConfig) validate() error {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.MaxSuppliers must be ≥ 0 (0 means %d), got %d", defaultMaxSuppliers, cfg.MaxSuppliers))
 	}
 	if cfg.Strict && len(cfg.Suppliers) == 0 {
-		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
+		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Suppliers: it refuses every name they do not list"))
 	}
 	if _, err := cfg.Default.build("default"); err != nil {
 		errs = append(errs, err)
@@ -124,7 +124,7 @@ func (cfg GroupConfig) validate() error {
 
 // Executor returns the executor of the supplier name, making it on first
 // use (see GroupConfig.MaxSuppliers). It fails after Close (ErrClosed) and
-// for a name a Strict group does not list (ErrUnknownDependency).
+// for a name a Strict group does not list (ErrUnknownSupplier).
 func (g *Group) Executor(name string) (*Executor, error) {
 	if err := g.unmade(); err != nil {
 		return nil, err

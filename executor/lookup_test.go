@@ -68,7 +68,7 @@ func TestStrictGroups(t *testing.T) {
 	})
 	t.Run("strict without suppliers is refused up front", func(t *testing.T) {
 		_, err := executor.NewGroup(executor.GroupConfig{Strict: true})
-		assert.ErrorContains(t, err, "GroupConfig.Strict needs Dependencies")
+		assert.ErrorContains(t, err, "GroupConfig.Strict needs Suppliers")
 	})
 }
 

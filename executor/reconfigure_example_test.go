@@ -29,6 +29,6 @@ func ExampleGroup_Reconfigure() {
 	fmt.Println(g.Names(), pay.Stats().Slots)
 	// Output:
 	// [payments search] 8
-	// executor: payments: Workers must be ≥ 1, or 0 for the default 10, got -1
+	// executor: payments: Slots must be ≥ 1, or 0 for the default 10, got -1
 	// [payments search] 8
 }

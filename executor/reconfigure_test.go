@@ -234,7 +234,7 @@ func TestReconfigureValidatesWhole(t *testing.T) {
 	ex := newExecutor(t, executor.Config{Slots: 5})
 	err = ex.Reconfigure(executor.Config{Slots: -1, Breaker: breaker.Config{FailureRate: 3}})
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "Workers")
+	assert.ErrorContains(t, err, "Slots")
 	assert.ErrorContains(t, err, "FailureRate")
 	assert.Equal(t, 5, ex.Stats().Slots)
 }

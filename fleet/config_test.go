@@ -52,7 +52,7 @@ func TestConfigErrors(t *testing.T) {
 			TripRate: math.NaN(), TripBurst: -1},
 			executor.GroupConfig{}, []string{"Config.TripRate must be in [0, 1e6]", "Config.TripBurst must be in [0, 1e6], got -1"}},
 		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
-			executor.GroupConfig{Default: executor.Config{Slots: -1}}, []string{"Workers"}},
+			executor.GroupConfig{Default: executor.Config{Slots: -1}}, []string{"Slots"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := fleet.New(tc.cfg, tc.g)

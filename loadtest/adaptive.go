@@ -88,8 +88,8 @@ func CapacityScenarios() []CapacityScenario {
 	return []CapacityScenario{a, b, c, d, e, f}
 }
 
-// Sizing is the bulkhead of a run: Workers fixed slots, or (Adaptive) a
-// limit from Workers within [1, 256]. Limiter replaces the executor with
+// Sizing is the bulkhead of a run: Slots fixed slots, or (Adaptive) a
+// limit from Slots within [1, 256]. Limiter replaces the executor with
 // another library's limiter (the compare module runs failsafe-go's
 // adaptivelimiter so): no breaker, so FirstOpen stays 0. Loopback sends
 // every call over HTTP on 127.0.0.1, through a fusehttp.Transport, to a

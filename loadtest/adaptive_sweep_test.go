@@ -24,7 +24,7 @@ func runCapacity(t *testing.T, s CapacityScenario, z Sizing) CapacityRun {
 	return run
 }
 
-// TestAdaptiveSweep sweeps the static Workers over each scenario and runs
+// TestAdaptiveSweep sweeps the static Slots over each scenario and runs
 // the adaptive limit beside them (make sweep-adaptive; FUSEBOX_SWEEP=1).
 // FUSEBOX_SWEEP_SIZES overrides the sizes (comma-separated).
 func TestAdaptiveSweep(t *testing.T) {

@@ -77,7 +77,7 @@ func (c BurstConfig) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("loadtest: "+format, args...)) }
 	if c.Slots < 1 {
-		bad("Workers must be ≥ 1, got %d", c.Slots)
+		bad("Slots must be ≥ 1, got %d", c.Slots)
 	}
 	if c.Duration < time.Second {
 		bad("Duration must be ≥ 1s, got %v", c.Duration)
@@ -301,7 +301,7 @@ func runBurst(ctx context.Context, cfg BurstConfig, literal bool) (BurstRun, err
 // settings lists the configuration for reports, durations as text.
 func (c BurstConfig) settings() map[string]any {
 	return map[string]any{
-		"workers": c.Slots, "rate": c.Rate, "latency_median": c.LatencyMedian.String(),
+		"slots": c.Slots, "rate": c.Rate, "latency_median": c.LatencyMedian.String(),
 		"latency_sigma": c.LatencySigma, "stall_every": c.StallEvery.String(), "stall_min": c.StallMin.String(),
 		"stall_max": c.StallMax.String(), "duration": c.Duration.String(),
 		"invocation_timeout": c.InvocationTimeout.String(), "threshold": c.Threshold,

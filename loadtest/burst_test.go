@@ -79,7 +79,7 @@ func TestBurstValidation(t *testing.T) {
 		edit func(*BurstConfig)
 		want string
 	}{
-		{"no slots", func(c *BurstConfig) { c.Slots = 0 }, "Workers"},
+		{"no slots", func(c *BurstConfig) { c.Slots = 0 }, "Slots"},
 		{"no traffic", func(c *BurstConfig) { c.Rate = 0 }, "Rate"},
 		{"a stall longer than its period", func(c *BurstConfig) { c.StallMax = time.Minute }, "stalls"},
 		{"a negative spread", func(c *BurstConfig) { c.LatencySigma = -1 }, "LatencySigma"},

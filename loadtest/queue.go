@@ -20,7 +20,7 @@ type QueueConfig struct {
 	LowWater      int     // the queue level at which a breaker opened on a full queue closes; 0 means Queue/2
 	ArrivalRate   float64 // calls per second into the queue, evenly spaced
 	ServiceRate   float64 // calls per second the supplier completes
-	SupplierSlots int     // calls the supplier runs at once (executor Workers); each takes SupplierWorkers/ServiceRate
+	SupplierSlots int     // calls the supplier runs at once (executor Slots); each takes SupplierSlots/ServiceRate
 
 	InvocationTimeout time.Duration // bound on one call once it runs
 	QueueTimeout      time.Duration // bound on the wait in the queue
@@ -71,7 +71,7 @@ func (c QueueConfig) Validate() error {
 		bad("ServiceRate must be > 0, got %v", c.ServiceRate)
 	}
 	if c.SupplierSlots < 1 {
-		bad("SupplierWorkers must be ≥ 1, got %d", c.SupplierSlots)
+		bad("SupplierSlots must be ≥ 1, got %d", c.SupplierSlots)
 	}
 	if c.Duration < time.Second {
 		bad("Duration must be ≥ 1s, got %v", c.Duration)
@@ -220,7 +220,7 @@ const (
 func (c QueueConfig) settings() map[string]any {
 	return map[string]any{
 		"queue": c.Queue, "low_water": c.lowWater(), "arrival_rate": c.ArrivalRate,
-		"service_rate": c.ServiceRate, "supplier_workers": c.SupplierSlots,
+		"service_rate": c.ServiceRate, "supplier_slots": c.SupplierSlots,
 		"invocation_timeout": c.InvocationTimeout.String(), "queue_timeout": c.QueueTimeout.String(),
 		"reset_timeout": c.ResetTimeout.String(), "duration": c.Duration.String(),
 		"transport": string(c.Transport), "speed": c.Speed,

@@ -64,7 +64,7 @@ func main() {
 	for _, name := range g.Names() {
 		if ex, ok := g.Lookup(name); ok {
 			s := ex.Stats()
-			fmt.Printf("%-8s slots=%d busy=%d state=%s\n", name, s.Slots, s.InUse, s.Breaker.State)
+			fmt.Printf("%-8s slots=%d in_use=%d state=%s\n", name, s.Slots, s.InUse, s.Breaker.State)
 		}
 	}
 }
