@@ -116,7 +116,7 @@ func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 	assert.Equal(t, 1.0, p.get(t, "fusebox.breaker.state", cat, attribute.String("state", "closed")))
 	assert.Equal(t, 1.0, p.get(t, "fusebox.breaker.transitions", pay, attribute.String("reason", "consecutive_failures")))
 	assert.Equal(t, 3.0, p.get(t, "fusebox.slots.free", cat))
-	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.busy", cat))
+	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.in_use", cat))
 	assert.Equal(t, 0.0, p.get(t, "fusebox.queue.capacity", cat))
 
 	// Every supplier has the same fixed set of series, from its first call.
@@ -163,13 +163,13 @@ func TestARunningCallHoldsASlot(t *testing.T) {
 	require.NoError(t, err)
 	// The slot is taken before Submit returns.
 	p := collect(t, reader)
-	assert.Equal(t, 1.0, p.get(t, "fusebox.slots.busy", supplier("slow")))
+	assert.Equal(t, 1.0, p.get(t, "fusebox.slots.in_use", supplier("slow")))
 	assert.Equal(t, 1.0, p.get(t, "fusebox.slots.free", supplier("slow")))
 	close(release)
 	_, err = f.Await(context.Background())
 	require.NoError(t, err)
 	p = collect(t, reader)
-	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.busy", supplier("slow")))
+	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.in_use", supplier("slow")))
 }
 
 func TestOpts(t *testing.T) {
