@@ -54,13 +54,13 @@ type Supplier struct {
 	ProbeAt   *time.Time `json:"probe_at,omitempty"`
 	ProbeInMS *int64     `json:"probe_in_ms,omitempty"`
 
-	// Slots is the bulkhead's size: Workers, or with Adaptive the limit in
+	// Slots is the bulkhead's size: Config.Slots, or with Adaptive the limit in
 	// force, which LimitReason says why it last changed (see
 	// executor.Stats.LimitReason).
 	Slots       int    `json:"slots"`
 	Adaptive    bool   `json:"adaptive,omitempty"`
 	LimitReason string `json:"limit_reason,omitempty"`
-	InUse       int    `json:"busy"`
+	InUse       int    `json:"in_use"`
 	Free        int    `json:"free"`
 	Queued      int    `json:"queued"`
 	QueueCap    int    `json:"queue_cap"`
