@@ -72,7 +72,7 @@ func TestACallThePoolRefusesEndsWithItsErrorAndIsIgnored(t *testing.T) {
 	st := ex.Stats()
 	assert.Equal(t, uint64(1), st.Ignored, "the supplier was never asked")
 	assert.Zero(t, st.Failures)
-	assert.Zero(t, st.Busy, "its slot is free again")
+	assert.Zero(t, st.InUse, "its slot is free again")
 
 	close(release)
 	v, err := first.Await(context.Background())

@@ -25,7 +25,7 @@ func BenchmarkRunner(b *testing.B) {
 		name   string
 		runner executor.Runner
 	}{{"go", nil}, {"ants", antspool.New(pool)}} {
-		g, err := executor.NewGroup(executor.GroupConfig{Runner: r.runner, Default: executor.Config{Workers: 1 << 20}})
+		g, err := executor.NewGroup(executor.GroupConfig{Runner: r.runner, Default: executor.Config{Slots: 1 << 20}})
 		if err != nil {
 			b.Fatal(err)
 		}

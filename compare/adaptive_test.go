@@ -30,7 +30,7 @@ func TestAdaptiveBesideFailsafe(t *testing.T) {
 		}
 		t.Run(s.Name, func(t *testing.T) {
 			t.Parallel()
-			fb := runCapacity(t, s, loadtest.Sizing{Workers: 20, Adaptive: true})
+			fb := runCapacity(t, s, loadtest.Sizing{Slots: 20, Adaptive: true})
 			fs := runCapacity(t, s, loadtest.Sizing{Limiter: failsafeLimiter})
 			// What any sizing can serve is bounded by the supplier's
 			// capacity: in B, 110 % of failsafe-go's goodput would be
@@ -44,7 +44,7 @@ func TestAdaptiveBesideFailsafe(t *testing.T) {
 	t.Run(sc[5].Name, func(t *testing.T) {
 		t.Parallel()
 		f := sc[5]
-		fb := runCapacity(t, f, loadtest.Sizing{Workers: 20, Adaptive: true})
+		fb := runCapacity(t, f, loadtest.Sizing{Slots: 20, Adaptive: true})
 		fs := runCapacity(t, f, loadtest.Sizing{Limiter: failsafeLimiter})
 		t.Logf("fusebox: trip %v after the onset, %d calls into the hang in 15 s; failsafe-go: no trip, %d calls into the hang (limit %d at the onset)",
 			fb.FirstOpen-f.HangAt, fb.HungAll, fs.HungAll, fs.LimitAtHang)

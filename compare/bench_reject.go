@@ -35,7 +35,7 @@ func openFusebox() *breaker.Breaker {
 
 func openFuseboxExecutor() *executor.Executor {
 	ex, err := executor.New("reject", executor.Config{
-		Workers: hour.Slots, InvocationTimeout: hour.Timeout,
+		Slots: hour.Slots, InvocationTimeout: hour.Timeout,
 		Breaker: breaker.Config{ConsecutiveFailures: hour.Failures, ResetTimeout: hour.Reset},
 	})
 	if err != nil {

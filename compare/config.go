@@ -39,7 +39,7 @@ func millis(d time.Duration) int {
 // settings, and the places where a library cannot express one of them.
 func Describe(s Settings) []string {
 	return []string{
-		fmt.Sprintf("fusebox: executor.Config{Workers: %d, Queue: 0, InvocationTimeout: %v, Breaker: {ConsecutiveFailures: %d, ResetTimeout: %v, HalfOpenProbes: 1}}; fusebox-breaker is breaker.New with the same Breaker config, the call getting a context with a %v deadline.",
+		fmt.Sprintf("fusebox: executor.Config{Slots: %d, Queue: 0, InvocationTimeout: %v, Breaker: {ConsecutiveFailures: %d, ResetTimeout: %v, HalfOpenProbes: 1}}; fusebox-breaker is breaker.New with the same Breaker config, the call getting a context with a %v deadline.",
 			s.Slots, s.Timeout, s.Failures, s.Reset, s.Timeout),
 		fmt.Sprintf("gobreaker v2: Settings{MaxRequests: 1, Timeout: %v, ReadyToTrip: ConsecutiveFailures >= %d}, Execute (gobreaker-twostep: TwoStepCircuitBreaker.Allow); no bulkhead and no call timeout: the call gets a context with a %v deadline.",
 			s.Reset, s.Failures, s.Timeout),

@@ -76,7 +76,7 @@ func FootLibs() []FootLib {
 	s.Slots = 10
 	ctx := context.Background()
 	fbConfig := executor.Config{
-		Workers: s.Slots, InvocationTimeout: s.Timeout,
+		Slots: s.Slots, InvocationTimeout: s.Timeout,
 		Breaker: breaker.Config{ConsecutiveFailures: s.Failures, ResetTimeout: s.Reset},
 	}
 	var group *executor.Group

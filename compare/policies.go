@@ -66,7 +66,7 @@ var errPolicySupplier = errors.New("compare: supplier failed")
 // here; the bulkhead large enough not to refuse.
 func policyExecutor() (*executor.Executor, error) {
 	return executor.New("supplier", executor.Config{
-		Workers: 1000, InvocationTimeout: 2 * time.Second,
+		Slots: 1000, InvocationTimeout: 2 * time.Second,
 		Breaker: breaker.Config{ConsecutiveFailures: 1 << 20, ResetTimeout: 5 * time.Second},
 	})
 }

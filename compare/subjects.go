@@ -103,7 +103,7 @@ type fuseboxSubject struct{ ex *executor.Executor }
 
 func newFusebox(s Settings) (Subject, error) {
 	ex, err := executor.New("compare", executor.Config{
-		Workers:           s.Slots,
+		Slots:             s.Slots,
 		InvocationTimeout: s.Timeout,
 		Breaker:           breaker.Config{ConsecutiveFailures: s.Failures, ResetTimeout: s.Reset},
 	})
@@ -147,7 +147,7 @@ func newFuseboxAnts(s Settings) (Subject, error) {
 		return nil, err
 	}
 	g, err := executor.NewGroup(executor.GroupConfig{Runner: antspool.New(pool), Default: executor.Config{
-		Workers:           s.Slots,
+		Slots:             s.Slots,
 		InvocationTimeout: s.Timeout,
 		Breaker:           breaker.Config{ConsecutiveFailures: s.Failures, ResetTimeout: s.Reset},
 	}})

@@ -12,19 +12,19 @@ import (
 // Group is an executor.GroupConfig as a file writes it. Every field is
 // optional: a field left out (or null) is not set.
 type Group struct {
-	// Default configures every supplier that Dependencies does not list.
+	// Default configures every supplier that Suppliers does not list.
 	// The fields it leaves out have the defaults of executor.Config.
 	Default Executor `json:"default" yaml:"default"`
-	// Dependencies configure the suppliers they name. An entry writes
+	// Suppliers configure the suppliers they name. An entry writes
 	// only what differs from Default: each field it sets replaces
 	// Default's, an explicit zero included ("queue": 0 means no queue even
 	// when Default has one), and each field it leaves out is Default's.
-	Dependencies map[string]Executor `json:"dependencies,omitempty" yaml:"dependencies,omitempty"`
+	Suppliers map[string]Executor `json:"suppliers,omitempty" yaml:"suppliers,omitempty"`
 	// IdleTimeout is executor.GroupConfig.IdleTimeout: evict an executor
 	// that saw no call for this long. Left out: never.
 	IdleTimeout *Duration `json:"idleTimeout,omitempty" yaml:"idleTimeout,omitempty"`
 	// Strict is executor.GroupConfig.Strict: refuse names that
-	// Dependencies does not list. Left out: false.
+	// Suppliers does not list. Left out: false.
 	Strict *bool `json:"strict,omitempty" yaml:"strict,omitempty"`
 	// MaxSuppliers is executor.GroupConfig.MaxSuppliers: the executors
 	// made on first use, at most. Left out: 10,000.
@@ -35,8 +35,8 @@ type Group struct {
 // executor.Config field of the same name; what a field left out means
 // depends on where the Executor is (see Group).
 type Executor struct {
-	// Workers is executor.Config.Workers: calls that may run at once.
-	Workers *int `json:"workers,omitempty" yaml:"workers,omitempty"`
+	// Slots is executor.Config.Slots: calls that may run at once.
+	Slots *int `json:"slots,omitempty" yaml:"slots,omitempty"`
 	// Queue is executor.Config.Queue: calls that may wait for a slot.
 	Queue *int `json:"queue,omitempty" yaml:"queue,omitempty"`
 	// QueueTimeout is executor.Config.QueueTimeout.
@@ -157,12 +157,12 @@ func (d *Duration) UnmarshalText(text []byte) error {
 // the result before executor.NewGroup.
 func (g Group) GroupConfig() (executor.GroupConfig, error) {
 	cfg := executor.GroupConfig{Default: g.Default.Config()}
-	if g.Dependencies != nil {
-		cfg.Dependencies = make(map[string]executor.Config, len(g.Dependencies))
-		for name, d := range g.Dependencies {
+	if g.Suppliers != nil {
+		cfg.Suppliers = make(map[string]executor.Config, len(g.Suppliers))
+		for name, d := range g.Suppliers {
 			c := cfg.Default
 			d.applyTo(&c)
-			cfg.Dependencies[name] = c
+			cfg.Suppliers[name] = c
 		}
 	}
 	if g.IdleTimeout != nil {

@@ -33,21 +33,21 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 func TestLoadExampleConfig(t *testing.T) {
 	cfg, err := config.Load(filepath.Join("..", "examples", "config.json"))
 	require.NoError(t, err)
-	def := executor.Config{Workers: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{
+	def := executor.Config{Slots: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{
 		ConsecutiveFailures: 5, FailureRate: 0.5, MinimumCalls: 20, WindowDuration: time.Minute, ResetTimeout: 5 * time.Second,
 	}}
 	payments, reports, search := def, def, def
-	payments.Workers, payments.InvocationTimeout = 4, 30*time.Second
+	payments.Slots, payments.InvocationTimeout = 4, 30*time.Second
 	payments.Breaker.ResetTimeout, payments.Breaker.MaxResetTimeout, payments.Breaker.ResetJitter = 45*time.Second, 5*time.Minute, 0.2
-	reports.Workers, reports.Queue, reports.QueueTimeout, reports.LowWater, reports.InvocationTimeout = 2, 100, 10*time.Second, 50, 20*time.Second
+	reports.Slots, reports.Queue, reports.QueueTimeout, reports.LowWater, reports.InvocationTimeout = 2, 100, 10*time.Second, 50, 20*time.Second
 	reports.Breaker.ResetTimeout = time.Minute
-	search.Workers, search.InvocationTimeout = 20, 800*time.Millisecond
+	search.Slots, search.InvocationTimeout = 20, 800*time.Millisecond
 	search.Breaker.SlowCallRate, search.Breaker.SlowCallDuration = 0.8, 500*time.Millisecond
 	search.Breaker.FailureRate = 0 // written as 0: the default's failure-rate rule is off
 	assert.Equal(t, executor.GroupConfig{
-		Default:      def,
-		Dependencies: map[string]executor.Config{"payments": payments, "reports": reports, "search": search},
-		IdleTimeout:  10 * time.Minute,
+		Default:     def,
+		Suppliers:   map[string]executor.Config{"payments": payments, "reports": reports, "search": search},
+		IdleTimeout: 10 * time.Minute,
 	}, cfg)
 
 	g := newGroup(t, cfg)
@@ -55,7 +55,7 @@ func TestLoadExampleConfig(t *testing.T) {
 		ex, err := g.Executor(name)
 		require.NoError(t, err)
 		st := ex.Stats()
-		assert.Equal(t, want[0], st.Workers, "%s: workers", name)
+		assert.Equal(t, want[0], st.Slots, "%s: slots", name)
 		assert.Equal(t, want[1], st.QueueCap, "%s: queue", name)
 	}
 }
@@ -64,7 +64,7 @@ func TestParseFields(t *testing.T) {
 	t.Run("every field reaches its Go field", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{
 			"default": {
-				"workers": 3, "queue": 8, "queueTimeout": "2s", "lowWater": 2, "invocationTimeout": "1.5s",
+				"slots": 3, "queue": 8, "queueTimeout": "2s", "lowWater": 2, "invocationTimeout": "1.5s",
 				"breaker": {
 					"consecutiveFailures": -1, "failureRate": 0.25, "slowCallRate": 0.5, "slowCallDuration": "700ms",
 					"minimumCalls": 7, "windowDuration": "30s", "windowBuckets": 6, "resetTimeout": "4s",
@@ -76,7 +76,7 @@ func TestParseFields(t *testing.T) {
 		}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.GroupConfig{
-			Default: executor.Config{Workers: 3, Queue: 8, QueueTimeout: 2 * time.Second, LowWater: 2, InvocationTimeout: 1500 * time.Millisecond,
+			Default: executor.Config{Slots: 3, Queue: 8, QueueTimeout: 2 * time.Second, LowWater: 2, InvocationTimeout: 1500 * time.Millisecond,
 				Breaker: breaker.Config{
 					ConsecutiveFailures: -1, FailureRate: 0.25, SlowCallRate: 0.5, SlowCallDuration: 700 * time.Millisecond,
 					MinimumCalls: 7, WindowDuration: 30 * time.Second, WindowBuckets: 6, ResetTimeout: 4 * time.Second,
@@ -89,58 +89,58 @@ func TestParseFields(t *testing.T) {
 
 	t.Run("a supplier's stuck settings replace the default's one by one", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"invocationTimeout": "10s", "breaker": {"resetTimeout": "15s"}, "stuck": {"multiple": 6, "maxAge": "4s"}},
-			"dependencies": {"a": {"stuck": {"minAge": "1s"}}}}`))
+			"suppliers": {"a": {"stuck": {"minAge": "1s"}}}}`))
 		require.NoError(t, err)
-		assert.Equal(t, executor.StuckConfig{Multiple: 6, MinAge: time.Second, MaxAge: 4 * time.Second}, cfg.Dependencies["a"].Stuck)
+		assert.Equal(t, executor.StuckConfig{Multiple: 6, MinAge: time.Second, MaxAge: 4 * time.Second}, cfg.Suppliers["a"].Stuck)
 	})
 
 	t.Run("a count window and strict", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{"default": {"breaker": {"failureRate": 0.5, "windowSize": 40}},
-			"dependencies": {"a": {}}, "strict": true}`))
+			"suppliers": {"a": {}}, "strict": true}`))
 		require.NoError(t, err)
 		assert.Equal(t, 40, cfg.Default.Breaker.WindowSize)
 		assert.True(t, cfg.Strict)
 	})
 
 	t.Run("shadow mode per supplier, and the cap on suppliers", func(t *testing.T) {
-		cfg, err := config.Parse([]byte(`{"default": {"shadow": true}, "dependencies": {"a": {"shadow": false}}, "maxSuppliers": 500}`))
+		cfg, err := config.Parse([]byte(`{"default": {"shadow": true}, "suppliers": {"a": {"shadow": false}}, "maxSuppliers": 500}`))
 		require.NoError(t, err)
 		assert.True(t, cfg.Default.Shadow)
-		assert.False(t, cfg.Dependencies["a"].Shadow, "an explicit false replaces the default's")
+		assert.False(t, cfg.Suppliers["a"].Shadow, "an explicit false replaces the default's")
 		assert.Equal(t, 500, cfg.MaxSuppliers)
 	})
 
 	t.Run("an adaptive limit per supplier", func(t *testing.T) {
-		cfg, err := config.Parse([]byte(`{"default": {"adaptive": {"max": 64, "min": 4}}, "dependencies": {"a": {"adaptive": {"max": 32}}}}`))
+		cfg, err := config.Parse([]byte(`{"default": {"adaptive": {"max": 64, "min": 4}}, "suppliers": {"a": {"adaptive": {"max": 32}}}}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.AdaptiveConfig{Max: 64, Min: 4}, cfg.Default.Adaptive)
-		assert.Equal(t, executor.AdaptiveConfig{Max: 32, Min: 4}, cfg.Dependencies["a"].Adaptive, "the other fields come from the default")
+		assert.Equal(t, executor.AdaptiveConfig{Max: 32, Min: 4}, cfg.Suppliers["a"].Adaptive, "the other fields come from the default")
 	})
 
 	t.Run("a critical share per supplier", func(t *testing.T) {
-		cfg, err := config.Parse([]byte(`{"default": {"criticalShare": 0.25}, "dependencies": {"a": {"criticalShare": 0}}}`))
+		cfg, err := config.Parse([]byte(`{"default": {"criticalShare": 0.25}, "suppliers": {"a": {"criticalShare": 0}}}`))
 		require.NoError(t, err)
 		assert.Equal(t, 0.25, cfg.Default.CriticalShare)
-		assert.Zero(t, cfg.Dependencies["a"].CriticalShare, "an explicit 0 replaces the default's")
+		assert.Zero(t, cfg.Suppliers["a"].CriticalShare, "an explicit 0 replaces the default's")
 	})
 
 	t.Run("a supplier takes the default's fields and replaces those it sets", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{
-			"default": {"workers": 8, "queue": 4, "invocationTimeout": "2s", "breaker": {"consecutiveFailures": 3, "resetTimeout": "10s"}},
-			"dependencies": {"payments": {"workers": 2, "breaker": {"resetTimeout": "45s"}}}
+			"default": {"slots": 8, "queue": 4, "invocationTimeout": "2s", "breaker": {"consecutiveFailures": 3, "resetTimeout": "10s"}},
+			"suppliers": {"payments": {"slots": 2, "breaker": {"resetTimeout": "45s"}}}
 		}`))
 		require.NoError(t, err)
-		assert.Equal(t, executor.Config{Workers: 2, Queue: 4, InvocationTimeout: 2 * time.Second,
-			Breaker: breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 45 * time.Second}}, cfg.Dependencies["payments"])
+		assert.Equal(t, executor.Config{Slots: 2, Queue: 4, InvocationTimeout: 2 * time.Second,
+			Breaker: breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 45 * time.Second}}, cfg.Suppliers["payments"])
 	})
 
 	t.Run("an explicit zero in a supplier means zero", func(t *testing.T) {
 		cfg, err := config.Parse([]byte(`{
 			"default": {"queue": 100, "queueTimeout": "1s", "lowWater": 10, "breaker": {"consecutiveFailures": 3, "failureRate": 0.5}},
-			"dependencies": {"direct": {"queue": 0, "queueTimeout": "0s", "lowWater": 0, "breaker": {"failureRate": 0}}}
+			"suppliers": {"direct": {"queue": 0, "queueTimeout": "0s", "lowWater": 0, "breaker": {"failureRate": 0}}}
 		}`))
 		require.NoError(t, err)
-		direct := cfg.Dependencies["direct"]
+		direct := cfg.Suppliers["direct"]
 		assert.Zero(t, direct.Queue, "no queue, although the default has one")
 		assert.Zero(t, direct.QueueTimeout)
 		assert.Zero(t, direct.Breaker.FailureRate, "no rate rule, although the default has one")
@@ -162,12 +162,12 @@ func TestParseFields(t *testing.T) {
 	})
 
 	t.Run("null and comments count as absent", func(t *testing.T) {
-		cfg, err := config.Parse([]byte(`{"//": "top", "default": {"//why": "x", "workers": null, "queue": 4},
-			"dependencies": {"//": "no supplier is called that", "a": {"workers": 2}, "b": null}}`))
+		cfg, err := config.Parse([]byte(`{"//": "top", "default": {"//why": "x", "slots": null, "queue": 4},
+			"suppliers": {"//": "no supplier is called that", "a": {"slots": 2}, "b": null}}`))
 		require.NoError(t, err)
 		assert.Equal(t, executor.GroupConfig{
-			Default:      executor.Config{Queue: 4},
-			Dependencies: map[string]executor.Config{"a": {Workers: 2, Queue: 4}},
+			Default:   executor.Config{Queue: 4},
+			Suppliers: map[string]executor.Config{"a": {Slots: 2, Queue: 4}},
 		}, cfg)
 	})
 }
@@ -182,66 +182,74 @@ func TestParseErrors(t *testing.T) {
 		json string
 		want []string
 	}{
-		{"a malformed duration names its field", `{"dependencies": {"payments": {"invocationTimeout": "30 s"}}}`,
-			[]string{`config: dependencies.payments.invocationTimeout: want a duration such as "250ms", "30s" or "1m30s", got "30 s"`}},
+		{"a malformed duration names its field", `{"suppliers": {"payments": {"invocationTimeout": "30 s"}}}`,
+			[]string{`config: suppliers.payments.invocationTimeout: want a duration such as "250ms", "30s" or "1m30s", got "30 s"`}},
 		{"a duration must be a string", `{"default": {"invocationTimeout": 30}}`,
 			[]string{`config: default.invocationTimeout: want a duration string such as "30s", got 30`}},
-		{"an unknown field lists the known ones", `{"default": {"workerz": 3}}`,
-			[]string{"config: default.workerz: unknown field (known: workers, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow, criticalShare, adaptive, throttle)"}},
-		{"names are matched exactly", `{"default": {"Workers": 3}}`,
-			[]string{`config: default.Workers: unknown field (did you mean "workers"?)`}},
+		{"an unknown field lists the known ones", `{"default": {"slotz": 3}}`,
+			[]string{"config: default.slotz: unknown field (known: slots, queue, queueTimeout, lowWater, invocationTimeout, breaker, stuck, shadow, criticalShare, adaptive, throttle)"}},
+		{"names are matched exactly", `{"default": {"Slots": 3}}`,
+			[]string{`config: default.Slots: unknown field (did you mean "slots"?)`}},
+		{"the old key workers names its new name", `{"default": {"workers": 4}}`,
+			[]string{`config: default.workers: renamed: write "slots" instead`}},
+		{"the old key workers is refused in a supplier too", `{"suppliers": {"payments": {"workers": 4}}}`,
+			[]string{`config: suppliers.payments.workers: renamed: write "slots" instead`}},
+		{"the old key dependencies names its new name", `{"dependencies": {"payments": {"slots": 4}}}`,
+			[]string{`config: dependencies: renamed: write "suppliers" instead`}},
+		{"an old key is renamed only where the new one belongs", `{"default": {"dependencies": {}}}`,
+			[]string{"config: default.dependencies: unknown field (known: slots,"}},
 		{"a func cannot come from a file", `{"default": {"breaker": {"classify": "5xx"}}}`,
 			[]string{"config: default.breaker.classify: cannot come from a file: Breaker.Classify is a func"}},
 		{"error kinds cannot come from a file", `{"default": {"breaker": {"errorKinds": []}}}`,
 			[]string{"config: default.breaker.errorKinds: cannot come from a file"}},
-		{"a count must be an integer", `{"default": {"workers": "ten"}}`,
-			[]string{`config: default.workers: want an integer, got the string "ten"`}},
-		{"a fraction is not an integer", `{"default": {"workers": 2.5}}`, []string{"config: default.workers: want an integer, got 2.5"}},
-		{"a huge count is out of range", `{"default": {"workers": 1e400}}`,
-			[]string{"config: default.workers: want an integer, got 1e400, which is out of range"}},
-		{"a count just past int64 is out of range", `{"default": {"workers": 9223372036854775808}}`,
-			[]string{"config: default.workers: want an integer, got 9223372036854775808, which is out of range"}},
-		{"a whole count written with an exponent or a fraction is not out of range", `{"default": {"workers": 1e3, "queue": 4.0}}`,
-			[]string{"config: default.workers: want an integer, got 1e3, which must be written as a whole number: 1000",
+		{"a count must be an integer", `{"default": {"slots": "ten"}}`,
+			[]string{`config: default.slots: want an integer, got the string "ten"`}},
+		{"a fraction is not an integer", `{"default": {"slots": 2.5}}`, []string{"config: default.slots: want an integer, got 2.5"}},
+		{"a huge count is out of range", `{"default": {"slots": 1e400}}`,
+			[]string{"config: default.slots: want an integer, got 1e400, which is out of range"}},
+		{"a count just past int64 is out of range", `{"default": {"slots": 9223372036854775808}}`,
+			[]string{"config: default.slots: want an integer, got 9223372036854775808, which is out of range"}},
+		{"a whole count written with an exponent or a fraction is not out of range", `{"default": {"slots": 1e3, "queue": 4.0}}`,
+			[]string{"config: default.slots: want an integer, got 1e3, which must be written as a whole number: 1000",
 				"config: default.queue: want an integer, got 4.0, which must be written as a whole number: 4"}},
-		{"whole or not, exactly as written", `{"default": {"lowWater": 1e-400, "workers": 4.0000000000000000001, "queue": 9223372036854775807.0}}`,
-			[]string{"config: default.workers: want an integer, got 4.0000000000000000001\n",
+		{"whole or not, exactly as written", `{"default": {"lowWater": 1e-400, "slots": 4.0000000000000000001, "queue": 9223372036854775807.0}}`,
+			[]string{"config: default.slots: want an integer, got 4.0000000000000000001\n",
 				"config: default.queue: want an integer, got 9223372036854775807.0, which must be written as a whole number: 9223372036854775807",
 				"config: default.lowWater: want an integer, got 1e-400\n"}},
-		{"a number too long to be a setting", `{"dependencies": {"payments": {"breaker": {"failureRate": 0.` + strings.Repeat("5", 100) + `}}}}`,
-			[]string{"config: dependencies.payments.breaker.failureRate: want a number, got a number 102 characters long (at most 100)"}},
+		{"a number too long to be a setting", `{"suppliers": {"payments": {"breaker": {"failureRate": 0.` + strings.Repeat("5", 100) + `}}}}`,
+			[]string{"config: suppliers.payments.breaker.failureRate: want a number, got a number 102 characters long (at most 100)"}},
 		{"a huge rate is out of range, in the user's words", `{"default": {"breaker": {"failureRate": 1e400}}}`,
 			[]string{"config: default.breaker.failureRate: want a number, got 1e400, which is out of range"}},
 		{"a rate must be a number", `{"default": {"breaker": {"failureRate": "half"}}}`,
 			[]string{`config: default.breaker.failureRate: want a number, got the string "half"`}},
 		{"strict is true or false", `{"strict": "yes"}`, []string{`config: strict: want true or false, got the string "yes"`}},
-		{"a duplicate key is refused, naming it", `{"default": {"workers": 3, "workers": 4}}`,
-			[]string{`config: default.workers: the key "workers" appears twice in this object`}},
-		{"a duplicate supplier is refused, naming it", `{"dependencies": {"payments": {}, "payments": {"workers": 1}}}`,
-			[]string{`config: dependencies.payments: the key "payments" appears twice in this object`}},
-		{"an object must be an object", `{"dependencies": []}`, []string{"config: dependencies: want an object, got an array"}},
+		{"a duplicate key is refused, naming it", `{"default": {"slots": 3, "slots": 4}}`,
+			[]string{`config: default.slots: the key "slots" appears twice in this object`}},
+		{"a duplicate supplier is refused, naming it", `{"suppliers": {"payments": {}, "payments": {"slots": 1}}}`,
+			[]string{`config: suppliers.payments: the key "payments" appears twice in this object`}},
+		{"an object must be an object", `{"suppliers": []}`, []string{"config: suppliers: want an object, got an array"}},
 		{"a number is not an object", `{"default": {"breaker": 5}}`, []string{"config: default.breaker: want an object, got 5"}},
-		{"an object is not a number", `{"default": {"workers": {"n": 3}}, "idleTimeout": [1]}`,
-			[]string{"config: default.workers: want an integer, got an object", `config: idleTimeout: want a duration string such as "30s", got an array`}},
+		{"an object is not a number", `{"default": {"slots": {"n": 3}}, "idleTimeout": [1]}`,
+			[]string{"config: default.slots: want an integer, got an object", `config: idleTimeout: want a duration string such as "30s", got an array`}},
 		{"the document must be an object", `[1]`, []string{"config: top level: want an object, got an array"}},
-		{"a host name key is quoted in the path", `{"dependencies": {"api.example.com:443": {"timeout": "1s"}}}`,
-			[]string{`config: dependencies["api.example.com:443"].timeout: unknown field`}},
+		{"a host name key is quoted in the path", `{"suppliers": {"api.example.com:443": {"timeout": "1s"}}}`,
+			[]string{`config: suppliers["api.example.com:443"].timeout: unknown field`}},
 		{"every problem is reported at once", `{"idleTimeout": "soon", "default": {"queue": true}}`,
 			[]string{`config: idleTimeout: want a duration such as "250ms", "30s" or "1m30s", got "soon"`, "config: default.queue: want an integer, got true"}},
-		{"a syntax error has its line and column", "{\n  \"default\": {\"workers\": 3,}\n}",
-			[]string{"config: line 2, column 28: invalid character '}'"}},
+		{"a syntax error has its line and column", "{\n  \"default\": {\"slots\": 3,}\n}",
+			[]string{"config: line 2, column 26: invalid character '}'"}},
 		{"a syntax error inside a comment has its line and column", "{\n \"//\": [1,}\n}",
 			[]string{"config: line 2, column 11: invalid character '}' looking for beginning of value"}},
 		{"an empty document", "", []string{"config: empty document"}},
-		{"a truncated document", `{"default": {"workers": 3`, []string{"config: unexpected end of the document"}},
+		{"a truncated document", `{"default": {"slots": 3`, []string{"config: unexpected end of the document"}},
 		{"data after the object", `{} {}`, []string{"config: unexpected data after the top-level object"}},
 		{"a stray brace after the object", `{} }`, []string{"config: unexpected data after the top-level object"}},
-		{"a syntax error on the first line", `{"default": {"workers": 3 "queue": 1}}`, []string{"config: line 1, column 27: invalid character '\"' after object key:value pair"}},
+		{"a syntax error on the first line", `{"default": {"slots": 3 "queue": 1}}`, []string{"config: line 1, column 25: invalid character '\"' after object key:value pair"}},
 		{"null is not a configuration", `null`, []string{"config: top level: want an object, got null"}},
 		{"validation: the errors of New", `{"default": {"invocationTimeout": "5s"}}`, []string{"config: " + errNew.Error()}},
-		{"validation: a supplier's error names it", `{"dependencies": {"reports": {"queue": 10, "lowWater": 10}}}`,
+		{"validation: a supplier's error names it", `{"suppliers": {"reports": {"queue": 10, "lowWater": 10}}}`,
 			[]string{"executor: reports: LowWater (10) must be below Queue (10)"}},
-		{"validation: breaker rules are checked too, by supplier", `{"dependencies": {"search": {"breaker": {"failureRate": 2}}}}`,
+		{"validation: breaker rules are checked too, by supplier", `{"suppliers": {"search": {"breaker": {"failureRate": 2}}}}`,
 			[]string{"executor: search: breaker: FailureRate must be in (0, 1]"}},
 		{"validation: a default breaker rule", `{"default": {"breaker": {"resetJitter": 3}}}`,
 			[]string{"executor: default: breaker: ResetJitter"}},
@@ -264,10 +272,10 @@ func TestParseErrors(t *testing.T) {
 // read: deciding whether a million-digit mantissa is whole took seconds.
 // The error names the field, and does not repeat the number.
 func TestALongNumberIsRefusedUnread(t *testing.T) {
-	_, err := config.Parse([]byte(`{"default": {"workers": 1.` + strings.Repeat("0", 1_000_000) + `1}}`))
+	_, err := config.Parse([]byte(`{"default": {"slots": 1.` + strings.Repeat("0", 1_000_000) + `1}}`))
 	require.Error(t, err)
 	require.Less(t, len(err.Error()), 200, "the error does not repeat the number")
-	require.EqualError(t, err, "config: default.workers: want an integer, got a number 1000003 characters long (at most 100)")
+	require.EqualError(t, err, "config: default.slots: want an integer, got a number 1000003 characters long (at most 100)")
 }
 
 func TestLoad(t *testing.T) {
@@ -278,10 +286,10 @@ func TestLoad(t *testing.T) {
 
 	t.Run("errors start with the file's path", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "fusebox.json")
-		require.NoError(t, os.WriteFile(path, []byte(`{"default": {"workers": -1}}`), 0o600))
+		require.NoError(t, os.WriteFile(path, []byte(`{"default": {"slots": -1}}`), 0o600))
 		_, err := config.Load(path)
 		require.Error(t, err)
-		assert.Regexp(t, `^.*fusebox\.json: config: executor: default: Workers must be ≥ 1`, err.Error())
+		assert.Regexp(t, `^.*fusebox\.json: config: executor: default: Slots must be ≥ 1`, err.Error())
 	})
 }
 
@@ -292,19 +300,19 @@ func TestGroupInsideALargerJSONDocument(t *testing.T) {
 		Listen  string       `json:"listen"`
 		Fusebox config.Group `json:"fusebox"`
 	}
-	require.NoError(t, json.Unmarshal([]byte(`{"listen": ":8080", "fusebox": {"default": {"workers": 4}}}`), &file))
+	require.NoError(t, json.Unmarshal([]byte(`{"listen": ":8080", "fusebox": {"default": {"slots": 4}}}`), &file))
 	cfg, err := file.Fusebox.GroupConfig()
 	require.NoError(t, err)
-	assert.Equal(t, 4, cfg.Default.Workers)
+	assert.Equal(t, 4, cfg.Default.Slots)
 
-	err = json.Unmarshal([]byte(`{"fusebox": {"default": {"workers": 4, "workers": 5}}}`), &file)
-	assert.ErrorContains(t, err, `config: default.workers: the key "workers" appears twice`)
+	err = json.Unmarshal([]byte(`{"fusebox": {"default": {"slots": 4, "slots": 5}}}`), &file)
+	assert.ErrorContains(t, err, `config: default.slots: the key "slots" appears twice`)
 }
 
 // Writing a Group gives the file back: durations as text, left-out fields
 // left out.
 func TestMarshalGroup(t *testing.T) {
-	in := `{"default":{"workers":4,"invocationTimeout":"1m30s","breaker":{"resetTimeout":"2m0s"}},"dependencies":{"a":{"queue":0,"breaker":{}}}}`
+	in := `{"default":{"slots":4,"invocationTimeout":"1m30s","breaker":{"resetTimeout":"2m0s"}},"suppliers":{"a":{"queue":0,"breaker":{}}}}`
 	var g config.Group
 	require.NoError(t, json.Unmarshal([]byte(in), &g))
 	out, err := json.Marshal(g)
@@ -363,7 +371,7 @@ func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
 		}
 	}
 	// And the group's data fields.
-	for _, name := range []string{"Default", "Dependencies", "IdleTimeout", "Strict", "MaxSuppliers"} {
+	for _, name := range []string{"Default", "Suppliers", "IdleTimeout", "Strict", "MaxSuppliers"} {
 		_, ok := reflect.TypeFor[config.Group]().FieldByName(name)
 		assert.True(t, ok, name)
 	}
@@ -379,25 +387,25 @@ func TestTheFileTypesMirrorTheGoTypes(t *testing.T) {
 
 func TestExecutorConfig(t *testing.T) {
 	var e config.Executor
-	require.NoError(t, json.Unmarshal([]byte(`{"workers": 4, "invocationTimeout": "3s", "breaker": {"resetTimeout": "5s"}}`), &e))
-	assert.Equal(t, executor.Config{Workers: 4, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}, e.Config())
+	require.NoError(t, json.Unmarshal([]byte(`{"slots": 4, "invocationTimeout": "3s", "breaker": {"resetTimeout": "5s"}}`), &e))
+	assert.Equal(t, executor.Config{Slots: 4, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}, e.Config())
 }
 
 func TestAThrottleSectionTurnsThrottlingOn(t *testing.T) {
 	cfg, err := config.Parse([]byte(`{
 		"default": {"throttle": {}},
-		"dependencies": {"search": {"throttle": {"window": "5s", "minRequests": 50}}}
+		"suppliers": {"search": {"throttle": {"window": "5s", "minRequests": 50}}}
 	}`))
 	require.NoError(t, err)
 	require.NotNil(t, cfg.Default.Throttle, "an empty section turns it on with the defaults")
 	assert.Equal(t, throttle.Config{}, *cfg.Default.Throttle)
-	s := cfg.Dependencies["search"].Throttle
+	s := cfg.Suppliers["search"].Throttle
 	require.NotNil(t, s)
 	assert.Equal(t, throttle.Config{Window: 5 * time.Second, MinRequests: 50}, *s)
 	_, err = executor.NewGroup(cfg)
 	require.NoError(t, err)
 
-	none, err := config.Parse([]byte(`{"default": {"workers": 4}}`))
+	none, err := config.Parse([]byte(`{"default": {"slots": 4}}`))
 	require.NoError(t, err)
 	assert.Nil(t, none.Default.Throttle, "no section, no throttle")
 }

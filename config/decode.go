@@ -50,7 +50,7 @@ func Load(path string) (executor.GroupConfig, error) {
 // larger document decoded with encoding/json: keys are matched exactly,
 // and unknown keys, duplicate keys, values of the wrong type and malformed
 // durations are errors that name the key by its path in the document, such
-// as dependencies.payments.invocationTimeout, all of them at once. Keys
+// as suppliers.payments.invocationTimeout, all of them at once. Keys
 // that start with "//" are comments, anywhere; null is the same as a key
 // left out.
 func (g *Group) UnmarshalJSON(data []byte) error {
@@ -321,10 +321,22 @@ var codeOnly = map[string]string{
 	"runner":       "GroupConfig.Runner is code: set it in code",
 }
 
+// renamed are the keys an older release read, with the key to write
+// instead; a file that still has one is refused rather than half read.
+var renamed = map[string]string{
+	"workers":      "slots",
+	"dependencies": "suppliers",
+}
+
 // unknown explains an unknown key of an object of type t.
 func unknown(t reflect.Type, key string) string {
 	if why, ok := codeOnly[key]; ok {
 		return "cannot come from a file: " + why
+	}
+	if now, ok := renamed[key]; ok {
+		if _, has := field(t, now); has {
+			return fmt.Sprintf("renamed: write %q instead", now)
+		}
 	}
 	var names []string
 	for i := range t.NumField() {
@@ -337,8 +349,8 @@ func unknown(t reflect.Type, key string) string {
 	return "unknown field (known: " + strings.Join(names, ", ") + ")"
 }
 
-// join extends a path: dependencies.payments, or
-// dependencies["api.example.com:443"] for a map key that would not read as
+// join extends a path: suppliers.payments, or
+// suppliers["api.example.com:443"] for a map key that would not read as
 // one name.
 func join(path, key string, isMapKey bool) string {
 	switch {

@@ -3,9 +3,9 @@
 // durations written as Go writes them ("250ms", "30s", "1m30s").
 //
 //	{
-//	  "default": {"workers": 10, "invocationTimeout": "2s", "breaker": {"resetTimeout": "5s"}},
-//	  "dependencies": {
-//	    "payments": {"workers": 4, "invocationTimeout": "30s", "breaker": {"resetTimeout": "45s"}},
+//	  "default": {"slots": 10, "invocationTimeout": "2s", "breaker": {"resetTimeout": "5s"}},
+//	  "suppliers": {
+//	    "payments": {"slots": 4, "invocationTimeout": "30s", "breaker": {"resetTimeout": "45s"}},
 //	    "reports": {"queue": 0}
 //	  },
 //	  "idleTimeout": "10m"
@@ -18,7 +18,7 @@
 //
 //	cfg, err := config.Load("fusebox.json")
 //	if err != nil {
-//		return err // every problem at once, e.g. dependencies.payments.workers: want an integer, got the string "four"
+//		return err // every problem at once, e.g. suppliers.payments.slots: want an integer, got the string "four"
 //	}
 //	cfg.OnTransition = executor.LogTransitions(slog.Default())
 //	g, err := executor.NewGroup(cfg)

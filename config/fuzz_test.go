@@ -19,10 +19,10 @@ func FuzzParse(f *testing.F) {
 	}
 	for _, s := range []string{
 		`{}`, `null`, `[1]`, `{"//": [[{"a": "}"}]]}`,
-		`{"default": {"workers": 4, "queue": 10, "lowWater": 5, "invocationTimeout": "1m30s", "breaker": {"resetTimeout": "2m", "failureRate": 0.5}}}`,
-		`{"dependencies": {"api.example.com:443": {"workers": 2, "stuck": {"multiple": 3}}, "b": null}, "idleTimeout": "10m", "strict": false}`,
-		`{"default": {"workers": 1e3, "queue": 4.0, "adaptive": {"max": 50}}}`,
-		`{"default": {"workers": 3, "workers": 4}}`,
+		`{"default": {"slots": 4, "queue": 10, "lowWater": 5, "invocationTimeout": "1m30s", "breaker": {"resetTimeout": "2m", "failureRate": 0.5}}}`,
+		`{"suppliers": {"api.example.com:443": {"slots": 2, "stuck": {"multiple": 3}}, "b": null}, "idleTimeout": "10m", "strict": false}`,
+		`{"default": {"slots": 1e3, "queue": 4.0, "adaptive": {"max": 50}}}`,
+		`{"default": {"slots": 3, "slots": 4}}`,
 		`{"default": {"criticalShare": -0, "shadow": true, "breaker": {"halfOpenProbes": 2}}}`,
 	} {
 		f.Add([]byte(s))
@@ -47,8 +47,8 @@ func FuzzParse(f *testing.F) {
 		if err := again.UnmarshalJSON(out); err != nil {
 			t.Fatalf("cannot read what was written (%s): %v", out, err)
 		}
-		if len(g.Dependencies) == 0 {
-			g.Dependencies = nil // {} is written as nothing
+		if len(g.Suppliers) == 0 {
+			g.Suppliers = nil // {} is written as nothing
 		}
 		if !reflect.DeepEqual(g, again) {
 			t.Fatalf("read %q, wrote %s, read back something else", data, out)

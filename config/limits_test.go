@@ -42,7 +42,7 @@ func TestTheDocumentIsBounded(t *testing.T) {
 		require.NoError(t, err)
 		_, err = config.Parse([]byte("{\n  \"//\": " + deep(32) + "\n}"))
 		require.EqualError(t, err, "config: line 2, column 40: nested deeper than 32 levels (config.MaxDepth)")
-		_, err = config.Parse([]byte(`{"default": {"workers": ` + deep(40) + `}}`))
+		_, err = config.Parse([]byte(`{"default": {"slots": ` + deep(40) + `}}`))
 		require.ErrorContains(t, err, "nested deeper than 32 levels (config.MaxDepth)")
 		_, err = config.Parse([]byte(`{"//": "` + deep(40) + `"}`))
 		require.NoError(t, err, "brackets in a string are not nesting")
@@ -54,9 +54,9 @@ func TestTheDocumentIsBounded(t *testing.T) {
 	for _, tc := range []struct{ name, doc string }{
 		{"a comment of a flat array", `{"//": [` + strings.Repeat("1,", 520_000) + `1]}`},
 		{"a comment of strings", `{"//": [` + strings.Repeat(`"aaaaaaaa",`, 95_000) + `1]}`},
-		{"an array where a number belongs", `{"default": {"workers": [` + strings.Repeat("1,", 520_000) + `1]}}`},
+		{"an array where a number belongs", `{"default": {"slots": [` + strings.Repeat("1,", 520_000) + `1]}}`},
 		{"an unknown key", `{"default": {"workerz": [` + strings.Repeat("1,", 520_000) + `1]}}`},
-		{"an array where a supplier belongs", `{"dependencies": {"b": [` + strings.Repeat("[1],", 200_000) + `1]}}`},
+		{"an array where a supplier belongs", `{"suppliers": {"b": [` + strings.Repeat("[1],", 200_000) + `1]}}`},
 	} {
 		t.Run("a document of MaxSize costs a few MiB: "+tc.name, func(t *testing.T) {
 			require.LessOrEqual(t, len(tc.doc), config.MaxSize)

@@ -33,16 +33,16 @@ func TestGroupFromYAML(t *testing.T) {
 listen: ":8080"
 fusebox:
   default:
-    workers: 10
+    slots: 10
     queue: 20
     invocationTimeout: 2s
     breaker:
       failureRate: 0.5
       windowDuration: 1m
       resetTimeout: 5s
-  dependencies:
+  suppliers:
     payments:
-      workers: 4
+      slots: 4
       invocationTimeout: 30s
       breaker: {resetTimeout: 90s}
     direct:
@@ -56,10 +56,10 @@ fusebox:
 		require.NoError(t, err)
 
 		fromJSON, err := config.Parse([]byte(`{
-			"default": {"workers": 10, "queue": 20, "invocationTimeout": "2s",
+			"default": {"slots": 10, "queue": 20, "invocationTimeout": "2s",
 				"breaker": {"failureRate": 0.5, "windowDuration": "1m", "resetTimeout": "5s"}},
-			"dependencies": {
-				"payments": {"workers": 4, "invocationTimeout": "30s", "breaker": {"resetTimeout": "90s"}},
+			"suppliers": {
+				"payments": {"slots": 4, "invocationTimeout": "30s", "breaker": {"resetTimeout": "90s"}},
 				"direct": {"queue": 0}
 			},
 			"idleTimeout": "10m",
@@ -67,9 +67,9 @@ fusebox:
 		}`))
 		require.NoError(t, err)
 		assert.Equal(t, fromJSON, fromYAML)
-		assert.Equal(t, 90*time.Second, fromYAML.Dependencies["payments"].Breaker.ResetTimeout)
-		assert.Equal(t, 20, fromYAML.Dependencies["payments"].Queue, "taken from the default")
-		assert.Zero(t, fromYAML.Dependencies["direct"].Queue)
+		assert.Equal(t, 90*time.Second, fromYAML.Suppliers["payments"].Breaker.ResetTimeout)
+		assert.Equal(t, 20, fromYAML.Suppliers["payments"].Queue, "taken from the default")
+		assert.Zero(t, fromYAML.Suppliers["direct"].Queue)
 	})
 
 	t.Run("a malformed duration is refused", func(t *testing.T) {
@@ -83,10 +83,10 @@ fusebox:
 	})
 
 	t.Run("written back, it reads the same", func(t *testing.T) {
-		f, err := decode("fusebox:\n  default:\n    workers: 3\n    invocationTimeout: 1m30s\n")
+		f, err := decode("fusebox:\n  default:\n    slots: 3\n    invocationTimeout: 1m30s\n")
 		require.NoError(t, err)
 		out, err := yaml.Marshal(f.Fusebox)
 		require.NoError(t, err)
-		assert.Equal(t, "default:\n    workers: 3\n    invocationTimeout: 1m30s\n", string(out))
+		assert.Equal(t, "default:\n    slots: 3\n    invocationTimeout: 1m30s\n", string(out))
 	})
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // A supplier with an adaptive limit shows it as its slots, with the reason
-// of its last change; a fixed one shows Workers and no reason.
+// of its last change; a fixed one shows Slots and no reason.
 func TestATileShowsTheAdaptiveLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := config

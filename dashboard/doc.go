@@ -1,6 +1,6 @@
 // Package dashboard serves a live web page of every supplier's breaker and
 // bulkhead: one tile per executor with its state (colour and text), how
-// long it has been in it and why, when the next probe is due, busy slots
+// long it has been in it and why, when the next probe is due, slots in use
 // and queue length as bars, calls per second by outcome and refusals by
 // reason as sparklines, p50/p99 latency and overdue calls. Tiles in trouble
 // come first (open, then half-open, then saturated); a filter box narrows

@@ -17,7 +17,7 @@ import (
 // snapshot as a script would.
 func Example() {
 	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{
-		Workers: 10, InvocationTimeout: time.Second,
+		Slots: 10, InvocationTimeout: time.Second,
 		Breaker: breaker.Config{ResetTimeout: 2 * time.Second},
 	}})
 	if err != nil {
@@ -44,9 +44,9 @@ func Example() {
 		panic(err)
 	}
 	for _, s := range snap.Suppliers { // trouble first
-		fmt.Printf("%s: %s (%s), %d of %d slots busy\n", s.ID, s.State, s.Reason, s.Busy, s.Slots)
+		fmt.Printf("%s: %s (%s), %d of %d slots in use\n", s.ID, s.State, s.Reason, s.InUse, s.Slots)
 	}
 	// Output:
-	// payments: open (manual), 0 of 10 slots busy
-	// catalog: closed (none), 0 of 10 slots busy
+	// payments: open (manual), 0 of 10 slots in use
+	// catalog: closed (none), 0 of 10 slots in use
 }

@@ -20,7 +20,7 @@ import (
 // config is a small supplier: 2 slots, 1 s invocation timeout, a breaker
 // that opens after 3 failures and probes after 2 s.
 var config = executor.Config{
-	Workers:           2,
+	Slots:             2,
 	InvocationTimeout: time.Second,
 	Breaker:           breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 2 * time.Second},
 }

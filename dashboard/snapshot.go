@@ -57,13 +57,13 @@ type Supplier struct {
 	ProbeAt   *time.Time `json:"probe_at,omitempty"`
 	ProbeInMS *int64     `json:"probe_in_ms,omitempty"`
 
-	// Slots is the bulkhead's size: Workers, or with Adaptive the limit in
+	// Slots is the bulkhead's size: Config.Slots, or with Adaptive the limit in
 	// force, which LimitReason says why it last changed (see
 	// executor.Stats.LimitReason).
 	Slots       int    `json:"slots"`
 	Adaptive    bool   `json:"adaptive,omitempty"`
 	LimitReason string `json:"limit_reason,omitempty"`
-	Busy        int    `json:"busy"`
+	InUse       int    `json:"in_use"`
 	Free        int    `json:"free"`
 	Queued      int    `json:"queued"`
 	QueueCap    int    `json:"queue_cap"`
@@ -172,7 +172,7 @@ func supplierOf(id string, s *executor.Stats, now time.Time) Supplier {
 		Rank: rank(s, sat), Saturated: sat, Shadow: s.Shadow,
 		Since: s.Breaker.Since, InStateMS: now.Sub(s.Breaker.Since).Milliseconds(),
 		Reason: s.Breaker.Reason.String(), Kind: s.Breaker.Kind,
-		Slots: s.Workers, Adaptive: s.Adaptive, LimitReason: s.LimitReason, Busy: s.Busy, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
+		Slots: s.Slots, Adaptive: s.Adaptive, LimitReason: s.LimitReason, InUse: s.InUse, Free: s.Free, Queued: s.Queued, QueueCap: s.QueueCap, Overdue: s.Overdue,
 		LatencyP50MS: ms(p50), LatencyP99MS: ms(p99),
 		Totals: Totals{
 			Successes: s.Successes, Failures: s.Failures, Ignored: s.Ignored,

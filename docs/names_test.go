@@ -29,12 +29,12 @@ import (
 //     as the name before the parentheses.
 //   - A selector whose head is the name of a package of the repository
 //     (`executor.Config`, `breaker.ErrOpen`, `executor.Do[T]`) or an
-//     exported type of one (`Config.Workers`, `(*Executor).Stats`,
+//     exported type of one (`Config.Slots`, `(*Executor).Stats`,
 //     `Stats.Breaker.State`) is checked all along: each name must be a
 //     member (a package-level name; a field or method, promoted ones
 //     included; the element of a slice or map field after [i]) of what
 //     precedes it. A call is checked for its number of arguments, and a
-//     composite literal (`executor.Config{Workers: 4}`) for its keys.
+//     composite literal (`executor.Config{Slots: 4}`) for its keys.
 //     Type names shared by several packages (Config) pass if one of them
 //     has the member.
 //   - A selector whose head is a capitalized name that no package of the
@@ -105,8 +105,8 @@ func TestTheNameCheckCatchesWrongNames(t *testing.T) {
 		wantErr string // "" for a name that resolves
 	}{
 		{"executor.Config", true, ""},
-		{"executor.Config.Workers", true, ""},
-		{"Config.Workers", true, ""},
+		{"executor.Config.Slots", true, ""},
+		{"Config.Slots", true, ""},
 		{"(*executor.Executor).Stats", true, ""},
 		{"(*Executor).Stats()", true, ""},
 		{"Group.Executor(name)", true, ""},
@@ -118,7 +118,7 @@ func TestTheNameCheckCatchesWrongNames(t *testing.T) {
 		{"executor.Stats.Breaker.State", true, ""},
 		{"Stats.Breaker.OpenUntil", true, ""},
 		{"breaker.Config.ErrorKinds[0].Match(err)", true, ""},
-		{"executor.Config{Workers: 4, Queue: 8}", true, ""},
+		{"executor.Config{Slots: 4, Queue: 8}", true, ""},
 		{"inbound.Config.Reject", true, ""},
 		{"fusehttp.Transport.Base", true, ""},
 		{"ErrOpen", true, ""},
@@ -127,6 +127,7 @@ func TestTheNameCheckCatchesWrongNames(t *testing.T) {
 
 		{"executor.LogBusy(logger)", true, "executor.LogBusy takes 2 argument(s), the span gives 1"},
 		{"executor.LogBusyy", true, "executor.LogBusyy: no such name"},
+		{"executor.Config.Workers", true, "executor.Config.Workers: no such name"},
 		{"HandlerConfig.Reject", true, "no package of the repository declares a type HandlerConfig"},
 		{"inbound.Config.Rejects", true, "inbound.Config.Rejects: no such name"},
 		{"Stats.Breaker.Statee", true, "no such name"},

@@ -114,7 +114,7 @@ func TestTheRouterRecipesKeyByRoute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.router, func(t *testing.T) {
 			g, err := executor.NewGroup(executor.GroupConfig{
-				Dependencies: map[string]executor.Config{slowRoute[tt.router]: {Workers: 1}},
+				Suppliers: map[string]executor.Config{slowRoute[tt.router]: {Slots: 1}},
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -16,7 +16,7 @@ func BenchmarkCallAdaptive(b *testing.B) {
 		name     string
 		adaptive executor.AdaptiveConfig
 	}{{"static", executor.AdaptiveConfig{}}, {"adaptive", executor.AdaptiveConfig{Max: 1 << 20, Initial: 1 << 20}}} {
-		ex, err := executor.New("bench", executor.Config{Workers: 1 << 20, Adaptive: mode.adaptive})
+		ex, err := executor.New("bench", executor.Config{Slots: 1 << 20, Adaptive: mode.adaptive})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,7 +19,7 @@ type AdaptiveConfig struct {
 	Max int
 	// Min is the smallest limit. 0 means 1; at most Max.
 	Min int
-	// Initial is the limit at New. 0 means Workers, within [Min, Max].
+	// Initial is the limit at New. 0 means Slots, within [Min, Max].
 	Initial int
 	// OnChange, if set, is told of limit changes, at most once a second, on a
 	// call's goroutine, with no lock held. A panic in it is recovered.
@@ -52,7 +52,7 @@ func (c AdaptiveConfig) resolve(workers int, ck *checker) adaptSet {
 	a.initial = min(max(workers, a.minL), a.maxL)
 	if c.Initial != 0 {
 		if c.Initial < a.minL || c.Initial > a.maxL {
-			ck.bad("Adaptive.Initial must be in [Adaptive.Min (%d), Adaptive.Max (%d)], or 0 for Workers, got %d", a.minL, a.maxL, c.Initial)
+			ck.bad("Adaptive.Initial must be in [Adaptive.Min (%d), Adaptive.Max (%d)], or 0 for Slots, got %d", a.minL, a.maxL, c.Initial)
 			return adaptSet{}
 		}
 		a.initial = c.Initial
@@ -265,7 +265,7 @@ func (ex *Executor) needRunning(p *stuckPolicy) int {
 // applyAdaptive puts the adaptive settings of r in force (New and
 // Reconfigure) and returns the bulkhead's size: the limit, kept within the
 // new bounds when adaptive sizing stays on, Initial when it turns on,
-// Workers when it is off.
+// Slots when it is off.
 //
 // Reconfigure calls it, and resizes the bulkhead to what it returns, under
 // the sizeMu of the state in force before (see sizeMu); a state turned off

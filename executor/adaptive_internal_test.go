@@ -46,14 +46,14 @@ func TestAdaptiveConfig(t *testing.T) {
 	t.Run("the probes must fit in Min", func(t *testing.T) {
 		_, err := New("s", Config{Adaptive: AdaptiveConfig{Max: 40, Min: 1}, Breaker: breaker.Config{HalfOpenProbes: 2}})
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "HalfOpenProbes (2) must not exceed Workers (1)")
+		assert.Contains(t, err.Error(), "HalfOpenProbes (2) must not exceed Slots (1)")
 	})
-	t.Run("Initial defaults to Workers within the bounds", func(t *testing.T) {
+	t.Run("Initial defaults to Slots within the bounds", func(t *testing.T) {
 		for _, c := range []struct{ workers, min, max, want int }{{0, 0, 40, 10}, {20, 0, 40, 20}, {50, 0, 40, 40}, {2, 5, 40, 5}} {
-			ex, err := New("s", Config{Workers: c.workers, Adaptive: AdaptiveConfig{Min: c.min, Max: c.max}})
+			ex, err := New("s", Config{Slots: c.workers, Adaptive: AdaptiveConfig{Min: c.min, Max: c.max}})
 			require.NoError(t, err)
 			st := ex.Stats()
-			assert.Equal(t, c.want, st.Workers, "Workers %d in [%d, %d]", c.workers, c.min, c.max)
+			assert.Equal(t, c.want, st.Slots, "Slots %d in [%d, %d]", c.workers, c.min, c.max)
 			assert.True(t, st.Adaptive)
 			assert.Equal(t, adaptive.ReasonInitial, st.LimitReason)
 			require.NoError(t, ex.Close(context.Background()))
@@ -68,7 +68,7 @@ func TestAdaptiveExecutor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var told []string
-		ex, err := New("s", Config{Workers: 10, Adaptive: AdaptiveConfig{Max: 100, OnChange: func(_ string, from, to int, why string) {
+		ex, err := New("s", Config{Slots: 10, Adaptive: AdaptiveConfig{Max: 100, OnChange: func(_ string, from, to int, why string) {
 			mu.Lock()
 			told = append(told, why)
 			mu.Unlock()
@@ -90,8 +90,8 @@ func TestAdaptiveExecutor(t *testing.T) {
 		}
 		wg.Wait()
 		st := ex.Stats()
-		assert.GreaterOrEqual(t, st.Workers, 30, "the limit grew to the callers' concurrency")
-		assert.LessOrEqual(t, st.Workers, 100)
+		assert.GreaterOrEqual(t, st.Slots, 30, "the limit grew to the callers' concurrency")
+		assert.LessOrEqual(t, st.Slots, 100)
 		assert.Equal(t, breaker.Closed, st.Breaker.State, "busy refusals never trip")
 		assert.InDelta(t, float64(20*time.Millisecond), float64(st.LimitBaseline), float64(5*time.Millisecond))
 		mu.Lock()
@@ -100,10 +100,10 @@ func TestAdaptiveExecutor(t *testing.T) {
 		mu.Unlock()
 
 		require.NoError(t, ex.Reconfigure(Config{Adaptive: AdaptiveConfig{Max: 16}}))
-		assert.Equal(t, 16, ex.Stats().Workers, "kept within the new Max")
-		require.NoError(t, ex.Reconfigure(Config{Workers: 7}))
+		assert.Equal(t, 16, ex.Stats().Slots, "kept within the new Max")
+		require.NoError(t, ex.Reconfigure(Config{Slots: 7}))
 		st = ex.Stats()
-		assert.Equal(t, 7, st.Workers, "off: Workers again")
+		assert.Equal(t, 7, st.Slots, "off: Slots again")
 		assert.False(t, st.Adaptive)
 		require.NoError(t, ex.Close(context.Background()))
 	})
@@ -218,9 +218,9 @@ func closeAWindow(ex *Executor, a *adaptState) {
 func TestAdaptiveOnChangeMayUseTheExecutor(t *testing.T) {
 	var ex *Executor
 	told := make(chan Stats, 1)
-	ex, err := New("s", Config{Workers: 4, Adaptive: AdaptiveConfig{Max: 100, OnChange: func(_ string, from, to int, why string) {
+	ex, err := New("s", Config{Slots: 4, Adaptive: AdaptiveConfig{Max: 100, OnChange: func(_ string, from, to int, why string) {
 		st := ex.Stats()
-		assert.NoError(t, ex.Reconfigure(Config{Workers: 4, Adaptive: AdaptiveConfig{Max: 50}}))
+		assert.NoError(t, ex.Reconfigure(Config{Slots: 4, Adaptive: AdaptiveConfig{Max: 50}}))
 		told <- st
 	}}})
 	require.NoError(t, err)
@@ -237,7 +237,7 @@ func TestAdaptiveOnChangeMayUseTheExecutor(t *testing.T) {
 		t.Fatal("the call that closed the window is still in OnChange")
 	}
 	st := <-told
-	assert.Equal(t, 8, st.Workers, "OnChange sees the new limit in force")
+	assert.Equal(t, 8, st.Slots, "OnChange sees the new limit in force")
 	assert.Equal(t, adaptive.ReasonSlowStart, st.LimitReason)
 	assert.Equal(t, 50, ex.Stats().LimitMax, "its Reconfigure took")
 	close(release)
@@ -246,18 +246,18 @@ func TestAdaptiveOnChangeMayUseTheExecutor(t *testing.T) {
 
 // A call that ended just before a Reconfigure turned adaptive sizing off,
 // and closes its window just after, must not put the limit back: the
-// bulkhead keeps the new Workers. The interleaving is played in order: a is
+// bulkhead keeps the new Slots. The interleaving is played in order: a is
 // the state the ending call loaded before the Reconfigure.
 func TestAdaptiveWindowAcrossReconfigureToStatic(t *testing.T) {
-	ex, err := New("s", Config{Workers: 10, Adaptive: AdaptiveConfig{Max: 100}})
+	ex, err := New("s", Config{Slots: 10, Adaptive: AdaptiveConfig{Max: 100}})
 	require.NoError(t, err)
 	release := make(chan struct{})
 	fill(t, ex, 10, release)
 	a := ex.adapt.Load()
-	require.NoError(t, ex.Reconfigure(Config{Workers: 7}))
+	require.NoError(t, ex.Reconfigure(Config{Slots: 7}))
 	closeAWindow(ex, a) // in the way: it would have doubled to 20
 	st := ex.Stats()
-	assert.Equal(t, 7, st.Workers)
+	assert.Equal(t, 7, st.Slots)
 	assert.False(t, st.Adaptive)
 	close(release)
 	require.NoError(t, ex.Close(context.Background()))
@@ -299,7 +299,7 @@ func TestAdaptiveCutAppliesToTheStuckCriterionAtOnce(t *testing.T) {
 // Reconfigure to adaptive), and a window closes early once it holds
 // accFull calls, so the sum cannot overflow into garbage.
 func TestAdaptiveWindowSumCannotOverflow(t *testing.T) {
-	ex, err := New("s", Config{Workers: 64, Adaptive: AdaptiveConfig{Max: 64, Min: 64}})
+	ex, err := New("s", Config{Slots: 64, Adaptive: AdaptiveConfig{Max: 64, Min: 64}})
 	require.NoError(t, err)
 	a := ex.adapt.Load()
 	now := ex.now() + int64(200*time.Millisecond)
@@ -322,11 +322,11 @@ func TestAdaptiveWindowSumCannotOverflow(t *testing.T) {
 // or the bulkhead keeps Initial while the limit says otherwise until the
 // limit next changes. The interleaving is played in order.
 func TestAdaptiveWindowAcrossReconfigureToAdaptive(t *testing.T) {
-	ex, err := New("s", Config{Workers: 7})
+	ex, err := New("s", Config{Slots: 7})
 	require.NoError(t, err)
 	release := make(chan struct{})
 	fill(t, ex, 7, release) // the limit will be in the way: it doubles
-	r, err := Config{Workers: 7, Adaptive: AdaptiveConfig{Max: 1000}}.check("s")
+	r, err := Config{Slots: 7, Adaptive: AdaptiveConfig{Max: 1000}}.check("s")
 	require.NoError(t, err)
 	size, fresh := ex.applyAdaptive(r) // apply, up to its Resize
 	require.NotNil(t, fresh)

@@ -89,7 +89,7 @@ func goTimeoutChan(b *testing.B, ctx context.Context) {
 // and with a cancellable one; "value" is a function that reads one value
 // from its context, as logging and tracing code does.
 func BenchmarkCall(b *testing.B) {
-	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
+	ex, err := executor.New("bench", executor.Config{Slots: 1 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +138,7 @@ type node64 struct {
 func BenchmarkCallLiveHeap(b *testing.B) {
 	heap := liveHeap()
 	defer runtime.KeepAlive(heap)
-	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
+	ex, err := executor.New("bench", executor.Config{Slots: 1 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func BenchmarkReject(b *testing.B) {
 		stuck executor.StuckConfig
 	}{{"saturated", executor.StuckConfig{}}, {"saturated-literal", executor.StuckConfig{TripOnAnySaturation: true}}} {
 		b.Run(tc.name, func(b *testing.B) {
-			ex, _ := executor.New("bench", executor.Config{Workers: 1, InvocationTimeout: time.Hour, Stuck: tc.stuck,
+			ex, _ := executor.New("bench", executor.Config{Slots: 1, InvocationTimeout: time.Hour, Stuck: tc.stuck,
 				Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
 			release := make(chan struct{})
 			defer func() { close(release); ex.Close(ctx) }()
@@ -194,7 +194,7 @@ func BenchmarkCallShadow(b *testing.B) {
 		name   string
 		shadow bool
 	}{{"enforce", false}, {"shadow", true}} {
-		ex, err := executor.New("bench", executor.Config{Workers: 1 << 20, Shadow: mode.shadow})
+		ex, err := executor.New("bench", executor.Config{Slots: 1 << 20, Shadow: mode.shadow})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 type Busy struct {
 	Supplier   string
 	Time       time.Time
-	Workers    int           // the bulkhead's slots, all held
+	Slots      int           // the bulkhead's slots, all held
 	Queued     int           // calls waiting in the (full) queue
 	StuckAfter time.Duration // the age that would have made the bulkhead stuck
 }
@@ -31,7 +31,7 @@ func (ex *Executor) refuseBusy() error {
 	err := ex.reject(RejectedBusy)
 	if ex.counts().stuckNow().onBusy != nil {
 		bs := ex.bh.Stats()
-		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Workers: bs.Slots, Queued: bs.Queued,
+		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Slots: bs.Slots, Queued: bs.Queued,
 			StuckAfter: time.Duration(ex.stuckAfter())})
 	}
 	return err
@@ -75,7 +75,7 @@ func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
 		s.last, s.pending = b.Time, 0
 		mu.Unlock()
 		l.LogAttrs(context.Background(), slog.LevelInfo, "fusebox: bulkhead busy, calls refused",
-			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("slots", b.Workers),
+			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("slots", b.Slots),
 			slog.Int("queued", b.Queued), slog.Duration("stuck_after", b.StuckAfter))
 	}
 }

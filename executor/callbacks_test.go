@@ -69,7 +69,7 @@ func TestAClassifierPanickingOnTheTimerResolvesTheFutureWithAPanicError(t *testi
 		s := ex.Stats()
 		assert.Equal(t, uint64(1), s.Failures, "got %d failures, want the timeout counted as one", s.Failures)
 		assert.Equal(t, uint64(1), s.Panics, "got %d panics, want 1", s.Panics)
-		assert.Equal(t, 0, s.Busy)
+		assert.Equal(t, 0, s.InUse)
 	})
 }
 
@@ -101,7 +101,7 @@ func TestUserCallbacksPanickingOnTheWorkerResolveTheFuture(t *testing.T) {
 				s := ex.Stats()
 				assert.Equal(t, uint64(1), s.Failures, "got %d failures, want the call counted as one", s.Failures)
 				assert.Equal(t, uint64(1), s.Panics)
-				assert.Equal(t, 0, s.Busy, "the slot is free again")
+				assert.Equal(t, 0, s.InUse, "the slot is free again")
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				defer cancel()
 				require.NoError(t, ex.Close(ctx), "no call is left active")
@@ -361,7 +361,7 @@ func TestACallbackCallingGoexitIsTreatedAsAPanic(t *testing.T) {
 				s := ex.Stats()
 				assert.Equal(t, uint64(1), s.Panics)
 				assert.Equal(t, tt.failure, s.Failures)
-				assert.Zero(t, s.Busy, "slots held")
+				assert.Zero(t, s.InUse, "slots held")
 
 				if events.Load() > 0 { // later events are still delivered
 					ex.Breaker().Reset()

@@ -21,7 +21,7 @@ type ctxKey struct{}
 // caller's, without costing one per call.
 func TestCallContext(t *testing.T) {
 	const T = 10 * time.Second
-	cfg := executor.Config{Workers: 4, InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: 2 * T}}
+	cfg := executor.Config{Slots: 4, InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: 2 * T}}
 	// inspect runs fn in a call and returns what it returned.
 	inspect := func(t *testing.T, ctx context.Context, ex *executor.Executor, fn func(ctx context.Context) error) error {
 		_, err := executor.Do(ctx, ex, func(ctx context.Context) (int, error) { return 0, fn(ctx) })
@@ -310,7 +310,7 @@ func TestCauseAfterTheCallsOwnDeadline(t *testing.T) {
 // goroutines of fn read its values and ask for Done while the first Value
 // makes the child of a cancellable caller context.
 func TestCallContextIsSafeForConcurrentUse(t *testing.T) {
-	ex := newExecutor(t, executor.Config{Workers: 4})
+	ex := newExecutor(t, executor.Config{Slots: 4})
 	parent, cancel := context.WithCancel(context.WithValue(t.Context(), ctxKey{}, "v"))
 	defer cancel()
 	for range 200 {

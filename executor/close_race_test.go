@@ -25,7 +25,7 @@ import (
 // an executor the idle sweep is evicting looks the name up again.
 func TestSubmitInNeverLosesARaceWithIdleEviction(t *testing.T) {
 	g, err := executor.NewGroup(executor.GroupConfig{IdleTimeout: time.Nanosecond,
-		Default: executor.Config{Workers: 2, InvocationTimeout: time.Second}})
+		Default: executor.Config{Slots: 2, InvocationTimeout: time.Second}})
 	require.NoError(t, err)
 	defer g.Close(context.Background())
 	var stop atomic.Bool
@@ -67,7 +67,7 @@ func TestACallRefusedByCloseIsNoOutcome(t *testing.T) {
 		// A timeout out of reach: on a loaded machine an admitted call can
 		// wait past a second for its goroutine to run, and would time out
 		// unstarted (Ignored too, but not what this test looks for).
-		ex, err := executor.New("cl", executor.Config{Workers: 1000, InvocationTimeout: time.Minute,
+		ex, err := executor.New("cl", executor.Config{Slots: 1000, InvocationTimeout: time.Minute,
 			Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}})
 		require.NoError(t, err)
 		var accepted atomic.Uint64

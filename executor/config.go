@@ -19,7 +19,7 @@ const (
 	// defaultResetTimeout is the breaker's own default for a zero
 	// Breaker.ResetTimeout, needed here to check it against the timeouts.
 	defaultResetTimeout = 5 * time.Second
-	// maxSize bounds Workers, Queue and LowWater (the bulkhead's counts are
+	// maxSize bounds Slots, Queue and LowWater (the bulkhead's counts are
 	// 32 bits wide).
 	maxSize = math.MaxInt32
 	// maxTimeout bounds the timeouts, as the breaker bounds its own.
@@ -30,8 +30,8 @@ const (
 // field has a documented zero value, so per-supplier settings can come
 // from a file.
 type Config struct {
-	// Workers is how many calls may run at once (the slots). 0 means 10.
-	Workers int
+	// Slots is how many calls may run at once (the slots). 0 means 10.
+	Slots int
 	// Queue is how many calls may wait for a slot. 0 means none.
 	Queue int
 	// QueueTimeout bounds the wait in the queue. 0 means InvocationTimeout.
@@ -73,7 +73,7 @@ type resolved struct {
 func (c Config) resolve(name string) (resolved, error) {
 	ck := &checker{name: name}
 	r := resolved{breaker: c.Breaker}
-	r.slots = ck.slots(c.Workers)
+	r.slots = ck.slots(c.Slots)
 	if r.adapt = c.Adaptive.resolve(r.slots, ck); r.adapt.on {
 		r.slots = r.adapt.initial // the stuck criterion starts from it; the probes must fit in Min
 	}
@@ -117,9 +117,9 @@ func (ck *checker) bad(format string, args ...any) {
 func (ck *checker) slots(n int) int {
 	switch {
 	case n < 0:
-		ck.bad("Workers must be ≥ 1, or 0 for the default %d, got %d", defaultSlots, n)
+		ck.bad("Slots must be ≥ 1, or 0 for the default %d, got %d", defaultSlots, n)
 	case n > maxSize:
-		ck.bad("Workers must be ≤ %d, got %d", maxSize, n)
+		ck.bad("Slots must be ≤ %d, got %d", maxSize, n)
 		return 0
 	case n == 0:
 		return defaultSlots
@@ -179,7 +179,7 @@ func (ck *checker) lowWater(queue, low int) int {
 // healthy supplier would stay open for good.
 func (ck *checker) probes(p, slots, queue int) {
 	if p > 0 && slots > 0 && queue >= 0 && int64(p) > int64(slots)+int64(queue) {
-		ck.bad("Breaker.HalfOpenProbes (%d) must not exceed Workers (%d) + Queue (%d): "+
+		ck.bad("Breaker.HalfOpenProbes (%d) must not exceed Slots (%d) + Queue (%d): "+
 			"a probe that finds no slot re-opens the breaker, so too many probes could never close it",
 			p, slots, queue)
 	}

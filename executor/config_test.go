@@ -20,7 +20,7 @@ func TestConfigValidation(t *testing.T) {
 		want []string // substrings; none means valid
 	}{
 		{"the zero config is valid (10 slots, 1s timeout, 5s reset)", executor.Config{}, nil},
-		{"negative slots", executor.Config{Workers: -1}, []string{"payments: Workers must be ≥ 1, or 0 for the default 10, got -1"}},
+		{"negative slots", executor.Config{Slots: -1}, []string{"payments: Slots must be ≥ 1, or 0 for the default 10, got -1"}},
 		{"a negative queue", executor.Config{Queue: -1}, []string{"Queue must be ≥ 0, got -1"}},
 		{"a negative invocation timeout", executor.Config{InvocationTimeout: -time.Second}, []string{"InvocationTimeout must be in [0, 876000h0m0s], got -1s"}},
 		{"a negative queue timeout", executor.Config{Queue: 1, QueueTimeout: -1}, []string{"QueueTimeout must be in [0, 876000h0m0s]"}},
@@ -38,20 +38,20 @@ func TestConfigValidation(t *testing.T) {
 			[]string{"InvocationTimeout (1s) + QueueTimeout (4s) = 5s"}},
 		{"R > T + queue wait", executor.Config{Queue: 10, InvocationTimeout: time.Second, QueueTimeout: 3 * time.Second}, nil},
 		{"breaker errors come through", executor.Config{Breaker: breaker.Config{FailureRate: 2}}, []string{"breaker: FailureRate must be in (0, 1]"}},
-		{"more half-open probes than slots (issue 10.5)", executor.Config{Workers: 2, Breaker: breaker.Config{HalfOpenProbes: 3}},
-			[]string{"Breaker.HalfOpenProbes (3) must not exceed Workers (2) + Queue (0)"}},
+		{"more half-open probes than slots (issue 10.5)", executor.Config{Slots: 2, Breaker: breaker.Config{HalfOpenProbes: 3}},
+			[]string{"Breaker.HalfOpenProbes (3) must not exceed Slots (2) + Queue (0)"}},
 		{"more half-open probes than the default slots", executor.Config{Breaker: breaker.Config{HalfOpenProbes: 11}},
-			[]string{"Breaker.HalfOpenProbes (11) must not exceed Workers (10)"}},
-		{"as many probes as slots and queue places", executor.Config{Workers: 2, Queue: 1, Breaker: breaker.Config{HalfOpenProbes: 3, ResetTimeout: 3 * time.Second}}, nil},
-		{"slots that do not fit the bulkhead's count are named as Workers", executor.Config{Workers: 1 << 31},
-			[]string{"payments: Workers must be ≤ 2147483647, got 2147483648"}},
+			[]string{"Breaker.HalfOpenProbes (11) must not exceed Slots (10)"}},
+		{"as many probes as slots and queue places", executor.Config{Slots: 2, Queue: 1, Breaker: breaker.Config{HalfOpenProbes: 3, ResetTimeout: 3 * time.Second}}, nil},
+		{"slots that do not fit the bulkhead's count are named as Slots", executor.Config{Slots: 1 << 31},
+			[]string{"payments: Slots must be ≤ 2147483647, got 2147483648"}},
 		{"a queue that does not fit", executor.Config{Queue: 1 << 31}, []string{"payments: Queue must be ≤ 2147483647, got 2147483648"}},
 		{"executor and breaker fields are named in one error (issue 10.8)",
-			executor.Config{Workers: -1, Breaker: breaker.Config{FailureRate: 2, WindowSize: -1}},
-			[]string{"Workers must be ≥ 1", "breaker: FailureRate must be in (0, 1]", "WindowSize must be in"}},
+			executor.Config{Slots: -1, Breaker: breaker.Config{FailureRate: 2, WindowSize: -1}},
+			[]string{"Slots must be ≥ 1", "breaker: FailureRate must be in (0, 1]", "WindowSize must be in"}},
 		{"a window without a rate rule is refused (issue 10.8)", executor.Config{Breaker: breaker.Config{WindowSize: 50}},
 			[]string{"payments: breaker: WindowSize needs a rate rule"}},
-		{"several errors at once", executor.Config{Workers: -1, Queue: -1}, []string{"Workers", "Queue must be"}},
+		{"several errors at once", executor.Config{Slots: -1, Queue: -1}, []string{"Slots", "Queue must be"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestConfigValidation(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	ex := newExecutor(t, executor.Config{})
 	st := ex.Stats()
-	assert.Equal(t, 10, st.Workers) // the default
+	assert.Equal(t, 10, st.Slots) // the default
 	assert.Zero(t, st.QueueCap)
 	assert.Equal(t, "payments", st.Breaker.Name, "the breaker is named after the supplier")
 }
@@ -85,7 +85,7 @@ func TestNamesMustBeValidUTF8(t *testing.T) {
 	_, err := executor.New(bad, executor.Config{})
 	require.ErrorContains(t, err, `the name "pay\xffments" is not valid UTF-8`)
 
-	_, err = executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{bad: {Workers: 2}}})
+	_, err = executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{bad: {Slots: 2}}})
 	require.ErrorContains(t, err, "not valid UTF-8")
 
 	g := newGroup(t, executor.GroupConfig{})
@@ -99,7 +99,7 @@ func TestNamesMustNotBeEmpty(t *testing.T) {
 	_, err := executor.New("", executor.Config{})
 	require.ErrorContains(t, err, "the supplier name must not be empty")
 
-	_, err = executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"": {Workers: 2}}})
+	_, err = executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{"": {Slots: 2}}})
 	require.ErrorContains(t, err, "the supplier name must not be empty")
 
 	g := newGroup(t, executor.GroupConfig{})

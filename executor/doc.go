@@ -6,7 +6,7 @@
 // breaker.ErrOpen while the rest of the service keeps its workers.
 //
 //	ex, err := executor.New("payments", executor.Config{
-//		Workers:           10,
+//		Slots:             10,
 //		InvocationTimeout: 30 * time.Second,
 //		Breaker:           breaker.Config{ResetTimeout: 45 * time.Second},
 //	})

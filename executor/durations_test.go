@@ -63,7 +63,7 @@ func TestStatsDurations(t *testing.T) {
 	})
 	t.Run("calls that never ran are not in it; an idle executor has empty histograms", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 1, Breaker: breaker.Config{ConsecutiveFailures: 1}})
+			ex := newExecutor(t, executor.Config{Slots: 1, Breaker: breaker.Config{ConsecutiveFailures: 1}})
 			assert.Equal(t, [3]executor.Histogram{}, ex.Stats().Durations)
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()

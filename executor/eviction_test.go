@@ -42,12 +42,12 @@ func (s *serving) leave(ex *executor.Executor) {
 
 // Issue 10.3: a Submit that slipped in after a sweep decided an executor
 // was idle, but before it was closed, ran on the evicted executor while a
-// fresh one served the same name, so the name could exceed its Workers.
+// fresh one served the same name, so the name could exceed its Slots.
 // The race needs real time to pass (a 1µs IdleTimeout), so this test runs
 // outside synctest, bounded in count and time.
 func TestEvictionNeverLetsTwoExecutorsServeOneName(t *testing.T) {
 	g := newGroup(t, executor.GroupConfig{IdleTimeout: time.Microsecond,
-		Default: executor.Config{Workers: 64}})
+		Default: executor.Config{Slots: 64}})
 	s := &serving{running: map[*executor.Executor]int{}}
 	deadline := time.Now().Add(2 * time.Second)
 	var wg sync.WaitGroup

@@ -15,7 +15,7 @@ import (
 // Submit starts a protected call and returns its future at once.
 func ExampleSubmit() {
 	ctx := context.Background()
-	ex, err := executor.New("quotes", executor.Config{Workers: 4, InvocationTimeout: 2 * time.Second})
+	ex, err := executor.New("quotes", executor.Config{Slots: 4, InvocationTimeout: 2 * time.Second})
 	if err != nil {
 		panic(err)
 	}
@@ -50,9 +50,9 @@ func ExampleDo() {
 func ExampleGroup() {
 	ctx := context.Background()
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Default: executor.Config{Workers: 10, InvocationTimeout: time.Second},
-		Dependencies: map[string]executor.Config{
-			"payments": {Workers: 4, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
+		Default: executor.Config{Slots: 10, InvocationTimeout: time.Second},
+		Suppliers: map[string]executor.Config{
+			"payments": {Slots: 4, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
 		},
 	})
 	if err != nil {
@@ -62,7 +62,7 @@ func ExampleGroup() {
 
 	for _, dep := range []string{"payments", "search"} {
 		ex, _ := g.Executor(dep)
-		fmt.Println(dep, ex.Stats().Workers)
+		fmt.Println(dep, ex.Stats().Slots)
 	}
 	// Output:
 	// payments 4

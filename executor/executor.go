@@ -362,14 +362,14 @@ func (e *closeError) Error() string {
 
 func (e *closeError) Unwrap() error { return e.err }
 
-// Stats is a snapshot of one supplier. Busy+Free == Workers (but while a
+// Stats is a snapshot of one supplier. InUse+Free == Slots (but while a
 // Reconfigure that shrank the bulkhead waits for calls to end); the
 // counters only grow.
 type Stats struct {
 	Supplier string
 	Breaker  breaker.Stats // State, Reason, OpenUntil, Late, ...
-	Workers  int           // bulkhead slots
-	Busy     int           // slots held, overdue calls included
+	Slots    int           // bulkhead slots
+	InUse    int           // slots held, overdue calls included
 	Free     int
 	Queued   int
 	QueueCap int
@@ -388,7 +388,7 @@ type Stats struct {
 	Durations [numOutcomes]Histogram
 	Shadow    bool       // Config.Shadow
 	Shadowed  Rejections // by reason, what Config.Shadow let through
-	// With Config.Adaptive on, Workers is the limit in force and the Limit
+	// With Config.Adaptive on, Slots is the limit in force and the Limit
 	// fields say how it got there (docs/adaptive.md).
 	Adaptive           bool
 	LimitMin, LimitMax int
@@ -407,7 +407,7 @@ func (ex *Executor) Stats() Stats {
 	s := Stats{
 		Supplier: ex.name,
 		Breaker:  ex.br.Stats(),
-		Workers:  bs.Slots, Busy: bs.InUse, Free: bs.Free, Queued: bs.Queued, QueueCap: bs.QueueCap,
+		Slots:    bs.Slots, InUse: bs.InUse, Free: bs.Free, Queued: bs.Queued, QueueCap: bs.QueueCap,
 	}
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
 	var rejected [numRejections]uint64

@@ -32,7 +32,7 @@ func TestSubmitAwait(t *testing.T) {
 		s := ex.Stats()
 		assert.Equal(t, uint64(1), s.Successes)
 		assert.Equal(t, uint64(1), s.Failures)
-		assert.Equal(t, 0, s.Busy)
+		assert.Equal(t, 0, s.InUse)
 	})
 }
 
@@ -57,7 +57,7 @@ func TestSaturationTrips(t *testing.T) {
 			s := newSupplier()
 			s.hang()
 			defer s.unhang()
-			ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
+			ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
 				Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}})
 			for range n {
 				_, err := executor.Submit(t.Context(), ex, s.cooperative)
@@ -79,7 +79,7 @@ func TestSaturationTrips(t *testing.T) {
 			st := ex.Stats()
 			assert.Equal(t, uint64(1), st.Rejected.Saturated, "the bulkhead was not asked again")
 			assert.Equal(t, uint64(1), st.Rejected.Open)
-			assert.Equal(t, n, st.Busy)
+			assert.Equal(t, n, st.InUse)
 			assert.Equal(t, []string{"closed>open:saturation"}, ev.list())
 			assert.Equal(t, int64(n), s.entered.Load())
 		})
@@ -91,7 +91,7 @@ func TestSaturationTrips(t *testing.T) {
 				s := newSupplier()
 				s.hang()
 				defer s.unhang()
-				ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
+				ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: 30 * time.Second,
 					Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}})
 				var admitted, saturated, open atomic.Int32
 				var wg sync.WaitGroup
@@ -125,7 +125,7 @@ func TestProbeAlwaysFindsASlot(t *testing.T) {
 		const n, T, R = 4, 30 * time.Second, 31 * time.Second
 		ev := &events{}
 		s := newSupplier()
-		ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: T,
 			Breaker: breaker.Config{ResetTimeout: R, OnTransition: ev.listen}})
 		for cycle := range 100 {
 			dead := cycle%2 == 0
@@ -180,7 +180,7 @@ func TestNonCooperativeCalls(t *testing.T) {
 		s := newSupplier()
 		s.hang()
 		defer s.unhang()
-		ex := newExecutor(t, executor.Config{Workers: n, Stuck: literal, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Slots: n, Stuck: literal, InvocationTimeout: T,
 			Breaker: breaker.Config{ResetTimeout: R, OnTransition: ev.listen}})
 		var fs []*future.Future[string]
 		for range n {
@@ -195,7 +195,7 @@ func TestNonCooperativeCalls(t *testing.T) {
 		synctest.Wait()
 		st := ex.Stats()
 		assert.Equal(t, n, st.Overdue)
-		assert.Equal(t, n, st.Busy, "honest accounting: the slots stay held")
+		assert.Equal(t, n, st.InUse, "honest accounting: the slots stay held")
 		assert.Equal(t, uint64(n), st.Timeouts, "recorded at the deadline")
 		// The futures wait a short grace period for the functions to give
 		// their slots back, then resolve anyway.
@@ -218,7 +218,7 @@ func TestNonCooperativeCalls(t *testing.T) {
 		synctest.Wait()
 		st = ex.Stats()
 		assert.Zero(t, st.Overdue)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 
 		time.Sleep(R)
 		v, err := executor.Do(t.Context(), ex, s.stubborn)
@@ -241,7 +241,7 @@ func TestLateResultsDoNotDecide(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const T, R = 10 * time.Second, 15 * time.Second
 				slow := make(chan error)
-				ex := newExecutor(t, executor.Config{Workers: 2, InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: R}})
+				ex := newExecutor(t, executor.Config{Slots: 2, InvocationTimeout: T, Breaker: breaker.Config{ResetTimeout: R}})
 				// One call that will finish late, on its own schedule (it
 				// ignores its context, so it outlives its timeout).
 				_, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 0, <-slow })
@@ -276,7 +276,7 @@ func TestLateResultsDoNotDecide(t *testing.T) {
 func TestTimeoutCompletionRace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const T = time.Second
-		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: T,
+		ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: T,
 			Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: 2 * T}})
 		var results [2]int
 		for i := range 10_000 {
@@ -296,7 +296,7 @@ func TestTimeoutCompletionRace(t *testing.T) {
 			st := ex.Stats()
 			require.Equal(t, uint64(i+1), st.Successes+st.Failures, "iteration %d: exactly one recorded result", i)
 			require.Equal(t, st.Timeouts, st.Failures)
-			require.Zero(t, st.Busy)
+			require.Zero(t, st.InUse)
 			require.Zero(t, st.Overdue)
 		}
 		t.Logf("successes %d, timeouts %d", results[0], results[1])
@@ -330,7 +330,7 @@ func TestAllTimeouts(t *testing.T) {
 func TestResubmitAfterTimeoutIsNeverRefused(t *testing.T) {
 	t.Run("fake time", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: 20 * time.Millisecond,
+			ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: 20 * time.Millisecond,
 				Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Second}})
 			for i := range 200 {
 				_, err := executor.Do(t.Context(), ex, func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() })
@@ -348,7 +348,7 @@ func TestResubmitAfterTimeoutIsNeverRefused(t *testing.T) {
 	// (Overdue back to 0: the slot is released before that count drops),
 	// and from then on the resubmit is never refused.
 	t.Run("real time", func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: 10 * time.Millisecond,
+		ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: 10 * time.Millisecond,
 			Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Second}})
 		ctx := context.Background()
 		late := 0
@@ -373,7 +373,7 @@ func TestImmediateResubmitIsNeverRefused(t *testing.T) {
 	// A timeout out of reach: on a loaded machine one of the 100,000 calls
 	// can wait past the default second for a CPU, and a timeout is not the
 	// refusal this test looks for.
-	ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: time.Minute, Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}})
+	ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: time.Minute, Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}})
 	ctx := context.Background()
 	for i := range 100_000 {
 		_, err := executor.Do(ctx, ex, func(context.Context) (int, error) { return i, nil })
@@ -384,7 +384,7 @@ func TestImmediateResubmitIsNeverRefused(t *testing.T) {
 
 func TestPanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Workers: 1, Breaker: breaker.Config{ConsecutiveFailures: 2}})
+		ex := newExecutor(t, executor.Config{Slots: 1, Breaker: breaker.Config{ConsecutiveFailures: 2}})
 		_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { panic("oops") })
 		var pe *breaker.PanicError
 		require.ErrorAs(t, err, &pe)
@@ -397,7 +397,7 @@ func TestPanics(t *testing.T) {
 		st := ex.Stats()
 		assert.Equal(t, uint64(2), st.Panics)
 		assert.Equal(t, uint64(2), st.Failures)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Equal(t, breaker.Open, ex.Breaker().State(), "panics are failures")
 	})
 }

@@ -89,7 +89,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ex := newExecutor(t, executor.Config{Workers: 1, Queue: 1, InvocationTimeout: time.Second,
+				ex := newExecutor(t, executor.Config{Slots: 1, Queue: 1, InvocationTimeout: time.Second,
 					Breaker: breaker.Config{ResetTimeout: 3 * time.Second}})
 				err := tt.run(t, ex)
 				switch want := tt.want.(type) {
@@ -106,7 +106,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 				}
 				synctest.Wait()
 				st := ex.Stats()
-				assert.Zero(t, st.Busy, "slot released")
+				assert.Zero(t, st.InUse, "slot released")
 				assert.Zero(t, st.Queued)
 				assert.Zero(t, st.Overdue)
 				_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 0, nil })
@@ -117,7 +117,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 
 	t.Run("Close", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex, err := executor.New("payments", executor.Config{Workers: 1, Queue: 1})
+			ex, err := executor.New("payments", executor.Config{Slots: 1, Queue: 1})
 			require.NoError(t, err)
 			hold := make(chan struct{})
 			running, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { <-hold; return 7, nil })
@@ -142,14 +142,14 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 			v, err := running.Await(t.Context())
 			require.NoError(t, err, "running calls finish")
 			assert.Equal(t, 7, v)
-			assert.Zero(t, ex.Stats().Busy)
+			assert.Zero(t, ex.Stats().InUse)
 			require.NoError(t, ex.Close(context.Background()), "Close is idempotent")
 		})
 	})
 
 	t.Run("Close that gives up", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex, err := executor.New("payments", executor.Config{Workers: 1, InvocationTimeout: time.Hour,
+			ex, err := executor.New("payments", executor.Config{Slots: 1, InvocationTimeout: time.Hour,
 				Breaker: breaker.Config{ResetTimeout: 2 * time.Hour}})
 			require.NoError(t, err)
 			hold := make(chan struct{})
@@ -163,7 +163,7 @@ func TestEveryExitReleasesTheSlot(t *testing.T) {
 			assert.Equal(t, 1, ex.Stats().Overdue)
 			close(hold)
 			require.NoError(t, ex.Close(context.Background()), "a later Close waits for the rest")
-			assert.Zero(t, ex.Stats().Busy)
+			assert.Zero(t, ex.Stats().InUse)
 		})
 	})
 }

@@ -31,7 +31,7 @@ func TestDoOr(t *testing.T) {
 	})
 	t.Run("a saturated bulkhead falls back", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 1})
+			ex := newExecutor(t, executor.Config{Slots: 1})
 			release := make(chan struct{})
 			f, err := executor.Submit(context.Background(), ex, func(context.Context) (string, error) { <-release; return "", nil })
 			require.NoError(t, err)
@@ -77,13 +77,13 @@ func TestDoOr(t *testing.T) {
 		})
 	})
 	t.Run("DoInOr falls back for a group's supplier, not for an unknown name", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"prices": {}}})
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"prices": {}}})
 		ex, _ := g.Lookup("prices")
 		ex.Breaker().Trip(breaker.Manual)
 		v, err := executor.DoInOr(context.Background(), g, "prices", func(context.Context) (string, error) { return "fresh", nil }, fallback)
 		require.NoError(t, err)
 		assert.Contains(t, v, "rejected: open")
 		_, err = executor.DoInOr(context.Background(), g, "pricse", func(context.Context) (string, error) { return "fresh", nil }, fallback)
-		assert.ErrorIs(t, err, executor.ErrUnknownDependency)
+		assert.ErrorIs(t, err, executor.ErrUnknownSupplier)
 	})
 }

@@ -44,12 +44,12 @@ func TestFinishRecordsTheClassifiersVerdict(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ex := newExecutor(t, executor.Config{Workers: 1})
+				ex := newExecutor(t, executor.Config{Slots: 1})
 				l, err := ex.Lease(t.Context())
 				require.NoError(t, err)
 				v := l.Finish(tc.err, tc.classify, "test.Classify")
 				st := ex.Stats()
-				assert.Zero(t, st.Busy, "the slot is given back")
+				assert.Zero(t, st.InUse, "the slot is given back")
 				tc.want(t, v, st)
 				l.Done(nil) // only the first end counts
 				assert.Equal(t, st.Successes+st.Failures, ex.Stats().Successes+ex.Stats().Failures)
@@ -60,7 +60,7 @@ func TestFinishRecordsTheClassifiersVerdict(t *testing.T) {
 
 func TestFinishWithAClassifierThatCallsGoexitGivesTheSlotBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Workers: 1})
+		ex := newExecutor(t, executor.Config{Slots: 1})
 		l, err := ex.Lease(t.Context())
 		require.NoError(t, err)
 		var wg sync.WaitGroup
@@ -72,7 +72,7 @@ func TestFinishWithAClassifierThatCallsGoexitGivesTheSlotBack(t *testing.T) {
 		wg.Wait()
 		assert.False(t, returned, "the Goexit went on")
 		st := ex.Stats()
-		assert.Zero(t, st.Busy, "the slot is given back")
+		assert.Zero(t, st.InUse, "the slot is given back")
 		assert.Equal(t, uint64(1), st.Failures)
 	})
 }
@@ -81,7 +81,7 @@ func TestSkipRecordsNothingAndPassesTheProbeOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// A classifier that calls every error a failure: Skip does not
 		// ask it.
-		ex := newExecutor(t, executor.Config{Workers: 2, InvocationTimeout: time.Second,
+		ex := newExecutor(t, executor.Config{Slots: 2, InvocationTimeout: time.Second,
 			Breaker: breaker.Config{ResetTimeout: 2 * time.Second,
 				Classify: func(error) breaker.Outcome { return breaker.Failure }}})
 		ex.Breaker().Trip(breaker.Manual)
@@ -92,7 +92,7 @@ func TestSkipRecordsNothingAndPassesTheProbeOn(t *testing.T) {
 		dial.Skip()
 		dial.Done(errBoom) // only the first end counts
 		st := ex.Stats()
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Zero(t, st.Failures)
 		assert.Zero(t, st.Successes)
 		assert.Equal(t, breaker.HalfOpen, ex.Breaker().State(), "the dial decided nothing")

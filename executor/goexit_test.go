@@ -20,7 +20,7 @@ import (
 // returns at once, and the refusal is counted.
 func TestAListenerEndingTheSubmittersGoroutineLeavesNoActiveCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex, err := executor.New("payments", executor.Config{Workers: 1, InvocationTimeout: time.Second,
+		ex, err := executor.New("payments", executor.Config{Slots: 1, InvocationTimeout: time.Second,
 			Stuck: literal,
 			Breaker: breaker.Config{ResetTimeout: time.Minute, OnTransition: func(e breaker.Event) {
 				if e.To == breaker.Open {
@@ -72,7 +72,7 @@ func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 	t.Run("on the submitter's goroutine", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGroup(t, executor.GroupConfig{Runner: &goexitRunner{exit: 1},
-				Default: executor.Config{Workers: 1, InvocationTimeout: time.Second}})
+				Default: executor.Config{Slots: 1, InvocationTimeout: time.Second}})
 			ex, err := g.Executor("payments")
 			require.NoError(t, err)
 			go func() {
@@ -80,7 +80,7 @@ func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 			}()
 			synctest.Wait()
 			st := ex.Stats()
-			assert.Zero(t, st.Busy, "the slot is free")
+			assert.Zero(t, st.InUse, "the slot is free")
 			assert.Equal(t, uint64(1), st.Panics)
 			v, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 2, nil })
 			require.NoError(t, err, "the next call runs")
@@ -93,7 +93,7 @@ func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 	t.Run("promoting a queued call", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGroup(t, executor.GroupConfig{Runner: &goexitRunner{exit: 2},
-				Default: executor.Config{Workers: 1, Queue: 1, InvocationTimeout: time.Second,
+				Default: executor.Config{Slots: 1, Queue: 1, InvocationTimeout: time.Second,
 					Breaker: breaker.Config{ResetTimeout: time.Minute}}})
 			ex, err := g.Executor("payments")
 			require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 			_, err = resultNow(first)
 			require.ErrorAs(t, err, &pe, "the call whose settle was interrupted resolves")
 			st := ex.Stats()
-			assert.Zero(t, st.Busy+st.Queued, "slots and queue free")
+			assert.Zero(t, st.InUse+st.Queued, "slots and queue free")
 			assert.Equal(t, breaker.Closed, st.Breaker.State)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
 			defer cancel()
@@ -126,7 +126,7 @@ func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 // recorded the success, and Stats counts it too.
 func TestAListenerEndingAProbesGoroutineLosesNoSuccess(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex, err := executor.New("payments", executor.Config{Workers: 1, InvocationTimeout: time.Second,
+		ex, err := executor.New("payments", executor.Config{Slots: 1, InvocationTimeout: time.Second,
 			Breaker: breaker.Config{ResetTimeout: time.Minute, OnTransition: func(e breaker.Event) {
 				if e.To == breaker.Closed {
 					runtime.Goexit()

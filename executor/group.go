@@ -18,17 +18,17 @@ import (
 
 // GroupConfig configures a Group: one executor per named supplier.
 type GroupConfig struct {
-	// Default configures every supplier without an entry in Dependencies.
+	// Default configures every supplier without an entry in Suppliers.
 	Default Config
-	// Dependencies configure the suppliers they name, instead of Default.
-	Dependencies map[string]Config
-	// IdleTimeout evicts executors idle this long (not Dependencies). 0: never.
+	// Suppliers configure the suppliers they name, instead of Default.
+	Suppliers map[string]Config
+	// IdleTimeout evicts executors idle this long (not Suppliers). 0: never.
 	IdleTimeout time.Duration
 	// OnTransition hears every executor whose Breaker sets no OnTransition.
 	OnTransition func(breaker.Event)
 	// Runner starts the calls; nil, the recommended setting, uses go statements.
 	Runner Runner
-	// Strict refuses names Dependencies does not list (ErrUnknownDependency).
+	// Strict refuses names Suppliers does not list (ErrUnknownSupplier).
 	Strict bool
 	// MaxSuppliers caps the executors made on first use. 0 means 1,024.
 	MaxSuppliers int
@@ -41,8 +41,8 @@ type Runner interface {
 	Go(fn func()) error
 }
 
-// ErrUnknownDependency: a Strict group does not list the name.
-var ErrUnknownDependency = errors.New("executor: unknown supplier")
+// ErrUnknownSupplier: a Strict group does not list the name.
+var ErrUnknownSupplier = errors.New("executor: unknown supplier")
 
 // Group holds one executor per supplier, made at NewGroup if listed, else on
 // first use; names beyond MaxSuppliers or MaxNameLen share 16 overflow
@@ -72,7 +72,7 @@ type Group struct {
 func (g *Group) conf() *GroupConfig { return g.cfg.Load() }
 
 // NewGroup validates cfg (with the errors of New) and returns a group
-// holding an idle executor for each supplier cfg.Dependencies lists.
+// holding an idle executor for each supplier cfg.Suppliers lists.
 func NewGroup(cfg GroupConfig) (*Group, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -88,7 +88,7 @@ func NewGroup(cfg GroupConfig) (*Group, error) {
 			f(e)
 		}
 	}, g.subs.dispatch)
-	for name := range cfg.Dependencies {
+	for name := range cfg.Suppliers {
 		ex, err := newExecutor(name, g.config(name), &g.env)
 		if err != nil {
 			return nil, err // validated above; only a bug gets here
@@ -108,14 +108,14 @@ func (cfg GroupConfig) validate() error {
 	if cfg.MaxSuppliers < 0 {
 		errs = append(errs, fmt.Errorf("executor: GroupConfig.MaxSuppliers must be ≥ 0 (0 means %d), got %d", defaultMaxSuppliers, cfg.MaxSuppliers))
 	}
-	if cfg.Strict && len(cfg.Dependencies) == 0 {
-		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Dependencies: it refuses every name they do not list"))
+	if cfg.Strict && len(cfg.Suppliers) == 0 {
+		errs = append(errs, errors.New("executor: GroupConfig.Strict needs Suppliers: it refuses every name they do not list"))
 	}
 	if _, err := cfg.Default.build("default"); err != nil {
 		errs = append(errs, err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
-		if _, err := cfg.Dependencies[name].build(name); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Suppliers)) {
+		if _, err := cfg.Suppliers[name].build(name); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -124,7 +124,7 @@ func (cfg GroupConfig) validate() error {
 
 // Executor returns the executor of the supplier name, making it on first
 // use (see GroupConfig.MaxSuppliers). It fails after Close (ErrClosed) and
-// for a name a Strict group does not list (ErrUnknownDependency).
+// for a name a Strict group does not list (ErrUnknownSupplier).
 func (g *Group) Executor(name string) (*Executor, error) {
 	if err := g.unmade(); err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (g *Group) unmade() error {
 func (g *Group) config(name string) Config {
 	cfg := g.conf()
 	c := cfg.Default
-	if o, ok := cfg.Dependencies[name]; ok {
+	if o, ok := cfg.Suppliers[name]; ok {
 		c = o
 	}
 	return g.withListeners(c)
@@ -228,7 +228,7 @@ func (g *Group) maybeSweep() {
 	})
 	g.m.Range(func(k, v any) bool {
 		ex := v.(*Executor)
-		if _, listed := g.conf().Dependencies[k.(string)]; listed {
+		if _, listed := g.conf().Suppliers[k.(string)]; listed {
 			return true // configured suppliers stay, with their series
 		}
 		// Closing it and finding it idle are one step (a CAS on its
@@ -275,13 +275,13 @@ func (g *Group) closeRetired(ended []*Executor) {
 
 // unknown is the error of a Strict group's lookup of name.
 func (g *Group) unknown(name string) error {
-	names := slices.Sorted(maps.Keys(g.conf().Dependencies))
+	names := slices.Sorted(maps.Keys(g.conf().Suppliers))
 	const shown = 10
 	list := strings.Join(names[:min(len(names), shown)], ", ")
 	if len(names) > shown {
 		list += fmt.Sprintf(", and %d more", len(names)-shown)
 	}
-	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownDependency, shortName(name), list)
+	return fmt.Errorf("%w %q: the group is Strict and its configuration lists only %s", ErrUnknownSupplier, shortName(name), list)
 }
 
 // Lookup returns the executor of the supplier name if the group holds one;

@@ -29,13 +29,13 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 func TestGroup(t *testing.T) {
 	t.Run("a supplier's entry is its whole configuration; the default serves the others", func(t *testing.T) {
 		ev := &events{}
-		def := executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}}
+		def := executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}}
 		payments := def // derived from the default in code
 		payments.Queue, payments.InvocationTimeout, payments.Breaker.ResetTimeout = 4, 2*time.Second, time.Minute
 		g := newGroup(t, executor.GroupConfig{
 			Default: def,
-			Dependencies: map[string]executor.Config{
-				"search":   {Workers: 20}, // not derived: the rest is Config's defaults
+			Suppliers: map[string]executor.Config{
+				"search":   {Slots: 20}, // not derived: the rest is Config's defaults
 				"payments": payments,
 			},
 			OnTransition: ev.listen,
@@ -44,7 +44,7 @@ func TestGroup(t *testing.T) {
 			ex, err := g.Executor(name)
 			require.NoError(t, err)
 			st := ex.Stats()
-			assert.Equal(t, want[0], st.Workers, name)
+			assert.Equal(t, want[0], st.Slots, name)
 			assert.Equal(t, want[1], st.QueueCap, name)
 			again, err := g.Executor(name)
 			require.NoError(t, err)
@@ -65,14 +65,14 @@ func TestGroup(t *testing.T) {
 
 	t.Run("an invalid supplier is refused up front with its name", func(t *testing.T) {
 		_, err := executor.NewGroup(executor.GroupConfig{
-			Default:      executor.Config{InvocationTimeout: time.Second},
-			Dependencies: map[string]executor.Config{"reports": {InvocationTimeout: time.Minute}},
+			Default:   executor.Config{InvocationTimeout: time.Second},
+			Suppliers: map[string]executor.Config{"reports": {InvocationTimeout: time.Minute}},
 		})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "reports: Breaker.ResetTimeout (5s) must exceed InvocationTimeout (1m0s)")
 
 		_, err = executor.NewGroup(executor.GroupConfig{
-			Dependencies: map[string]executor.Config{"search": {Breaker: breaker.Config{FailureRate: 2}}},
+			Suppliers: map[string]executor.Config{"search": {Breaker: breaker.Config{FailureRate: 2}}},
 		})
 		assert.ErrorContains(t, err, "executor: search: breaker: FailureRate must be in (0, 1]", "the breaker's own rules too, named")
 	})
@@ -274,7 +274,7 @@ func TestARunnerThatRunsACallTwiceRunsItOnce(t *testing.T) {
 	for _, r := range []misbehavingRunner{"runs twice", "runs and refuses", "runs and panics"} {
 		t.Run(string(r), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				g := newGroup(t, executor.GroupConfig{Runner: r, Default: executor.Config{Workers: 2}})
+				g := newGroup(t, executor.GroupConfig{Runner: r, Default: executor.Config{Slots: 2}})
 				var ran atomic.Int32
 				succeeded := 0
 				for i := range 10 {
@@ -290,7 +290,7 @@ func TestARunnerThatRunsACallTwiceRunsItOnce(t *testing.T) {
 				}
 				ex, _ := g.Executor("a")
 				s := ex.Stats()
-				assert.Zero(t, s.Busy, "every slot given back, once")
+				assert.Zero(t, s.InUse, "every slot given back, once")
 				assert.EqualValues(t, succeeded, ran.Load(), "a call ran once if it succeeded, else not at all")
 				assert.EqualValues(t, succeeded, s.Successes)
 				if r == "runs twice" {
@@ -311,14 +311,14 @@ func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
 	}
 	t.Run("on Submit, the slot is given back", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Runner: &panickyRunner{panicAt: 1}, Default: executor.Config{Workers: 1}})
+			g := newGroup(t, executor.GroupConfig{Runner: &panickyRunner{panicAt: 1}, Default: executor.Config{Slots: 1}})
 			f, err := executor.SubmitIn(context.Background(), g, "a", func(context.Context) (int, error) { return 1, nil })
 			require.NoError(t, err)
 			_, err = f.Await(context.Background())
 			requireRunnerPanic(t, err)
 			ex, _ := g.Executor("a")
 			s := ex.Stats()
-			assert.Equal(t, 0, s.Busy, "slots held")
+			assert.Equal(t, 0, s.InUse, "slots held")
 			assert.Equal(t, uint64(1), s.Panics)
 			assert.Equal(t, uint64(1), s.Ignored, "the supplier was never asked")
 			v, err := executor.DoIn(context.Background(), g, "a", func(context.Context) (int, error) { return 2, nil })
@@ -328,7 +328,7 @@ func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
 	})
 	t.Run("on promoting a queued call, inside the previous call's settle", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Runner: &panickyRunner{panicAt: 2}, Default: executor.Config{Workers: 1, Queue: 1}})
+			g := newGroup(t, executor.GroupConfig{Runner: &panickyRunner{panicAt: 2}, Default: executor.Config{Slots: 1, Queue: 1}})
 			gate := make(chan struct{})
 			f1, err := executor.SubmitIn(context.Background(), g, "a", func(context.Context) (int, error) { <-gate; return 1, nil })
 			require.NoError(t, err)
@@ -342,7 +342,7 @@ func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
 			requireRunnerPanic(t, err)
 			ex, _ := g.Executor("a")
 			s := ex.Stats()
-			assert.Equal(t, 0, s.Busy, "slots held")
+			assert.Equal(t, 0, s.InUse, "slots held")
 			assert.Equal(t, 0, s.Queued)
 			assert.Equal(t, uint64(1), s.Successes)
 			assert.Equal(t, uint64(1), s.Panics)

@@ -17,7 +17,7 @@ import (
 // than the common ones, or the percentiles skew towards it.
 func TestLatencyP99IsNotSkewedByRareDurations(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex, err := New("payments", Config{Workers: 4, InvocationTimeout: 10 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}})
+		ex, err := New("payments", Config{Slots: 4, InvocationTimeout: 10 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}})
 		require.NoError(t, err)
 		const calls, slowEvery = 4000, 200 // 0.5 % slow: the p99 is a fast call
 		for i := range calls {

@@ -15,7 +15,7 @@ import (
 
 func TestLatencyQuantile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex, err := executor.New("search", executor.Config{Workers: 4, InvocationTimeout: 10 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}})
+		ex, err := executor.New("search", executor.Config{Slots: 4, InvocationTimeout: 10 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}})
 		require.NoError(t, err)
 		assert.Zero(t, ex.Latency(0.95), "no history")
 		// 90 calls of 10 ms, 10 of 200 ms: the p50 is fast, the p95 slow.

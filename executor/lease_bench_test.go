@@ -19,7 +19,7 @@ import (
 // whose context carries a deadline of its own, "request" one with a
 // context of its own for every call.
 func BenchmarkLease(b *testing.B) {
-	ex, err := executor.New("bench", executor.Config{Workers: 1 << 20})
+	ex, err := executor.New("bench", executor.Config{Slots: 1 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

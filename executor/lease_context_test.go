@@ -123,7 +123,7 @@ func TestLeaseContextLeavesTheCallersContext(t *testing.T) {
 // context's state, and the child of the caller's context whose channel
 // Done returns (its record, cancel function and channel).
 func TestLeaseAllocations(t *testing.T) {
-	ex := newExecutor(t, executor.Config{Workers: 1 << 10})
+	ex := newExecutor(t, executor.Config{Slots: 1 << 10})
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, tt := range []struct {

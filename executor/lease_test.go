@@ -16,17 +16,17 @@ import (
 
 func TestLeaseHoldsASlotUntilDone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Workers: 1})
+		ex := newExecutor(t, executor.Config{Slots: 1})
 		l, err := ex.Lease(t.Context())
 		require.NoError(t, err)
-		assert.Equal(t, 1, ex.Stats().Busy, "the lease holds the only slot")
+		assert.Equal(t, 1, ex.Stats().InUse, "the lease holds the only slot")
 		_, err = executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
 		require.ErrorIs(t, err, executor.ErrBusy, "a call finds no slot while the lease holds it")
 
 		l.Done(nil)
 		l.Done(errBoom) // only the first Done counts
 		st := ex.Stats()
-		assert.Equal(t, 0, st.Busy)
+		assert.Equal(t, 0, st.InUse)
 		assert.Equal(t, uint64(1), st.Successes)
 		assert.Zero(t, st.Failures)
 		require.ErrorIs(t, l.Context().Err(), context.Canceled, "the context ends at Done")
@@ -49,7 +49,7 @@ func TestLeaseOutcomesReachTheBreaker(t *testing.T) {
 
 func TestLeaseDeadlineRecordsTheTimeoutAndKeepsTheSlot(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: time.Second})
+		ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: time.Second})
 		l, err := ex.Lease(t.Context())
 		require.NoError(t, err)
 		deadline, ok := l.Context().Deadline()
@@ -63,11 +63,11 @@ func TestLeaseDeadlineRecordsTheTimeoutAndKeepsTheSlot(t *testing.T) {
 		assert.Equal(t, uint64(1), st.Timeouts, "the timeout is recorded at the deadline")
 		assert.Equal(t, uint64(1), st.Failures)
 		assert.Equal(t, 1, st.Overdue)
-		assert.Equal(t, 1, st.Busy, "the slot stays held until Done")
+		assert.Equal(t, 1, st.InUse, "the slot stays held until Done")
 
 		l.Done(context.DeadlineExceeded)
 		st = ex.Stats()
-		assert.Equal(t, 0, st.Busy)
+		assert.Equal(t, 0, st.InUse)
 		assert.Equal(t, 0, st.Overdue)
 		assert.Equal(t, uint64(1), st.Failures, "Done after the deadline records nothing more")
 	})
@@ -85,11 +85,11 @@ func TestLeaseOfACallerWhoCancelsIsIgnored(t *testing.T) {
 		st := ex.Stats()
 		assert.Equal(t, uint64(1), st.Cancelled)
 		assert.Zero(t, st.Failures)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 
 		_, err = ex.Lease(ctx)
 		require.ErrorIs(t, err, context.Canceled, "a caller who has given up gets no lease")
-		assert.Zero(t, ex.Stats().Busy)
+		assert.Zero(t, ex.Stats().InUse)
 	})
 }
 
@@ -106,7 +106,7 @@ func TestLeaseWaitsInTheQueue(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				ex := newExecutor(t, executor.Config{Workers: 1, Queue: 1, QueueTimeout: 500 * time.Millisecond,
+				ex := newExecutor(t, executor.Config{Slots: 1, Queue: 1, QueueTimeout: 500 * time.Millisecond,
 					InvocationTimeout: time.Second})
 				first, err := ex.Lease(t.Context())
 				require.NoError(t, err)
@@ -127,13 +127,13 @@ func TestLeaseWaitsInTheQueue(t *testing.T) {
 				assert.Equal(t, tt.wait, time.Since(start), "waited")
 				require.ErrorIs(t, err2, tt.wantErr)
 				if tt.wantErr == nil {
-					assert.Equal(t, 1, ex.Stats().Busy)
+					assert.Equal(t, 1, ex.Stats().InUse)
 					second.Done(nil)
 				} else {
 					assert.Nil(t, second)
 					first.Done(nil)
 				}
-				assert.Zero(t, ex.Stats().Busy)
+				assert.Zero(t, ex.Stats().InUse)
 			})
 		})
 	}
@@ -150,7 +150,7 @@ func TestCloseEndsTheContextOfAnOpenLease(t *testing.T) {
 		require.Error(t, ex.Close(ctx), "Close gives up on the open lease at its ctx's deadline")
 		require.ErrorIs(t, l.Context().Err(), context.Canceled, "the lease's context ends")
 		l.Done(nil)
-		assert.Zero(t, ex.Stats().Busy)
+		assert.Zero(t, ex.Stats().InUse)
 		require.NoError(t, ex.Close(t.Context()))
 	})
 }

@@ -14,11 +14,11 @@ import (
 
 func TestLookupAndNames(t *testing.T) {
 	t.Run("configured suppliers exist from the start; lookups never create", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: 3}, "search": {}}})
+		g := newGroup(t, executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Slots: 3}, "search": {}}})
 		assert.Equal(t, []string{"payments", "search"}, g.Names(), "listed suppliers before any call")
 		ex, ok := g.Lookup("payments")
 		require.True(t, ok)
-		assert.Equal(t, 3, ex.Stats().Workers)
+		assert.Equal(t, 3, ex.Stats().Slots)
 
 		_, ok = g.Lookup("paymnets")
 		assert.False(t, ok)
@@ -32,7 +32,7 @@ func TestLookupAndNames(t *testing.T) {
 		assert.Equal(t, []string{"catalog", "payments", "search"}, g.Names())
 	})
 	t.Run("a closed group still finds its executors, which refuse calls", func(t *testing.T) {
-		g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {}}})
+		g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {}}})
 		require.NoError(t, err)
 		require.NoError(t, g.Close(context.Background()))
 		ex, ok := g.Lookup("payments")
@@ -45,12 +45,12 @@ func TestLookupAndNames(t *testing.T) {
 func TestStrictGroups(t *testing.T) {
 	deps := map[string]executor.Config{"payments": {}, "search": {}}
 	t.Run("a name the configuration does not list is refused with a clear error", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: deps})
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: deps})
 		_, err := g.Executor("paymnets")
-		require.ErrorIs(t, err, executor.ErrUnknownDependency)
+		require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 		assert.EqualError(t, err, `executor: unknown supplier "paymnets": the group is Strict and its configuration lists only payments, search`)
 		_, err = executor.DoIn(context.Background(), g, "paymnets", func(context.Context) (int, error) { return 1, nil })
-		require.ErrorIs(t, err, executor.ErrUnknownDependency)
+		require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 		assert.Equal(t, []string{"payments", "search"}, g.Names(), "no phantom supplier")
 
 		v, err := executor.DoIn(context.Background(), g, "payments", func(context.Context) (int, error) { return 1, nil })
@@ -62,21 +62,21 @@ func TestStrictGroups(t *testing.T) {
 		for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"} {
 			many[n] = executor.Config{}
 		}
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: many})
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: many})
 		_, err := g.Executor("z")
 		assert.ErrorContains(t, err, "lists only a, b, c, d, e, f, g, h, i, j, and 2 more")
 	})
 	t.Run("strict without suppliers is refused up front", func(t *testing.T) {
 		_, err := executor.NewGroup(executor.GroupConfig{Strict: true})
-		assert.ErrorContains(t, err, "GroupConfig.Strict needs Dependencies")
+		assert.ErrorContains(t, err, "GroupConfig.Strict needs Suppliers")
 	})
 }
 
 func TestConfiguredSuppliersAreNeverEvicted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{
-			IdleTimeout:  time.Minute,
-			Dependencies: map[string]executor.Config{"payments": {}},
+			IdleTimeout: time.Minute,
+			Suppliers:   map[string]executor.Config{"payments": {}},
 		})
 		for _, name := range []string{"payments", "host-1"} {
 			_, err := executor.DoIn(context.Background(), g, name, func(context.Context) (int, error) { return 1, nil })

@@ -110,7 +110,7 @@ func (g *Group) noteOverflow(name string) {
 // Called under g.mu.
 func (g *Group) countMade() int {
 	n := 0
-	deps := g.conf().Dependencies
+	deps := g.conf().Suppliers
 	g.m.Range(func(k, _ any) bool {
 		if _, listed := deps[k.(string)]; !listed && !isOverflow(k.(string)) {
 			n++

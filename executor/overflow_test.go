@@ -39,7 +39,7 @@ func TestMaxSuppliers(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			logs := captureLog(t)
 			g := newGroup(t, executor.GroupConfig{MaxSuppliers: 3,
-				Dependencies: map[string]executor.Config{"payments": {}}})
+				Suppliers: map[string]executor.Config{"payments": {}}})
 			for i := range 3 {
 				ex, err := g.Executor(fmt.Sprintf("host-%d", i))
 				require.NoError(t, err)
@@ -99,7 +99,7 @@ func TestMaxSuppliers(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			captureLog(t)
 			g := newGroup(t, executor.GroupConfig{MaxSuppliers: 1, Default: executor.Config{
-				Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}}})
+				Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}}})
 			_, err := g.Executor("partner")
 			require.NoError(t, err)
 			// An attacker's hosts hang: every overflow shard they reach fills
@@ -166,9 +166,9 @@ func TestMaxSuppliers(t *testing.T) {
 	})
 
 	t.Run("a Strict group's error names a long name briefly", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": {}}})
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"payments": {}}})
 		_, err := g.Executor(strings.Repeat("x", 100_000))
-		require.ErrorIs(t, err, executor.ErrUnknownDependency)
+		require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 		assert.Less(t, len(err.Error()), 400, "the error stays short")
 	})
 

@@ -76,7 +76,7 @@ func drive(t *testing.T, ex *executor.Executor, start time.Time, end time.Durati
 func TestAStallDoesNotSlowTheDetectionOfTheNextHang(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := &trips{start: time.Now()}
-		ex := newExecutor(t, executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
+		ex := newExecutor(t, executor.Config{Slots: 10, InvocationTimeout: 30 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 35 * time.Second, OnTransition: tr.listen}})
 		stall := phase{from: 20 * time.Second, to: 35 * time.Second}
 		drive(t, ex, tr.start, 60*time.Second, stall)
@@ -104,7 +104,7 @@ func TestAStallDoesNotSlowTheDetectionOfTheNextHang(t *testing.T) {
 func TestALongProbeDoesNotSlowTheDetectionOfTheNextHang(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := &trips{start: time.Now()}
-		ex := newExecutor(t, executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
+		ex := newExecutor(t, executor.Config{Slots: 10, InvocationTimeout: 30 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 35 * time.Second, OnTransition: tr.listen}})
 		drive(t, ex, tr.start, 3*time.Second)
 		// Only the probe, 35 s after the trip, meets the slow recovery.
@@ -125,7 +125,7 @@ func TestALongProbeDoesNotSlowTheDetectionOfTheNextHang(t *testing.T) {
 // timeouts now: their durations are not in the history.
 func TestAnswersLongerThanANewTimeoutAreNotInTheHistory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := executor.Config{Workers: 20, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 35 * time.Second}}
+		cfg := executor.Config{Slots: 20, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 35 * time.Second}}
 		ex := newExecutor(t, cfg)
 		warm(t, ex, 40, 100*time.Millisecond)
 		var fs []func() error

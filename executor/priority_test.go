@@ -36,13 +36,13 @@ func TestCriticalShareDividesTheSlots(t *testing.T) {
 	t.Run("sheddable calls get half of the unreserved slots, default ones the unreserved, critical ones all", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			// 10 slots, a share of 0.2: 2 reserved, default below 8, sheddable below 4.
-			ex := newExecutor(t, executor.Config{Workers: 10, CriticalShare: 0.2})
+			ex := newExecutor(t, executor.Config{Slots: 10, CriticalShare: 0.2})
 			assert.Equal(t, 4, leases(t, ex, priority.Sheddable, 6), "sheddable calls stop at 4 held slots")
 			assert.Equal(t, 4, leases(t, ex, priority.Default, 6), "default calls stop at 8")
 			assert.Equal(t, 0, leases(t, ex, priority.Sheddable, 1))
 			assert.Equal(t, 2, leases(t, ex, priority.Critical, 3), "critical calls take the reserve, and no more")
 			st := ex.Stats()
-			assert.Equal(t, 10, st.Busy)
+			assert.Equal(t, 10, st.InUse)
 			assert.Equal(t, uint64(3+2+1), st.Rejected.Busy, "refusals for a priority are busy ones")
 			assert.Equal(t, [priority.Levels]uint64{priority.Default: 2, priority.Critical: 1, priority.Sheddable: 3}, st.RejectedByPriority)
 			assert.Equal(t, breaker.Closed, st.Breaker.State, "a priority's refusal never trips the breaker")
@@ -50,7 +50,7 @@ func TestCriticalShareDividesTheSlots(t *testing.T) {
 	})
 	t.Run("a background burst leaves the foreground its slots", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 100, CriticalShare: 0.1})
+			ex := newExecutor(t, executor.Config{Slots: 100, CriticalShare: 0.1})
 			assert.Equal(t, 45, leases(t, ex, priority.Sheddable, 1000), "the batch job holds at most half of the unreserved 90")
 			assert.Equal(t, 45, leases(t, ex, priority.Default, 45), "every interactive request finds a slot")
 			assert.Equal(t, 10, leases(t, ex, priority.Critical, 10))
@@ -59,7 +59,7 @@ func TestCriticalShareDividesTheSlots(t *testing.T) {
 	})
 	t.Run("without a share every priority is admitted alike, and refusals are counted by priority", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 4})
+			ex := newExecutor(t, executor.Config{Slots: 4})
 			assert.Equal(t, 4, leases(t, ex, priority.Sheddable, 4))
 			assert.Equal(t, 0, leases(t, ex, priority.Critical, 2))
 			_, err := executor.Submit(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
@@ -69,16 +69,16 @@ func TestCriticalShareDividesTheSlots(t *testing.T) {
 	})
 	t.Run("a single slot is everyone's", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 1, CriticalShare: 0.5})
+			ex := newExecutor(t, executor.Config{Slots: 1, CriticalShare: 0.5})
 			assert.Equal(t, 1, leases(t, ex, priority.Sheddable, 1))
 		})
 	})
 	t.Run("Reconfigure changes the share of the calls that follow", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 10})
-			require.NoError(t, ex.Reconfigure(executor.Config{Workers: 10, CriticalShare: 0.5}))
+			ex := newExecutor(t, executor.Config{Slots: 10})
+			require.NoError(t, ex.Reconfigure(executor.Config{Slots: 10, CriticalShare: 0.5}))
 			assert.Equal(t, 2, leases(t, ex, priority.Sheddable, 5), "half of the 5 unreserved slots")
-			require.NoError(t, ex.Reconfigure(executor.Config{Workers: 10}))
+			require.NoError(t, ex.Reconfigure(executor.Config{Slots: 10}))
 			assert.Equal(t, 3, leases(t, ex, priority.Sheddable, 3))
 		})
 	})
@@ -105,7 +105,7 @@ func TestRejectedErrorRetryAfter(t *testing.T) {
 	})
 	t.Run("a busy bulkhead tells a short wait, a closed executor none", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex := newExecutor(t, executor.Config{Workers: 1})
+			ex := newExecutor(t, executor.Config{Slots: 1})
 			leases(t, ex, priority.Default, 1)
 			_, err := ex.Lease(t.Context())
 			var re *executor.RejectedError

@@ -15,7 +15,7 @@ import (
 	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
-// enqueue puts a call that found every slot busy in the queue qt, or
+// enqueue puts a call that found every slot in use in the queue qt, or
 // starts it if a slot was freed meanwhile. It reports false if the queue
 // was full.
 func (c *call[T]) enqueue(qt *timeline.Lazy) bool {

@@ -18,7 +18,7 @@ import (
 func TestQueueMode(t *testing.T) {
 	const workers, queue = 2, 8
 	cfg := func(ev *events) executor.Config {
-		return executor.Config{Workers: workers, Queue: queue, InvocationTimeout: 10 * time.Second, Stuck: literal,
+		return executor.Config{Slots: workers, Queue: queue, InvocationTimeout: 10 * time.Second, Stuck: literal,
 			QueueTimeout: time.Minute, Breaker: breaker.Config{ResetTimeout: 2 * time.Minute, OnTransition: ev.listen}}
 	}
 	t.Run("a full queue trips; draining below the low-water mark closes without a probe", func(t *testing.T) {
@@ -61,7 +61,7 @@ func TestQueueMode(t *testing.T) {
 	t.Run("a queue emptied by queue timeouts has not drained", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ev := &events{}
-			ex := newExecutor(t, executor.Config{Workers: 1, Queue: 4, InvocationTimeout: 10 * time.Second, QueueTimeout: 2 * time.Second, Stuck: literal,
+			ex := newExecutor(t, executor.Config{Slots: 1, Queue: 4, InvocationTimeout: 10 * time.Second, QueueTimeout: 2 * time.Second, Stuck: literal,
 				Breaker: breaker.Config{ResetTimeout: 20 * time.Second, OnTransition: ev.listen}})
 			slow := func(context.Context) (int, error) { time.Sleep(5 * time.Second); return 1, nil } // five times too slow
 			for range 5 {

@@ -132,7 +132,7 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 	g.cfg.Store(&cfg)
 	g.m.Range(func(k, v any) bool {
 		name, ex := k.(string), v.(*Executor)
-		if _, listed := cfg.Dependencies[name]; !listed && cfg.Strict {
+		if _, listed := cfg.Suppliers[name]; !listed && cfg.Strict {
 			g.m.Delete(name)
 			ex.evicted.Store(true) // SubmitIn looks again, and meets the refusal
 			ex.markClosed()
@@ -145,7 +145,7 @@ func (g *Group) Reconfigure(cfg GroupConfig) error {
 		}
 		return true
 	})
-	for _, name := range slices.Sorted(maps.Keys(cfg.Dependencies)) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Suppliers)) {
 		if _, ok := g.m.Load(name); ok {
 			continue
 		}

@@ -10,25 +10,25 @@ import (
 // A running group gets more slots for payments and a new supplier; a
 // configuration with an invalid field changes nothing.
 func ExampleGroup_Reconfigure() {
-	cfg := executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: 4}}}
+	cfg := executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Slots: 4}}}
 	g, err := executor.NewGroup(cfg)
 	if err != nil {
 		panic(err)
 	}
 	defer g.Close(context.Background())
 
-	cfg.Dependencies = map[string]executor.Config{"payments": {Workers: 8}, "search": {Workers: 20}}
+	cfg.Suppliers = map[string]executor.Config{"payments": {Slots: 8}, "search": {Slots: 20}}
 	if err := g.Reconfigure(cfg); err != nil {
 		panic(err)
 	}
 	pay, _ := g.Lookup("payments")
-	fmt.Println(g.Names(), pay.Stats().Workers)
+	fmt.Println(g.Names(), pay.Stats().Slots)
 
-	bad := executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: -1}}}
+	bad := executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Slots: -1}}}
 	fmt.Println(g.Reconfigure(bad))
-	fmt.Println(g.Names(), pay.Stats().Workers)
+	fmt.Println(g.Names(), pay.Stats().Slots)
 	// Output:
 	// [payments search] 8
-	// executor: payments: Workers must be ≥ 1, or 0 for the default 10, got -1
+	// executor: payments: Slots must be ≥ 1, or 0 for the default 10, got -1
 	// [payments search] 8
 }

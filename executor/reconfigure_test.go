@@ -30,7 +30,7 @@ func (g *gauge) leave() { g.in.Add(-1) }
 func TestReconfigureResizesTheBulkhead(t *testing.T) {
 	t.Run("growing starts queued calls, shrinking lets running calls finish", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			cfg := executor.Config{Workers: 4, Queue: 10, InvocationTimeout: time.Hour,
+			cfg := executor.Config{Slots: 4, Queue: 10, InvocationTimeout: time.Hour,
 				Breaker: breaker.Config{ResetTimeout: 3 * time.Hour}}
 			ex := newExecutor(t, cfg)
 			var g gauge
@@ -58,20 +58,20 @@ func TestReconfigureResizesTheBulkhead(t *testing.T) {
 			require.Equal(t, int64(4), g.in.Load())
 			require.Equal(t, 6, ex.Stats().Queued)
 
-			cfg.Workers = 8
+			cfg.Slots = 8
 			require.NoError(t, ex.Reconfigure(cfg))
 			synctest.Wait()
 			assert.Equal(t, int64(8), g.in.Load(), "the four new slots went to queued calls at once")
 			assert.Equal(t, 2, ex.Stats().Queued)
 
-			cfg.Workers = 2
+			cfg.Slots = 2
 			require.NoError(t, ex.Reconfigure(cfg))
 			submit()
 			synctest.Wait()
 			s := ex.Stats()
 			assert.Equal(t, int64(8), g.in.Load(), "no running call is dropped")
-			assert.Equal(t, 2, s.Workers)
-			assert.Equal(t, 8, s.Busy)
+			assert.Equal(t, 2, s.Slots)
+			assert.Equal(t, 8, s.InUse)
 			assert.Equal(t, 0, s.Free)
 			assert.Equal(t, 3, s.Queued, "a new call queues: the new size is in force")
 
@@ -97,7 +97,7 @@ func TestReconfigureResizesTheBulkhead(t *testing.T) {
 	})
 	t.Run("under load the calls in flight stay within the sizes in force", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			cfg := executor.Config{Workers: 6, Queue: 50, InvocationTimeout: time.Second,
+			cfg := executor.Config{Slots: 6, Queue: 50, InvocationTimeout: time.Second,
 				Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: 10 * time.Second}}
 			ex := newExecutor(t, cfg)
 			var g gauge
@@ -134,18 +134,18 @@ func TestReconfigureResizesTheBulkhead(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 				// While a bulkhead shrinks, the calls already running may
 				// exceed the new size, never the old one.
-				bound.Store(int64(max(cfg.Workers, n)))
-				cfg.Workers = n
+				bound.Store(int64(max(cfg.Slots, n)))
+				cfg.Slots = n
 				require.NoError(t, ex.Reconfigure(cfg))
 				time.Sleep(20 * time.Millisecond) // every call running at the change has ended
 				bound.Store(int64(n))
-				assert.LessOrEqual(t, ex.Stats().Busy, n, "converged to the new size")
+				assert.LessOrEqual(t, ex.Stats().InUse, n, "converged to the new size")
 			}
 			close(stop)
 			wg.Wait()
 			assert.Zero(t, over.Load(), "calls inside above the bound")
 			assert.Equal(t, int64(12), g.peak.Load(), "the largest size was used")
-			assert.Zero(t, ex.Stats().Busy)
+			assert.Zero(t, ex.Stats().InUse)
 		})
 	})
 }
@@ -183,14 +183,14 @@ func TestReconfigureKeepsAnOpenBreaker(t *testing.T) {
 		before := ex.Stats().Breaker
 		require.Equal(t, breaker.Open, before.State)
 
-		cfg.Workers = 3
+		cfg.Slots = 3
 		cfg.Breaker = breaker.Config{ConsecutiveFailures: 7, ResetTimeout: 2 * time.Second}
 		require.NoError(t, ex.Reconfigure(cfg))
 		after := ex.Stats().Breaker
 		assert.Equal(t, breaker.Open, after.State)
 		assert.Equal(t, before.OpenUntil, after.OpenUntil, "the probe time stays")
 		assert.Equal(t, before.Generation, after.Generation)
-		assert.Equal(t, 3, ex.Stats().Workers)
+		assert.Equal(t, 3, ex.Stats().Slots)
 
 		time.Sleep(5 * time.Second) // past the new reset timeout, before the old probe time
 		_, err := executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 1, nil })
@@ -204,17 +204,17 @@ func TestReconfigureKeepsAnOpenBreaker(t *testing.T) {
 
 func TestReconfigureValidatesWhole(t *testing.T) {
 	good := executor.GroupConfig{
-		Default:      executor.Config{Workers: 2},
-		Dependencies: map[string]executor.Config{"payments": {Workers: 4}},
+		Default:   executor.Config{Slots: 2},
+		Suppliers: map[string]executor.Config{"payments": {Slots: 4}},
 	}
 	g, err := executor.NewGroup(good)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
 
 	bad := executor.GroupConfig{
-		Default: executor.Config{Workers: 20},
-		Dependencies: map[string]executor.Config{
-			"payments":  {Workers: 8},                                   // valid: must not be applied
+		Default: executor.Config{Slots: 20},
+		Suppliers: map[string]executor.Config{
+			"payments":  {Slots: 8},                                     // valid: must not be applied
 			"inventory": {Queue: 2, LowWater: 2, InvocationTimeout: -1}, // invalid twice
 		},
 		IdleTimeout: -time.Second,
@@ -227,16 +227,16 @@ func TestReconfigureValidatesWhole(t *testing.T) {
 
 	pay, ok := g.Lookup("payments")
 	require.True(t, ok)
-	assert.Equal(t, 4, pay.Stats().Workers, "nothing applied")
+	assert.Equal(t, 4, pay.Stats().Slots, "nothing applied")
 	_, ok = g.Lookup("inventory")
 	assert.False(t, ok, "no executor made for a supplier of the refused config")
 
-	ex := newExecutor(t, executor.Config{Workers: 5})
-	err = ex.Reconfigure(executor.Config{Workers: -1, Breaker: breaker.Config{FailureRate: 3}})
+	ex := newExecutor(t, executor.Config{Slots: 5})
+	err = ex.Reconfigure(executor.Config{Slots: -1, Breaker: breaker.Config{FailureRate: 3}})
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "Workers")
+	assert.ErrorContains(t, err, "Slots")
 	assert.ErrorContains(t, err, "FailureRate")
-	assert.Equal(t, 5, ex.Stats().Workers)
+	assert.Equal(t, 5, ex.Stats().Slots)
 }
 
 type nopRunner struct{ _ int } // not zero-sized: two of them are two runners
@@ -246,10 +246,10 @@ func (*nopRunner) Go(fn func()) error { go fn(); return nil }
 func TestGroupReconfigureSuppliers(t *testing.T) {
 	base := func() executor.GroupConfig {
 		return executor.GroupConfig{
-			Default: executor.Config{Workers: 2},
-			Dependencies: map[string]executor.Config{
-				"payments":  {Workers: 4},
-				"inventory": {Workers: 6},
+			Default: executor.Config{Slots: 2},
+			Suppliers: map[string]executor.Config{
+				"payments":  {Slots: 4},
+				"inventory": {Slots: 6},
 			},
 		}
 	}
@@ -261,17 +261,17 @@ func TestGroupReconfigureSuppliers(t *testing.T) {
 		inv.Breaker().Trip(breaker.Manual)
 
 		cfg := base()
-		delete(cfg.Dependencies, "inventory")
-		cfg.Dependencies["search"] = executor.Config{Workers: 9}
+		delete(cfg.Suppliers, "inventory")
+		cfg.Suppliers["search"] = executor.Config{Slots: 9}
 		require.NoError(t, g.Reconfigure(cfg))
 		assert.Equal(t, []string{"inventory", "payments", "search"}, g.Names())
 		s, ok := g.Lookup("search")
 		require.True(t, ok, "made at Reconfigure, before any call")
-		assert.Equal(t, 9, s.Stats().Workers)
+		assert.Equal(t, 9, s.Stats().Slots)
 		same, err := g.Executor("inventory")
 		require.NoError(t, err)
 		assert.Same(t, inv, same, "the same executor")
-		assert.Equal(t, 2, same.Stats().Workers, "with the default's settings now")
+		assert.Equal(t, 2, same.Stats().Slots, "with the default's settings now")
 		assert.Equal(t, breaker.Open, same.Breaker().State(), "and its breaker state")
 	})
 	t.Run("a Strict group refuses a removed supplier and closes its executor after its calls", func(t *testing.T) {
@@ -284,12 +284,12 @@ func TestGroupReconfigureSuppliers(t *testing.T) {
 			f, err := executor.SubmitIn(t.Context(), g, "inventory", func(context.Context) (int, error) { <-release; return 7, nil })
 			require.NoError(t, err)
 
-			delete(cfg.Dependencies, "inventory")
+			delete(cfg.Suppliers, "inventory")
 			require.NoError(t, g.Reconfigure(cfg))
 			_, err = g.Executor("inventory")
-			assert.ErrorIs(t, err, executor.ErrUnknownDependency)
+			assert.ErrorIs(t, err, executor.ErrUnknownSupplier)
 			_, err = executor.DoIn(t.Context(), g, "inventory", func(context.Context) (int, error) { return 1, nil })
-			assert.ErrorIs(t, err, executor.ErrUnknownDependency)
+			assert.ErrorIs(t, err, executor.ErrUnknownSupplier)
 			_, ok := g.Lookup("inventory")
 			assert.False(t, ok)
 
@@ -340,10 +340,10 @@ func TestGroupReconfigureSuppliers(t *testing.T) {
 func TestReconfigureConcurrentWithSubmit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfgs := []executor.GroupConfig{
-			{Default: executor.Config{Workers: 3, Queue: 4}, Dependencies: map[string]executor.Config{"a": {Workers: 2}}},
-			{Default: executor.Config{Workers: 8, InvocationTimeout: 50 * time.Millisecond},
-				Dependencies: map[string]executor.Config{"a": {Workers: 5, Queue: 2, Breaker: breaker.Config{FailureRate: 0.5, WindowSize: 20}}, "b": {}}},
-			{Default: executor.Config{Workers: 1}, Dependencies: map[string]executor.Config{"b": {Workers: 4,
+			{Default: executor.Config{Slots: 3, Queue: 4}, Suppliers: map[string]executor.Config{"a": {Slots: 2}}},
+			{Default: executor.Config{Slots: 8, InvocationTimeout: 50 * time.Millisecond},
+				Suppliers: map[string]executor.Config{"a": {Slots: 5, Queue: 2, Breaker: breaker.Config{FailureRate: 0.5, WindowSize: 20}}, "b": {}}},
+			{Default: executor.Config{Slots: 1}, Suppliers: map[string]executor.Config{"b": {Slots: 4,
 				Breaker: breaker.Config{ErrorKinds: []breaker.KindRule{{Name: "boom", Match: func(err error) bool { return err == errBoom }, Consecutive: 3}}}}}},
 		}
 		g, err := executor.NewGroup(cfgs[0])
@@ -382,7 +382,7 @@ func TestReconfigureConcurrentWithSubmit(t *testing.T) {
 		for _, name := range g.Names() {
 			ex, _ := g.Lookup(name)
 			s := ex.Stats()
-			assert.Zero(t, s.Busy, name)
+			assert.Zero(t, s.InUse, name)
 			assert.Zero(t, s.Queued, name)
 		}
 		require.NoError(t, g.Close(t.Context()))
@@ -393,7 +393,7 @@ func TestReconfigureConcurrentWithSubmit(t *testing.T) {
 // start: the latency history is not skewed by the difference.
 func TestReconfigureKeepsLatenciesExact(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := executor.Config{Workers: 32, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}}
+		cfg := executor.Config{Slots: 32, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}}
 		ex := newExecutor(t, cfg)
 		var futs []interface{ Done() <-chan struct{} }
 		for range 24 { // enough for a history
@@ -421,7 +421,7 @@ func TestReconfigureKeepsLatenciesExact(t *testing.T) {
 // hung calls that fill the bulkhead stuck sooner.
 func TestReconfigureStuckCriterion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := executor.Config{Workers: 2, InvocationTimeout: 10 * time.Second,
+		cfg := executor.Config{Slots: 2, InvocationTimeout: 10 * time.Second,
 			Stuck: executor.StuckConfig{MaxAge: 8 * time.Second}, Breaker: breaker.Config{ResetTimeout: time.Minute}}
 		ex := newExecutor(t, cfg)
 		s := newSupplier()
@@ -456,14 +456,14 @@ func TestExecutorReconfigureInAGroupKeepsItsListeners(t *testing.T) {
 	ex, err := g.Executor("payments")
 	require.NoError(t, err)
 
-	require.NoError(t, ex.Reconfigure(executor.Config{Workers: 3}))
+	require.NoError(t, ex.Reconfigure(executor.Config{Slots: 3}))
 	ex.Breaker().Trip(breaker.Manual)
 	assert.Equal(t, []string{"closed>open:manual"}, group.list(), "the group's OnTransition")
 	assert.Equal(t, group.list(), sub.list(), "the group's subscribers")
 
 	// A listener of its own replaces the group's OnTransition (as in
 	// GroupConfig), the subscribers still follow.
-	require.NoError(t, ex.Reconfigure(executor.Config{Workers: 3, Breaker: breaker.Config{OnTransition: own.listen}}))
+	require.NoError(t, ex.Reconfigure(executor.Config{Slots: 3, Breaker: breaker.Config{OnTransition: own.listen}}))
 	ex.Breaker().Reset()
 	assert.Equal(t, []string{"open>closed:manual"}, own.list())
 	assert.Len(t, group.list(), 1)

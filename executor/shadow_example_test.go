@@ -13,7 +13,7 @@ import (
 // and calls still go through, counted as what enforce mode would have
 // refused. Reconfigure then switches it to enforce, without a restart.
 func ExampleConfig_shadow() {
-	cfg := executor.Config{Workers: 4, InvocationTimeout: time.Second, Shadow: true,
+	cfg := executor.Config{Slots: 4, InvocationTimeout: time.Second, Shadow: true,
 		Breaker: breaker.Config{ResetTimeout: time.Minute,
 			OnTransition: func(e breaker.Event) { fmt.Println(e) }}}
 	ex, err := executor.New("payments", cfg)

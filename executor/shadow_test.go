@@ -33,7 +33,7 @@ func outage(t *testing.T, ex *executor.Executor, s *supplier) (refused int) {
 
 func TestShadow(t *testing.T) {
 	cfg := func(ev *events, shadow bool) executor.Config {
-		return executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second, Shadow: shadow,
+		return executor.Config{Slots: 10, InvocationTimeout: 30 * time.Second, Shadow: shadow,
 			Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}}
 	}
 
@@ -70,7 +70,7 @@ func TestShadow(t *testing.T) {
 		assert.Equal(t, executor.Rejections{}, shadowed.Rejected)
 		assert.True(t, shadowed.Shadow)
 		assert.Equal(t, enforced.Breaker.State, shadowed.Breaker.State)
-		assert.Equal(t, 10, shadowed.Busy, "the calls run outside take no slot")
+		assert.Equal(t, 10, shadowed.InUse, "the calls run outside take no slot")
 		assert.Zero(t, shadowed.Overdue)
 	})
 
@@ -95,7 +95,7 @@ func TestShadow(t *testing.T) {
 
 	t.Run("calls run outside the bulkhead keep their timeout, and Close waits for them", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			ex, err := executor.New("payments", executor.Config{Workers: 1, InvocationTimeout: time.Second, Shadow: true,
+			ex, err := executor.New("payments", executor.Config{Slots: 1, InvocationTimeout: time.Second, Shadow: true,
 				Stuck: literal, Breaker: breaker.Config{ResetTimeout: time.Minute}})
 			require.NoError(t, err)
 			s := newSupplier()
@@ -126,7 +126,7 @@ func TestShadow(t *testing.T) {
 	t.Run("the outcomes of calls run outside reach no breaker rule, and the probe decides", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ev := &events{}
-			ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: time.Second, Shadow: true,
+			ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: time.Second, Shadow: true,
 				Breaker: breaker.Config{ConsecutiveFailures: 1, ResetTimeout: 2 * time.Second, OnTransition: ev.listen}})
 			ex.Breaker().Trip(breaker.Manual)
 			for range 5 {

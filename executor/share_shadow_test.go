@@ -23,7 +23,7 @@ func TestACriticalShareDoesNotHideAHang(t *testing.T) {
 		t.Run("", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := newSupplier()
-				ex := newExecutor(t, executor.Config{Workers: 10, CriticalShare: share, InvocationTimeout: 30 * time.Second,
+				ex := newExecutor(t, executor.Config{Slots: 10, CriticalShare: share, InvocationTimeout: 30 * time.Second,
 					Breaker: breaker.Config{ResetTimeout: 45 * time.Second}})
 				warm(t, ex, 50, 100*time.Millisecond)
 				s.hang()
@@ -49,7 +49,7 @@ func TestSharesHoldWhenTheSlotsAreFullAndAQueueWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		crit := newSupplier()
 		crit.hang()
-		ex := newExecutor(t, executor.Config{Workers: 4, Queue: 4, CriticalShare: 0.5,
+		ex := newExecutor(t, executor.Config{Slots: 4, Queue: 4, CriticalShare: 0.5,
 			InvocationTimeout: 30 * time.Second, QueueTimeout: 20 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: time.Minute}})
 		cctx := priority.With(t.Context(), priority.Critical)
@@ -81,7 +81,7 @@ func TestShadowModeRunsACallThatWaitedOutTheQueue(t *testing.T) {
 		s := newSupplier()
 		s.hang()
 		defer s.unhang()
-		ex := newExecutor(t, executor.Config{Workers: 1, Queue: 1, Shadow: true,
+		ex := newExecutor(t, executor.Config{Slots: 1, Queue: 1, Shadow: true,
 			InvocationTimeout: 10 * time.Second, QueueTimeout: 100 * time.Millisecond,
 			Breaker: breaker.Config{ResetTimeout: time.Minute}})
 		_, err := executor.Submit(t.Context(), ex, s.cooperative)
@@ -97,7 +97,7 @@ func TestShadowModeRunsACallThatWaitedOutTheQueue(t *testing.T) {
 		assert.Equal(t, "queued ran", v)
 		st := ex.Stats()
 		assert.Equal(t, uint64(1), st.QueueTimeouts, "the timeout enforce mode would have given it")
-		assert.Equal(t, 1, st.Busy, "it ran outside the bulkhead")
+		assert.Equal(t, 1, st.InUse, "it ran outside the bulkhead")
 	})
 }
 
@@ -108,7 +108,7 @@ func TestEachHangAfterARecoveryTripsAsFastAsTheFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 4
 		s := newSupplier()
-		ex := newExecutor(t, executor.Config{Workers: n, InvocationTimeout: 30 * time.Second,
+		ex := newExecutor(t, executor.Config{Slots: n, InvocationTimeout: 30 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}})
 		warm(t, ex, 50, 100*time.Millisecond)
 		for round := range 3 {

@@ -37,7 +37,7 @@ func TestACallFitsANewGoroutinesStack(t *testing.T) {
 	type key struct{}
 	errAnswer := errors.New("an answer")
 	var fnAt, classifyAt uintptr
-	ex, err := executor.New("catalog", executor.Config{Workers: 4, Breaker: breaker.Config{
+	ex, err := executor.New("catalog", executor.Config{Slots: 4, Breaker: breaker.Config{
 		Classify: func(error) breaker.Outcome {
 			var here byte
 			classifyAt = uintptr(unsafe.Pointer(&here))

@@ -16,7 +16,7 @@ import (
 // Stats read under load always describe a possible state: the slot counts
 // add up, nothing exceeds its bound, counters never go backwards.
 func TestStatsAreConsistentUnderLoad(t *testing.T) {
-	ex := newExecutor(t, executor.Config{Workers: 4, Queue: 4, InvocationTimeout: 50 * time.Millisecond,
+	ex := newExecutor(t, executor.Config{Slots: 4, Queue: 4, InvocationTimeout: 50 * time.Millisecond,
 		Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Second}})
 	ctx := context.Background()
 	var stop atomic.Bool
@@ -43,8 +43,8 @@ func TestStatsAreConsistentUnderLoad(t *testing.T) {
 	var prev executor.Stats
 	for range 20_000 {
 		s := ex.Stats()
-		require.Equal(t, s.Workers, s.Busy+s.Free)
-		require.LessOrEqual(t, s.Busy, s.Workers)
+		require.Equal(t, s.Slots, s.InUse+s.Free)
+		require.LessOrEqual(t, s.InUse, s.Slots)
 		require.LessOrEqual(t, s.Queued, s.QueueCap)
 		require.GreaterOrEqual(t, s.Overdue, 0)
 		require.GreaterOrEqual(t, s.Successes, prev.Successes)
@@ -56,7 +56,7 @@ func TestStatsAreConsistentUnderLoad(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, ex.Close(ctx)) // waits for functions still returning after their timeout
 	s := ex.Stats()
-	require.Zero(t, s.Busy)
+	require.Zero(t, s.InUse)
 	require.Zero(t, s.Queued)
 	require.Zero(t, s.Overdue)
 	require.Positive(t, s.Successes)

@@ -60,7 +60,7 @@ func rejection(t *testing.T, err error) executor.Rejection {
 func TestStuckOrBusy(t *testing.T) {
 	const n = 4
 	cfg := func(ev *events) executor.Config {
-		return executor.Config{Workers: n, InvocationTimeout: 30 * time.Second,
+		return executor.Config{Slots: n, InvocationTimeout: 30 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 45 * time.Second, OnTransition: ev.listen}}
 	}
 
@@ -174,7 +174,7 @@ func TestStuckOrBusy(t *testing.T) {
 			s := newSupplier()
 			s.hang()
 			defer s.unhang()
-			ex := newExecutor(t, executor.Config{Workers: 2, InvocationTimeout: time.Second,
+			ex := newExecutor(t, executor.Config{Slots: 2, InvocationTimeout: time.Second,
 				Stuck:   executor.StuckConfig{MaxAge: time.Second},
 				Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: 2 * time.Second}})
 			_, err := executor.Submit(t.Context(), ex, s.stubborn)
@@ -194,7 +194,7 @@ func TestStuckOrBusy(t *testing.T) {
 			s := newSupplier()
 			s.hang()
 			defer s.unhang()
-			ex := newExecutor(t, executor.Config{Workers: 1, Queue: 2, InvocationTimeout: 30 * time.Second,
+			ex := newExecutor(t, executor.Config{Slots: 1, Queue: 2, InvocationTimeout: 30 * time.Second,
 				QueueTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}})
 			fill(t, ex, s, 3) // one running, two queued
 			_, err := executor.Submit(t.Context(), ex, s.cooperative)
@@ -222,7 +222,7 @@ func TestStuckOrBusy(t *testing.T) {
 	t.Run("MinAge equal to MaxAge fixes the age", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := newSupplier()
-			ex := newExecutor(t, executor.Config{Workers: n, InvocationTimeout: 30 * time.Second,
+			ex := newExecutor(t, executor.Config{Slots: n, InvocationTimeout: 30 * time.Second,
 				Stuck:   executor.StuckConfig{MinAge: 2 * time.Second, MaxAge: 2 * time.Second},
 				Breaker: breaker.Config{ResetTimeout: time.Minute}})
 			warm(t, ex, 30, 3*time.Second)
@@ -245,7 +245,7 @@ func TestStuckOrBusy(t *testing.T) {
 func TestStuckAfterReconfigureMeasuresEachCallFromItsOwnStart(t *testing.T) {
 	t.Run("a shorter invocation timeout still finds the old calls stuck", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			cfg := executor.Config{Workers: 2, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}}
+			cfg := executor.Config{Slots: 2, InvocationTimeout: 30 * time.Second, Breaker: breaker.Config{ResetTimeout: time.Minute}}
 			ex := newExecutor(t, cfg)
 			s := newSupplier()
 			s.hang()
@@ -261,7 +261,7 @@ func TestStuckAfterReconfigureMeasuresEachCallFromItsOwnStart(t *testing.T) {
 	})
 	t.Run("a longer queue timeout does not age the queued call", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			cfg := executor.Config{Workers: 1, Queue: 1, InvocationTimeout: 30 * time.Second, QueueTimeout: 2 * time.Second,
+			cfg := executor.Config{Slots: 1, Queue: 1, InvocationTimeout: 30 * time.Second, QueueTimeout: 2 * time.Second,
 				Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}
 			ex := newExecutor(t, cfg)
 			s := newSupplier()
@@ -352,7 +352,7 @@ func TestBusyListener(t *testing.T) {
 		s := newSupplier()
 		s.hang()
 		defer s.unhang()
-		ex := newExecutor(t, executor.Config{Workers: 1, InvocationTimeout: 30 * time.Second,
+		ex := newExecutor(t, executor.Config{Slots: 1, InvocationTimeout: 30 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}, OnBusy: func(b executor.Busy) {
 				got = append(got, b)
 				logBusy(b)
@@ -364,7 +364,7 @@ func TestBusyListener(t *testing.T) {
 			require.ErrorIs(t, err, executor.ErrBusy)
 		}
 		require.Len(t, got, 3)
-		assert.Equal(t, executor.Busy{Supplier: "payments", Time: time.Now(), Workers: 1, StuckAfter: 15 * time.Second}, got[0])
+		assert.Equal(t, executor.Busy{Supplier: "payments", Time: time.Now(), Slots: 1, StuckAfter: 15 * time.Second}, got[0])
 		assert.Equal(t, 1, bytes.Count(buf.Bytes(), []byte("\n")), "one record per second: %s", buf.String())
 		assert.Contains(t, buf.String(), "supplier=payments refused=1")
 		time.Sleep(time.Second)
@@ -376,13 +376,13 @@ func TestBusyListener(t *testing.T) {
 
 func TestGroupMergesStuck(t *testing.T) {
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Default:      executor.Config{Stuck: executor.StuckConfig{Multiple: 3}},
-		Dependencies: map[string]executor.Config{"flaky": {Stuck: executor.StuckConfig{TripOnAnySaturation: true}}},
+		Default:   executor.Config{Stuck: executor.StuckConfig{Multiple: 3}},
+		Suppliers: map[string]executor.Config{"flaky": {Stuck: executor.StuckConfig{TripOnAnySaturation: true}}},
 	})
 	require.NoError(t, err)
 	defer g.Close(context.Background())
 	_, err = executor.NewGroup(executor.GroupConfig{
-		Dependencies: map[string]executor.Config{"bad": {Stuck: executor.StuckConfig{Multiple: 0.1}}},
+		Suppliers: map[string]executor.Config{"bad": {Stuck: executor.StuckConfig{Multiple: 0.1}}},
 	})
 	assert.ErrorContains(t, err, "executor: bad: Stuck.Multiple")
 }

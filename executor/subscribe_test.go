@@ -34,7 +34,7 @@ func TestSubscribe(t *testing.T) {
 	t.Run("subscribers watch every executor, after the configured listener, until they leave", func(t *testing.T) {
 		var order []string
 		g := newGroup(t, executor.GroupConfig{
-			Dependencies: map[string]executor.Config{
+			Suppliers: map[string]executor.Config{
 				"search": {Breaker: breaker.Config{OnTransition: func(e breaker.Event) { order = append(order, "search's own") }}},
 			},
 			OnTransition: func(e breaker.Event) { order = append(order, "group's") },

@@ -40,7 +40,7 @@ func (o *overloaded) call(context.Context) (int, error) {
 
 func TestThrottleSendsWhatTheSupplierAccepts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Workers: 100, Throttle: &throttle.Config{},
+		ex := newExecutor(t, executor.Config{Slots: 100, Throttle: &throttle.Config{},
 			Breaker: breaker.Config{ConsecutiveFailures: 1 << 20}})
 		sup := &overloaded{capacity: 100}
 		sent, throttled := map[priority.Priority]int{}, map[priority.Priority]int{}
@@ -80,7 +80,7 @@ func TestThrottleSendsWhatTheSupplierAccepts(t *testing.T) {
 
 func TestAHangStillTripsAtOnceWithAThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Workers: 2, InvocationTimeout: 2 * time.Second, Throttle: &throttle.Config{},
+		ex := newExecutor(t, executor.Config{Slots: 2, InvocationTimeout: 2 * time.Second, Throttle: &throttle.Config{},
 			Breaker: breaker.Config{ResetTimeout: 5 * time.Second}})
 		hang := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
 		for range 2 {
@@ -102,7 +102,7 @@ func TestABadThrottleIsAnErrorNamingTheField(t *testing.T) {
 
 func TestAReconfigureKeepsAnUnchangedThrottlesCounts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := executor.Config{Workers: 100, Throttle: &throttle.Config{},
+		cfg := executor.Config{Slots: 100, Throttle: &throttle.Config{},
 			Breaker: breaker.Config{ConsecutiveFailures: 1 << 20}}
 		ex := newExecutor(t, cfg)
 		sup := &overloaded{capacity: 100}

@@ -19,7 +19,7 @@ import (
 // White-box: the deadline machinery exists only while calls are in flight.
 func TestIdleExecutorHoldsNoTimeline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex, err := New("payments", Config{Workers: 2, Queue: 2, InvocationTimeout: time.Second})
+		ex, err := New("payments", Config{Slots: 2, Queue: 2, InvocationTimeout: time.Second})
 		require.NoError(t, err)
 		defer ex.Close(context.Background())
 		assert.False(t, ex.run.Live(), "nothing before the first call")
@@ -71,7 +71,7 @@ func TestTimeoutAfterRetirement(t *testing.T) {
 // the goroutines truly interleave; bounded in count and time.
 func TestDeadlinesUnderConcurrentAddsRetirementsAndClose(t *testing.T) {
 	for round := range 20 {
-		ex, err := New("payments", Config{Workers: 64, Queue: 8, InvocationTimeout: time.Millisecond, Breaker: breaker.Config{ResetTimeout: time.Second, ConsecutiveFailures: 1 << 20}})
+		ex, err := New("payments", Config{Slots: 64, Queue: 8, InvocationTimeout: time.Millisecond, Breaker: breaker.Config{ResetTimeout: time.Second, ConsecutiveFailures: 1 << 20}})
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		futures := make(chan *future.Future[int], 4*50)
@@ -138,7 +138,7 @@ func TestStuckCriterionReadsTheQueueWhileCallsArePromoted(t *testing.T) {
 	// Timeouts out of reach: the walker spins without a pause, and on a
 	// loaded machine a call could wait past a second in the queue or for its
 	// goroutine to run, which is not what this test is about.
-	ex, err := New("payments", Config{Workers: 1, Queue: 2, InvocationTimeout: time.Minute, Breaker: breaker.Config{ResetTimeout: 3 * time.Minute}})
+	ex, err := New("payments", Config{Slots: 1, Queue: 2, InvocationTimeout: time.Minute, Breaker: breaker.Config{ResetTimeout: 3 * time.Minute}})
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	var walks atomic.Int64

@@ -28,7 +28,7 @@ func TestNilAndZeroValuesAreErrors(t *testing.T) {
 			assert.Error(t, err)
 			_, err = ex.Lease(ctx)
 			assert.Error(t, err)
-			assert.Error(t, ex.Reconfigure(executor.Config{Workers: 1}))
+			assert.Error(t, ex.Reconfigure(executor.Config{Slots: 1}))
 			assert.Error(t, ex.Close(ctx))
 			assert.Equal(t, executor.Stats{Breaker: breaker.Stats{State: breaker.ForcedOpen}}, ex.Stats(), "it runs nothing")
 			assert.Empty(t, ex.Name())
@@ -70,7 +70,7 @@ func TestNilAndZeroValuesAreErrors(t *testing.T) {
 		}
 	})
 	t.Run("Close with a nil context", func(t *testing.T) {
-		ex, err := executor.New("s", executor.Config{Workers: 1})
+		ex, err := executor.New("s", executor.Config{Slots: 1})
 		require.NoError(t, err)
 		//lint:ignore SA1012 the nil context is the point
 		assert.ErrorContains(t, ex.Close(nil), "nil context")

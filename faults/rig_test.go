@@ -42,7 +42,7 @@ func newGroup(t *testing.T) (*executor.Group, *watch) {
 	w := &watch{}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{
-			Workers:           workers,
+			Slots:             workers,
 			InvocationTimeout: invocationTimeout,
 			Breaker:           breaker.Config{ResetTimeout: resetTimeout},
 		},
@@ -274,9 +274,9 @@ func requireAllFree(t *testing.T, ex *executor.Executor, w *watch) {
 	var s executor.Stats
 	awaitChange(t, &w.returned, func() bool {
 		s = ex.Stats()
-		return s.Busy == 0 && s.Free == s.Workers && s.Overdue == 0 && s.Queued == 0
+		return s.InUse == 0 && s.Free == s.Slots && s.Overdue == 0 && s.Queued == 0
 	}, func() {
-		t.Fatalf("slots still held %v after the calls ended: busy %d, free %d of %d, overdue %d", wait, s.Busy, s.Free, s.Workers, s.Overdue)
+		t.Fatalf("slots still held %v after the calls ended: busy %d, free %d of %d, overdue %d", wait, s.InUse, s.Free, s.Slots, s.Overdue)
 	})
 }
 

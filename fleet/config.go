@@ -306,7 +306,7 @@ func checkGroup(g executor.GroupConfig) error {
 	if g.Default.Breaker.Name != "" {
 		errs = append(errs, fmt.Errorf("fleet: GroupConfig.Default.Breaker.Name must be empty (the fleet names suppliers by supplier), got %q", g.Default.Breaker.Name))
 	}
-	for name, c := range g.Dependencies {
+	for name, c := range g.Suppliers {
 		if c.Breaker.Name != "" && c.Breaker.Name != name {
 			errs = append(errs, fmt.Errorf("fleet: GroupConfig.Suppliers[%q].Breaker.Name must be empty or %q, got %q", name, name, c.Breaker.Name))
 		}

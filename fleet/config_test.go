@@ -33,7 +33,7 @@ func TestConfigErrors(t *testing.T) {
 		{"a backoff range upside down is refused", fleet.Config{Client: client, Prefix: "p", BackoffMin: 2e9, BackoffMax: 1e9},
 			executor.GroupConfig{}, []string{"BackoffMax (1s) must be ≥ BackoffMin (2s)"}},
 		{"a breaker name other than the supplier's is refused", fleet.Config{Client: client, Prefix: "p"},
-			executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Breaker: breaker.Config{Name: "pay"}}}},
+			executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Breaker: breaker.Config{Name: "pay"}}}},
 			[]string{`Suppliers["payments"].Breaker.Name`}},
 		{"a quorum out of range is named", fleet.Config{Client: client, Prefix: "p", Quorum: fleet.Quorum{Replicas: -2, Window: -1}},
 			executor.GroupConfig{}, []string{"Config.Quorum.Replicas", "Config.Quorum.Window"}},
@@ -52,7 +52,7 @@ func TestConfigErrors(t *testing.T) {
 			TripRate: math.NaN(), TripBurst: -1},
 			executor.GroupConfig{}, []string{"Config.TripRate must be in [0, 1e6]", "Config.TripBurst must be in [0, 1e6], got -1"}},
 		{"the group's own errors come through", fleet.Config{Client: client, Prefix: "p"},
-			executor.GroupConfig{Default: executor.Config{Workers: -1}}, []string{"Workers"}},
+			executor.GroupConfig{Default: executor.Config{Slots: -1}}, []string{"Slots"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, err := fleet.New(tc.cfg, tc.g)

@@ -9,7 +9,7 @@
 //		Password: os.Getenv("REDIS_PASSWORD"), TLSConfig: &tls.Config{},
 //		ContextTimeoutEnabled: true}) // so that Config.OpTimeout bounds each command
 //	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop"}, executor.GroupConfig{
-//		Default: executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
+//		Default: executor.Config{Slots: 10, InvocationTimeout: 30 * time.Second,
 //			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
 //	})
 //	...

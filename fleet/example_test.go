@@ -33,7 +33,7 @@ func ExampleNew() {
 	})
 	defer rdb.Close()
 	link, err := fleet.New(fleet.Config{Client: rdb, Prefix: "shop"}, executor.GroupConfig{
-		Default: executor.Config{Workers: 10, InvocationTimeout: 30 * time.Second,
+		Default: executor.Config{Slots: 10, InvocationTimeout: 30 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 45 * time.Second}},
 		OnTransition: executor.LogTransitions(slog.Default()),
 	})

@@ -46,7 +46,7 @@ const (
 
 func groupConfig() executor.GroupConfig {
 	return executor.GroupConfig{Default: executor.Config{
-		Workers: 2, InvocationTimeout: invocation,
+		Slots: 2, InvocationTimeout: invocation,
 		Breaker: breaker.Config{ResetTimeout: reset, ConsecutiveFailures: 1},
 	}}
 }
@@ -612,7 +612,7 @@ func TestALateReplicaLearnsFromTheKeyAlone(t *testing.T) {
 	eventually(t, time.Second, "published", func() bool { return first.Stats().Published == 1 })
 
 	listed := long()
-	listed.Dependencies = map[string]executor.Config{"payments": listed.Default}
+	listed.Suppliers = map[string]executor.Config{"payments": listed.Default}
 	for _, tc := range []struct {
 		name string
 		g    executor.GroupConfig

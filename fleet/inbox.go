@@ -238,7 +238,7 @@ const defaultResetTimeout = 5 * time.Second
 
 // supplierConfig is the configuration the group gives a supplier.
 func supplierConfig(g executor.GroupConfig, name string) executor.Config {
-	if c, ok := g.Dependencies[name]; ok {
+	if c, ok := g.Suppliers[name]; ok {
 		return c // a supplier's entry is its whole configuration
 	}
 	return g.Default

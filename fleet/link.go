@@ -208,12 +208,12 @@ func newLink(cfg Config, gcfg executor.GroupConfig, be backend) (*Link, error) {
 	}
 	wired := gcfg
 	wired.OnTransition = l.observer(gcfg.OnTransition)
-	if gcfg.Dependencies != nil {
-		wired.Dependencies = maps.Clone(gcfg.Dependencies)
-		for name, c := range wired.Dependencies {
+	if gcfg.Suppliers != nil {
+		wired.Suppliers = maps.Clone(gcfg.Suppliers)
+		for name, c := range wired.Suppliers {
 			if c.Breaker.OnTransition != nil {
 				c.Breaker.OnTransition = l.observer(c.Breaker.OnTransition)
-				wired.Dependencies[name] = c
+				wired.Suppliers[name] = c
 			}
 		}
 	}

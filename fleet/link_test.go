@@ -37,7 +37,7 @@ func TestListenersStillHearTheirEvents(t *testing.T) {
 	var group, dep atomic.Int64
 	g := groupConfig()
 	g.OnTransition = func(breaker.Event) { group.Add(1) }
-	g.Dependencies = map[string]executor.Config{"search": {Breaker: breaker.Config{OnTransition: func(breaker.Event) { dep.Add(1) }}}}
+	g.Suppliers = map[string]executor.Config{"search": {Breaker: breaker.Config{OnTransition: func(breaker.Event) { dep.Add(1) }}}}
 	l := unreachable(t, g)
 	for _, name := range []string{"payments", "search"} {
 		ex, err := l.Group().Executor(name)
@@ -53,7 +53,7 @@ func TestAStrictGroupSetsUnknownSuppliersAside(t *testing.T) {
 	srv := startRedis(t)
 	g := groupConfig()
 	g.Strict = true
-	g.Dependencies = map[string]executor.Config{"payments": {}}
+	g.Suppliers = map[string]executor.Config{"payments": {}}
 	cfg := linkConfig(srv, t, "strict")
 	l, err := fleet.New(cfg, g)
 	require.NoError(t, err)

@@ -274,7 +274,7 @@ func (l *Link) counterKey(name string) string {
 func (l *Link) applyOverride(m message, limit int64) outcome {
 	ex, ok := l.g.Lookup(m.Supplier)
 	if !ok && l.gcfg.Strict {
-		if _, listed := l.gcfg.Dependencies[m.Supplier]; !listed {
+		if _, listed := l.gcfg.Suppliers[m.Supplier]; !listed {
 			return stale // never stored: the group will never make it
 		}
 	}

@@ -188,7 +188,7 @@ func TestActionErrors(t *testing.T) {
 	})
 	t.Run("a strict group refuses a supplier it does not list", func(t *testing.T) {
 		g := groupConfig()
-		g.Strict, g.Dependencies = true, map[string]executor.Config{"payments": {}}
+		g.Strict, g.Suppliers = true, map[string]executor.Config{"payments": {}}
 		l := unreachable(t, g)
 		require.Error(t, l.Disable(ctx, "elsewhere", "x"))
 	})

@@ -45,7 +45,7 @@ func startVirtualFleet(t *testing.T, h *hub, n int) []*vReplica {
 	for i := range rs {
 		r := &vReplica{}
 		g := executor.GroupConfig{
-			Default: executor.Config{Workers: 2, InvocationTimeout: time.Second,
+			Default: executor.Config{Slots: 2, InvocationTimeout: time.Second,
 				Breaker: breaker.Config{ResetTimeout: 3 * time.Second, ConsecutiveFailures: 1}},
 			OnTransition: func(e breaker.Event) {
 				r.mu.Lock()
@@ -284,7 +284,7 @@ func TestVirtualLateReplicaLearnsFromTheOpenKey(t *testing.T) {
 
 				g := virtualGroup(nil)
 				if tc.deps {
-					g.Dependencies = map[string]executor.Config{"payments": g.Default}
+					g.Suppliers = map[string]executor.Config{"payments": g.Default}
 				}
 				late, err := newLink(virtualConfig("late"), g, h)
 				require.NoError(t, err)
@@ -408,11 +408,11 @@ func TestVirtualALateReplicaLearnsMoreOpenKeysThanItsBuffer(t *testing.T) {
 		rs := startVirtualFleet(t, h, 1)
 		defer closeAll(t, rs)
 		g := virtualGroup(nil)
-		g.Dependencies = map[string]executor.Config{}
+		g.Suppliers = map[string]executor.Config{}
 		const n = 10
 		for i := range n {
 			name := fmt.Sprintf("s%d", i)
-			g.Dependencies[name] = g.Default
+			g.Suppliers[name] = g.Default
 			ex, err := rs[0].link.Group().Executor(name)
 			require.NoError(t, err)
 			ex.Breaker().Trip(breaker.Saturation)
@@ -427,7 +427,7 @@ func TestVirtualALateReplicaLearnsMoreOpenKeysThanItsBuffer(t *testing.T) {
 		st := late.Stats()
 		assert.Equal(t, uint64(n), st.Applied, "every key, though the buffer holds 2")
 		assert.Zero(t, st.Overflow)
-		for name := range g.Dependencies {
+		for name := range g.Suppliers {
 			ex, ok := late.Group().Lookup(name)
 			require.True(t, ok)
 			assert.Equal(t, breaker.Open, ex.Breaker().State(), name)

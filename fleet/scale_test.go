@@ -76,7 +76,7 @@ func runScale(t *testing.T, n int) scaleResult {
 		opened := false
 		var mu sync.Mutex
 		g := executor.GroupConfig{
-			Default: executor.Config{Workers: 4, InvocationTimeout: scaleTimeout, Breaker: breaker.Config{ResetTimeout: scaleReset},
+			Default: executor.Config{Slots: 4, InvocationTimeout: scaleTimeout, Breaker: breaker.Config{ResetTimeout: scaleReset},
 				Stuck: executor.StuckConfig{TripOnAnySaturation: true}},
 			OnTransition: func(e breaker.Event) {
 				switch e.Name {

@@ -67,7 +67,7 @@ func runScenario(t *testing.T, srv *server, linked bool) scenarioResult {
 	// not where its request lands, which a loaded machine may delay past
 	// the moment every shop refused.
 	var probes atomic.Int64
-	g := executor.GroupConfig{Default: executor.Config{Workers: 10, InvocationTimeout: scInvocation,
+	g := executor.GroupConfig{Default: executor.Config{Slots: 10, InvocationTimeout: scInvocation,
 		Breaker: breaker.Config{ResetTimeout: scReset}, Stuck: executor.StuckConfig{TripOnAnySaturation: true}},
 		OnTransition: func(e breaker.Event) {
 			if e.To == breaker.HalfOpen && allOpen.Load() != 0 {

@@ -149,7 +149,7 @@ func TestForgedActionsForUnknownSuppliersAreBounded(t *testing.T) {
 			require.NoError(t, raw.Set(ctx, "{shop}:seq", forged+1, 0).Err())
 			r := startConfigured(t, srv, "r0", func(c *fleet.Config) { c.Buffer = 64 }, func(g *executor.GroupConfig) {
 				if tc.strict {
-					g.Strict, g.Dependencies = true, map[string]executor.Config{"payments": {}}
+					g.Strict, g.Suppliers = true, map[string]executor.Config{"payments": {}}
 				}
 			})
 			for i := range forged {
@@ -176,13 +176,13 @@ func TestTenThousandOpenSuppliersReconnect(t *testing.T) {
 	names := make([]string, n)
 	deps := map[string]executor.Config{}
 	// A long reset timeout: no probe round starts during the test.
-	slow := executor.Config{Workers: 2, InvocationTimeout: invocation,
+	slow := executor.Config{Slots: 2, InvocationTimeout: invocation,
 		Breaker: breaker.Config{ResetTimeout: time.Minute, ConsecutiveFailures: 1}}
 	for i := range names {
 		names[i] = fmt.Sprintf("s%05d", i)
 		deps[names[i]] = slow
 	}
-	withDeps := func(g *executor.GroupConfig) { g.Dependencies = deps }
+	withDeps := func(g *executor.GroupConfig) { g.Suppliers = deps }
 	defaultOp := func(c *fleet.Config) {
 		c.Client = srv.client(t, func(o *redis.Options) { o.Addr, o.ContextTimeoutEnabled = via.addr(), true })
 		c.OpTimeout, c.Buffer = fleet.DefaultOpTimeout, 1024
@@ -376,7 +376,7 @@ func TestACatchUpReadsOnlyTheKeysItCanUse(t *testing.T) {
 	c.AddHook(openReads)
 	late := startConfigured(t, srv, "late", func(cfg *fleet.Config) { cfg.Client, cfg.Buffer = c, 64 },
 		func(g *executor.GroupConfig) {
-			g.Dependencies = map[string]executor.Config{"payments": groupConfig().Default}
+			g.Suppliers = map[string]executor.Config{"payments": groupConfig().Default}
 		})
 	eventually(t, 2*time.Second, "the late replica opens payments", func() bool { return late.state(t).State == breaker.Open })
 	assert.LessOrEqual(t, openReads.n.Load(), int64(1+64), "payments and Buffer others")

@@ -248,7 +248,7 @@ func (l *Link) wanted() func(string) bool {
 		if l.has(name) {
 			return true
 		}
-		if _, listed := l.gcfg.Dependencies[name]; l.gcfg.Strict && !listed {
+		if _, listed := l.gcfg.Suppliers[name]; l.gcfg.Strict && !listed {
 			return false
 		}
 		others++

@@ -71,7 +71,7 @@ func runVirtual(t *testing.T, h *hub) virtualResult {
 		g := executor.GroupConfig{
 			// Hung from its first call: no latency history, so the literal
 			// rule, as in runScenario.
-			Default: executor.Config{Workers: 10, InvocationTimeout: vTimeout, Breaker: breaker.Config{ResetTimeout: vReset},
+			Default: executor.Config{Slots: 10, InvocationTimeout: vTimeout, Breaker: breaker.Config{ResetTimeout: vReset},
 				Stuck: executor.StuckConfig{TripOnAnySaturation: true}},
 			OnTransition: func(e breaker.Event) {
 				if e.To == breaker.Open && opened[i].CompareAndSwap(0, int64(time.Since(start))+1) {

@@ -111,7 +111,7 @@ func TestFakeHTTPSupplierBehindFusehttp(t *testing.T) {
 	srv := serve(t, f)
 	var rec fuseboxtest.Recorder
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Default: executor.Config{Workers: 4, InvocationTimeout: 50 * time.Millisecond,
+		Default: executor.Config{Slots: 4, InvocationTimeout: 50 * time.Millisecond,
 			Breaker: breaker.Config{ConsecutiveFailures: 2, ResetTimeout: time.Minute}},
 		OnTransition: rec.Listen,
 	})

@@ -110,7 +110,7 @@ func TestTransportHungCallEndsAtTheInvocationTimeout(t *testing.T) {
 		f := newFake(t, fuseboxtest.Phase{Do: fuseboxtest.Hang()})
 		var rec fuseboxtest.Recorder
 		g, err := executor.NewGroup(executor.GroupConfig{
-			Default: executor.Config{Workers: 4, InvocationTimeout: 50 * time.Millisecond,
+			Default: executor.Config{Slots: 4, InvocationTimeout: 50 * time.Millisecond,
 				Breaker: breaker.Config{ConsecutiveFailures: 3, ResetTimeout: time.Minute}},
 			OnTransition: rec.Listen,
 		})

@@ -16,7 +16,7 @@ import (
 // invoker and a streamer that answer from memory, without a connection: a
 // unary call, and a server stream opened and read to its end.
 func BenchmarkInterceptors(b *testing.B) {
-	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1000}})
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Slots: 1000}})
 	require.NoError(b, err)
 	b.Cleanup(func() { g.Close(context.Background()) })
 	ic := &fusegrpc.Interceptor{Group: g, Key: func(context.Context, string, *grpc.ClientConn) string { return "k" }}

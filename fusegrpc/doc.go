@@ -5,7 +5,7 @@
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
 //		Default: executor.Config{
-//			Workers:           20,
+//			Slots:             20,
 //			InvocationTimeout: 5 * time.Second,
 //			Breaker:           breaker.Config{ResetTimeout: 10 * time.Second},
 //		},

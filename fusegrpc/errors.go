@@ -91,7 +91,7 @@ func statusOf(ctx context.Context, err error) error {
 	case errors.Is(err, executor.ErrQueueTimeout):
 		// Waited for a slot and never ran: like a refusal, nothing was sent.
 		return &Error{Code: codes.Unavailable, Err: err}
-	case errors.Is(err, executor.ErrUnknownDependency):
+	case errors.Is(err, executor.ErrUnknownSupplier):
 		// A Strict group refused the key: the client's configuration is
 		// wrong, and retrying will not help.
 		return &Error{Code: codes.Internal, Err: err}

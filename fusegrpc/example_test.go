@@ -29,7 +29,7 @@ func ExampleInterceptor() {
 	// Calls to the connection's target go through the executor the group
 	// keeps under the name "inventory".
 	g, _ := executor.NewGroup(executor.GroupConfig{
-		Dependencies: map[string]executor.Config{"inventory": {Workers: 4}},
+		Suppliers: map[string]executor.Config{"inventory": {Slots: 4}},
 	})
 	defer g.Close(context.Background())
 	ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{lis.Addr().String(): "inventory"}}
@@ -56,7 +56,7 @@ func ExampleInterceptor() {
 // is refused answers at once, with a pushback trailer.
 func ExampleServer() {
 	g, _ := executor.NewGroup(executor.GroupConfig{
-		Dependencies: map[string]executor.Config{"/grpc.testing.TestService/UnaryCall": {Workers: 4}},
+		Suppliers: map[string]executor.Config{"/grpc.testing.TestService/UnaryCall": {Slots: 4}},
 	})
 	defer g.Close(context.Background())
 	s := &fusegrpc.Server{Group: g}

@@ -26,7 +26,7 @@ func TestOpenStreamsCostNoGoroutine(t *testing.T) {
 		const n = 50
 		addr, _ := startServer(t)
 		cfg := defaults()
-		cfg.Workers = n
+		cfg.Slots = n
 		g := newGroup(t, executor.GroupConfig{Default: cfg})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
@@ -40,7 +40,7 @@ func TestOpenStreamsCostNoGoroutine(t *testing.T) {
 			require.NoError(t, err)
 			streams = append(streams, s)
 		}
-		assert.Equal(t, n, stats(t, g, addr).Busy, "every open stream holds its slot")
+		assert.Equal(t, n, stats(t, g, addr).InUse, "every open stream holds its slot")
 		assert.Zero(t, libraryGoroutines(), "goroutines inside the library with %d streams open", n)
 
 		cancel()
@@ -49,7 +49,7 @@ func TestOpenStreamsCostNoGoroutine(t *testing.T) {
 			require.Equal(t, codes.Canceled, code(err), "got %v", err)
 		}
 		st := stats(t, g, addr)
-		assert.Zero(t, st.Busy, "each Recv that saw the end gave its slot back before it returned")
+		assert.Zero(t, st.InUse, "each Recv that saw the end gave its slot back before it returned")
 		assert.Equal(t, uint64(n), st.Cancelled)
 	})
 }

@@ -187,7 +187,7 @@ func newGroup(t *testing.T, cfg executor.GroupConfig) *executor.Group {
 // means to.
 func defaults() executor.Config {
 	return executor.Config{
-		Workers:           4,
+		Slots:             4,
 		InvocationTimeout: time.Minute,
 		Breaker:           breaker.Config{ConsecutiveFailures: 2, ResetTimeout: 2 * time.Minute},
 	}
@@ -216,7 +216,7 @@ func settled(t *testing.T, g *executor.Group, key string, recorded func(executor
 	t.Helper()
 	synctest.Wait()
 	st := stats(t, g, key)
-	require.Zero(t, st.Busy, "%s: slots still held: %+v", key, st)
+	require.Zero(t, st.InUse, "%s: slots still held: %+v", key, st)
 	if recorded != nil {
 		require.True(t, recorded(st), "%s: outcomes not recorded: %+v", key, st)
 	}

@@ -58,7 +58,7 @@ func pushback(t *testing.T, md metadata.MD) int {
 func TestServerBulkheadsEachMethod(t *testing.T) {
 	t.Run("a hung method is refused with ResourceExhausted and pushback, its siblings are served", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 2, InvocationTimeout: time.Minute,
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 2, InvocationTimeout: time.Minute,
 				Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
 			client, svc := startProtected(t, &fusegrpc.Server{Group: g})
 			ctx, cancel := context.WithCancel(t.Context())
@@ -76,7 +76,7 @@ func TestServerBulkheadsEachMethod(t *testing.T) {
 
 			_, err = client.UnaryCall(t.Context(), &testpb.SimpleRequest{})
 			require.NoError(t, err, "UnaryCall has slots of its own")
-			assert.Equal(t, 2, stats(t, g, emptyCall).Busy)
+			assert.Equal(t, 2, stats(t, g, emptyCall).InUse)
 			assert.Equal(t, uint64(1), stats(t, g, unaryCall).Successes)
 			cancel()
 			settled(t, g, emptyCall, nil)
@@ -99,7 +99,7 @@ func TestServerBulkheadsEachMethod(t *testing.T) {
 	})
 	t.Run("a stream holds its slot while its handler runs", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1}})
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1}})
 			client, svc := startProtected(t, &fusegrpc.Server{Group: g})
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
@@ -175,7 +175,7 @@ func TestServerPushbackIsHonouredByARetryingClient(t *testing.T) {
 		// breaker.
 		refused := make(chan struct{}) // closed at the first busy refusal
 		var once sync.Once
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Minute,
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1, InvocationTimeout: time.Minute,
 			Breaker: breaker.Config{ResetTimeout: 2 * time.Minute},
 			OnBusy:  func(executor.Busy) { once.Do(func() { close(refused) }) }}})
 		s := &fusegrpc.Server{Group: g}
@@ -258,7 +258,7 @@ func TestServerGoexitGivesTheSlotBack(t *testing.T) {
 			<-done
 			assert.False(t, returned, "the Goexit went on")
 			st := stats(t, g, "/s/M")
-			assert.Zero(t, st.Busy, "the slot is given back")
+			assert.Zero(t, st.InUse, "the slot is given back")
 			assert.Equal(t, uint64(1), st.Failures)
 			assert.Equal(t, uint64(1), st.Panics)
 			ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -295,7 +295,7 @@ func TestServerGoexitGivesTheSlotBack(t *testing.T) {
 		}()
 		<-done
 		st := stats(t, g, "/s/M")
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Equal(t, uint64(1), st.Ignored)
 		assert.Zero(t, st.Failures)
 	})
@@ -332,7 +332,7 @@ func TestServerRefusalsTellTheClientNothingInternal(t *testing.T) {
 	old := slog.Default()
 	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
 	defer slog.SetDefault(old)
-	g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"internal-billing-db": {}}})
+	g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"internal-billing-db": {}}})
 	s := &fusegrpc.Server{Group: g, Key: func(context.Context, string) string { return "internal-billing-db" }}
 	ok := func(context.Context, any) (any, error) { return nil, nil }
 	ex, _ := g.Lookup("internal-billing-db")
@@ -345,6 +345,6 @@ func TestServerRefusalsTellTheClientNothingInternal(t *testing.T) {
 	unlisted := &fusegrpc.Server{Group: g}
 	_, err = unlisted.Unary()(t.Context(), nil, &grpc.UnaryServerInfo{FullMethod: "/s/M"}, ok)
 	require.Equal(t, codes.Internal, code(err))
-	require.ErrorIs(t, err, executor.ErrUnknownDependency)
+	require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 	assert.NotContains(t, err.Error(), "internal-billing-db")
 }

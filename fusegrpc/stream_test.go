@@ -42,12 +42,12 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 			for range 3 {
 				_, err := stream.Recv()
 				require.NoError(t, err)
-				assert.Equal(t, 1, stats(t, g, addr).Busy, "an open stream must hold its slot")
+				assert.Equal(t, 1, stats(t, g, addr).InUse, "an open stream must hold its slot")
 			}
 			_, err = stream.Recv()
 			require.ErrorIs(t, err, io.EOF)
 			st := stats(t, g, addr)
-			assert.Zero(t, st.Busy)
+			assert.Zero(t, st.InUse)
 			assert.Equal(t, uint64(1), st.Successes)
 		})
 	})
@@ -63,7 +63,7 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 			_, err = stream.Recv()
 			require.Equal(t, codes.Unavailable, code(err), "got %v", err)
 			st := stats(t, g, addr)
-			assert.Zero(t, st.Busy)
+			assert.Zero(t, st.InUse)
 			assert.Equal(t, uint64(1), st.Failures)
 		})
 	})
@@ -94,7 +94,7 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 			_, err = stream.Recv()
 			require.Equal(t, codes.Canceled, code(err), "got %v", err)
 			st := stats(t, g, addr)
-			assert.Zero(t, st.Busy)
+			assert.Zero(t, st.InUse)
 			assert.Equal(t, uint64(1), st.Cancelled)
 			assert.Zero(t, st.Failures)
 		})
@@ -107,7 +107,7 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			_, err := client.StreamingOutputCall(ctx, streamRequest(1, hang, codes.OK))
 			require.NoError(t, err)
-			assert.Equal(t, 1, stats(t, g, addr).Busy)
+			assert.Equal(t, 1, stats(t, g, addr).InUse)
 			cancel()
 			settled(t, g, addr, nil)
 		})
@@ -146,10 +146,10 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 				assert.Equal(t, body, string(resp.GetPayload().GetBody()))
 			}
 			require.NoError(t, stream.CloseSend())
-			assert.Equal(t, 1, stats(t, g, addr).Busy, "closing the sending side does not end the stream")
+			assert.Equal(t, 1, stats(t, g, addr).InUse, "closing the sending side does not end the stream")
 			_, err = stream.Recv()
 			require.ErrorIs(t, err, io.EOF)
-			assert.Zero(t, stats(t, g, addr).Busy)
+			assert.Zero(t, stats(t, g, addr).InUse)
 		})
 	})
 	t.Run("a client stream ends with its one response", func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int32(6), resp.GetAggregatedPayloadSize())
 			st := stats(t, g, addr)
-			assert.Zero(t, st.Busy)
+			assert.Zero(t, st.InUse)
 			assert.Equal(t, uint64(1), st.Successes)
 		})
 	})
@@ -180,7 +180,7 @@ func TestAStreamHoldsItsSlotUntilItEnds(t *testing.T) {
 		}
 		require.Equal(t, codes.Unavailable, code(err), "got %v", err)
 		st := stats(t, g, dead)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Equal(t, uint64(1), st.Failures)
 	})
 }
@@ -189,7 +189,7 @@ func TestARefusedStreamIsNeverOpened(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		addr, svc := startServer(t)
 		cfg := defaults()
-		cfg.Workers = 2
+		cfg.Slots = 2
 		g := newGroup(t, executor.GroupConfig{Default: cfg})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
@@ -216,7 +216,7 @@ func TestARefusedStreamIsNeverOpened(t *testing.T) {
 		_, err = client.FullDuplexCall(context.Background())
 		require.Equal(t, codes.Unavailable, code(err), "got %v", err)
 		require.ErrorIs(t, err, breaker.ErrOpen)
-		assert.Zero(t, stats(t, g, addr).Busy)
+		assert.Zero(t, stats(t, g, addr).InUse)
 		synctest.Wait()
 		assert.Zero(t, svc.inside.Load(), "the cancelled streams ended on the server")
 	})
@@ -226,7 +226,7 @@ func TestManyStreamsEndingEveryWayLeaveNoSlotHeld(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		addr, _ := startServer(t)
 		cfg := defaults()
-		cfg.Workers = 64
+		cfg.Slots = 64
 		cfg.Breaker.ConsecutiveFailures = 1000 // a third of the streams fail on purpose
 		g := newGroup(t, executor.GroupConfig{Default: cfg})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
@@ -274,7 +274,7 @@ func TestAQueuedStreamOpensWhenASlotFrees(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		addr, _ := startServer(t)
 		cfg := defaults()
-		cfg.Workers, cfg.Queue = 1, 1
+		cfg.Slots, cfg.Queue = 1, 1
 		cfg.Breaker.ResetTimeout = 3 * time.Minute // above InvocationTimeout + QueueTimeout
 		g := newGroup(t, executor.GroupConfig{Default: cfg})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
@@ -302,7 +302,7 @@ func TestAQueuedStreamOpensWhenASlotFrees(t *testing.T) {
 		cancel() // the first stream ends
 		require.ErrorIs(t, <-opened, io.EOF, "the queued stream ran to its end")
 		st := stats(t, g, addr)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Zero(t, st.Queued)
 		assert.Equal(t, uint64(1), st.Successes)
 	})
@@ -312,7 +312,7 @@ func TestACallerLeavingTheQueueLeavesNothingBehind(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		addr, svc := startServer(t)
 		cfg := defaults()
-		cfg.Workers, cfg.Queue = 1, 1
+		cfg.Slots, cfg.Queue = 1, 1
 		cfg.Breaker.ResetTimeout = 3 * time.Minute
 		g := newGroup(t, executor.GroupConfig{Default: cfg})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})

@@ -61,7 +61,7 @@ func TestUnaryCallsAreClassifiedByStatusCode(t *testing.T) {
 				assert.Equal(t, tt.successes, st.Successes, "successes")
 				assert.Equal(t, tt.failures, st.Failures, "failures")
 				assert.Equal(t, tt.ignored, st.Ignored, "ignored")
-				assert.Zero(t, st.Busy, "slots held after the call")
+				assert.Zero(t, st.InUse, "slots held after the call")
 			})
 		})
 	}
@@ -75,7 +75,7 @@ func TestAHangingTargetTripsItsOwnBreakerWhileAnotherServes(t *testing.T) {
 		// the default minute.
 		fast := defaults()
 		fast.InvocationTimeout = 50 * time.Millisecond
-		g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{hung: fast}})
+		g := newGroup(t, executor.GroupConfig{Default: defaults(), Suppliers: map[string]executor.Config{hung: fast}})
 		ic := &fusegrpc.Interceptor{Group: g}
 		hungClient, healthyClient := dial(t, hung, ic), dial(t, healthy, ic)
 
@@ -117,7 +117,7 @@ func TestAHangingMethodTripsItsOwnBreakerWithMethodKeys(t *testing.T) {
 		// default minute.
 		fast := defaults()
 		fast.InvocationTimeout = 50 * time.Millisecond
-		g := newGroup(t, executor.GroupConfig{Default: defaults(), Dependencies: map[string]executor.Config{emptyKey: fast}})
+		g := newGroup(t, executor.GroupConfig{Default: defaults(), Suppliers: map[string]executor.Config{emptyKey: fast}})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g, Key: fusegrpc.Method})
 
 		for range 3 {
@@ -136,7 +136,7 @@ func TestASaturatedSupplierRefusesWithUnavailable(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		addr, svc := startServer(t)
 		cfg := defaults()
-		cfg.Workers = 1
+		cfg.Slots = 1
 		g := newGroup(t, executor.GroupConfig{Default: cfg})
 		client := dial(t, addr, &fusegrpc.Interceptor{Group: g})
 
@@ -271,7 +271,7 @@ func TestUserCallbacksCannotCrashACall(t *testing.T) {
 		<-done
 		assert.False(t, returned, "the Goexit went on")
 		st := stats(t, ic.Group, "k")
-		assert.Zero(t, st.Busy, "the slot is given back")
+		assert.Zero(t, st.InUse, "the slot is given back")
 		assert.Equal(t, uint64(1), st.Failures)
 		assert.Equal(t, uint64(1), st.Panics)
 	}
@@ -340,7 +340,7 @@ func TestNamesMapTargetsToSuppliers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		payments, _ := startServer(t)
 		unknown, _ := startServer(t)
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": defaults()}})
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"payments": defaults()}})
 		ic := &fusegrpc.Interceptor{Group: g, Names: map[string]string{payments: "payments"}}
 		_, err := dial(t, payments, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
 		require.NoError(t, err)
@@ -348,7 +348,7 @@ func TestNamesMapTargetsToSuppliers(t *testing.T) {
 
 		_, err = dial(t, unknown, ic).UnaryCall(context.Background(), &testpb.SimpleRequest{})
 		require.Equal(t, codes.Internal, code(err), "a configuration error, not worth a retry: got %v", err)
-		require.ErrorIs(t, err, executor.ErrUnknownDependency)
+		require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 		assert.Equal(t, []string{"payments"}, g.Names())
 	})
 }

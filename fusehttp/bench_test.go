@@ -17,7 +17,7 @@ import (
 // in-memory base, without the network: a GET whose response has no body,
 // one whose body is read to EOF and closed, and a POST with a body.
 func BenchmarkRoundTrip(b *testing.B) {
-	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1000}})
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Slots: 1000}})
 	require.NoError(b, err)
 	b.Cleanup(func() { g.Close(context.Background()) })
 	base := fakeBase(func(r *http.Request) (*http.Response, error) {

@@ -20,7 +20,7 @@ import (
 // not wait for them.
 func roomy(workers int) executor.Config {
 	return executor.Config{
-		Workers:           workers,
+		Slots:             workers,
 		InvocationTimeout: 10 * time.Second,
 		Breaker:           breaker.Config{ResetTimeout: 20 * time.Second},
 	}
@@ -35,9 +35,9 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		for i := range 20 {
 			resp, err := client.Get(up.URL)
 			require.NoError(t, err, "request %d: one slot, used one request after the other", i)
-			assert.Equal(t, 1, stats(t, g, up.key(t)).Busy, "the unread body holds the slot")
+			assert.Equal(t, 1, stats(t, g, up.key(t)).InUse, "the unread body holds the slot")
 			require.NoError(t, resp.Body.Close())
-			assert.Equal(t, 0, stats(t, g, up.key(t)).Busy, "request %d: Close gave the slot back", i)
+			assert.Equal(t, 0, stats(t, g, up.key(t)).InUse, "request %d: Close gave the slot back", i)
 		}
 		st := stats(t, g, up.key(t))
 		assert.Equal(t, uint64(20), st.Successes)
@@ -53,7 +53,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		b, err := io.ReadAll(first.Body)
 		require.NoError(t, err)
 		assert.Equal(t, "OK", string(b))
-		assert.Equal(t, 0, stats(t, g, up.key(t)).Busy, "EOF gave the slot back")
+		assert.Equal(t, 0, stats(t, g, up.key(t)).InUse, "EOF gave the slot back")
 
 		second, err := client.Get(up.URL)
 		require.NoError(t, err, "the only slot is free for the next request")
@@ -83,7 +83,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		_, err = io.ReadFull(resp.Body, chunk)
 		require.NoError(t, err)
 		assert.Equal(t, "first", string(chunk))
-		assert.Equal(t, 1, stats(t, g, key).Busy)
+		assert.Equal(t, 1, stats(t, g, key).InUse)
 
 		_, err = client.Get(srv.URL)
 		require.True(t, errors.Is(err, executor.ErrBusy) || errors.Is(err, executor.ErrSaturated), "the open body still holds the only slot: %v", err)
@@ -94,7 +94,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		assert.ErrorIs(t, err, executor.ErrTimeout, "the body is cut off at the deadline, as the round trip would be")
 		assert.GreaterOrEqual(t, time.Since(start), quick(1).InvocationTimeout, "not before the invocation timeout")
 		st := stats(t, g, key)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Equal(t, uint64(1), st.Timeouts)
 	})
 
@@ -119,7 +119,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 		_, err = io.ReadAll(resp.Body)
 		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
 		st := stats(t, g, key)
-		assert.Equal(t, 0, st.Busy)
+		assert.Equal(t, 0, st.InUse)
 		assert.Equal(t, uint64(1), st.Failures, "a 200 whose body broke is not a success")
 		assert.Zero(t, st.Successes)
 	})
@@ -136,7 +136,7 @@ func TestSlotIsHeldUntilTheBodyEnds(t *testing.T) {
 			resp, err := tr.RoundTrip(req)
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusNoContent, resp.StatusCode)
-			assert.Equal(t, 0, stats(t, g, up.key(t)).Busy, "%s: never closed, yet free", method)
+			assert.Equal(t, 0, stats(t, g, up.key(t)).InUse, "%s: never closed, yet free", method)
 		}
 	})
 }

@@ -18,7 +18,7 @@ import (
 // by design trips nothing) does not open the client's breaker for the
 // whole host: the client's next request, to an idle route, is served.
 func TestABusyRouteDoesNotBlackOutItsHost(t *testing.T) {
-	server := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: 5 * time.Second,
+	server := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1, InvocationTimeout: 5 * time.Second,
 		Breaker: breaker.Config{ResetTimeout: 30 * time.Second}}})
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
@@ -30,7 +30,7 @@ func TestABusyRouteDoesNotBlackOutItsHost(t *testing.T) {
 	mux.Handle("GET /home", inbound.Handler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}), inbound.Config{Group: server}))
 	url := service(t, mux)
 
-	client := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 10}})
+	client := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 10}})
 	c := newClient(t, &fusehttp.Transport{Group: client})
 	done := make(chan struct{})
 	defer func() {

@@ -30,7 +30,7 @@ func TestAPanickingClassifyCountsAFailureAndStillDeliversTheResponse(t *testing.
 	assert.Equal(t, http.StatusOK, status)
 	assert.Equal(t, "OK", body)
 	st := stats(t, g, up.key(t))
-	assert.Zero(t, st.Busy, "closing the body gave the slot back")
+	assert.Zero(t, st.InUse, "closing the body gave the slot back")
 	assert.Equal(t, uint64(1), st.Failures, "got %d failures, want the panic counted as one", st.Failures)
 }
 
@@ -78,7 +78,7 @@ func TestAGoexitInBaseOrClassifyGivesTheSlotBack(t *testing.T) {
 		})
 		assert.False(t, roundTrip(t, tr), "the Goexit went on")
 		st := stats(t, g, "api")
-		assert.Zero(t, st.Busy, "the slot is given back")
+		assert.Zero(t, st.InUse, "the slot is given back")
 		assert.Equal(t, uint64(1), st.Failures)
 		assert.Equal(t, uint64(1), st.Panics)
 
@@ -98,7 +98,7 @@ func TestAGoexitInBaseOrClassifyGivesTheSlotBack(t *testing.T) {
 		tr.Classify = func(*http.Response, error) error { runtime.Goexit(); return nil }
 		assert.False(t, roundTrip(t, tr), "the Goexit went on")
 		st := stats(t, g, "api")
-		assert.Zero(t, st.Busy, "the slot is given back")
+		assert.Zero(t, st.InUse, "the slot is given back")
 		assert.Equal(t, uint64(1), st.Failures)
 		assert.Equal(t, uint64(1), st.Panics)
 		assert.Equal(t, int64(1), bodies[0].closes.Load(), "the response nobody will get is closed")
@@ -123,7 +123,7 @@ func TestABaseAnsweringWithoutABody(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, http.NoBody, resp.Body)
 		st := stats(t, g, "api")
-		assert.Zero(t, st.Busy, "no body to wait for")
+		assert.Zero(t, st.InUse, "no body to wait for")
 		assert.Equal(t, uint64(1), st.Successes)
 	})
 
@@ -136,7 +136,7 @@ func TestABaseAnsweringWithoutABody(t *testing.T) {
 			_, err := tr.RoundTrip(newRequest(t, context.Background(), nil))
 			require.ErrorIs(t, err, executor.ErrTimeout)
 			st := stats(t, g, "api")
-			assert.Zero(t, st.Busy)
+			assert.Zero(t, st.InUse)
 			assert.Equal(t, uint64(1), st.Timeouts)
 		})
 	})
@@ -147,7 +147,7 @@ func TestABaseAnsweringWithoutABody(t *testing.T) {
 		require.ErrorContains(t, err, "Transport.Base")
 		assert.Nil(t, resp)
 		st := stats(t, g, "api")
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Equal(t, uint64(1), st.Failures)
 	})
 }

@@ -17,7 +17,7 @@
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
 //		Default: executor.Config{
-//			Workers:           20,
+//			Slots:             20,
 //			InvocationTimeout: 10 * time.Second,
 //			Breaker:           breaker.Config{ResetTimeout: 15 * time.Second},
 //		},

@@ -37,7 +37,7 @@ func TestOpenBodiesCostNoGoroutine(t *testing.T) {
 	defer close(release)
 
 	g := newGroup(t, executor.GroupConfig{Default: executor.Config{
-		Workers:           n,
+		Slots:             n,
 		InvocationTimeout: time.Minute,
 		Breaker:           breaker.Config{ResetTimeout: 2 * time.Minute},
 	}})
@@ -51,13 +51,13 @@ func TestOpenBodiesCostNoGoroutine(t *testing.T) {
 		require.NoError(t, err)
 		bodies = append(bodies, resp.Body)
 	}
-	assert.Equal(t, n, stats(t, g, "api").Busy, "every open body holds its slot")
+	assert.Equal(t, n, stats(t, g, "api").InUse, "every open body holds its slot")
 	assert.Zero(t, libraryGoroutines(), "goroutines inside the library with %d bodies open", n)
 
 	for _, b := range bodies {
 		require.NoError(t, b.Close())
 	}
-	assert.Zero(t, stats(t, g, "api").Busy, "Close gave every slot back before it returned")
+	assert.Zero(t, stats(t, g, "api").InUse, "Close gave every slot back before it returned")
 }
 
 // libraryGoroutines counts the goroutines with a frame of the library in

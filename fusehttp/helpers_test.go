@@ -126,7 +126,7 @@ func newClient(t *testing.T, tr *fusehttp.Transport) *http.Client {
 // round trip for hundreds of milliseconds (300 ms was not enough).
 func quick(workers int) executor.Config {
 	return executor.Config{
-		Workers:           workers,
+		Slots:             workers,
 		InvocationTimeout: 2 * time.Second,
 		Breaker:           breaker.Config{ResetTimeout: 3 * time.Second},
 	}

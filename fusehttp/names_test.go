@@ -13,7 +13,7 @@ import (
 func TestNamesMapAddressesToSuppliers(t *testing.T) {
 	t.Run("a mapped host:port runs on the named supplier, others keep their address", func(t *testing.T) {
 		payments, other := newUpstream(t), newUpstream(t)
-		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: 3}}})
+		g := newGroup(t, executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Slots: 3}}})
 		client := newClient(t, &fusehttp.Transport{Group: g, Names: map[string]string{payments.key(t): "payments"}})
 		for range 2 {
 			_, _, err := get(t, client, payments.URL)
@@ -22,7 +22,7 @@ func TestNamesMapAddressesToSuppliers(t *testing.T) {
 		_, _, err := get(t, client, other.URL)
 		require.NoError(t, err)
 		st := stats(t, g, "payments")
-		assert.Equal(t, 3, st.Workers, "the supplier's own configuration")
+		assert.Equal(t, 3, st.Slots, "the supplier's own configuration")
 		assert.Equal(t, uint64(2), st.Successes)
 		assert.Equal(t, uint64(1), stats(t, g, other.key(t)).Successes)
 		_, ok := g.Lookup(payments.key(t))
@@ -41,12 +41,12 @@ func TestNamesMapAddressesToSuppliers(t *testing.T) {
 	})
 	t.Run("with a Strict group, Names is an allow-list of upstreams", func(t *testing.T) {
 		known, unknown := newUpstream(t), newUpstream(t)
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"payments": {}}})
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"payments": {}}})
 		client := newClient(t, &fusehttp.Transport{Group: g, Names: map[string]string{known.key(t): "payments"}})
 		_, _, err := get(t, client, known.URL)
 		require.NoError(t, err)
 		_, _, err = get(t, client, unknown.URL)
-		require.ErrorIs(t, err, executor.ErrUnknownDependency)
+		require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 		assert.Zero(t, unknown.hits.Load(), "a refused request is never sent")
 		assert.Equal(t, []string{"payments"}, g.Names())
 	})

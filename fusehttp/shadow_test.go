@@ -28,7 +28,7 @@ func (withBody) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestShadowModeSendsTheRequestsEnforceModeWouldRefuse(t *testing.T) {
 	// A timeout out of reach: the first body holds its slot until the end,
 	// and on a loaded machine a second could pass before the test gets there.
-	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Minute,
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Slots: 1, InvocationTimeout: time.Minute,
 		Shadow: true, Stuck: executor.StuckConfig{TripOnAnySaturation: true}, Breaker: breaker.Config{ResetTimeout: 2 * time.Minute}}})
 	require.NoError(t, err)
 	defer g.Close(t.Context())
@@ -42,7 +42,7 @@ func TestShadowModeSendsTheRequestsEnforceModeWouldRefuse(t *testing.T) {
 	ex, ok := g.Lookup("payments.example:80")
 	require.True(t, ok)
 	st := ex.Stats()
-	assert.Equal(t, 1, st.Busy)
+	assert.Equal(t, 1, st.InUse)
 	assert.Equal(t, breaker.Open, st.Breaker.State)
 	assert.Equal(t, executor.Rejections{Saturated: 1, Open: 1}, st.Shadowed)
 	assert.Equal(t, executor.Rejections{}, st.Rejected)
@@ -50,6 +50,6 @@ func TestShadowModeSendsTheRequestsEnforceModeWouldRefuse(t *testing.T) {
 		require.NoError(t, r.Body.Close())
 	}
 	st = ex.Stats()
-	assert.Zero(t, st.Busy, "the slot is free again")
+	assert.Zero(t, st.InUse, "the slot is free again")
 	assert.Equal(t, uint64(3), st.Successes)
 }

@@ -45,7 +45,7 @@ func submit(t *testing.T, tr *fusehttp.Transport, url string) (*future.Future[*h
 
 func TestSubmitFetchesConcurrentlyOnTheHostsExecutor(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 2, InvocationTimeout: 2 * time.Second,
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 2, InvocationTimeout: 2 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}})
 		tr := &fusehttp.Transport{Group: g, Base: slowBase{}}
 		start := time.Now()
@@ -54,28 +54,28 @@ func TestSubmitFetchesConcurrentlyOnTheHostsExecutor(t *testing.T) {
 		stock, err := submit(t, tr, "http://shop/stock")
 		require.NoError(t, err)
 		synctest.Wait()
-		assert.Equal(t, 2, stats(t, g, "shop:80").Busy, "one slot each, on the host's executor")
+		assert.Equal(t, 2, stats(t, g, "shop:80").InUse, "one slot each, on the host's executor")
 
 		require.NoError(t, future.Wait(t.Context(), price, stock))
 		assert.Equal(t, time.Second, time.Since(start), "the two ran at once")
 		for i, f := range []*future.Future[*http.Response]{price, stock} {
 			resp, err := f.Await(t.Context())
 			require.NoError(t, err)
-			assert.Equal(t, 2-i, stats(t, g, "shop:80").Busy, "a slot is held until its body is closed")
+			assert.Equal(t, 2-i, stats(t, g, "shop:80").InUse, "a slot is held until its body is closed")
 			body, err := io.ReadAll(resp.Body)
 			require.NoError(t, err)
 			resp.Body.Close()
 			assert.Equal(t, []string{"/price", "/stock"}[i], string(body))
 		}
 		st := stats(t, g, "shop:80")
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Equal(t, uint64(2), st.Successes)
 	})
 }
 
 func TestSubmitRefusesAtOnceWithoutAFuture(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: 2 * time.Second,
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1, InvocationTimeout: 2 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}})
 		tr := &fusehttp.Transport{Group: g, Base: slowBase{}}
 		ex, err := g.Executor("shop:80")
@@ -89,7 +89,7 @@ func TestSubmitRefusesAtOnceWithoutAFuture(t *testing.T) {
 
 func TestSubmitOfAHungHostTimesOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: 2 * time.Second,
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1, InvocationTimeout: 2 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}})
 		tr := &fusehttp.Transport{Group: g, Base: slowBase{}}
 		start := time.Now()
@@ -99,13 +99,13 @@ func TestSubmitOfAHungHostTimesOut(t *testing.T) {
 		require.ErrorIs(t, err, executor.ErrTimeout)
 		assert.Equal(t, 2*time.Second, time.Since(start))
 		synctest.Wait()
-		assert.Zero(t, stats(t, g, "hung:80").Busy)
+		assert.Zero(t, stats(t, g, "hung:80").InUse)
 	})
 }
 
 func TestSubmitResolvesTheFutureOfABaseThatCallsGoexit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: 2 * time.Second,
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1, InvocationTimeout: 2 * time.Second,
 			Breaker: breaker.Config{ResetTimeout: 5 * time.Second}}})
 		tr := &fusehttp.Transport{Group: g, Base: goexitBase{}}
 		f, err := submit(t, tr, "http://shop/")
@@ -115,7 +115,7 @@ func TestSubmitResolvesTheFutureOfABaseThatCallsGoexit(t *testing.T) {
 		require.ErrorAs(t, err, &pe, "the future resolves")
 		assert.Equal(t, breaker.ErrGoexit, pe.Value)
 		synctest.Wait()
-		assert.Zero(t, stats(t, g, "shop:80").Busy, "the slot is back")
+		assert.Zero(t, stats(t, g, "shop:80").InUse, "the slot is back")
 	})
 }
 

@@ -66,7 +66,7 @@ func fakeTransport(t *testing.T, cfg executor.Config, base fakeBase) (*fusehttp.
 }
 
 func oneSlot() executor.Config {
-	return executor.Config{Workers: 1, InvocationTimeout: time.Second}
+	return executor.Config{Slots: 1, InvocationTimeout: time.Second}
 }
 
 func newRequest(t *testing.T, ctx context.Context, body io.Reader) *http.Request {
@@ -89,11 +89,11 @@ func TestExactTiming(t *testing.T) {
 
 			time.Sleep(time.Second - time.Nanosecond)
 			synctest.Wait()
-			assert.Equal(t, 1, stats(t, g, "api").Busy, "held a nanosecond before the deadline")
+			assert.Equal(t, 1, stats(t, g, "api").InUse, "held a nanosecond before the deadline")
 			time.Sleep(time.Nanosecond)
 			synctest.Wait()
 			st := stats(t, g, "api")
-			assert.Equal(t, 0, st.Busy, "released at the deadline")
+			assert.Equal(t, 0, st.InUse, "released at the deadline")
 			assert.Equal(t, uint64(1), st.Timeouts)
 			assert.Equal(t, uint64(1), st.Failures)
 
@@ -121,7 +121,7 @@ func TestExactTiming(t *testing.T) {
 			synctest.Wait()
 			st := stats(t, g, "api")
 			assert.Equal(t, uint64(1), st.Timeouts, "the timeout is recorded at the deadline")
-			assert.Equal(t, 1, st.Busy, "the slot stays held while the base still runs")
+			assert.Equal(t, 1, st.InUse, "the slot stays held while the base still runs")
 			assert.Equal(t, 1, st.Overdue)
 			require.Empty(t, res, "RoundTrip runs the base on its caller's goroutine")
 
@@ -129,7 +129,7 @@ func TestExactTiming(t *testing.T) {
 			require.ErrorIs(t, <-res, executor.ErrTimeout)
 			assert.Equal(t, int64(1), late.closes.Load(), "nobody else could close it")
 			st = stats(t, g, "api")
-			assert.Equal(t, 0, st.Busy)
+			assert.Equal(t, 0, st.InUse)
 			assert.Equal(t, 0, st.Overdue)
 		})
 	})
@@ -249,7 +249,7 @@ func TestNothingToWaitForFreesTheSlotAtOnce(t *testing.T) {
 						require.NoError(t, err)
 						assert.Equal(t, tt.resp.Body, resp.Body, "the body is passed through")
 					}
-					assert.Equal(t, 0, stats(t, g, "api").Busy, "free before RoundTrip returned")
+					assert.Equal(t, 0, stats(t, g, "api").InUse, "free before RoundTrip returned")
 				}
 				st := stats(t, g, "api")
 				if tt.failure {
@@ -269,7 +269,7 @@ func TestNothingToWaitForFreesTheSlotAtOnce(t *testing.T) {
 			require.ErrorAs(t, err, &perr)
 			assert.Equal(t, "bad base", perr.Value)
 			st := stats(t, g, "api")
-			assert.Equal(t, 0, st.Busy)
+			assert.Equal(t, 0, st.InUse)
 			assert.Equal(t, uint64(1), st.Panics)
 		})
 	})

@@ -31,7 +31,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 	g := newGroup(t, executor.GroupConfig{
 		Default: quick(2),
 		// The healthy host gets room to spare on a loaded machine.
-		Dependencies: map[string]executor.Config{fine.key(t): {
+		Suppliers: map[string]executor.Config{fine.key(t): {
 			InvocationTimeout: 10 * time.Second,
 			Breaker:           breaker.Config{ResetTimeout: 20 * time.Second},
 		}},
@@ -106,7 +106,7 @@ func TestHangingHostTripsItsOwnBreaker(t *testing.T) {
 	assert.Equal(t, uint64(2), st.Timeouts)
 	assert.Equal(t, uint64(1), st.Rejected.Saturated)
 	assert.GreaterOrEqual(t, st.Rejected.Open, uint64(1))
-	assert.Equal(t, 0, st.Busy)
+	assert.Equal(t, 0, st.InUse)
 	assert.Equal(t, []string{
 		"closed>open:saturation", "open>half-open:reset-timeout", "half-open>closed:probes-succeeded",
 	}, transitions(rec.Events()), "the healthy host had no transition")
@@ -189,7 +189,7 @@ func TestTransportErrorsAreFailures(t *testing.T) {
 	assert.NotErrorIs(t, err, breaker.ErrOpen)
 	st := stats(t, g, up.key(t))
 	assert.Equal(t, uint64(1), st.Failures)
-	assert.Equal(t, 0, st.Busy)
+	assert.Equal(t, 0, st.InUse)
 }
 
 func TestCustomClassify(t *testing.T) {
@@ -238,7 +238,7 @@ func TestCallerCancellation(t *testing.T) {
 	assert.Less(t, time.Since(start), 5*time.Second, "the caller did not wait for the invocation timeout")
 
 	st := stats(t, g, up.key(t))
-	assert.Zero(t, st.Busy, "the slot was given back before RoundTrip returned")
+	assert.Zero(t, st.InUse, "the slot was given back before RoundTrip returned")
 	assert.Equal(t, uint64(1), st.Cancelled)
 	assert.Zero(t, st.Failures, "the upstream did nothing wrong")
 	assert.Equal(t, breaker.Closed, st.Breaker.State)
@@ -280,7 +280,7 @@ func TestARequestBodyThatFailsIsTheCallersError(t *testing.T) {
 			require.ErrorIs(t, err, errSource, "request %d", i)
 		}
 		st := stats(t, g, up.key(t))
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Zero(t, st.Failures)
 		assert.Equal(t, uint64(3), st.Ignored)
 		assert.Equal(t, breaker.Closed, st.Breaker.State)
@@ -425,12 +425,12 @@ func TestKeys(t *testing.T) {
 
 	t.Run("a custom key picks the supplier's configuration", func(t *testing.T) {
 		up := newUpstream(t)
-		g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"inventory": {Workers: 3}}})
+		g := newGroup(t, executor.GroupConfig{Suppliers: map[string]executor.Config{"inventory": {Slots: 3}}})
 		client := newClient(t, &fusehttp.Transport{Group: g, Key: func(*http.Request) string { return "inventory" }})
 		_, _, err := get(t, client, up.URL)
 		require.NoError(t, err)
 		st := stats(t, g, "inventory")
-		assert.Equal(t, 3, st.Workers)
+		assert.Equal(t, 3, st.Slots)
 		assert.Equal(t, uint64(1), st.Successes)
 	})
 

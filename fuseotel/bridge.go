@@ -47,7 +47,7 @@ type Opts struct {
 //	fusebox.breaker.failure_rate              failures / calls in the breaker's sliding window (gauge, 0..1)
 //	fusebox.breaker.slow_call_rate            slow calls / calls in the sliding window (gauge, 0..1)
 //	fusebox.breaker.window_calls              calls in the sliding window (gauge)
-//	fusebox.slots.busy, fusebox.slots.free    bulkhead slots held and free (gauges)
+//	fusebox.slots.in_use, fusebox.slots.free  bulkhead slots in use and free (gauges)
 //	fusebox.queue.length, fusebox.queue.capacity
 //	fusebox.calls.overdue                     calls past their deadline whose function still runs (gauge)
 //	fusebox.calls{outcome}                    finished calls: success, failure or ignored (counter)
@@ -100,7 +100,7 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 		"Slow calls per call in the breaker's sliding window; 0 while the window is empty or the breaker has none.")
 	b.windowCalls = gauge("breaker.window_calls", "{call}",
 		"Calls in the breaker's sliding window: the rates mean something once it reaches the breaker's minimum.")
-	b.slotsBusy = gauge("slots.busy", "{slot}", "Bulkhead slots held by running calls, overdue calls included.")
+	b.slotsInUse = gauge("slots.in_use", "{slot}", "Bulkhead slots held by running calls, overdue calls included.")
 	b.slotsFree = gauge("slots.free", "{slot}", "Free bulkhead slots.")
 	b.queueLength = gauge("queue.length", "{call}", "Calls waiting in the queue for a slot.")
 	b.queueCapacity = gauge("queue.capacity", "{call}", "Size of the queue (0 when the supplier has none).")
@@ -122,7 +122,7 @@ func Register(g *executor.Group, mp metric.MeterProvider, opts Opts) (metric.Reg
 	}
 	return m.RegisterCallback(b.observe,
 		b.state, b.transitions, b.failureRate, b.slowRate, b.windowCalls,
-		b.slotsBusy, b.slotsFree, b.queueLength, b.queueCapacity, b.overdue,
+		b.slotsInUse, b.slotsFree, b.queueLength, b.queueCapacity, b.overdue,
 		b.calls, b.timeouts, b.panics, b.cancelled, b.queueTimeouts, b.rejections)
 }
 
@@ -151,9 +151,9 @@ type bridge struct {
 	g    *executor.Group
 	base []attribute.KeyValue
 
-	state, windowCalls, slotsBusy, slotsFree, queueLength, queueCapacity, overdue metric.Int64ObservableGauge
-	failureRate, slowRate                                                         metric.Float64ObservableGauge
-	transitions, calls, timeouts, panics, cancelled, queueTimeouts, rejections    metric.Int64ObservableCounter
+	state, windowCalls, slotsInUse, slotsFree, queueLength, queueCapacity, overdue metric.Int64ObservableGauge
+	failureRate, slowRate                                                          metric.Float64ObservableGauge
+	transitions, calls, timeouts, panics, cancelled, queueTimeouts, rejections     metric.Int64ObservableCounter
 }
 
 func (b *bridge) observe(_ context.Context, o metric.Observer) error {
@@ -196,7 +196,7 @@ func (b *bridge) observeOne(o metric.Observer, st executor.Stats) {
 	o.ObserveFloat64(b.failureRate, failureRate, plain)
 	o.ObserveFloat64(b.slowRate, slowRate, plain)
 	gauge(b.windowCalls, st.Breaker.WindowCalls)
-	gauge(b.slotsBusy, st.Busy)
+	gauge(b.slotsInUse, st.InUse)
 	gauge(b.slotsFree, st.Free)
 	gauge(b.queueLength, st.Queued)
 	gauge(b.queueCapacity, st.QueueCap)

@@ -85,7 +85,7 @@ var errBoom = errors.New("boom")
 
 func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 	cfg := executor.GroupConfig{Default: executor.Config{
-		Workers: 3, InvocationTimeout: time.Second,
+		Slots: 3, InvocationTimeout: time.Second,
 		Breaker: breaker.Config{ConsecutiveFailures: 2, ResetTimeout: time.Minute},
 	}}
 	g, reader := setup(t, cfg, fuseotel.Opts{})
@@ -116,7 +116,7 @@ func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 	assert.Equal(t, 1.0, p.get(t, "fusebox.breaker.state", cat, attribute.String("state", "closed")))
 	assert.Equal(t, 1.0, p.get(t, "fusebox.breaker.transitions", pay, attribute.String("reason", "consecutive_failures")))
 	assert.Equal(t, 3.0, p.get(t, "fusebox.slots.free", cat))
-	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.busy", cat))
+	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.in_use", cat))
 	assert.Equal(t, 0.0, p.get(t, "fusebox.queue.capacity", cat))
 
 	// Every supplier has the same fixed set of series, from its first call.
@@ -130,7 +130,7 @@ func TestTheBridgeObservesEveryInstrumentOfEverySupplier(t *testing.T) {
 
 func TestTheRatesOfAWindowedBreaker(t *testing.T) {
 	cfg := executor.GroupConfig{Default: executor.Config{
-		Workers: 2, InvocationTimeout: time.Second,
+		Slots: 2, InvocationTimeout: time.Second,
 		Breaker: breaker.Config{
 			ConsecutiveFailures: -1, FailureRate: 0.9, MinimumCalls: 10, WindowSize: 20,
 			ResetTimeout: time.Minute,
@@ -154,7 +154,7 @@ func TestTheRatesOfAWindowedBreaker(t *testing.T) {
 }
 
 func TestARunningCallHoldsASlot(t *testing.T) {
-	g, reader := setup(t, executor.GroupConfig{Default: executor.Config{Workers: 2}}, fuseotel.Opts{})
+	g, reader := setup(t, executor.GroupConfig{Default: executor.Config{Slots: 2}}, fuseotel.Opts{})
 	release := make(chan struct{})
 	f, err := executor.SubmitIn(context.Background(), g, "slow", func(context.Context) (int, error) {
 		<-release
@@ -163,13 +163,13 @@ func TestARunningCallHoldsASlot(t *testing.T) {
 	require.NoError(t, err)
 	// The slot is taken before Submit returns.
 	p := collect(t, reader)
-	assert.Equal(t, 1.0, p.get(t, "fusebox.slots.busy", supplier("slow")))
+	assert.Equal(t, 1.0, p.get(t, "fusebox.slots.in_use", supplier("slow")))
 	assert.Equal(t, 1.0, p.get(t, "fusebox.slots.free", supplier("slow")))
 	close(release)
 	_, err = f.Await(context.Background())
 	require.NoError(t, err)
 	p = collect(t, reader)
-	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.busy", supplier("slow")))
+	assert.Equal(t, 0.0, p.get(t, "fusebox.slots.in_use", supplier("slow")))
 }
 
 func TestOpts(t *testing.T) {

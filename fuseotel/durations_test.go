@@ -20,8 +20,8 @@ import (
 func TestDurationProducer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g, err := executor.NewGroup(executor.GroupConfig{
-			Default:      executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Minute}},
-			Dependencies: map[string]executor.Config{"search": {}},
+			Default:   executor.Config{InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: -1, ResetTimeout: time.Minute}},
+			Suppliers: map[string]executor.Config{"search": {}},
 		})
 		require.NoError(t, err)
 		defer g.Close(context.Background())
@@ -89,7 +89,7 @@ func TestDurationProducer(t *testing.T) {
 // its start time.
 func TestDurationProducerStartsAgainWithAnExecutorMadeAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"a": {}, "b": {}}}
+		cfg := executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"a": {}, "b": {}}}
 		g, err := executor.NewGroup(cfg)
 		require.NoError(t, err)
 		defer g.Close(context.Background())
@@ -123,7 +123,7 @@ func TestDurationProducerStartsAgainWithAnExecutorMadeAgain(t *testing.T) {
 		time.Sleep(time.Minute)
 		second := read() // the last collection before "a" is made again
 		time.Sleep(time.Minute)
-		require.NoError(t, g.Reconfigure(executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"b": {}}}))
+		require.NoError(t, g.Reconfigure(executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"b": {}}}))
 		require.NoError(t, g.Reconfigure(cfg))
 		third := read()
 		assert.Equal(t, uint64(0), third["a"].count, "a new executor counts from 0")

@@ -15,7 +15,7 @@ import (
 // Bad configurations are errors naming the field; nothing panics.
 func TestBadConfigurationsAreErrors(t *testing.T) {
 	t.Parallel()
-	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"db": {Workers: 3}, "orders": {Workers: 5}}, Strict: true})
+	g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{"db": {Slots: 3}, "orders": {Slots: 5}}, Strict: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { g.Close(context.Background()) })
 	ctx := context.Background()
@@ -52,7 +52,7 @@ func TestBadConfigurationsAreErrors(t *testing.T) {
 		require.NoError(t, err)
 		defer p.Close()
 		_, err = p.Exec(fusepgx.WithSupplier(ctx, "orders"), "SELECT 1")
-		require.ErrorIs(t, err, executor.ErrUnknownDependency)
+		require.ErrorIs(t, err, executor.ErrUnknownSupplier)
 		assert.ErrorContains(t, err, `"orders"`)
 		//lint:ignore SA1012 a nil context on purpose
 		_, err = p.Exec(nil, "SELECT 1")

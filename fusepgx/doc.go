@@ -16,9 +16,9 @@
 // keeps its 10 connections:
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
-//		Dependencies: map[string]executor.Config{
-//			"orders":  {Workers: 10, InvocationTimeout: 5 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
-//			"catalog": {Workers: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
+//		Suppliers: map[string]executor.Config{
+//			"orders":  {Slots: 10, InvocationTimeout: 5 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
+//			"catalog": {Slots: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
 //		},
 //		Strict: true,
 //	})
@@ -42,7 +42,7 @@
 // A call takes its supplier's slot first, then a connection from the pool
 // under the slot's deadline: a refused call touches no connection. The
 // pool needs a connection for every slot (Connections, the sum of the
-// suppliers' Workers), so that a supplier whose calls hang holds at most
+// suppliers' Slots), so that a supplier whose calls hang holds at most
 // its own slots' worth and the others always find theirs: New raises
 // MaxConns to it and Wrap refuses a smaller pool.
 //
@@ -75,7 +75,7 @@
 // A call runs under the supplier WithSupplier names on its context, else
 // the one Config.Key returns for its SQL, else Config.Default; the names
 // must be listed (Default and Suppliers), and another is refused with
-// executor.ErrUnknownDependency. The breaker sees the error
+// executor.ErrUnknownSupplier. The breaker sees the error
 // Config.Classify returns (DefaultClassify: SQLSTATE classes 22, 23, 28
 // and 42 and pgx.ErrNoRows are answers, as in fusesql); a failed Scan is
 // the caller's, an answer too; the caller's own cancellation is ignored.

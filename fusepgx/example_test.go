@@ -18,9 +18,9 @@ import (
 func ExampleNew() {
 	ctx := context.Background()
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Dependencies: map[string]executor.Config{
-			"orders":  {Workers: 10, InvocationTimeout: 5 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
-			"catalog": {Workers: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
+		Suppliers: map[string]executor.Config{
+			"orders":  {Slots: 10, InvocationTimeout: 5 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
+			"catalog": {Slots: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
 		},
 		Strict: true,
 	})

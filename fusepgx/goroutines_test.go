@@ -57,7 +57,7 @@ func TestOpenRowsCostNoGoroutine(t *testing.T) {
 	}
 	plainExtra, closePlain := open(plain)
 	fuseExtra, closeFuse := open(s.p)
-	assert.Equal(t, n, s.stats(t, "db").Busy, "every open Rows holds a slot")
+	assert.Equal(t, n, s.stats(t, "db").InUse, "every open Rows holds a slot")
 	assert.Zero(t, libraryGoroutines(), "goroutines inside fusebox")
 	// Goroutines come and go meanwhile (the executor's deadline timer,
 	// pgxpool's health check, pgx's context watchers starting and ending:

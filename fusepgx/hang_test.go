@@ -98,7 +98,7 @@ func TestADialNeverDecidesTheProbe(t *testing.T) {
 	t.Parallel()
 	orders := "orders_dial"
 	exec(t, "CREATE TABLE "+orders+" (id serial PRIMARY KEY, item text)")
-	cfg := executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 1500 * time.Millisecond}}
+	cfg := executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 1500 * time.Millisecond}}
 	s := newShop(t, map[string]executor.Config{"orders": cfg}, fusepgx.Config{Default: "orders"})
 	ctx := context.Background()
 	insert := "INSERT INTO " + orders + " (item) VALUES ('book')"
@@ -161,10 +161,10 @@ func TestAFailedDialCountsOnlyWhileClosed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			cfg := executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{
+			cfg := executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{
 				ConsecutiveFailures: 2, ResetTimeout: 1500 * time.Millisecond, Classify: classify,
 			}}
-			g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"db": cfg}, Strict: true})
+			g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{"db": cfg}, Strict: true})
 			require.NoError(t, err)
 			t.Cleanup(func() { g.Close(context.Background()) })
 			pc := poolConfig(t)

@@ -74,7 +74,7 @@ func exec(t testing.TB, stmts ...string) {
 // end closes the breaker, within seconds.
 func supplierConfig(workers int) executor.Config {
 	return executor.Config{
-		Workers:           workers,
+		Slots:             workers,
 		InvocationTimeout: 2 * time.Second,
 		Breaker:           breaker.Config{ResetTimeout: 3 * time.Second},
 	}
@@ -136,7 +136,7 @@ func newShop(t testing.TB, deps map[string]executor.Config, cfg fusepgx.Config) 
 	ev := &events{}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default:      supplierConfig(4),
-		Dependencies: deps,
+		Suppliers:    deps,
 		OnTransition: ev.add,
 	})
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 func (s *shop) released(t testing.TB, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		eventually(t, name+": every slot given back", func() bool { return s.stats(t, name).Busy == 0 })
+		eventually(t, name+": every slot given back", func() bool { return s.stats(t, name).InUse == 0 })
 	}
 	eventually(t, "every connection back in the pool", func() bool { return s.p.Pgx().Stat().AcquiredConns() == 0 })
 }

@@ -49,7 +49,7 @@ func TestAKeyThatPanicsFailsItsCall(t *testing.T) {
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, "fusepgx.Config.Key", pe.Callback)
 			assert.Equal(t, "key bug", pe.Value)
-			assert.Zero(t, s.stats(t, "db").Busy)
+			assert.Zero(t, s.stats(t, "db").InUse)
 			assert.Zero(t, s.p.Pgx().Stat().AcquiredConns())
 		})
 	}
@@ -73,7 +73,7 @@ func TestAClassifyThatPanicsCountsAFailure(t *testing.T) {
 	after := s.stats(t, "db")
 	assert.Equal(t, before.Failures+1, after.Failures)
 	assert.Equal(t, before.Panics+1, after.Panics)
-	assert.Zero(t, after.Busy)
+	assert.Zero(t, after.InUse)
 }
 
 // A value whose encoding panics inside pgx (user code, as a driver.Valuer
@@ -87,7 +87,7 @@ func TestAPanicInsidePgxGivesTheSlotBack(t *testing.T) {
 		_, _ = s.p.Exec(context.Background(), "SELECT $1::text", panicky{})
 	})
 	st := s.stats(t, "db")
-	assert.Zero(t, st.Busy)
+	assert.Zero(t, st.InUse)
 	assert.EqualValues(t, 1, st.Panics)
 	s.released(t, "db")
 	_, err := s.p.Exec(context.Background(), "SELECT 1")
@@ -113,7 +113,7 @@ func TestAKeyThatEndsItsGoroutineTakesNothing(t *testing.T) {
 	returned, _ := inGoroutine(func() { _, _ = s.p.Exec(context.Background(), "SELECT 'exit'") })
 	assert.False(t, returned, "the caller's goroutine ended")
 	st := s.stats(t, "db")
-	assert.Zero(t, st.Busy)
+	assert.Zero(t, st.InUse)
 	assert.Zero(t, st.Successes+st.Failures+st.Ignored, "nothing was recorded")
 	assert.Zero(t, s.p.Pgx().Stat().AcquiredConns())
 	_, err := s.p.Exec(context.Background(), "SELECT 1")
@@ -134,7 +134,7 @@ func TestAClassifyThatEndsItsGoroutineCountsAFailure(t *testing.T) {
 	after := s.stats(t, "db")
 	assert.Equal(t, before.Failures+1, after.Failures)
 	assert.Equal(t, before.Panics+1, after.Panics)
-	assert.Zero(t, after.Busy)
+	assert.Zero(t, after.InUse)
 	s.released(t, "db")
 }
 

@@ -22,14 +22,14 @@ const DefaultSupplier = "db"
 // functions; every field says what its zero value means.
 type Config struct {
 	// Group supplies one executor per supplier; its GroupConfig sets each
-	// supplier's slots (Workers), timeouts and breaker rules. Required.
+	// supplier's Slots, timeouts and breaker rules. Required.
 	Group *executor.Group
 	// Default names the supplier of calls that name none (neither
 	// WithSupplier nor Key): "" means DefaultSupplier, "db".
 	Default string
 	// Suppliers lists the other suppliers the pool's calls may run under:
 	// the names WithSupplier and Key give. A call naming any other is
-	// refused with an error matching executor.ErrUnknownDependency, since
+	// refused with an error matching executor.ErrUnknownSupplier, since
 	// the pool is sized for the listed ones (see Pool.Connections). nil
 	// means only Default.
 	Suppliers []string
@@ -144,7 +144,7 @@ var errNoPool = errors.New("fusepgx: a nil or zero *Pool (make it with fusepgx.N
 func (p *Pool) made() bool { return p != nil && p.s != nil }
 
 // Connections returns the number of connections the suppliers may hold at
-// once: the sum over Default and Suppliers of each executor's Workers
+// once: the sum over Default and Suppliers of each executor's Slots
 // (LimitMax for an adaptive one). A call waiting in a supplier's queue
 // holds none yet. It reads the
 // executors' current configuration: after a Reconfigure, check again. A
@@ -161,7 +161,7 @@ func (s *shared) connections() int {
 	for _, name := range s.names {
 		if ex, ok := s.group.Lookup(name); ok {
 			st := ex.Stats()
-			n += max(st.Workers, st.LimitMax)
+			n += max(st.Slots, st.LimitMax)
 		}
 	}
 	return n
@@ -211,7 +211,7 @@ func (s *shared) supplier(ctx context.Context, sql string) (string, error) {
 	}
 	if !s.allowed[name] {
 		return "", fmt.Errorf("fusepgx: supplier %q is not in Config.Suppliers (%s): %w",
-			name, strings.Join(s.names, ", "), executor.ErrUnknownDependency)
+			name, strings.Join(s.names, ", "), executor.ErrUnknownSupplier)
 	}
 	return name, nil
 }

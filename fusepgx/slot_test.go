@@ -50,11 +50,11 @@ func TestRowsHoldTheirSlotUntilTheyEnd(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := s.p.Query(ctx, "SELECT generate_series(1, 3)")
 			require.NoError(t, err)
-			assert.Equal(t, 1, s.stats(t, "db").Busy, "the open rows hold a slot")
+			assert.Equal(t, 1, s.stats(t, "db").InUse, "the open rows hold a slot")
 			assert.EqualValues(t, 1, s.p.Pgx().Stat().AcquiredConns(), "and a connection")
 			tc.end(t, r)
 			require.NoError(t, r.Err())
-			assert.Zero(t, s.stats(t, "db").Busy, "given back when the rows end, before the call returns")
+			assert.Zero(t, s.stats(t, "db").InUse, "given back when the rows end, before the call returns")
 			assert.Zero(t, s.p.Pgx().Stat().AcquiredConns())
 		})
 	}
@@ -68,20 +68,20 @@ func TestRowsHoldTheirSlotUntilTheyEnd(t *testing.T) {
 		var pgErr *pgconn.PgError
 		require.ErrorAs(t, r.Err(), &pgErr)
 		assert.Equal(t, "22012", pgErr.Code, "division by zero")
-		assert.Zero(t, s.stats(t, "db").Busy)
+		assert.Zero(t, s.stats(t, "db").InUse)
 		assert.Equal(t, before, s.stats(t, "db").Failures, "a data exception is an answer")
 	})
 
 	t.Run("QueryRow until Scan", func(t *testing.T) {
 		row := s.p.QueryRow(ctx, "SELECT 41 + 1")
-		assert.Equal(t, 1, s.stats(t, "db").Busy)
+		assert.Equal(t, 1, s.stats(t, "db").InUse)
 		var n int
 		require.NoError(t, row.Scan(&n))
 		assert.Equal(t, 42, n)
-		assert.Zero(t, s.stats(t, "db").Busy)
+		assert.Zero(t, s.stats(t, "db").InUse)
 		err := s.p.QueryRow(ctx, "SELECT 1 WHERE false").Scan(&n)
 		assert.ErrorIs(t, err, pgx.ErrNoRows)
-		assert.Zero(t, s.stats(t, "db").Busy)
+		assert.Zero(t, s.stats(t, "db").InUse)
 	})
 
 	t.Run("a Scan into the wrong type ends the rows as an answer", func(t *testing.T) {
@@ -90,7 +90,7 @@ func TestRowsHoldTheirSlotUntilTheyEnd(t *testing.T) {
 		err := s.p.QueryRow(ctx, "SELECT 'x'::text").Scan(&b)
 		require.Error(t, err)
 		after := s.stats(t, "db")
-		assert.Zero(t, after.Busy)
+		assert.Zero(t, after.InUse)
 		assert.Equal(t, before.Failures, after.Failures, "the server answered")
 	})
 }
@@ -107,7 +107,7 @@ func TestTransactionsHoldTheirSlotUntilTheyEnd(t *testing.T) {
 	for _, commit := range []bool{true, false} {
 		tx, err := s.p.Begin(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, 1, s.stats(t, "db").Busy)
+		assert.Equal(t, 1, s.stats(t, "db").InUse)
 		_, err = s.p.Exec(ctx, "SELECT 1")
 		assert.True(t, errors.Is(err, executor.ErrBusy) || errors.Is(err, executor.ErrSaturated), "the transaction holds the only slot: %v", err)
 		_, err = tx.Exec(ctx, "INSERT INTO tx_slot VALUES (1)")
@@ -120,16 +120,16 @@ func TestTransactionsHoldTheirSlotUntilTheyEnd(t *testing.T) {
 		sp, err := tx.Begin(ctx) // a savepoint
 		require.NoError(t, err)
 		require.NoError(t, sp.Rollback(ctx))
-		assert.Equal(t, 1, s.stats(t, "db").Busy, "a savepoint's end is not the transaction's")
+		assert.Equal(t, 1, s.stats(t, "db").InUse, "a savepoint's end is not the transaction's")
 		if commit {
 			require.NoError(t, tx.Commit(ctx))
 		} else {
 			require.NoError(t, tx.Rollback(ctx))
 		}
-		assert.Zero(t, s.stats(t, "db").Busy)
+		assert.Zero(t, s.stats(t, "db").InUse)
 		assert.Zero(t, s.p.Pgx().Stat().AcquiredConns())
 		assert.ErrorIs(t, tx.Rollback(ctx), pgx.ErrTxClosed, "a deferred Rollback after the end")
-		assert.Zero(t, s.stats(t, "db").Busy)
+		assert.Zero(t, s.stats(t, "db").InUse)
 	}
 	var n int
 	require.NoError(t, s.p.QueryRow(ctx, "SELECT count(*) FROM tx_slot").Scan(&n))
@@ -143,7 +143,7 @@ func TestTransactionsHoldTheirSlotUntilTheyEnd(t *testing.T) {
 // slot and the connection back.
 func TestATransactionPastItsDeadlineIsEnded(t *testing.T) {
 	t.Parallel()
-	cfg := executor.Config{Workers: 2, InvocationTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: time.Second}}
+	cfg := executor.Config{Slots: 2, InvocationTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: time.Second}}
 	s := newShop(t, map[string]executor.Config{"db": cfg}, fusepgx.Config{})
 	ctx := context.Background()
 
@@ -154,7 +154,7 @@ func TestATransactionPastItsDeadlineIsEnded(t *testing.T) {
 	// The statement's context ends at the deadline, the executor's timer
 	// a moment later: it records the timeout.
 	eventually(t, "the timeout is recorded", func() bool { return s.stats(t, "db").Timeouts == 1 })
-	assert.Equal(t, 1, s.stats(t, "db").Busy, "the slot stays held until the transaction ends")
+	assert.Equal(t, 1, s.stats(t, "db").InUse, "the slot stays held until the transaction ends")
 	_, err = tx.Exec(ctx, "SELECT 1")
 	require.ErrorIs(t, err, executor.ErrTimeout)
 	assert.ErrorIs(t, err, pgx.ErrTxClosed)
@@ -209,16 +209,16 @@ func TestBatchesHoldTheirSlotUntilClosed(t *testing.T) {
 	b.Queue("SELECT generate_series(1, 3)")
 	b.Queue("SELECT 1/0")
 	br := s.p.SendBatch(ctx, b)
-	assert.Equal(t, 1, s.stats(t, "db").Busy)
+	assert.Equal(t, 1, s.stats(t, "db").InUse)
 	_, err := br.Exec()
 	require.NoError(t, err)
 	r, err := br.Query()
 	require.NoError(t, err)
 	r.Close()
-	assert.Equal(t, 1, s.stats(t, "db").Busy)
+	assert.Equal(t, 1, s.stats(t, "db").InUse)
 	var pgErr *pgconn.PgError
 	require.ErrorAs(t, br.Close(), &pgErr)
-	assert.Zero(t, s.stats(t, "db").Busy)
+	assert.Zero(t, s.stats(t, "db").InUse)
 	assert.Zero(t, s.p.Pgx().Stat().AcquiredConns())
 	assert.Zero(t, s.stats(t, "db").Failures, "a division by zero is an answer")
 }

@@ -152,7 +152,7 @@ func TestClusterNodeTripsAlone(t *testing.T) {
 	assert.Empty(t, transitionsOf(rec.Events(), nodes[0].addr()))
 	assert.Empty(t, transitionsOf(rec.Events(), nodes[2].addr()))
 	eventually(t, 10*time.Second, "every slot of the stopped master is back", func() bool {
-		return stats(t, g, nodes[1].addr()).Busy == 0
+		return stats(t, g, nodes[1].addr()).InUse == 0
 	})
 	eventually(t, 15*time.Second, "its breaker closes", func() bool {
 		_ = cluster.Get(ctx, sick).Err()
@@ -160,6 +160,6 @@ func TestClusterNodeTripsAlone(t *testing.T) {
 	})
 	require.NoError(t, cluster.Get(ctx, sick).Err())
 	for _, n := range nodes {
-		assert.Zero(t, stats(t, g, n.addr()).Busy)
+		assert.Zero(t, stats(t, g, n.addr()).InUse)
 	}
 }

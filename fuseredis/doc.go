@@ -16,7 +16,7 @@
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
 //		Default: executor.Config{
-//			Workers:           20, // at most the client's PoolSize
+//			Slots:             20, // at most the client's PoolSize
 //			InvocationTimeout: time.Second,
 //			Breaker:           breaker.Config{ResetTimeout: 2 * time.Second},
 //		},
@@ -65,7 +65,7 @@
 // go-redis's retries end there too: the context's Done closes at the
 // invocation deadline for the back-off before a retry and the retry's
 // waits. A wait for a connection is bounded by go-redis's PoolTimeout, the
-// caller's context and the invocation deadline. Keep Workers at or below
+// caller's context and the invocation deadline. Keep Slots at or below
 // PoolSize, so that a slot always finds a connection.
 //
 // The breaker sees one verdict per command, the one Hook.Classify returns

@@ -18,7 +18,7 @@ import (
 func Example() {
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{
-			Workers:           20, // at most the client's PoolSize
+			Slots:             20, // at most the client's PoolSize
 			InvocationTimeout: time.Second,
 			Breaker:           breaker.Config{ResetTimeout: 2 * time.Second},
 		},

@@ -160,7 +160,7 @@ func TestFaultsTripTheNodeAlone(t *testing.T) {
 			assert.Positive(t, la.refused.Load(), "the broken node's commands were refused")
 
 			eventually(t, 10*time.Second, "every slot and connection of the broken node is back", func() bool {
-				return stats(t, g, a.addr()).Busy == 0 && inUse(ca) == 0
+				return stats(t, g, a.addr()).InUse == 0 && inUse(ca) == 0
 			})
 			eventually(t, 15*time.Second, "the broken node's breaker closes", func() bool {
 				_ = ca.Get(ctx, "k").Err()
@@ -168,9 +168,9 @@ func TestFaultsTripTheNodeAlone(t *testing.T) {
 			})
 			require.NoError(t, ca.Ping(ctx).Err())
 			st := stats(t, g, a.addr())
-			assert.Zero(t, st.Busy)
+			assert.Zero(t, st.InUse)
 			assert.Zero(t, inUse(ca))
-			assert.Zero(t, stats(t, g, b.addr()).Busy)
+			assert.Zero(t, stats(t, g, b.addr()).InUse)
 			assert.Zero(t, inUse(cb))
 		})
 	}

@@ -76,7 +76,7 @@ func TestRepliesAreAnswers(t *testing.T) {
 func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	t.Parallel()
 	s := startRedis(t)
-	g, rec := testGroup(t, func(c *executor.Config) { c.Workers = 2 })
+	g, rec := testGroup(t, func(c *executor.Config) { c.Slots = 2 })
 	c := s.hooked(t, g)
 	ctx := context.Background()
 	require.NoError(t, c.Ping(ctx).Err())
@@ -110,7 +110,7 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	}
 	eventually(t, time.Second, "every blocker waits in Redis", blocked)
 	for range 5 {
-		assert.Zero(t, stats(t, g, s.addr()).Busy, "a blocking command holds no slot")
+		assert.Zero(t, stats(t, g, s.addr()).InUse, "a blocking command holds no slot")
 		require.NoError(t, c.Set(ctx, "k", "v", 0).Err(), "the node's other commands are served")
 		require.True(t, blocked(), "checked while the blockers wait")
 	}
@@ -162,7 +162,7 @@ func TestBlockingCommandsHoldNoSlot(t *testing.T) {
 	assert.ErrorIs(t, cmds[1].Err(), redis.Nil)
 	_, closed := firstTransition(rec.Events(), s.addr(), breaker.Closed)
 	assert.True(t, closed, "the probe closed the breaker")
-	assert.Zero(t, stats(t, g, s.addr()).Busy)
+	assert.Zero(t, stats(t, g, s.addr()).InUse)
 }
 
 // TestPipelineHoldsOneSlot pauses the node under a pipeline and a
@@ -196,13 +196,13 @@ func TestPipelineHoldsOneSlot(t *testing.T) {
 		})
 	}
 	eventually(t, 5*time.Second, "the paused pipeline and transaction hold a slot each", func() bool {
-		return stats(t, g, s.addr()).Busy == 2
+		return stats(t, g, s.addr()).InUse == 2
 	})
 	wg.Wait()
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
 	after := stats(t, g, s.addr())
-	assert.Zero(t, after.Busy)
+	assert.Zero(t, after.InUse)
 	assert.Equal(t, before.Successes+2, after.Successes, "two pipelines, two calls")
 
 	ex, _ := g.Lookup(s.addr())
@@ -257,7 +257,7 @@ func TestDialFailuresOutsideCommandsCount(t *testing.T) {
 	require.True(t, ok, "the breaker opened on failed dials")
 	assert.Equal(t, breaker.ConsecutiveFailures, trip.Reason)
 	assert.Contains(t, trip.Err.Error(), "connection refused")
-	assert.Zero(t, stats(t, g, s.addr()).Busy)
+	assert.Zero(t, stats(t, g, s.addr()).InUse)
 	require.ErrorIs(t, c.Get(ctx, "k").Err(), breaker.ErrOpen)
 }
 
@@ -402,7 +402,7 @@ func TestCallerCancellationIsIgnored(t *testing.T) {
 	err := c.Get(ctx, "k").Err()
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorIs(t, <-holder, redis.Nil)
-	eventually(t, 5*time.Second, "the slots are back", func() bool { return stats(t, g, s.addr()).Busy == 0 })
+	eventually(t, 5*time.Second, "the slots are back", func() bool { return stats(t, g, s.addr()).InUse == 0 })
 	after := stats(t, g, s.addr())
 	assert.Equal(t, before.Failures, after.Failures, "got %d failures, want %d", after.Failures, before.Failures)
 	assert.Equal(t, before.Cancelled+1, after.Cancelled)
@@ -517,7 +517,7 @@ func TestBadConfiguration(t *testing.T) {
 // part of that command, not calls of their own.
 func TestNewConnectionTakesOneSlot(t *testing.T) {
 	s := startRedis(t)
-	g, _ := testGroup(t, func(c *executor.Config) { c.Workers = 1 })
+	g, _ := testGroup(t, func(c *executor.Config) { c.Slots = 1 })
 	c := s.hooked(t, g, func(o *redis.Options) { o.Password = ""; o.DB = 1 })
 	ctx := context.Background()
 	require.ErrorIs(t, c.Get(ctx, "k").Err(), redis.Nil)
@@ -562,7 +562,7 @@ func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
 		<-done
 		assert.False(t, returned, "%s: the Goexit went on", call.name)
 		after := stats(t, g, s.addr())
-		assert.Zero(t, after.Busy, "%s: the slot is given back", call.name)
+		assert.Zero(t, after.InUse, "%s: the slot is given back", call.name)
 		assert.Equal(t, before.Failures+1, after.Failures, "%s: counted as a failure", call.name)
 	}
 	assert.EqualValues(t, 2, stats(t, g, s.addr()).Panics, "the command and the pipeline each a panic")
@@ -606,7 +606,7 @@ func TestDialClassifyGoexitEndsThePermit(t *testing.T) {
 		return stats(t, g, addr).Failures > 0
 	})
 	st := stats(t, g, addr)
-	assert.Zero(t, st.Busy)
+	assert.Zero(t, st.InUse)
 	assert.Zero(t, st.Panics, "no call of the executor's")
 	mu.Lock()
 	defer mu.Unlock()

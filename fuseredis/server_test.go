@@ -134,7 +134,7 @@ func (s *server) hooked(t testing.TB, g *executor.Group, opts ...func(*redis.Opt
 func testGroup(t testing.TB, tweak ...func(*executor.Config)) (*executor.Group, *fuseboxtest.Recorder) {
 	rec := &fuseboxtest.Recorder{}
 	cfg := executor.Config{
-		Workers:           4,
+		Slots:             4,
 		InvocationTimeout: time.Second,
 		Breaker:           breaker.Config{ResetTimeout: 1500 * time.Millisecond},
 	}

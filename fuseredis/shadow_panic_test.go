@@ -67,7 +67,7 @@ func TestAPanicBelowTheHookGivesTheSlotBack(t *testing.T) {
 	}()
 	assert.Equal(t, "inner hook", recovered, "the panic goes on up")
 	st := stats(t, g, s.addr())
-	assert.Zero(t, st.Busy, "the slot is given back")
+	assert.Zero(t, st.InUse, "the slot is given back")
 	assert.Zero(t, st.Overdue)
 	assert.Equal(t, uint64(1), st.Panics, "counted as a panic")
 }

@@ -144,7 +144,7 @@ func TestSupplierKeys(t *testing.T) {
 	assert.Contains(t, seen, "SELECT 1")
 
 	err := s.db.QueryRowContext(fusesql.WithSupplier(ctx, "typo"), "SELECT 1").Scan(&v)
-	assert.ErrorIs(t, err, executor.ErrUnknownDependency)
+	assert.ErrorIs(t, err, executor.ErrUnknownSupplier)
 	assert.Contains(t, err.Error(), `"typo"`)
 
 	err = s.db.QueryRowContext(ctx, "SELECT 3").Scan(&v)
@@ -157,7 +157,7 @@ func TestSupplierKeys(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: supplierConfig(2), Strict: true,
-		Dependencies: map[string]executor.Config{"db": supplierConfig(3), "orders": supplierConfig(5)},
+		Suppliers: map[string]executor.Config{"db": supplierConfig(3), "orders": supplierConfig(5)},
 	})
 	require.NoError(t, err)
 	defer g.Close(context.Background())
@@ -190,9 +190,9 @@ func TestConfigErrors(t *testing.T) {
 func TestPoolSizing(t *testing.T) {
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: supplierConfig(2),
-		Dependencies: map[string]executor.Config{
+		Suppliers: map[string]executor.Config{
 			"orders":  supplierConfig(5),
-			"catalog": {Workers: 3, Queue: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
+			"catalog": {Slots: 3, Queue: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
 		},
 	})
 	require.NoError(t, err)
@@ -269,7 +269,7 @@ func TestClassifyGoexitGivesTheSlotBack(t *testing.T) {
 			<-done
 			assert.False(t, returned, "%s: the Goexit went on", name)
 			st := dbStats(t, g)
-			assert.Zero(t, st.Busy, "%s: the slot is given back", name)
+			assert.Zero(t, st.InUse, "%s: the slot is given back", name)
 		}
 		st := dbStats(t, g)
 		assert.EqualValues(t, 2, st.Panics, "each counted as a panic")
@@ -292,7 +292,7 @@ func TestKeyRunsBeforeTheSlot(t *testing.T) {
 		)
 		key := func(ctx context.Context, q string) string {
 			if q != "" { // not the dial
-				inUse, busy = db.Stats().InUse, dbStats(t, g).Busy
+				inUse, busy = db.Stats().InUse, dbStats(t, g).InUse
 				callersValue = ctx.Value(callerKey{})
 			}
 			return ""

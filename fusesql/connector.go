@@ -22,7 +22,7 @@ const DefaultSupplier = "db"
 // its functions; every field says what its zero value means.
 type Config struct {
 	// Group supplies one executor per supplier; its GroupConfig sets each
-	// supplier's slots (Workers), timeouts and breaker rules. Required.
+	// supplier's Slots, timeouts and breaker rules. Required.
 	Group *executor.Group
 	// Default names the supplier of calls that name none (neither
 	// WithSupplier nor Key): "" means DefaultSupplier, "db". Give each
@@ -31,7 +31,7 @@ type Config struct {
 	// Suppliers lists the other suppliers this database's calls may run
 	// under: the names WithSupplier and Key give. A call naming any other
 	// is refused, without touching the pool, with an error matching
-	// executor.ErrUnknownDependency: the pool is sized for the listed
+	// executor.ErrUnknownSupplier: the pool is sized for the listed
 	// suppliers (see Connector.Connections), and a name outside them
 	// would bring slots the pool has no connections for. nil means only
 	// Default.
@@ -236,7 +236,7 @@ func (b broken) Driver() driver.Driver                        { return b }
 func (b broken) Open(string) (driver.Conn, error)             { return nil, b.err }
 
 // Connections returns the number of connections the suppliers may hold at
-// once: the sum over Default and Suppliers of each executor's Workers and
+// once: the sum over Default and Suppliers of each executor's Slots and
 // Queue (a call waiting in a supplier's queue already holds the pool
 // connection it will run on). It reads the executors' current
 // configuration: after a Reconfigure, check the pool again. A Connector
@@ -253,7 +253,7 @@ func (s *shared) connections() int {
 	for _, name := range s.names {
 		if ex, ok := s.group.Lookup(name); ok {
 			st := ex.Stats()
-			n += st.Workers + st.QueueCap
+			n += st.Slots + st.QueueCap
 		}
 	}
 	return n
@@ -312,7 +312,7 @@ func (s *shared) supplier(ctx context.Context, query string) (string, error) {
 	}
 	if !s.allowed[name] {
 		return "", fmt.Errorf("fusesql: supplier %q is not in Config.Suppliers (%s): %w",
-			name, strings.Join(s.names, ", "), executor.ErrUnknownDependency)
+			name, strings.Join(s.names, ", "), executor.ErrUnknownSupplier)
 	}
 	return name, nil
 }

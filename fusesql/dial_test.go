@@ -44,7 +44,7 @@ func TestADialIsNotTheProbe(t *testing.T) {
 	orders := "orders_dialprobe"
 	exec(t, "CREATE TABLE "+orders+" (id serial PRIMARY KEY, item text)")
 	cfg := executor.Config{
-		Workers:           2,
+		Slots:             2,
 		InvocationTimeout: 500 * time.Millisecond,
 		Breaker:           breaker.Config{ConsecutiveFailures: 2, ResetTimeout: time.Second},
 	}

@@ -15,9 +15,9 @@
 // the catalog keeps its 10 connections:
 //
 //	g, err := executor.NewGroup(executor.GroupConfig{
-//		Dependencies: map[string]executor.Config{
-//			"orders":  {Workers: 10, InvocationTimeout: 5 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
-//			"catalog": {Workers: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
+//		Suppliers: map[string]executor.Config{
+//			"orders":  {Slots: 10, InvocationTimeout: 5 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
+//			"catalog": {Slots: 10, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 5 * time.Second}},
 //		},
 //		Strict: true,
 //	})
@@ -47,7 +47,7 @@
 // connection the pool hands out is held by an admitted call (a slot) or
 // for the microseconds a refused call takes, and the pool has a
 // connection for every slot. Connections is the sum of the suppliers'
-// Workers (and Queue places: a call waiting in a supplier's queue already
+// Slots (and Queue places: a call waiting in a supplier's queue already
 // holds its connection); OpenDB sets SetMaxOpenConns and SetMaxIdleConns
 // to it, and Check reports a pool set lower. A supplier whose database
 // calls hang thus holds at most its own slots' worth of connections, and
@@ -107,7 +107,7 @@
 // the one Config.Key returns for its statement, else Config.Default. The
 // names must be listed (Default and Suppliers) so that the pool can be
 // sized for them; another name is refused with
-// executor.ErrUnknownDependency, without touching the pool.
+// executor.ErrUnknownSupplier, without touching the pool.
 //
 // The breaker sees one error per call, the one Config.Classify returns for
 // the driver's; DefaultClassify knows no driver: broken and refused

@@ -24,10 +24,10 @@ import (
 // slots.
 func Example() {
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Dependencies: map[string]executor.Config{
-			"orders": {Workers: 1, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second},
+		Suppliers: map[string]executor.Config{
+			"orders": {Slots: 1, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second},
 				Stuck: executor.StuckConfig{TripOnAnySaturation: true}},
-			"catalog": {Workers: 2, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
+			"catalog": {Slots: 2, InvocationTimeout: 2 * time.Second, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
 		},
 		OnTransition: func(e breaker.Event) { fmt.Println("event:", e.Name, e.From, "→", e.To, "("+e.Reason.String()+")") },
 	})

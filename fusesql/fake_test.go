@@ -144,7 +144,7 @@ func fakeDB(t *testing.T, ecfg executor.Config, f *fakeFuncs, cfg fusesql.Config
 // fakeConfig is the executor configuration of the tests on fakeDB: two
 // slots, a one-second invocation timeout.
 func fakeConfig() executor.Config {
-	return executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}}
+	return executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}}
 }
 
 func dbStats(t *testing.T, g *executor.Group) executor.Stats {

@@ -65,7 +65,7 @@ func TestOpenRowsAndTransactionsCostNoGoroutine(t *testing.T) {
 	}
 	plainExtra, closePlain := open(plain)
 	fuseExtra, closeFuse := open(s.db)
-	assert.Equal(t, 2*n, s.stats(t, "db").Busy, "every open Rows and transaction holds a slot")
+	assert.Equal(t, 2*n, s.stats(t, "db").InUse, "every open Rows and transaction holds a slot")
 	assert.Zero(t, libraryGoroutines(), "goroutines inside fusebox")
 	// A few goroutines may come and go in the process meanwhile (the
 	// executor's deadline timer, connections of earlier tests closing):

@@ -42,7 +42,7 @@ func plainDB(t testing.TB, n int) *sql.DB {
 // end closes the breaker, within seconds.
 func supplierConfig(workers int) executor.Config {
 	return executor.Config{
-		Workers:           workers,
+		Slots:             workers,
 		InvocationTimeout: 2 * time.Second,
 		Breaker:           breaker.Config{ResetTimeout: 3 * time.Second},
 	}
@@ -78,7 +78,7 @@ func newShopOver(t testing.TB, bc driver.Connector, deps map[string]executor.Con
 	rec := &fuseboxtest.Recorder{}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default:      supplierConfig(4),
-		Dependencies: deps,
+		Suppliers:    deps,
 		OnTransition: rec.Listen,
 	})
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 func (s *shop) released(t testing.TB, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		eventually(t, name+": every slot given back", func() bool { return s.stats(t, name).Busy == 0 })
+		eventually(t, name+": every slot given back", func() bool { return s.stats(t, name).InUse == 0 })
 	}
 	eventually(t, "every connection back in the pool", func() bool { return s.db.Stats().InUse == 0 })
 }

@@ -72,7 +72,7 @@ func TestConnectWithANilContext(t *testing.T) {
 	//lint:ignore SA1012 the nil context is the point
 	_, err := c.Connect(nil) //nolint:staticcheck
 	assert.ErrorContains(t, err, "Connect with a nil context")
-	assert.Zero(t, dbStats(t, g).Busy)
+	assert.Zero(t, dbStats(t, g).InUse)
 }
 
 // The Driver of a Connector whose base connector has no driver (its
@@ -82,7 +82,7 @@ func TestDriverOfAConnectorWithoutOne(t *testing.T) {
 	c, g := fakeConnectorIn(t, fakeConnector{&fakeFuncs{}})
 	_, err := c.Driver().Open("dsn")
 	assert.ErrorContains(t, err, "base connector's Driver returned nil")
-	assert.Zero(t, dbStats(t, g).Busy)
+	assert.Zero(t, dbStats(t, g).InUse)
 }
 
 // nilDriverConnector is a connector whose Driver reads its receiver, as

@@ -228,6 +228,6 @@ func assertSlotFreedPanicCounted(t *testing.T, g *executor.Group) {
 	ex, ok := g.Lookup(fusesql.DefaultSupplier)
 	require.True(t, ok)
 	st := ex.Stats()
-	assert.Zero(t, st.Busy, "the call's slot is given back")
+	assert.Zero(t, st.InUse, "the call's slot is given back")
 	assert.EqualValues(t, 1, st.Panics, "the driver's panic or Goexit is counted as a panic")
 }

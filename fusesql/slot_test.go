@@ -24,7 +24,7 @@ func TestSlotHeldWhileTheDatabaseIsBusy(t *testing.T) {
 	t.Parallel()
 	s := newShop(t, map[string]executor.Config{"db": supplierConfig(4)}, fusesql.Config{})
 	ctx := context.Background()
-	busy := func() int { return s.stats(t, "db").Busy }
+	busy := func() int { return s.stats(t, "db").InUse }
 
 	t.Run("rows until Close", func(t *testing.T) {
 		rows, err := s.db.QueryContext(ctx, "SELECT generate_series(1, 10)")
@@ -168,7 +168,7 @@ func TestErrSkipIsIgnored(t *testing.T) {
 		assert.Equal(t, breaker.Closed, st.Breaker.State)
 		assert.Equal(t, before.Ignored+6, st.Ignored, "each skipped try is ignored")
 		assert.Equal(t, before.Successes+12, st.Successes, "each prepare and each execution is a call")
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 	})
 }
 
@@ -188,7 +188,7 @@ func TestSlotHeldAcrossResultSets(t *testing.T) {
 			require.NoError(t, rows.Scan(&v))
 			got = append(got, v)
 		}
-		assert.Equal(t, 1, dbStats(t, g).Busy, "held between the result sets")
+		assert.Equal(t, 1, dbStats(t, g).InUse, "held between the result sets")
 		require.True(t, rows.NextResultSet())
 		for rows.Next() {
 			var v int
@@ -197,11 +197,11 @@ func TestSlotHeldAcrossResultSets(t *testing.T) {
 		}
 		require.NoError(t, rows.Err())
 		assert.Equal(t, []int{1, 2, 3}, got)
-		assert.Zero(t, dbStats(t, g).Busy, "given back at the end of the last set")
+		assert.Zero(t, dbStats(t, g).InUse, "given back at the end of the last set")
 		assert.False(t, rows.NextResultSet())
 		require.NoError(t, rows.Close())
 		st := dbStats(t, g)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Zero(t, st.Failures)
 	})
 }
@@ -232,7 +232,7 @@ func TestCallerCancellingMidScanIsNoFailure(t *testing.T) {
 		assert.ErrorIs(t, rows.Err(), context.Canceled)
 		require.NoError(t, rows.Close())
 		st := dbStats(t, g)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.Zero(t, st.Failures)
 		assert.Less(t, n, 100, "the scan ended at the cancellation")
 	})
@@ -255,7 +255,7 @@ func TestPreparedStatementInAndOutOfATransaction(t *testing.T) {
 		ts := tx.StmtContext(ctx, st)
 		_, err = ts.ExecContext(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, 1, dbStats(t, g).Busy, "the statement in the transaction runs under its slot")
+		assert.Equal(t, 1, dbStats(t, g).InUse, "the statement in the transaction runs under its slot")
 		_, err = st.ExecContext(ctx) // on the other connection meanwhile
 		require.NoError(t, err)
 		require.NoError(t, tx.Commit())
@@ -263,7 +263,7 @@ func TestPreparedStatementInAndOutOfATransaction(t *testing.T) {
 		_, err = ts.ExecContext(ctx)
 		assert.Error(t, err, "the transaction's statement is closed with it")
 		stats := dbStats(t, g)
-		assert.Zero(t, stats.Busy)
+		assert.Zero(t, stats.InUse)
 		assert.Zero(t, stats.Failures)
 	})
 }
@@ -339,7 +339,7 @@ func TestTransactionStatementTimeoutIsErrTimeout(t *testing.T) {
 			assert.ErrorIs(t, stmt.run(tx), executor.ErrTimeout, stmt.name)
 			_ = tx.Rollback()
 		}
-		assert.Zero(t, dbStats(t, g).Busy)
+		assert.Zero(t, dbStats(t, g).InUse)
 	})
 }
 
@@ -377,7 +377,7 @@ func TestRowsTimeoutIsErrTimeout(t *testing.T) {
 			}
 		}
 		st := dbStats(t, g)
-		assert.Zero(t, st.Busy)
+		assert.Zero(t, st.InUse)
 		assert.EqualValues(t, 2, st.Timeouts)
 	})
 }
@@ -434,7 +434,7 @@ func TestDriverWatchesTheCallersContextWhenItsDeadlineComesFirst(t *testing.T) {
 			}
 			synctest.Wait()
 			st := dbStats(t, g)
-			assert.Zero(t, st.Busy, c.name)
+			assert.Zero(t, st.InUse, c.name)
 			assert.Equal(t, timeouts+1, st.Timeouts, "%s: the breaker records a timeout", c.name)
 		}
 	})
@@ -490,10 +490,10 @@ func TestBrokenRowsHoldTheSlotWhileTheDriverClosesThem(t *testing.T) {
 		go func() { next <- rows.Next() }()
 		<-br.closing
 		synctest.Wait()
-		assert.Equal(t, 1, dbStats(t, g).Busy, "the driver is closing the rows: the slot is held")
+		assert.Equal(t, 1, dbStats(t, g).InUse, "the driver is closing the rows: the slot is held")
 		assert.False(t, <-next)
 		assert.Equal(t, 500*time.Millisecond, time.Since(start), "the driver's Close ran until the caller's deadline")
-		assert.Zero(t, dbStats(t, g).Busy, "the slot is free once Next returns")
+		assert.Zero(t, dbStats(t, g).InUse, "the slot is free once Next returns")
 		assert.ErrorIs(t, rows.Err(), errBrokenRow)
 		synctest.Wait() // the deadline's own goroutine may still be recording
 		assert.Equal(t, uint64(1), dbStats(t, g).Failures, "the broken rows are the query's failure")

@@ -88,15 +88,15 @@ func CapacityScenarios() []CapacityScenario {
 	return []CapacityScenario{a, b, c, d, e, f}
 }
 
-// Sizing is the bulkhead of a run: Workers fixed slots, or (Adaptive) a
-// limit from Workers within [1, 256]. Limiter replaces the executor with
+// Sizing is the bulkhead of a run: Slots fixed slots, or (Adaptive) a
+// limit from Slots within [1, 256]. Limiter replaces the executor with
 // another library's limiter (the compare module runs failsafe-go's
 // adaptivelimiter so): no breaker, so FirstOpen stays 0. Loopback sends
 // every call over HTTP on 127.0.0.1, through a fusehttp.Transport, to a
 // server whose handler is the supplier: real time only (synctest has no
 // network), for the demo.
 type Sizing struct {
-	Workers  int
+	Slots    int
 	Adaptive bool
 	Limiter  Limiter
 	Loopback bool
@@ -133,7 +133,7 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 	seconds := int((s.Duration + time.Second - 1) / time.Second)
 	run := CapacityRun{PerSecond: make([]int, seconds), Reasons: map[string]int{}}
 	cfg := executor.Config{
-		Workers: z.Workers, InvocationTimeout: 5 * time.Second,
+		Slots: z.Slots, InvocationTimeout: 5 * time.Second,
 		Breaker: breaker.Config{ResetTimeout: 10 * time.Second, OnTransition: func(e breaker.Event) {
 			if e.To == breaker.Open {
 				mu.Lock()
@@ -203,7 +203,7 @@ func RunCapacity(ctx context.Context, s CapacityScenario, z Sizing) (CapacityRun
 			return run, err
 		}
 		submit = func() { _, _ = executor.Submit(ctx, ex, fn) }
-		stats = func() (int, uint64) { st := ex.Stats(); return st.Workers, st.Rejected.Busy }
+		stats = func() (int, uint64) { st := ex.Stats(); return st.Slots, st.Rejected.Busy }
 		closeFn = func() error { return ex.Close(context.Background()) }
 	}
 	rng := rand.New(rand.NewPCG(s.Seed, 7))

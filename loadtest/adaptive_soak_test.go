@@ -24,7 +24,7 @@ func TestAdaptiveSoak(t *testing.T) {
 		s.Duration = 10 * time.Minute
 		t.Run("10 min/"+s.Name, func(t *testing.T) {
 			t.Parallel()
-			run := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
+			run := runCapacity(t, s, Sizing{Slots: 20, Adaptive: true})
 			first, last := minuteGoodput(run.PerSecond, 1), minuteGoodput(run.PerSecond, 9)
 			worst, over, windows := minuteVariation(run.Limits)
 			t.Logf("goodput %.0f/s; minute 2 %.0f/s, minute 10 %.0f/s; opens %d; busy refusals %d; limit at the end %d; "+
@@ -40,7 +40,7 @@ func TestAdaptiveSoak(t *testing.T) {
 			s.Seed = seed
 			t.Run(fmt.Sprintf("cold start %d/%s", seed, s.Name), func(t *testing.T) {
 				t.Parallel()
-				run := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
+				run := runCapacity(t, s, Sizing{Slots: 20, Adaptive: true})
 				t.Logf("goodput %.0f/s, first 2 s %v/s, opens %d", run.Goodput, run.PerSecond[:2], run.Opens)
 				assert.Zero(t, run.Opens, "a cold start never opens the breaker")
 			})

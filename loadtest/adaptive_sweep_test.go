@@ -24,7 +24,7 @@ func runCapacity(t *testing.T, s CapacityScenario, z Sizing) CapacityRun {
 	return run
 }
 
-// TestAdaptiveSweep sweeps the static Workers over each scenario and runs
+// TestAdaptiveSweep sweeps the static Slots over each scenario and runs
 // the adaptive limit beside them (make sweep-adaptive; FUSEBOX_SWEEP=1).
 // FUSEBOX_SWEEP_SIZES overrides the sizes (comma-separated).
 func TestAdaptiveSweep(t *testing.T) {
@@ -48,7 +48,7 @@ func TestAdaptiveSweep(t *testing.T) {
 		line := ""
 		goodput := map[int]float64{}
 		for _, n := range sizes {
-			r := runCapacity(t, s, Sizing{Workers: n})
+			r := runCapacity(t, s, Sizing{Slots: n})
 			goodput[n] = r.Goodput
 			line += fmt.Sprintf(" %d:%.0f", n, r.Goodput)
 			if r.Goodput > best {
@@ -62,7 +62,7 @@ func TestAdaptiveSweep(t *testing.T) {
 			}
 		}
 		line += "\n  within 95 % of the best:" + within
-		a := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
+		a := runCapacity(t, s, Sizing{Slots: 20, Adaptive: true})
 		t.Logf("%s: supplier's capacity %.0f/s; best static %d → %.0f/s; adaptive %.0f/s (%.1f %%), opens %d, refused %d, limit last %d, first seconds %v; %v\n  %s",
 			s.Name, s.Capacity(), bestN, best, a.Goodput, 100*a.Goodput/best, a.Opens, a.Refused, a.Limits[len(a.Limits)-1], a.PerSecond[:3], time.Since(t0), line)
 	}

@@ -33,8 +33,8 @@ func TestAdaptiveGoodput(t *testing.T) {
 			size, ok := bestStatic[s.Name]
 			require.True(t, ok)
 			t.Parallel()
-			adaptive := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
-			best := runCapacity(t, s, Sizing{Workers: size})
+			adaptive := runCapacity(t, s, Sizing{Slots: 20, Adaptive: true})
+			best := runCapacity(t, s, Sizing{Slots: size})
 			t.Logf("adaptive %.0f/s, best static (%d) %.0f/s", adaptive.Goodput, size, best.Goodput)
 			assert.GreaterOrEqual(t, adaptive.Goodput, 0.95*best.Goodput, "got %.0f/s, want ≥ 95 %% of %.0f/s", adaptive.Goodput, best.Goodput)
 			assert.Zero(t, adaptive.Opens, "a healthy supplier's breaker never opens")
@@ -102,9 +102,9 @@ func followsStep(t *testing.T, run CapacityRun) {
 func TestAdaptiveHangTrips(t *testing.T) {
 	t.Parallel()
 	f := CapacityScenarios()[5]
-	adaptive := runCapacity(t, f, Sizing{Workers: 20, Adaptive: true})
+	adaptive := runCapacity(t, f, Sizing{Slots: 20, Adaptive: true})
 	require.NotZero(t, adaptive.FirstOpen, "the hang trips the breaker")
-	static := runCapacity(t, f, Sizing{Workers: adaptive.LimitAtHang})
+	static := runCapacity(t, f, Sizing{Slots: adaptive.LimitAtHang})
 	require.NotZero(t, static.FirstOpen)
 	t.Logf("limit at the onset %d; trip %v after the onset (static %d: %v); calls into the hang %d (static %d)",
 		adaptive.LimitAtHang, adaptive.FirstOpen-f.HangAt, adaptive.LimitAtHang, static.FirstOpen-f.HangAt,
@@ -123,7 +123,7 @@ func TestAdaptiveOverloadDoesNotDrift(t *testing.T) {
 	t.Parallel()
 	b := CapacityScenarios()[1]
 	b.Duration = 90 * time.Second
-	run := runCapacity(t, b, Sizing{Workers: 20, Adaptive: true})
+	run := runCapacity(t, b, Sizing{Slots: 20, Adaptive: true})
 	mean := func(from, to int) float64 {
 		sum := 0
 		for _, n := range run.PerSecond[from:to] {

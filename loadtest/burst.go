@@ -24,7 +24,7 @@ import (
 // end (between StallMin and StallMax later), then they all come at once.
 // All durations are scenario time.
 type BurstConfig struct {
-	Workers           int           // bulkhead slots
+	Slots             int           // bulkhead slots
 	Rate              float64       // mean arrivals per second (Poisson)
 	LatencyMedian     time.Duration // the supplier's latency: lognormal with this median ...
 	LatencySigma      float64       // ... and this σ of its logarithm
@@ -54,7 +54,7 @@ type BurstConfig struct {
 // a stall of 0.5–0.7 s every 30 s, for 10 minutes, with a 5 s timeout.
 func DefaultBurst() BurstConfig {
 	return BurstConfig{
-		Workers:           10,
+		Slots:             10,
 		Rate:              80,
 		LatencyMedian:     32 * time.Millisecond,
 		LatencySigma:      1.15,
@@ -76,8 +76,8 @@ func DefaultBurst() BurstConfig {
 func (c BurstConfig) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("loadtest: "+format, args...)) }
-	if c.Workers < 1 {
-		bad("Workers must be ≥ 1, got %d", c.Workers)
+	if c.Slots < 1 {
+		bad("Slots must be ≥ 1, got %d", c.Slots)
 	}
 	if c.Duration < time.Second {
 		bad("Duration must be ≥ 1s, got %v", c.Duration)
@@ -103,7 +103,7 @@ func (c BurstConfig) Validate() error {
 // time by clk: the default stuck criterion, or the literal rule.
 func (c BurstConfig) executorConfig(clk clock, literal bool, onTransition func(breaker.Event)) executor.Config {
 	return executor.Config{
-		Workers:           c.Workers,
+		Slots:             c.Slots,
 		InvocationTimeout: clk.wall(c.InvocationTimeout),
 		Breaker: breaker.Config{ConsecutiveFailures: c.Threshold, ResetTimeout: clk.wall(c.ResetTimeout),
 			OnTransition: onTransition},
@@ -280,7 +280,7 @@ func runBurst(ctx context.Context, cfg BurstConfig, literal bool) (BurstRun, err
 	})
 	line := func(time.Duration) string {
 		st := ex.Stats()
-		return fmt.Sprintf("busy %2d/%d  p99 %v  breaker %s  busy refusals %d", st.Busy, st.Workers,
+		return fmt.Sprintf("busy %2d/%d  p99 %v  breaker %s  busy refusals %d", st.InUse, st.Slots,
 			st.LatencyP99.Round(time.Millisecond), st.Breaker.State, st.Rejected.Busy)
 	}
 	err = drive(runCtx, clk, cfg.Duration, name, cfg.ProgressEvery, cfg.Progress, func(time.Duration) {}, line)
@@ -301,7 +301,7 @@ func runBurst(ctx context.Context, cfg BurstConfig, literal bool) (BurstRun, err
 // settings lists the configuration for reports, durations as text.
 func (c BurstConfig) settings() map[string]any {
 	return map[string]any{
-		"workers": c.Workers, "rate": c.Rate, "latency_median": c.LatencyMedian.String(),
+		"slots": c.Slots, "rate": c.Rate, "latency_median": c.LatencyMedian.String(),
 		"latency_sigma": c.LatencySigma, "stall_every": c.StallEvery.String(), "stall_min": c.StallMin.String(),
 		"stall_max": c.StallMax.String(), "duration": c.Duration.String(),
 		"invocation_timeout": c.InvocationTimeout.String(), "threshold": c.Threshold,

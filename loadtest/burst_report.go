@@ -148,7 +148,7 @@ func (r *BurstReport) WriteJSON(w io.Writer) error { return writeJSON(w, r) }
 // WriteTable writes both runs side by side.
 func (r *BurstReport) WriteTable(w io.Writer) error {
 	c := r.cfg
-	fmt.Fprintf(w, "Healthy but bursty: %d slots; Poisson arrivals at %g/s from the first instant (cold start);\n", c.Workers, c.Rate)
+	fmt.Fprintf(w, "Healthy but bursty: %d slots; Poisson arrivals at %g/s from the first instant (cold start);\n", c.Slots, c.Rate)
 	fmt.Fprintf(w, "latency lognormal, median %s, σ %g; a stall of %s–%s every %s; %s timeout; %s run, seed %d.\n",
 		dsecs(c.LatencyMedian), c.LatencySigma, dsecs(c.StallMin), dsecs(c.StallMax), dsecs(c.StallEvery),
 		dsecs(c.InvocationTimeout), dsecs(c.Duration), c.Seed)

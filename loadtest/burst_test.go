@@ -31,7 +31,7 @@ func TestHealthyBurstsNeverTrip(t *testing.T) {
 	small := func(c *BurstConfig) {
 		// A small service's healthy upstream: 4 slots, 10 ms answers,
 		// 100 calls/s, no stalls; the cold start alone fills the slots.
-		c.Workers, c.Rate, c.LatencyMedian, c.LatencySigma, c.StallEvery = 4, 100, 10*time.Millisecond, 0.5, 0
+		c.Slots, c.Rate, c.LatencyMedian, c.LatencySigma, c.StallEvery = 4, 100, 10*time.Millisecond, 0.5, 0
 	}
 	for _, tc := range []struct {
 		name string
@@ -79,7 +79,7 @@ func TestBurstValidation(t *testing.T) {
 		edit func(*BurstConfig)
 		want string
 	}{
-		{"no slots", func(c *BurstConfig) { c.Workers = 0 }, "Workers"},
+		{"no slots", func(c *BurstConfig) { c.Slots = 0 }, "Slots"},
 		{"no traffic", func(c *BurstConfig) { c.Rate = 0 }, "Rate"},
 		{"a stall longer than its period", func(c *BurstConfig) { c.StallMax = time.Minute }, "stalls"},
 		{"a negative spread", func(c *BurstConfig) { c.LatencySigma = -1 }, "LatencySigma"},

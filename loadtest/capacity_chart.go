@@ -25,7 +25,7 @@ func SaveCapacityChart(path string, s CapacityScenario, runs []NamedRun) error {
 			top = max(top, float64(l))
 		}
 	}
-	limit := newPanel("Bulkhead slots (the adaptive limit, or Workers)", 0, top*1.35, top)
+	limit := newPanel("Bulkhead slots (the adaptive limit, or Slots)", 0, top*1.35, top)
 	limit.Title.Text = s.Name + "\n\n" + limit.Title.Text
 	good := newPanel("Goodput: successes within 2 × the healthy p99, per second", 0, 0, 0)
 	good.X.Label.Text = "time (s)"

@@ -15,7 +15,7 @@ func TestSaveCapacityChart(t *testing.T) {
 	t.Parallel()
 	s := CapacityScenarios()[2]
 	s.Duration = 3 * time.Second
-	run := runCapacity(t, s, Sizing{Workers: 20, Adaptive: true})
+	run := runCapacity(t, s, Sizing{Slots: 20, Adaptive: true})
 	path := filepath.Join(t.TempDir(), "adaptive.png")
 	require.NoError(t, SaveCapacityChart(path, s, []NamedRun{{Name: "adaptive", Run: run}}))
 	fi, err := os.Stat(path)

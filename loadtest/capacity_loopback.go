@@ -68,7 +68,7 @@ func loopbackCaller(ctx context.Context, cfg executor.Config, serve func(context
 			record(t0, err)
 		})
 	}
-	stats = func() (int, uint64) { st := ex.Stats(); return st.Workers, st.Rejected.Busy }
+	stats = func() (int, uint64) { st := ex.Stats(); return st.Slots, st.Rejected.Busy }
 	closeFn = func() error {
 		cancel() // a call into a hang returns now, not at its timeout
 		wg.Wait()

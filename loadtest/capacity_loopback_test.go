@@ -22,7 +22,7 @@ func TestCapacityOverLoopback(t *testing.T) {
 		Name: "loopback", Duration: 4 * time.Second, Rate: constRate(200),
 		Servers: constSrv(8), MaxSrv: 8, Median: capService, HangAt: time.Second, Seed: 3,
 	}
-	for _, z := range []Sizing{{Workers: 16, Adaptive: true, Loopback: true}, {Workers: 16, Loopback: true}} {
+	for _, z := range []Sizing{{Slots: 16, Adaptive: true, Loopback: true}, {Slots: 16, Loopback: true}} {
 		t.Run(fmt.Sprintf("adaptive=%v", z.Adaptive), func(t *testing.T) {
 			t.Parallel()
 			run, err := RunCapacity(t.Context(), s, z)

@@ -116,7 +116,7 @@ func (e *engine) run(ctx context.Context) error {
 			deps[r.pattern()] = e.scaled(r.exec)
 		}
 		var err error
-		g, err = executor.NewGroup(executor.GroupConfig{Dependencies: deps, OnTransition: e.transition})
+		g, err = executor.NewGroup(executor.GroupConfig{Suppliers: deps, OnTransition: e.transition})
 		if err != nil {
 			return err
 		}

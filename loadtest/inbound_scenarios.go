@@ -135,9 +135,9 @@ func RunInbound(ctx context.Context, cfg InboundConfig) (*InboundReport, error) 
 	br := breaker.Config{ResetTimeout: cfg.ResetTimeout}
 	routes := []routeSpec{
 		{path: "/search", rate: cfg.SearchRate, work: cfg.supplier,
-			exec: executor.Config{Workers: cfg.SearchSlots, InvocationTimeout: cfg.SearchTimeout, Breaker: br}},
+			exec: executor.Config{Slots: cfg.SearchSlots, InvocationTimeout: cfg.SearchTimeout, Breaker: br}},
 		{path: "/home", rate: cfg.HomeRate, work: func(time.Duration) time.Duration { return cfg.HomeLatency },
-			exec: executor.Config{Workers: cfg.HomeSlots, InvocationTimeout: cfg.ClientTimeout, Breaker: breaker.Config{ResetTimeout: 2 * cfg.ClientTimeout}}},
+			exec: executor.Config{Slots: cfg.HomeSlots, InvocationTimeout: cfg.ClientTimeout, Breaker: breaker.Config{ResetTimeout: 2 * cfg.ClientTimeout}}},
 	}
 	for _, fb := range []bool{false, true} {
 		e := &engine{spec: serviceSpec{workers: cfg.Workers, routes: routes, fusebox: fb, clientTimeout: cfg.ClientTimeout,
@@ -196,7 +196,7 @@ func RunPriorities(ctx context.Context, cfg PrioritiesConfig) (*InboundReport, e
 	for _, share := range []float64{0, cfg.Share} {
 		route := routeSpec{path: "/api", rate: cfg.Rate, mix: cfg.Mix,
 			work: func(time.Duration) time.Duration { return cfg.Latency },
-			exec: executor.Config{Workers: cfg.Slots, InvocationTimeout: cfg.ClientTimeout, CriticalShare: share,
+			exec: executor.Config{Slots: cfg.Slots, InvocationTimeout: cfg.ClientTimeout, CriticalShare: share,
 				Breaker: breaker.Config{ResetTimeout: 2 * cfg.ClientTimeout}}}
 		e := &engine{spec: serviceSpec{workers: cfg.Workers, routes: []routeSpec{route}, fusebox: true, clientTimeout: cfg.ClientTimeout,
 			duration: cfg.Duration, transport: cfg.Transport, speed: cfg.Speed}}

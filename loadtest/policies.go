@@ -26,7 +26,7 @@ import (
 type PolicyConfig struct {
 	Rate     float64       // callers' calls per second, evenly spaced
 	Duration time.Duration // how long the callers call
-	Workers  int           // the supplier's bulkhead
+	Slots    int           // the supplier's bulkhead
 	Seed     uint64        // the supplier's randomness and the policies' jitter
 }
 
@@ -246,7 +246,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // bulkhead of a hung supplier trips.
 func policyExecutor(workers int, timeout time.Duration) executor.Config {
 	return executor.Config{
-		Workers: workers, InvocationTimeout: timeout,
+		Slots: workers, InvocationTimeout: timeout,
 		Breaker: breaker.Config{ConsecutiveFailures: 1000, ResetTimeout: 2*timeout + time.Second},
 	}
 }
@@ -270,8 +270,8 @@ func (c PolicyConfig) or(def PolicyConfig) PolicyConfig {
 	if c.Duration == 0 {
 		c.Duration = def.Duration
 	}
-	if c.Workers == 0 {
-		c.Workers = def.Workers
+	if c.Slots == 0 {
+		c.Slots = def.Slots
 	}
 	if c.Seed == 0 {
 		c.Seed = def.Seed

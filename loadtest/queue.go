@@ -16,11 +16,11 @@ import (
 // a bounded queue (the executor's queue mode), fed faster than it drains.
 // All durations are scenario time. Start from DefaultQueue.
 type QueueConfig struct {
-	Queue           int     // places in the queue
-	LowWater        int     // the queue level at which a breaker opened on a full queue closes; 0 means Queue/2
-	ArrivalRate     float64 // calls per second into the queue, evenly spaced
-	ServiceRate     float64 // calls per second the supplier completes
-	SupplierWorkers int     // calls the supplier runs at once (executor Workers); each takes SupplierWorkers/ServiceRate
+	Queue         int     // places in the queue
+	LowWater      int     // the queue level at which a breaker opened on a full queue closes; 0 means Queue/2
+	ArrivalRate   float64 // calls per second into the queue, evenly spaced
+	ServiceRate   float64 // calls per second the supplier completes
+	SupplierSlots int     // calls the supplier runs at once (executor Slots); each takes SupplierSlots/ServiceRate
 
 	InvocationTimeout time.Duration // bound on one call once it runs
 	QueueTimeout      time.Duration // bound on the wait in the queue
@@ -44,7 +44,7 @@ func DefaultQueue() QueueConfig {
 		Queue:             1000,
 		ArrivalRate:       10,
 		ServiceRate:       8,
-		SupplierWorkers:   1,
+		SupplierSlots:     1,
 		InvocationTimeout: 30 * time.Second,
 		QueueTimeout:      150 * time.Second,
 		ResetTimeout:      200 * time.Second,
@@ -70,8 +70,8 @@ func (c QueueConfig) Validate() error {
 	if !(c.ServiceRate > 0) || math.IsInf(c.ServiceRate, 0) {
 		bad("ServiceRate must be > 0, got %v", c.ServiceRate)
 	}
-	if c.SupplierWorkers < 1 {
-		bad("SupplierWorkers must be ≥ 1, got %d", c.SupplierWorkers)
+	if c.SupplierSlots < 1 {
+		bad("SupplierSlots must be ≥ 1, got %d", c.SupplierSlots)
 	}
 	if c.Duration < time.Second {
 		bad("Duration must be ≥ 1s, got %v", c.Duration)
@@ -87,7 +87,7 @@ func (c QueueConfig) Validate() error {
 // durations converted to wall time by clk.
 func (c QueueConfig) executorConfig(clk clock, lw int, onTransition func(breaker.Event)) executor.Config {
 	return executor.Config{
-		Workers:           c.SupplierWorkers,
+		Slots:             c.SupplierSlots,
 		Queue:             c.Queue,
 		QueueTimeout:      clk.wall(c.QueueTimeout),
 		LowWater:          lw,
@@ -107,7 +107,7 @@ func (c QueueConfig) lowWater() int {
 
 // serviceTime is how long the supplier takes for one call.
 func (c QueueConfig) serviceTime() time.Duration {
-	return time.Duration(float64(c.SupplierWorkers) / c.ServiceRate * float64(time.Second))
+	return time.Duration(float64(c.SupplierSlots) / c.ServiceRate * float64(time.Second))
 }
 
 // RunQueue runs the queue scenario twice on identical traffic: with the
@@ -140,7 +140,7 @@ func RunQueue(ctx context.Context, cfg QueueConfig) (*QueueReport, error) {
 func runQueueVariant(ctx context.Context, cfg QueueConfig, name string, lowWater int) (QueueRun, error) {
 	clk := newClock(cfg.Speed)
 	rec := newQueueRecorder(clk, cfg.Duration)
-	sup := newPacedSupplier(clk, cfg.SupplierWorkers, cfg.serviceTime())
+	sup := newPacedSupplier(clk, cfg.SupplierSlots, cfg.serviceTime())
 	charge := sup.charge
 	if cfg.Transport == HTTP {
 		url, client, done, err := overHTTP(sup)
@@ -220,7 +220,7 @@ const (
 func (c QueueConfig) settings() map[string]any {
 	return map[string]any{
 		"queue": c.Queue, "low_water": c.lowWater(), "arrival_rate": c.ArrivalRate,
-		"service_rate": c.ServiceRate, "supplier_workers": c.SupplierWorkers,
+		"service_rate": c.ServiceRate, "supplier_slots": c.SupplierSlots,
 		"invocation_timeout": c.InvocationTimeout.String(), "queue_timeout": c.QueueTimeout.String(),
 		"reset_timeout": c.ResetTimeout.String(), "duration": c.Duration.String(),
 		"transport": string(c.Transport), "speed": c.Speed,

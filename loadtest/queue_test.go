@@ -76,7 +76,7 @@ func TestQueueValidation(t *testing.T) {
 		{"a queue of one", func(c *QueueConfig) { c.Queue = 1 }, "Queue"},
 		{"low water at the top", func(c *QueueConfig) { c.LowWater = c.Queue }, "LowWater"},
 		{"no service", func(c *QueueConfig) { c.ServiceRate = 0 }, "ServiceRate"},
-		{"no supplier workers", func(c *QueueConfig) { c.SupplierWorkers = 0 }, "SupplierWorkers"},
+		{"no supplier slots", func(c *QueueConfig) { c.SupplierSlots = 0 }, "SupplierSlots"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultQueue()

@@ -157,7 +157,7 @@ func (c ExhaustionConfig) breakerConfig(clk clock, onTransition func(breaker.Eve
 // converted to wall time by clk.
 func (c ExhaustionConfig) executorConfig(clk clock, onTransition func(breaker.Event)) executor.Config {
 	return executor.Config{
-		Workers:           c.Bulkhead,
+		Slots:             c.Bulkhead,
 		Queue:             c.Queue,
 		QueueTimeout:      clk.wall(c.QueueTimeout),
 		InvocationTimeout: clk.wall(c.InvocationTimeout),

@@ -147,7 +147,7 @@ func (r *ExhaustionReport) WriteTimeline(w io.Writer) error {
 func (r *QueueReport) WriteTable(w io.Writer) error {
 	c := r.cfg
 	fmt.Fprintf(w, "Queue: %d places, %g/s in, %g/s out (%s of %s a call); %s run.\n",
-		c.Queue, c.ArrivalRate, c.ServiceRate, plural(c.SupplierWorkers, "supplier lane"), dsecs(c.serviceTime()), dsecs(c.Duration))
+		c.Queue, c.ArrivalRate, c.ServiceRate, plural(c.SupplierSlots, "supplier lane"), dsecs(c.serviceTime()), dsecs(c.Duration))
 	fmt.Fprintf(w, "Queue timeout %s, reset timeout %s. Transport %s, speed %g; all times are scenario time.\n\n",
 		dsecs(c.QueueTimeout), dsecs(c.ResetTimeout), c.Transport, c.Speed)
 	t := &table{label: 40}

@@ -14,8 +14,8 @@ import (
 )
 
 func TestCollectorReportsTheAdaptiveLimit(t *testing.T) {
-	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{
-		"fixed": {Workers: 4}, "adaptive": {Workers: 12, Adaptive: executor.AdaptiveConfig{Max: 64}},
+	g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{
+		"fixed": {Slots: 4}, "adaptive": {Slots: 12, Adaptive: executor.AdaptiveConfig{Max: 64}},
 	}})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, g.Close(context.Background())) })
@@ -26,7 +26,7 @@ func TestCollectorReportsTheAdaptiveLimit(t *testing.T) {
 # TYPE fusebox_limit_gradient gauge
 fusebox_limit_gradient{supplier="adaptive"} 1
 fusebox_limit_gradient{supplier="fixed"} 1
-# HELP fusebox_slots_limit The bulkhead's slots: Workers, or with executor.Config.Adaptive the limit in force.
+# HELP fusebox_slots_limit The bulkhead's slots: executor.Config.Slots, or with executor.Config.Adaptive the limit in force.
 # TYPE fusebox_slots_limit gauge
 fusebox_slots_limit{supplier="adaptive"} 12
 fusebox_slots_limit{supplier="fixed"} 4

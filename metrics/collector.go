@@ -30,8 +30,8 @@ type Opts struct {
 type Collector struct {
 	g *executor.Group
 
-	state, slotsBusy, slotsFree, queueLength, queueCapacity, overdue *prometheus.Desc
-	failureRate, slowRate, windowCalls                               *prometheus.Desc
+	state, slotsInUse, slotsFree, queueLength, queueCapacity, overdue *prometheus.Desc
+	failureRate, slowRate, windowCalls                                *prometheus.Desc
 
 	calls, timeouts, panics, cancelled, queueTimeouts *prometheus.Desc
 	rejections, byPriority, transitions               *prometheus.Desc
@@ -91,7 +91,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priorit
 //	fusebox_breaker_failure_rate              failures / calls in the breaker's sliding window
 //	fusebox_breaker_slow_call_rate            slow calls / calls in the sliding window
 //	fusebox_breaker_window_calls              calls in the sliding window
-//	fusebox_slots_busy, fusebox_slots_free    bulkhead slots held and free
+//	fusebox_slots_in_use, fusebox_slots_free  bulkhead slots in use and free
 //	fusebox_queue_length, fusebox_queue_capacity
 //	fusebox_calls_overdue                     calls past their deadline whose function still runs
 //	fusebox_calls_total{outcome}              finished calls: success, failure or ignored
@@ -104,7 +104,7 @@ const SeriesPerSupplier = len(states) + len(reasons) + len(rejections) + priorit
 //	fusebox_call_duration_seconds{outcome}    histogram of the durations of the calls that ran, by outcome
 //	fusebox_shadow                            1 in shadow mode (executor.Config.Shadow), 0 enforcing
 //	fusebox_shadowed_total{reason}            calls shadow mode ran that enforce mode would have refused
-//	fusebox_slots_limit                       the bulkhead's slots: Workers, or the adaptive limit in force
+//	fusebox_slots_limit                       the bulkhead's slots: Config.Slots, or the adaptive limit in force
 //	fusebox_limit_baseline_seconds            the latency the adaptive limit judges by (0: fixed bulkhead)
 //	fusebox_limit_gradient                    the adaptive limit's last gradient in [0.5, 1] (1: no cut; fixed: 1)
 //
@@ -149,7 +149,7 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 			"Slow calls per call in the breaker's sliding window, in [0, 1]; 0 while the window is empty or the breaker has no rate rule."),
 		windowCalls: desc("breaker_window_calls",
 			"Calls in the breaker's sliding window: the rates weigh something once it reaches the breaker's minimum number of calls."),
-		slotsBusy: desc("slots_busy",
+		slotsInUse: desc("slots_in_use",
 			"Bulkhead slots held by running calls, overdue calls included."),
 		slotsFree: desc("slots_free",
 			"Free bulkhead slots."),
@@ -176,7 +176,7 @@ func NewCollector(g *executor.Group, opts Opts) *Collector {
 		shadowed: desc("shadowed_total",
 			"Calls that shadow mode ran although enforce mode would have refused them, by reason: open, saturated, queue_full, busy.", "reason"),
 		limit: desc("slots_limit",
-			"The bulkhead's slots: Workers, or with executor.Config.Adaptive the limit in force."),
+			"The bulkhead's slots: executor.Config.Slots, or with executor.Config.Adaptive the limit in force."),
 		limitBaseline: desc("limit_baseline_seconds",
 			"The latency the adaptive limit judges by: the lowest mean of recent windows (0 with a fixed bulkhead)."),
 		limitGradient: desc("limit_gradient",
@@ -215,7 +215,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		return
 	}
 	for _, d := range []*prometheus.Desc{
-		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsBusy, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
+		c.state, c.transitions, c.failureRate, c.slowRate, c.windowCalls, c.slotsInUse, c.slotsFree, c.queueLength, c.queueCapacity, c.overdue,
 		c.calls, c.timeouts, c.panics, c.cancelled, c.queueTimeouts, c.rejections, c.byPriority, c.durations,
 		c.shadow, c.shadowed, c.limit, c.limitBaseline, c.limitGradient,
 	} {
@@ -266,7 +266,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 	gauge(c.failureRate, failureRate)
 	gauge(c.slowRate, slowRate)
 	gauge(c.windowCalls, float64(st.Breaker.WindowCalls))
-	gauge(c.slotsBusy, float64(st.Busy))
+	gauge(c.slotsInUse, float64(st.InUse))
 	gauge(c.slotsFree, float64(st.Free))
 	gauge(c.queueLength, float64(st.Queued))
 	gauge(c.queueCapacity, float64(st.QueueCap))
@@ -287,7 +287,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, st executor.Stats) {
 		shadow = 1
 	}
 	gauge(c.shadow, shadow)
-	gauge(c.limit, float64(st.Workers))
+	gauge(c.limit, float64(st.Slots))
 	gauge(c.limitBaseline, st.LimitBaseline.Seconds())
 	gradient := 1.0
 	if st.Adaptive {

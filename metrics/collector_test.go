@@ -82,9 +82,9 @@ func transitions(supplier string, nonzero map[string]int) string {
 func TestCollectorReportsWhatHappened(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{
-			Default: executor.Config{Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}},
-			Dependencies: map[string]executor.Config{
-				"search": {Workers: 1, Queue: 2},
+			Default: executor.Config{Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ConsecutiveFailures: 3}},
+			Suppliers: map[string]executor.Config{
+				"search": {Slots: 1, Queue: 2},
 			},
 		})
 		c := metrics.NewCollector(g, metrics.Opts{})
@@ -229,15 +229,15 @@ fusebox_shadowed_total{reason="open",supplier="search"} 0
 fusebox_shadowed_total{reason="queue_full",supplier="search"} 0
 fusebox_shadowed_total{reason="saturated",supplier="search"} 0
 fusebox_shadowed_total{reason="throttled",supplier="search"} 0
-# HELP fusebox_slots_busy Bulkhead slots held by running calls, overdue calls included.
-# TYPE fusebox_slots_busy gauge
-fusebox_slots_busy{supplier="payments"} 0
-fusebox_slots_busy{supplier="search"} 1
+# HELP fusebox_slots_in_use Bulkhead slots held by running calls, overdue calls included.
+# TYPE fusebox_slots_in_use gauge
+fusebox_slots_in_use{supplier="payments"} 0
+fusebox_slots_in_use{supplier="search"} 1
 # HELP fusebox_slots_free Free bulkhead slots.
 # TYPE fusebox_slots_free gauge
 fusebox_slots_free{supplier="payments"} 2
 fusebox_slots_free{supplier="search"} 0
-# HELP fusebox_slots_limit The bulkhead's slots: Workers, or with executor.Config.Adaptive the limit in force.
+# HELP fusebox_slots_limit The bulkhead's slots: executor.Config.Slots, or with executor.Config.Adaptive the limit in force.
 # TYPE fusebox_slots_limit gauge
 fusebox_slots_limit{supplier="payments"} 2
 fusebox_slots_limit{supplier="search"} 1

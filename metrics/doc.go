@@ -55,7 +55,7 @@
 //	sum by (supplier) (rate(fusebox_rejections_total[1m]))      calls refused per second
 //	histogram_quantile(0.99, sum by (supplier, le) (rate(fusebox_call_duration_seconds_bucket{outcome="success"}[5m])))
 //	                                                            p99 of successful calls
-//	fusebox_slots_busy / (fusebox_slots_busy + fusebox_slots_free)
+//	fusebox_slots_in_use / (fusebox_slots_in_use + fusebox_slots_free)
 //	                                                            bulkhead utilisation
 //	fusebox_breaker_failure_rate > 0.2 and fusebox_breaker_window_calls >= 10
 //	                                                            a windowed breaker nearing its trip

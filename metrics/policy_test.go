@@ -19,7 +19,7 @@ import (
 
 func TestPolicyCollector(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 4, InvocationTimeout: time.Second}})
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 4, InvocationTimeout: time.Second}})
 		ex := executorOf(t, g, "quotes")
 		r, err := policy.NewRetrier(policy.RetryConfig{Backoff: time.Millisecond, Budget: policy.Budget{Ratio: 0.1, Floor: 1}})
 		require.NoError(t, err)

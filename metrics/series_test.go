@@ -18,7 +18,7 @@ import (
 )
 
 func TestConfiguredSuppliersHaveSeriesFromStartup(t *testing.T) {
-	g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {Workers: 4}, "search": {}}})
+	g := newGroup(t, executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {Slots: 4}, "search": {}}})
 	c := metrics.NewCollector(g, metrics.Opts{})
 	reg := prometheus.NewPedanticRegistry()
 	require.NoError(t, reg.Register(c))

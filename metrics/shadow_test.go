@@ -22,7 +22,7 @@ import (
 // have refused; switching to enforce with Reconfigure clears the gauge.
 func TestCollectorReportsShadowMode(t *testing.T) {
 	cfg := executor.Config{Shadow: true, Breaker: breaker.Config{ResetTimeout: time.Hour}}
-	g := newGroup(t, executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": cfg}})
+	g := newGroup(t, executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": cfg}})
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewCollector(g, metrics.Opts{}))
 	ex := executorOf(t, g, "payments")

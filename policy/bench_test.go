@@ -16,7 +16,7 @@ func okCall(context.Context) (int, error) { return 1, nil }
 // succeeds at once (no retry, no hedge), beside executor.Do alone in the
 // same run: the difference is the policy's bookkeeping.
 func BenchmarkOverhead(b *testing.B) {
-	ex, err := executor.New("bench", executor.Config{Workers: 1024, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}})
+	ex, err := executor.New("bench", executor.Config{Slots: 1024, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // on its third attempt.
 func ExampleRetry() {
 	ctx := context.Background()
-	ex, _ := executor.New("quotes", executor.Config{Workers: 4, InvocationTimeout: time.Second})
+	ex, _ := executor.New("quotes", executor.Config{Slots: 4, InvocationTimeout: time.Second})
 	defer ex.Close(ctx)
 	retrier, _ := policy.NewRetrier(policy.RetryConfig{Backoff: time.Millisecond, Seed: 1})
 
@@ -34,7 +34,7 @@ func ExampleRetry() {
 // first, and the slow attempt is cancelled.
 func ExampleHedge() {
 	ctx := context.Background()
-	ex, _ := executor.New("search", executor.Config{Workers: 4, InvocationTimeout: time.Second})
+	ex, _ := executor.New("search", executor.Config{Slots: 4, InvocationTimeout: time.Second})
 	defer ex.Close(ctx)
 	hedger, _ := policy.NewHedger(policy.HedgeConfig{Delay: 20 * time.Millisecond})
 

@@ -176,7 +176,7 @@ func start[T any](ctx context.Context, h *Hedger, s *hedgeSupplier, ex *executor
 	st := ex.Stats()
 	reserve := h.cfg.Reserve
 	if reserve == 0 {
-		reserve = st.Workers / 10
+		reserve = st.Slots / 10
 	}
 	if st.Breaker.State != breaker.Closed || st.Queued > 0 || st.Free <= max(reserve, 0) {
 		s.budget.refund()

@@ -47,7 +47,7 @@ type pausedCtx struct {
 }
 
 func (c *pausedCtx) Done() <-chan struct{} {
-	if c.ex.Stats().Busy > 0 && c.paused.CompareAndSwap(false, true) {
+	if c.ex.Stats().InUse > 0 && c.paused.CompareAndSwap(false, true) {
 		time.Sleep(c.pause)
 	}
 	return nil
@@ -68,7 +68,7 @@ func TestHedge(t *testing.T) {
 			assert.Equal(t, int32(2), n.Load())
 			synctest.Wait() // the loser sees its cancellation and returns
 			s := ex.Stats()
-			assert.Zero(t, s.Busy, "the loser's slot is back")
+			assert.Zero(t, s.InUse, "the loser's slot is back")
 			assert.Equal(t, uint64(1), s.Successes)
 			assert.Equal(t, uint64(1), s.Cancelled, "the loser counts as cancelled")
 			assert.Zero(t, s.Failures, "and not as the supplier's failure")
@@ -97,7 +97,7 @@ func TestHedge(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, 1, v)
 			synctest.Wait()
-			assert.Zero(t, ex.Stats().Busy, "the hedge's slot is back")
+			assert.Zero(t, ex.Stats().InUse, "the hedge's slot is back")
 			hs := h.Stats()[0]
 			assert.Equal(t, uint64(1), hs.Hedges)
 			assert.Zero(t, hs.Won)
@@ -205,7 +205,7 @@ func TestHedgeYieldsToOriginals(t *testing.T) {
 			}
 			time.Sleep(200 * time.Millisecond) // every call asked for its hedge
 			synctest.Wait()
-			assert.Equal(t, 9, ex.Stats().Busy, "8 originals and one hedge: the 10th slot is the reserve")
+			assert.Equal(t, 9, ex.Stats().InUse, "8 originals and one hedge: the 10th slot is the reserve")
 			_, err := executor.Submit(context.Background(), ex, slow)
 			require.NoError(t, err, "an original is admitted")
 			wg.Wait()
@@ -275,7 +275,7 @@ func TestHedgeContext(t *testing.T) {
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Equal(t, 300*time.Millisecond, time.Since(start))
 			synctest.Wait()
-			assert.Zero(t, ex.Stats().Busy)
+			assert.Zero(t, ex.Stats().InUse)
 			assert.Equal(t, uint64(1), h.Stats()[0].Hedges)
 		})
 	})
@@ -284,7 +284,7 @@ func TestHedgeContext(t *testing.T) {
 // No goroutine outlives a call: not the policy's, not the loser's, on
 // real time (outside a bubble) with goleak.
 func TestNoGoroutineOutlivesAHedgedCall(t *testing.T) {
-	ex, err := executor.New("search", executor.Config{Workers: 4, InvocationTimeout: 5 * time.Second, Breaker: breakerWithReset(10 * time.Second)})
+	ex, err := executor.New("search", executor.Config{Slots: 4, InvocationTimeout: 5 * time.Second, Breaker: breakerWithReset(10 * time.Second)})
 	require.NoError(t, err)
 	h, _ := policy.NewHedger(policy.HedgeConfig{Delay: 5 * time.Millisecond, Budget: policy.Budget{Unlimited: true}})
 	r, _ := policy.NewRetrier(policy.RetryConfig{Backoff: time.Millisecond})
@@ -298,7 +298,7 @@ func TestNoGoroutineOutlivesAHedgedCall(t *testing.T) {
 		// leave the next hedge none (it is refused, and the call waits out
 		// its slow first attempt), and four leave the call itself none:
 		// wait for the event, not for a margin.
-		require.Eventually(t, func() bool { return ex.Stats().Busy == 0 }, 10*time.Second, time.Millisecond,
+		require.Eventually(t, func() bool { return ex.Stats().InUse == 0 }, 10*time.Second, time.Millisecond,
 			"%d: a loser keeps its slot", i)
 		_, err = policy.Retry(context.Background(), r, ex, func(context.Context) (int, error) { return 0, errBadGateway })
 		require.ErrorIs(t, err, errBadGateway)

@@ -16,7 +16,7 @@ import (
 func newExecutor(t *testing.T, name string, workers int, edit ...func(*executor.Config)) *executor.Executor {
 	t.Helper()
 	cfg := executor.Config{
-		Workers: workers, InvocationTimeout: time.Second,
+		Slots: workers, InvocationTimeout: time.Second,
 		Breaker: breaker.Config{ConsecutiveFailures: 1000, ResetTimeout: 2 * time.Second},
 	}
 	for _, e := range edit {

@@ -15,7 +15,7 @@ import (
 // recommendations is not.
 func ExampleChecker() {
 	g, _ := executor.NewGroup(executor.GroupConfig{
-		Dependencies: map[string]executor.Config{"payments": {}, "recommendations": {}},
+		Suppliers: map[string]executor.Config{"payments": {}, "recommendations": {}},
 	})
 	defer g.Close(context.Background())
 	ready, err := readiness.New(readiness.Config{Group: g, Critical: map[string]bool{"payments": true}})

@@ -41,7 +41,7 @@ type Config struct {
 	// Critical names the suppliers whose unready breaker makes the service
 	// unready. A supplier not listed (or listed false) is not critical, so
 	// its open breaker makes the service degraded at worst. Every name must be
-	// one the Group holds (list it in GroupConfig.Dependencies, so that it
+	// one the Group holds (list it in GroupConfig.Suppliers, so that it
 	// is there from the start) or an Executor's. New copies the map: a
 	// change made to it later neither bypasses that check nor races with
 	// the reports.
@@ -97,7 +97,7 @@ func New(cfg Config) (*Checker, error) {
 	}
 	for _, n := range slices.Sorted(maps.Keys(cfg.Critical)) {
 		if !names[n] {
-			errs = append(errs, fmt.Errorf("readiness: Critical names %q, which neither the Group (list it in its Dependencies) nor Executors holds", n))
+			errs = append(errs, fmt.Errorf("readiness: Critical names %q, which neither the Group (list it in its Suppliers) nor Executors holds", n))
 		}
 	}
 	if cfg.MaxSuppliers < 0 {

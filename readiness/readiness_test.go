@@ -37,7 +37,7 @@ func newShop(t *testing.T, edit ...func(*readiness.Config)) *shop {
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default:      executor.Config{Breaker: breaker.Config{ResetTimeout: time.Hour}},
 		MaxSuppliers: 20_000, // TestADetailedBodyIsBounded makes 10,001
-		Dependencies: map[string]executor.Config{
+		Suppliers: map[string]executor.Config{
 			"payments":        {Breaker: breaker.Config{ResetTimeout: time.Hour}},
 			"recommendations": {Breaker: breaker.Config{ResetTimeout: time.Hour}},
 		},
@@ -157,7 +157,7 @@ func TestConfigValidation(t *testing.T) {
 	ex, err := executor.New("payments", executor.Config{})
 	require.NoError(t, err)
 	defer ex.Close(context.Background())
-	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{"payments": {}}})
+	g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{"payments": {}}})
 	require.NoError(t, err)
 	defer g.Close(context.Background())
 	tests := []struct {
@@ -182,7 +182,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestCriticalIsCopied(t *testing.T) {
-	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{
+	g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{
 		"payments":        {Breaker: breaker.Config{ResetTimeout: time.Hour}},
 		"recommendations": {Breaker: breaker.Config{ResetTimeout: time.Hour}},
 	}})

@@ -120,17 +120,17 @@ func startService(t *testing.T) *service {
 	s.client = s.upstream.Client()
 
 	base := executor.Config{
-		Workers:           8,
+		Slots:             8,
 		InvocationTimeout: time.Second,
 		Breaker:           breaker.Config{ConsecutiveFailures: 5, ResetTimeout: 2 * time.Second},
 	}
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: base,
-		Dependencies: map[string]executor.Config{
+		Suppliers: map[string]executor.Config{
 			// Stuck calls hold their slots for up to 3 s; the first
 			// probe goes 5 s after the trip.
-			"payments": {Workers: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
-			"shipping": {Workers: 3, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
+			"payments": {Slots: 6, InvocationTimeout: 3 * time.Second, Breaker: breaker.Config{ResetTimeout: 10 * time.Second}},
+			"shipping": {Slots: 3, Queue: 8, QueueTimeout: 500 * time.Millisecond, Breaker: breaker.Config{ResetTimeout: 3 * time.Second}},
 		},
 		OnTransition: s.transitions.Listen,
 	})

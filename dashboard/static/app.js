@@ -294,8 +294,8 @@ function updateTile(p, s, snap, span) {
       pol.hedges + " (" + pol.hedges_won + " won, " + pol.hedges_refused + " refused by the budget)";
   }
   const limit = s.adaptive ? " (adaptive: " + s.limit_reason + ")" : "";
-  updateMeter(p.slots, s.busy, s.slots, Math.min(s.overdue, s.busy), s.busy + " / " + s.slots + " busy" + limit,
-    s.busy + " of " + s.slots + " slots busy, " + s.overdue + " overdue" + limit);
+  updateMeter(p.slots, s.in_use, s.slots, Math.min(s.overdue, s.in_use), s.in_use + " / " + s.slots + " in use" + limit,
+    s.in_use + " of " + s.slots + " slots in use, " + s.overdue + " overdue" + limit);
   if (s.queue_cap > 0) {
     updateMeter(p.queue, s.queued, s.queue_cap, 0, s.queued + " / " + s.queue_cap, s.queued + " of " + s.queue_cap + " queue places taken");
   } else {

@@ -20,9 +20,9 @@ import (
 
 func main() {
 	g, err := executor.NewGroup(executor.GroupConfig{
-		Default: executor.Config{Workers: 8, InvocationTimeout: 200 * time.Millisecond},
-		Dependencies: map[string]executor.Config{
-			"reports": {Workers: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}},
+		Default: executor.Config{Slots: 8, InvocationTimeout: 200 * time.Millisecond},
+		Suppliers: map[string]executor.Config{
+			"reports": {Slots: 2, InvocationTimeout: time.Second, Breaker: breaker.Config{ResetTimeout: 2 * time.Second}},
 		},
 		OnTransition: func(e breaker.Event) { fmt.Println("event:", e) },
 	})
@@ -64,7 +64,7 @@ func main() {
 	for _, name := range g.Names() {
 		if ex, ok := g.Lookup(name); ok {
 			s := ex.Stats()
-			fmt.Printf("%-8s slots=%d busy=%d state=%s\n", name, s.Workers, s.Busy, s.Breaker.State)
+			fmt.Printf("%-8s slots=%d in_use=%d state=%s\n", name, s.Slots, s.InUse, s.Breaker.State)
 		}
 	}
 }

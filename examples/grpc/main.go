@@ -59,7 +59,7 @@ func main() {
 	// the suppliers' names, for the logs and the metrics.
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{
-			Workers:           3,
+			Slots:             3,
 			InvocationTimeout: callTimeout,
 			Breaker:           breaker.Config{ResetTimeout: 1200 * time.Millisecond},
 		},

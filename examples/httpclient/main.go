@@ -59,7 +59,7 @@ func main() {
 	// the whole exchange, and a reset timeout longer than that.
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{
-			Workers:           3,
+			Slots:             3,
 			InvocationTimeout: callTimeout,
 			Breaker:           breaker.Config{ResetTimeout: 1200 * time.Millisecond},
 		},

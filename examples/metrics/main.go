@@ -40,7 +40,7 @@ func main() {
 	start := time.Now()
 	g, err := executor.NewGroup(executor.GroupConfig{
 		Default: executor.Config{
-			Workers:           4,
+			Slots:             4,
 			InvocationTimeout: 300 * time.Millisecond,
 			Breaker:           breaker.Config{ConsecutiveFailures: 3, ResetTimeout: 5 * time.Second},
 		},

@@ -25,9 +25,9 @@ import (
 )
 
 const tmpl = `{
-  "default": {"workers": 4, "invocationTimeout": "1s"},
-  "dependencies": {
-    "payments": {"workers": %s, "queue": 20, "queueTimeout": "2s", "invocationTimeout": "1s",
+  "default": {"slots": 4, "invocationTimeout": "1s"},
+  "suppliers": {
+    "payments": {"slots": %s, "queue": 20, "queueTimeout": "2s", "invocationTimeout": "1s",
                  "breaker": {"resetTimeout": "5s"}}
   }
 }`
@@ -85,7 +85,7 @@ func main() {
 	}
 	show := func(what string) {
 		s := payments.Stats()
-		fmt.Printf("%-28s slots=%d busy=%d queued=%d breaker=%s\n", what, s.Workers, s.Busy, s.Queued, s.Breaker.State)
+		fmt.Printf("%-28s slots=%d in_use=%d queued=%d breaker=%s\n", what, s.Slots, s.InUse, s.Queued, s.Breaker.State)
 	}
 	time.Sleep(300 * time.Millisecond)
 	show("2 slots:")

@@ -32,7 +32,7 @@ func TestWatch(t *testing.T) {
 		require.NoError(t, os.Chtimes(tmp, stamp, stamp))
 		require.NoError(t, os.Rename(tmp, path))
 	}
-	write(`{"dependencies": {"payments": {"workers": 2}}}`)
+	write(`{"suppliers": {"payments": {"slots": 2}}}`)
 	synctest.Test(t, func(t *testing.T) {
 		cfg, err := config.Load(path)
 		require.NoError(t, err)
@@ -53,20 +53,20 @@ func TestWatch(t *testing.T) {
 		workers := func() int {
 			ex, ok := g.Lookup("payments")
 			require.True(t, ok)
-			return ex.Stats().Workers
+			return ex.Stats().Slots
 		}
 
 		time.Sleep(3 * time.Second)
 		assert.Empty(t, reports, "an unchanged file is not read again")
 
-		write(`{"dependencies": {"payments": {"workers": 7}, "search": {}}}`)
+		write(`{"suppliers": {"payments": {"slots": 7}, "search": {}}}`)
 		time.Sleep(time.Second)
 		synctest.Wait()
 		assert.Equal(t, 7, workers())
 		_, ok := g.Lookup("search")
 		assert.True(t, ok, "a new supplier gets its executor")
 
-		write(`{"dependencies": {"payments": {"workers": -1}}}`)
+		write(`{"suppliers": {"payments": {"slots": -1}}}`)
 		time.Sleep(time.Second)
 		synctest.Wait()
 		assert.Equal(t, 7, workers(), "an invalid file changes nothing")
@@ -75,6 +75,6 @@ func TestWatch(t *testing.T) {
 		wg.Wait()
 		require.Len(t, reports, 2)
 		assert.NoError(t, reports[0])
-		assert.ErrorContains(t, reports[1], "Workers")
+		assert.ErrorContains(t, reports[1], "Slots")
 	})
 }

@@ -37,7 +37,7 @@ func main() {
 	// 3 slots, calls time out after 500 ms, the breaker waits 700 ms (more
 	// than the timeout: New refuses anything else) before it probes.
 	ex, err := executor.New("payments", executor.Config{
-		Workers:           3,
+		Slots:             3,
 		InvocationTimeout: 500 * time.Millisecond,
 		Breaker:           breaker.Config{ResetTimeout: 700 * time.Millisecond, OnTransition: executor.LogTransitions(logger)},
 	})

@@ -76,7 +76,7 @@ func TestSlowClientsHoldNoSlot(t *testing.T) {
 	// route; uploads from other clients, one every 250 ms, must be served
 	// all along, and the route's breaker must stay closed.
 	scenario := func(t *testing.T, cfg inbound.Config, bodyBytes int) (trickled []int, took []time.Duration, g *executor.Group, up *upload) {
-		g = newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 4, InvocationTimeout: time.Second}})
+		g = newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 4, InvocationTimeout: time.Second}})
 		cfg.Group = g
 		up = &upload{work: 100 * time.Millisecond}
 		mux := http.NewServeMux()
@@ -158,7 +158,7 @@ type failingBody struct{ err error }
 func (b failingBody) Read([]byte) (int, error) { return 0, b.err }
 
 func TestBodyLimit(t *testing.T) {
-	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 2}})
+	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 2}})
 	up := &upload{}
 	h := inbound.Handler(up, inbound.Config{Group: g, Key: func(*http.Request) string { return "up" }, BodyLimit: 100})
 	serve := func(body io.Reader, declared int64) *httptest.ResponseRecorder {

@@ -16,8 +16,8 @@ import (
 
 // A route whose handlers hang is shed on its own: /home keeps its slots.
 func ExampleHandler() {
-	g, err := executor.NewGroup(executor.GroupConfig{Dependencies: map[string]executor.Config{
-		"GET /search": {Workers: 1},
+	g, err := executor.NewGroup(executor.GroupConfig{Suppliers: map[string]executor.Config{
+		"GET /search": {Slots: 1},
 	}})
 	if err != nil {
 		panic(err)

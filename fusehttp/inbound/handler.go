@@ -17,7 +17,7 @@ import (
 // serve many routes.
 type Config struct {
 	// Group supplies one executor per route; its GroupConfig sets each
-	// route's slots (Workers), its handler deadline (InvocationTimeout), its
+	// route's Slots, its handler deadline (InvocationTimeout), its
 	// breaker and its critical share. Required.
 	Group *executor.Group
 
@@ -34,7 +34,7 @@ type Config struct {
 	// Reject answers a request that was refused a slot. nil means
 	// WriteRefusal (503 with Retry-After when a time is known), and a
 	// plain 503 for an error that is not a refusal (an
-	// executor.ErrUnknownDependency of a Strict group), logged. err is
+	// executor.ErrUnknownSupplier of a Strict group), logged. err is
 	// the error of the lease that could not begin.
 	Reject func(w http.ResponseWriter, r *http.Request, err error)
 

@@ -23,7 +23,7 @@ func (d *discard) WriteHeader(int)             {}
 // (the baseline, in the same run): a request as the mux hands it over,
 // with its pattern set. make bench-inbound compares the two.
 func BenchmarkHandler(b *testing.B) {
-	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1000}})
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Slots: 1000}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func BenchmarkHandler(b *testing.B) {
 // arrives at once: the handler reads the body from the connection
 // (without) or from the copy Handler read before the slot (with).
 func BenchmarkBody(b *testing.B) {
-	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Workers: 1000}})
+	g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{Slots: 1000}})
 	if err != nil {
 		b.Fatal(err)
 	}

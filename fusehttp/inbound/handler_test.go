@@ -70,7 +70,7 @@ func service(t *testing.T, h http.Handler) string {
 
 func TestHandlerBulkheadsEachRoute(t *testing.T) {
 	t.Run("a slow route is shed with 503 and Retry-After while the others are served", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 2}})
+		g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 2}})
 		cfg := inbound.Config{Group: g}
 		slow := newGated()
 		mux := http.NewServeMux()
@@ -103,12 +103,12 @@ func TestHandlerBulkheadsEachRoute(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, http.StatusOK, code, "home has slots of its own")
 		}
-		assert.Equal(t, 2, stats(t, g, "GET /search").Busy, "the slots are held while the handlers run")
+		assert.Equal(t, 2, stats(t, g, "GET /search").InUse, "the slots are held while the handlers run")
 		close(slow.gate)
 		assert.Equal(t, http.StatusOK, <-done)
 		assert.Equal(t, http.StatusOK, <-done)
 		st := stats(t, g, "GET /search")
-		assert.Equal(t, 0, st.Busy)
+		assert.Equal(t, 0, st.InUse)
 		assert.Equal(t, uint64(2), st.Successes)
 		assert.Equal(t, uint64(1), st.Rejected.Busy)
 		assert.Equal(t, uint64(3), stats(t, g, "GET /home").Successes)
@@ -172,7 +172,7 @@ func TestHandlerBulkheadsEachRoute(t *testing.T) {
 func TestHandlerLeaseRules(t *testing.T) {
 	t.Run("a handler that outlives the route's timeout is counted overdue and keeps its slot", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1, InvocationTimeout: time.Second}})
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1, InvocationTimeout: time.Second}})
 			slow := newGated()
 			h := inbound.Handler(slow, inbound.Config{Group: g, Key: func(*http.Request) string { return "report" }})
 			go h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/report", nil))
@@ -181,11 +181,11 @@ func TestHandlerLeaseRules(t *testing.T) {
 			st := stats(t, g, "report")
 			assert.Equal(t, 1, st.Overdue)
 			assert.Equal(t, uint64(1), st.Timeouts)
-			assert.Equal(t, 1, st.Busy, "the slot is held until the handler returns")
+			assert.Equal(t, 1, st.InUse, "the slot is held until the handler returns")
 			close(slow.gate)
 			synctest.Wait()
 			st = stats(t, g, "report")
-			assert.Equal(t, 0, st.Busy)
+			assert.Equal(t, 0, st.InUse)
 			assert.Equal(t, 0, st.Overdue)
 		})
 	})
@@ -200,7 +200,7 @@ func TestHandlerLeaseRules(t *testing.T) {
 			cancel()
 			synctest.Wait()
 			st := stats(t, g, "r")
-			assert.Equal(t, 0, st.Busy)
+			assert.Equal(t, 0, st.InUse)
 			assert.Equal(t, uint64(1), st.Ignored)
 			assert.Zero(t, st.Failures)
 		})
@@ -212,7 +212,7 @@ func TestHandlerLeaseRules(t *testing.T) {
 		assert.PanicsWithValue(t, "boom", func() { h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil)) })
 		st := stats(t, g, "p")
 		assert.Equal(t, uint64(1), st.Failures)
-		assert.Equal(t, 0, st.Busy)
+		assert.Equal(t, 0, st.InUse)
 	})
 	t.Run("a handler that calls runtime.Goexit is a failure, unless the client had gone", func(t *testing.T) {
 		g := newGroup(t, executor.GroupConfig{})
@@ -230,7 +230,7 @@ func TestHandlerLeaseRules(t *testing.T) {
 		st := stats(t, g, "g")
 		assert.Equal(t, uint64(1), st.Failures)
 		assert.Zero(t, st.Successes)
-		assert.Equal(t, 0, st.Busy)
+		assert.Equal(t, 0, st.InUse)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		serve(httptest.NewRequestWithContext(ctx, http.MethodGet, "/", nil))
@@ -275,7 +275,7 @@ func TestHandlerLeaseRules(t *testing.T) {
 		assert.Empty(t, g.Names(), "no request was admitted")
 	})
 	t.Run("a Strict group's unknown route is answered a plain 503; the names it lists are logged", func(t *testing.T) {
-		g := newGroup(t, executor.GroupConfig{Strict: true, Dependencies: map[string]executor.Config{"GET /internal-admin-7": {}}})
+		g := newGroup(t, executor.GroupConfig{Strict: true, Suppliers: map[string]executor.Config{"GET /internal-admin-7": {}}})
 		logger, logs := newLogger()
 		mux := http.NewServeMux()
 		mux.Handle("GET /public", inbound.Handler(http.HandlerFunc(ok), inbound.Config{Group: g, Logger: logger}))
@@ -307,7 +307,7 @@ func TestHandlerLeaseRules(t *testing.T) {
 func TestHandlerPriorities(t *testing.T) {
 	t.Run("sheddable requests are refused first, critical ones find the reserve", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 10, CriticalShare: 0.2}})
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 10, CriticalShare: 0.2}})
 			slow := newGated()
 			// Every peer of this test may choose its priority.
 			h := inbound.TrustedPriority("", func(*http.Request) bool { return true })(

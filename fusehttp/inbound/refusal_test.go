@@ -22,7 +22,7 @@ import (
 // refusals returns a real refusal of each kind an executor gives.
 func refusals(t *testing.T) map[string]error {
 	t.Helper()
-	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 1,
+	g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 1,
 		Breaker: breaker.Config{ResetTimeout: 30 * time.Second}}})
 	busy, err := g.Executor("busy")
 	require.NoError(t, err)

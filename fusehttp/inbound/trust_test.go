@@ -22,7 +22,7 @@ var ownNetwork = inbound.PeerIn(netip.MustParsePrefix("10.0.0.0/8"))
 func TestTrustedPriority(t *testing.T) {
 	t.Run("an untrusted client's critical header is ignored: the critical reserve stays for a trusted caller", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Workers: 10, CriticalShare: 0.2}})
+			g := newGroup(t, executor.GroupConfig{Default: executor.Config{Slots: 10, CriticalShare: 0.2}})
 			slow := newGated()
 			h := inbound.TrustedPriority("", ownNetwork)(
 				inbound.Handler(slow, inbound.Config{Group: g, Key: func(*http.Request) string { return "api" }}))

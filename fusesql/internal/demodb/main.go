@@ -121,9 +121,9 @@ func plainMode(cfg *pgx.ConnConfig) mode {
 func fuseMode(cfg *pgx.ConnConfig) mode {
 	return mode{name: "fusesql", open: func() (*sql.DB, *executor.Group, error) {
 		g, err := executor.NewGroup(executor.GroupConfig{
-			Dependencies: map[string]executor.Config{
-				"orders":  {Workers: poolSize / 2, InvocationTimeout: writeTimeout, Breaker: breaker.Config{ResetTimeout: writeTimeout + time.Second}},
-				"catalog": {Workers: poolSize / 2, InvocationTimeout: readTimeout, Breaker: breaker.Config{ResetTimeout: readTimeout + time.Second}},
+			Suppliers: map[string]executor.Config{
+				"orders":  {Slots: poolSize / 2, InvocationTimeout: writeTimeout, Breaker: breaker.Config{ResetTimeout: writeTimeout + time.Second}},
+				"catalog": {Slots: poolSize / 2, InvocationTimeout: readTimeout, Breaker: breaker.Config{ResetTimeout: readTimeout + time.Second}},
 			},
 			Strict: true,
 		})

@@ -47,7 +47,7 @@ func runAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stderr, "running %s twice, %v each, in real time, %s\n", s.Name, s.Duration, over)
 	var runs []loadtest.NamedRun
-	for _, z := range []loadtest.Sizing{{Workers: 20, Adaptive: true, Loopback: !inprocess}, {Workers: workers, Loopback: !inprocess}} {
+	for _, z := range []loadtest.Sizing{{Slots: 20, Adaptive: true, Loopback: !inprocess}, {Slots: workers, Loopback: !inprocess}} {
 		r, err := loadtest.RunCapacity(ctx, s, z)
 		if err != nil {
 			return err

@@ -27,7 +27,7 @@ func runBurst(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var c common
 	fs := newFlagSet("burst", aboutBurst, stderr)
 	c.register(fs, 20)
-	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "bulkhead slots")
+	fs.IntVar(&cfg.Slots, "workers", cfg.Slots, "bulkhead slots")
 	fs.Float64Var(&cfg.Rate, "rate", cfg.Rate, "mean calls per second (Poisson arrivals)")
 	fs.DurationVar(&cfg.LatencyMedian, "latency-median", cfg.LatencyMedian, "median of the supplier's lognormal latency")
 	fs.Float64Var(&cfg.LatencySigma, "latency-sigma", cfg.LatencySigma, "σ of the logarithm of the latency (1.15: 68 % of calls within 3.2× of the median)")

@@ -122,7 +122,7 @@ func runQueue(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.LowWater, "low-water", cfg.LowWater, "queue level at which a breaker opened on a full queue closes again (0: half of -queue)")
 	fs.Float64Var(&cfg.ArrivalRate, "arrival-rate", cfg.ArrivalRate, "calls per second into the queue")
 	fs.Float64Var(&cfg.ServiceRate, "service-rate", cfg.ServiceRate, "calls per second the supplier completes")
-	fs.IntVar(&cfg.SupplierWorkers, "supplier-workers", cfg.SupplierWorkers, "calls the supplier runs at once (executor Workers)")
+	fs.IntVar(&cfg.SupplierSlots, "supplier-workers", cfg.SupplierSlots, "calls the supplier runs at once (executor Slots)")
 	fs.DurationVar(&cfg.InvocationTimeout, "timeout", cfg.InvocationTimeout, "invocation timeout of one call")
 	fs.DurationVar(&cfg.QueueTimeout, "queue-timeout", cfg.QueueTimeout, "bound on the wait in the queue")
 	fs.DurationVar(&cfg.ResetTimeout, "reset-timeout", cfg.ResetTimeout, "breaker: open period before a probe (must exceed -timeout + -queue-timeout)")
