@@ -90,6 +90,7 @@ func sentinelCases(group string, lib string, opts []sentinel.EntryOption) []Case
 			res := open(b)
 			defer sentinelcb.ClearRulesOfResource(res)
 			b.ReportAllocs()
+			b.ResetTimer() // RunParallel does not, as b.Loop does
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if !sentinelEntry(res, opts, nil) {
@@ -112,6 +113,7 @@ func sentinelCases(group string, lib string, opts []sentinel.EntryOption) []Case
 		res := openSentinel(b, opts)
 		defer sentinelcb.ClearRulesOfResource(res)
 		b.ReportAllocs()
+		b.ResetTimer() // RunParallel does not, as b.Loop does
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				if sentinelEntry(res, opts, nil) {
@@ -140,6 +142,7 @@ func peerCases(group string) []Case {
 			quietGoZero()
 			br := zerobreaker.NewBreaker()
 			b.ReportAllocs()
+			b.ResetTimer() // RunParallel does not, as b.Loop does
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if err := br.Do(okErr); err != nil {
@@ -165,6 +168,7 @@ func peerCases(group string) []Case {
 		}, func(b *testing.B) {
 			br := openGoZero()
 			b.ReportAllocs()
+			b.ResetTimer() // RunParallel does not, as b.Loop does
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					_ = br.Do(failErr)
