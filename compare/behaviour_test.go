@@ -104,6 +104,28 @@ func TestEveryLibraryUnderAHungSupplier(t *testing.T) {
 	}
 }
 
+// Breakers that count failures and have no bulkhead learn of a hang only
+// from its first timeout: until then every caller is let through and stays
+// stuck (T/every = 50 of them), and a supplier that ignores its context
+// never fails at all, so they never refuse anyone.
+func TestFailureCountingBreakersLearnOnlyFromTimeouts(t *testing.T) {
+	for _, name := range []string{"gobreaker", "go-zero", "sentinel-golang"} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := hung(t, compare.LibByName(name), true, unit)
+				assert.GreaterOrEqual(t, r.FirstFast, unit, "got a first refusal at %v, want none before the first timeout", r.FirstFast)
+				assert.GreaterOrEqual(t, r.MaxRunning, 50, "got %d calls stuck at once, want every call of the first T", r.MaxRunning)
+				assert.Positive(t, r.Outcomes[compare.Open], "got no refusal after the timeouts, want the breaker to refuse")
+
+				r = hung(t, compare.LibByName(name), false, unit)
+				assert.Equal(t, time.Duration(-1), r.FirstFast, "got a refusal at %v from a supplier that never failed", r.FirstFast)
+				assert.Equal(t, r.Calls, r.RunningAtEnd, "got %d of %d calls stuck at the end, want all", r.RunningAtEnd, r.Calls)
+				time.Sleep(10 * unit)
+			})
+		})
+	}
+}
+
 func units(d, u time.Duration) float64 {
 	if d < 0 {
 		return -1

@@ -169,5 +169,5 @@ func closedCases() []Case {
 			}
 		})
 	})...)
-	return cs
+	return append(cs, peerCases("Closed")...)
 }

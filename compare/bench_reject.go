@@ -270,5 +270,5 @@ func rejectCases() []Case {
 			}
 		})
 	})...)
-	return cs
+	return append(cs, peerCases("Reject")...)
 }

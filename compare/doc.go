@@ -2,8 +2,9 @@
 // libraries Go programs use today, so that users can compare them with
 // numbers they can reproduce: github.com/sony/gobreaker/v2,
 // github.com/failsafe-go/failsafe-go, github.com/afex/hystrix-go,
-// github.com/eapache/go-resiliency/breaker, one ants pool per supplier, and a
-// bare goroutine plus channel.
+// github.com/eapache/go-resiliency/breaker, go-zero's core/breaker,
+// Sentinel-golang's circuit breaker, one ants pool per supplier, and a bare
+// goroutine plus channel.
 //
 // It is a module of its own so that none of these libraries becomes a
 // dependency of fusebox. Seven comparisons live here:

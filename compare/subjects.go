@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	hystrix "github.com/afex/hystrix-go/hystrix"
+	sentinel "github.com/alibaba/sentinel-golang/api"
+	sentinelbase "github.com/alibaba/sentinel-golang/core/base"
+	sentinelcb "github.com/alibaba/sentinel-golang/core/circuitbreaker"
+	sentinellog "github.com/alibaba/sentinel-golang/logging"
 	resbreaker "github.com/eapache/go-resiliency/breaker"
 	"github.com/failsafe-go/failsafe-go"
 	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
@@ -15,6 +20,8 @@ import (
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 	"github.com/panjf2000/ants/v2"
 	"github.com/sony/gobreaker/v2"
+	zerobreaker "github.com/zeromicro/go-zero/core/breaker"
+	"github.com/zeromicro/go-zero/core/stat"
 
 	"github.com/fusebox-go/fusebox/antspool"
 	"github.com/fusebox-go/fusebox/breaker"
@@ -70,6 +77,8 @@ func Libs() []Lib {
 		{"hystrix-go", true, newHystrix},
 		{"hystrix-go-async", true, newHystrixAsync},
 		{"go-resiliency", false, newResiliency},
+		{"go-zero", false, newGoZero},
+		{"sentinel-golang", false, newSentinel},
 		{"ants", true, newAnts},
 		{"go", false, newGo},
 		{"go-timeout", false, newGoTimeout},
@@ -400,6 +409,115 @@ func (resiliencySubject) Classify(err error) Outcome {
 }
 
 func (resiliencySubject) Close() {}
+
+// ---- go-zero's core/breaker: DoCtx; the caller bounds the call with a
+// context. It has no settings: a Google SRE throttle over 10 s.
+
+type goZeroSubject struct {
+	b zerobreaker.Breaker
+	s Settings
+}
+
+func newGoZero(s Settings) (Subject, error) {
+	quietGoZero()
+	return goZeroSubject{zerobreaker.NewBreaker(), s}, nil
+}
+
+// quietGoZero turns off the alert log go-zero writes for every refusal
+// (its own tests do the same).
+func quietGoZero() { stat.SetReporter(nil) }
+
+func (g goZeroSubject) Call(ctx context.Context, fn Fn) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, g.s.Timeout)
+	defer cancel()
+	var v int
+	err := g.b.DoCtx(ctx, func() error {
+		var err error
+		v, err = fn(ctx)
+		return err
+	})
+	return v, err
+}
+
+func (goZeroSubject) Classify(err error) Outcome {
+	if errors.Is(err, zerobreaker.ErrServiceUnavailable) {
+		return Open
+	}
+	return classifyCtx(err)
+}
+
+func (goZeroSubject) Close() {}
+
+// ---- Sentinel-golang: an Entry per call on a resource of its own with one
+// circuit-breaking rule; the caller bounds the call with a context.
+
+// Sentinel keeps its rules and statistics in package-level maps: every
+// subject gets a resource of its own and removes its rule on Close.
+var (
+	sentinelSeq atomic.Int64
+	// quietSentinel keeps Sentinel's info log (a line per rule loaded or
+	// cleared) off stdout, where the report command writes its report.
+	quietSentinel = sync.OnceFunc(func() { sentinellog.ResetGlobalLoggerLevel(sentinellog.WarnLevel) })
+)
+
+// SentinelRule is the circuit-breaking rule made from s: ErrorCount (5
+// errors open it), the 5 s window in 10 buckets of Sentinel's examples.
+func SentinelRule(resource string, s Settings) *sentinelcb.Rule {
+	return &sentinelcb.Rule{
+		Resource:                     resource,
+		Strategy:                     sentinelcb.ErrorCount,
+		RetryTimeoutMs:               uint32(millis(s.Reset)),
+		MinRequestAmount:             uint64(s.Failures),
+		StatIntervalMs:               5000,
+		StatSlidingWindowBucketCount: 10,
+		Threshold:                    float64(s.Failures),
+	}
+}
+
+// SentinelResource loads a fresh rule made from s and returns its resource.
+func SentinelResource(prefix string, s Settings) (string, error) {
+	quietSentinel()
+	res := fmt.Sprintf("%s-%d", prefix, sentinelSeq.Add(1))
+	if _, err := sentinelcb.LoadRulesOfResource(res, []*sentinelcb.Rule{SentinelRule(res, s)}); err != nil {
+		return "", err
+	}
+	return res, nil
+}
+
+type sentinelSubject struct {
+	res string
+	s   Settings
+}
+
+func newSentinel(s Settings) (Subject, error) {
+	res, err := SentinelResource("compare", s)
+	return sentinelSubject{res, s}, err
+}
+
+func (g sentinelSubject) Call(ctx context.Context, fn Fn) (int, error) {
+	e, blocked := sentinel.Entry(g.res, sentinel.WithTrafficType(sentinelbase.Outbound))
+	if blocked != nil {
+		return 0, blocked
+	}
+	defer e.Exit()
+	ctx, cancel := context.WithTimeout(ctx, g.s.Timeout)
+	defer cancel()
+	v, err := fn(ctx)
+	if err != nil {
+		sentinel.TraceError(e, err)
+	}
+	return v, err
+}
+
+func (sentinelSubject) Classify(err error) Outcome {
+	var blocked *sentinelbase.BlockError
+	if errors.As(err, &blocked) {
+		return Open
+	}
+	return classifyCtx(err)
+}
+
+func (g sentinelSubject) Close() { _ = sentinelcb.ClearRulesOfResource(g.res) }
 
 // ---- one ants pool per supplier + a channel.
 

@@ -55,7 +55,7 @@ func TestEveryBenchmarkCaseRuns(t *testing.T) {
 
 func TestDescribeNamesEveryLibrary(t *testing.T) {
 	d := compare.Describe(compare.ScenarioSettings(time.Second))
-	assert.Len(t, d, 9)
+	assert.Len(t, d, 11)
 	all := strings.Join(d, "\n")
 	for _, lib := range compare.Libs() {
 		assert.Contains(t, all, lib.Name, "got no description of %s", lib.Name)

@@ -1,6 +1,7 @@
 package fusehttp
 
 import (
+	"maps"
 	"net/http"
 
 	"github.com/fusebox-go/fusebox/priority"
@@ -15,19 +16,32 @@ var priorityValues = [priority.Levels][]string{
 	priority.Sheddable: {priority.Sheddable.String()},
 }
 
-// withPriority returns a copy of h (one map; the values are shared) that
-// also carries p under name ("" for priority.Header). A RoundTripper must
-// not modify its request, so the caller's header stays as it was.
+// withPriority returns a header that carries p under name ("" for
+// priority.Header) and otherwise h's entries: h itself when it says so
+// already, else a copy (one map; the values are shared). A RoundTripper
+// must not modify its request, so the caller's header stays as it was.
 func withPriority(h http.Header, name string, p priority.Priority) http.Header {
 	if name == "" {
 		name = priority.Header
 	} else {
 		name = http.CanonicalHeaderKey(name)
 	}
-	out := make(http.Header, len(h)+1)
-	for k, v := range h {
-		out[k] = v
+	v := priorityValues[p]
+	if cur := h[name]; len(cur) == 1 && cur[0] == v[0] {
+		return h
 	}
-	out[name] = priorityValues[p]
+	var out http.Header
+	if len(h) < 8 {
+		// A small map is one group: the clone copies it as it is, with
+		// room for one more entry, instead of hashing every key again.
+		out = maps.Clone(h)
+	}
+	if out == nil {
+		out = make(http.Header, len(h)+1)
+		for k, vs := range h {
+			out[k] = vs
+		}
+	}
+	out[name] = v
 	return out
 }

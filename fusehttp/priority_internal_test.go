@@ -1,19 +1,90 @@
 package fusehttp
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 
 	"github.com/fusebox-go/fusebox/priority"
 )
 
-// BenchmarkPriorityHeader is what carrying a priority adds to an outbound
-// request with a typical header: one map of the header's size.
-func BenchmarkPriorityHeader(b *testing.B) {
-	h := http.Header{"Accept": {"application/json"}, "User-Agent": {"shop/1.0"},
+var sinkHeader http.Header
+
+// priorityHeaderCases are request headers of a few sizes: none (as
+// http.NewRequest makes it), a typical one of four entries, and twelve.
+func priorityHeaderCases() []struct {
+	name string
+	h    http.Header
+} {
+	typical := http.Header{"Accept": {"application/json"}, "User-Agent": {"shop/1.0"},
 		"Authorization": {"Bearer x"}, "Traceparent": {"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}}
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = withPriority(h, "", priority.Critical)
+	large := http.Header{}
+	for i := range 12 {
+		large[fmt.Sprintf("X-Header-%d", i)] = []string{"v"}
 	}
+	return []struct {
+		name string
+		h    http.Header
+	}{{"empty", http.Header{}}, {"typical", typical}, {"large", large}}
+}
+
+// BenchmarkPriorityHeader is what carrying a priority adds to an outbound
+// request: one map of the header's size when the priority is not Default,
+// nothing when it is (the context's priority is read either way).
+func BenchmarkPriorityHeader(b *testing.B) {
+	for _, c := range priorityHeaderCases() {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkHeader = withPriority(c.h, "", priority.Critical)
+			}
+		})
+	}
+	// The whole step of exchange, from a request's context as a lease
+	// gives it (a context two values deep).
+	base := context.WithValue(context.Background(), struct{ k int }{1}, 1)
+	for _, p := range []priority.Priority{priority.Default, priority.Critical} {
+		ctx := context.WithValue(priority.With(base, p), struct{ k int }{2}, 2)
+		h := priorityHeaderCases()[1].h
+		b.Run("from-context/"+p.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				out := h
+				if p := priority.From(ctx); p != priority.Default {
+					out = withPriority(h, "", p)
+				}
+				sinkHeader = out
+			}
+		})
+	}
+}
+
+func TestWithPriority(t *testing.T) {
+	for _, c := range priorityHeaderCases() {
+		t.Run(c.name+" headers are copied, the caller's left as they were", func(t *testing.T) {
+			n := len(c.h)
+			got := withPriority(c.h, "x-criticality", priority.Sheddable)
+			assert.Len(t, c.h, n, "the caller's header changed")
+			assert.Empty(t, c.h.Get("X-Criticality"), "the caller's header changed")
+			assert.Len(t, got, n+1)
+			assert.Equal(t, "sheddable", got.Get("X-Criticality"))
+			for k, v := range c.h {
+				assert.Equal(t, v, got[k], k)
+			}
+		})
+	}
+	t.Run("a header that says so already is sent as it is", func(t *testing.T) {
+		h := http.Header{"Fusebox-Priority": {"critical"}, "Accept": {"text/plain"}}
+		got := withPriority(h, "", priority.Critical)
+		assert.Equal(t, fmt.Sprintf("%p", h), fmt.Sprintf("%p", got), "got a copy, want the same map")
+	})
+	t.Run("a header that says otherwise is replaced in the copy", func(t *testing.T) {
+		h := http.Header{"Fusebox-Priority": {"critical"}}
+		got := withPriority(h, "", priority.Sheddable)
+		assert.Equal(t, "sheddable", got.Get("Fusebox-Priority"))
+		assert.Equal(t, "critical", h.Get("Fusebox-Priority"), "the caller's header changed")
+	})
 }

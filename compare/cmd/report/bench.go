@@ -123,6 +123,8 @@ var notApplicable = map[string][][2]string{
 	"SubmitAwait": {
 		{"gobreaker", "no pool: the call runs on the caller's goroutine"},
 		{"go-resiliency", "no pool (breaker.Go starts a goroutine but returns no result)"},
+		{"go-zero", "no pool: the call runs on the caller's goroutine"},
+		{"sentinel-golang", "no pool (its isolation rule bounds concurrency but runs the call on the caller's goroutine)"},
 	},
 }
 

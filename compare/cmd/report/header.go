@@ -17,6 +17,8 @@ var peers = []string{
 	"github.com/failsafe-go/failsafe-go",
 	"github.com/afex/hystrix-go",
 	"github.com/eapache/go-resiliency",
+	"github.com/zeromicro/go-zero",
+	"github.com/alibaba/sentinel-golang",
 	"github.com/panjf2000/ants/v2",
 }
 
@@ -50,7 +52,7 @@ func joinInts(xs []int) string {
 func writeConfig(w io.Writer, o options) {
 	fmt.Fprintf(w, "\n## Configuration\n\nEvery library gets the same settings, each in its own terms.\n\n")
 	fmt.Fprintf(w, "Benchmarks (pools large enough that a trivial call is never refused; open breakers for the Reject group stay open for an hour and were opened the way each library allows: "+
-		"fusebox Trip(Manual), failsafe-go Open(); gobreaker and go-resiliency by 5 failing calls; hystrix-go by failing calls until its health check opens it):\n\n")
+		"fusebox Trip(Manual), failsafe-go Open(); gobreaker, go-resiliency and sentinel-golang by 5 failing calls; go-zero by 10,000 failing calls (it has no open state: it drops calls with a probability near 1 then, and admitted/op in bench.txt says how many it let through); hystrix-go by failing calls until its health check opens it):\n\n")
 	for _, d := range compare.Describe(compare.BenchSettings) {
 		fmt.Fprintf(w, "- %s\n", d)
 	}
