@@ -24,13 +24,16 @@ var allowed = map[string][]string{
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/ilist"},
 	"executor": {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle",
-		module + "internal/adaptive", module + "internal/latency", module + "internal/timeline", "golang.org/x/sync/"},
+		module + "internal/adaptive", module + "internal/callctx", module + "internal/latency", module + "internal/timeline",
+		"golang.org/x/sync/"},
 	// The executor's mechanisms, each std only and tested on its own: the
 	// adaptive limit's algorithm, the latency history, the deadline timeline.
 	"internal/adaptive": nil,
 	"internal/latency":  nil,
 	"internal/timeline": nil,
-	"priority":          nil,
+	// The context a call's function receives; its deadline is a timeline entry.
+	"internal/callctx": {module + "internal/timeline"},
+	"priority":         nil,
 	// Client-side adaptive throttling, a leaf the executor calls.
 	"throttle": {module + "priority"},
 	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},

@@ -40,7 +40,7 @@ type call[T any] struct {
 	permit  breaker.Permit
 	state   atomic.Uint32
 	span    uint32      // from the call's start to its deadline, encoded by spanOf (see startedAt)
-	ctx     callCtx     // with the call's entry in ex.run, ctx.node
+	ctx     callCtx     // with the call's entry in ex.run, ctx.Node
 	q       *queueState // only for a call that had to queue
 }
 
@@ -52,9 +52,9 @@ func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) 
 		c = new(call[T])
 	}
 	c.fn, c.permit = fn, p
-	c.ctx.parent = ctx
+	c.ctx.Parent = ctx
 	c.ctx.ex = ex
-	c.ctx.node.Owner = c // kind: invocationDeadline, the zero value
+	c.ctx.Node.Owner = c // kind: invocationDeadline, the zero value
 	return c
 }
 
@@ -64,14 +64,14 @@ func (c *call[T]) start() {
 	c.state.Store(stRunning)
 	now := ex.now()
 	at := addSat(now, time.Duration(ex.timeout.Load()))
-	if d, ok := c.ctx.parent.Deadline(); ok {
+	if d, ok := c.ctx.Parent.Deadline(); ok {
 		if pd := int64(d.Sub(ex.env.epoch)); pd < at {
 			at = pd // the caller's deadline comes first: time the call out then
 		}
 	}
 	c.span = spanOf(at - now) // for startedAt
-	c.ctx.node.At = at
-	if perr := c.ctx.parent.Err(); perr != nil || at <= now {
+	c.ctx.Node.At = at
+	if perr := c.ctx.Parent.Err(); perr != nil || at <= now {
 		// The caller has given up already: don't make the call, and don't
 		// let the timer count it as the supplier's timeout.
 		if perr == nil {
@@ -81,7 +81,7 @@ func (c *call[T]) start() {
 		c.settle(zero, perr, skipped)
 		return
 	}
-	if !ex.run.Add(&c.ctx.node, &ex.env.epoch) {
+	if !ex.run.Add(&c.ctx.Node, &ex.env.epoch) {
 		// The executor is closing: the call will not run. settle gives the
 		// slot back.
 		var zero T
@@ -170,7 +170,7 @@ func (c *call[T]) run() {
 	var v T
 	var err error
 	end := skipped
-	if perr := c.ctx.parent.Err(); perr != nil {
+	if perr := c.ctx.Parent.Err(); perr != nil {
 		// The caller gave up before the call started: don't make it, and
 		// don't blame the supplier for it.
 		err = perr
@@ -189,7 +189,7 @@ func (c *call[T]) run() {
 	// settle, that took a new goroutine's 2 KB stack past its limit, and
 	// every such call copied its stack, 3× the call's time
 	// (TestACallFitsANewGoroutinesStack).
-	c.ctx.finish()
+	c.ctx.Finish()
 	c.settleEnded(v, err, end)
 }
 

@@ -19,7 +19,7 @@ import (
 // context marks the entry done too, one atomic store: the timeline drops
 // it lazily.
 func (c *call[T]) settle(v T, err error, end callEnd) {
-	c.ctx.finish()
+	c.ctx.Finish()
 	c.settleEnded(v, err, end)
 }
 
@@ -72,9 +72,9 @@ func (c *call[T]) settleLate(end callEnd) {
 		ex.counts().panics.Add(1) // the timeout was its failure already
 	}
 	// Made before the CAS that settle lost: see expire.
-	x := c.ctx.x.Load()
-	x.grace.Finish() // the function has returned: no need to wait for it
-	if x.meet.Add(1) == 2 {
+	x := c.ctx.Made()
+	x.Expiry.Grace.Finish() // the function has returned: no need to wait for it
+	if x.Expiry.Meet.Add(1) == 2 {
 		c.resolveTimedOut()
 	}
 	ex.leave()
@@ -106,15 +106,15 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		ex.counts().panics.Add(1)
 		_ = c.permit.Record(breaker.Failure, err) // a Match that panics too: the call's panic is the error to report
 		c.ranFor(breaker.Failure, now)
-	case err != nil && errors.Is(c.ctx.parent.Err(), context.Canceled):
+	case err != nil && errors.Is(c.ctx.Parent.Err(), context.Canceled):
 		ex.callerCancelled(c.permit)
 		c.ranFor(breaker.Ignored, now)
-	case err != nil && now >= c.ctx.node.At:
+	case err != nil && now >= c.ctx.Node.At:
 		// The function noticed its deadline (or its caller's) and returned
 		// before the timer got to it: the same timeout, reported the same
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
-		v, err = zero, ex.timeoutErr(c.ctx.parent, c.ctx.node.At)
+		v, err = zero, ex.timeoutErr(c.ctx.Parent, c.ctx.Node.At)
 		o, perr := ex.count(c.permit, ErrTimeout)
 		if perr != nil {
 			err = perr
@@ -126,9 +126,9 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 			v, err = zero, perr
 		}
 		if d, n := c.ranFor(o, now); o == breaker.Success {
-			ex.observe(d, n, now < c.ctx.node.At, c.permit)
+			ex.observe(d, n, now < c.ctx.Node.At, c.permit)
 			if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
-				a.observe(ex, d, now, now < c.ctx.node.At)
+				a.observe(ex, d, now, now < c.ctx.Node.At)
 			}
 			ex.closeIfDrained()
 		}

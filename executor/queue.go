@@ -19,7 +19,7 @@ import (
 // starts it if a slot was freed meanwhile. It reports false if the queue
 // was full.
 func (c *call[T]) enqueue(qt *timeline.Lazy) bool {
-	ex, ctx := c.ctx.ex, c.ctx.parent
+	ex, ctx := c.ctx.ex, c.ctx.Parent
 	q := &queueState{}
 	q.waiter.Value = c
 	q.node.Owner, q.node.Kind = c, queueDeadline
@@ -96,16 +96,16 @@ type queueState struct {
 // abandon is Close giving up on a running call: its future resolves with
 // ErrClosed; fn runs on until it returns and then gives its slot back.
 func (c *call[T]) abandon() {
-	x := c.ctx.state()
-	x.terr = ErrClosed
+	x := c.ctx.State()
+	x.Expiry.Err = ErrClosed
 	c.ctx.ex.counts().overdue.Add(c.overdueUnit())
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
 		c.ctx.ex.counts().overdue.Add(-c.overdueUnit())
 		return // it has just returned: settle resolves it
 	}
 	c.permit.Ignore()
-	c.ctx.cancel(context.Canceled)
-	x.meet.Add(1)
+	c.ctx.Cancel(context.Canceled)
+	x.Expiry.Meet.Add(1)
 	c.resolveTimedOut()
 }
 

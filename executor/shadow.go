@@ -57,7 +57,7 @@ func runOutside[T any](ctx context.Context, ex *Executor, fn func(context.Contex
 		return nil, ex.reject(RejectedClosed)
 	}
 	c := newCall(ctx, ex, fn, breaker.Permit{})
-	c.ctx.node.Kind = outsideDeadline
+	c.ctx.Node.Kind = outsideDeadline
 	c.start()
 	return c, nil
 }
@@ -67,12 +67,12 @@ func runOutside[T any](ctx context.Context, ex *Executor, fn func(context.Contex
 // permit was given back, and it starts now, without a slot.
 func (c *call[T]) runShadowed() {
 	c.permit = breaker.Permit{}
-	c.ctx.node.Kind = outsideDeadline
+	c.ctx.Node.Kind = outsideDeadline
 	c.start()
 }
 
 // outside reports whether c runs outside the bulkhead (shadow mode).
-func (c *call[T]) outside() bool { return c.ctx.node.Kind == outsideDeadline }
+func (c *call[T]) outside() bool { return c.ctx.Node.Kind == outsideDeadline }
 
 // overdueUnit is what c adds to the overdue count when it times out: 1,
 // or 0 for a call outside the bulkhead, which holds no slot and must not

@@ -240,7 +240,7 @@ func (c *call[T]) startedAt() int64 {
 	if c.span == math.MaxUint32 {
 		return math.MaxInt64
 	}
-	return c.ctx.node.At - spanNs(c.span)
+	return c.ctx.Node.At - spanNs(c.span)
 }
 
 // spanOf encodes d ≥ 0 ns, the time from a call's start to its deadline, in
