@@ -24,8 +24,8 @@ var allowed = map[string][]string{
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/ilist"},
 	"executor": {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle",
-		module + "internal/adaptive", module + "internal/callctx", module + "internal/latency", module + "internal/timeline",
-		"golang.org/x/sync/"},
+		module + "internal/adaptive", module + "internal/callctx", module + "internal/latency", module + "internal/stuck",
+		module + "internal/timeline", "golang.org/x/sync/"},
 	// The executor's mechanisms, each std only and tested on its own: the
 	// adaptive limit's algorithm, the latency history, the deadline timeline.
 	"internal/adaptive": nil,
@@ -33,7 +33,9 @@ var allowed = map[string][]string{
 	"internal/timeline": nil,
 	// The context a call's function receives; its deadline is a timeline entry.
 	"internal/callctx": {module + "internal/timeline"},
-	"priority":         nil,
+	// The stuck criterion: its rule and the latency history it learns from.
+	"internal/stuck": {module + "internal/latency"},
+	"priority":       nil,
 	// Client-side adaptive throttling, a leaf the executor calls.
 	"throttle": {module + "priority"},
 	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/internal/adaptive"
+	"github.com/fusebox-go/fusebox/internal/stuck"
 )
 
 // AdaptiveConfig lets the bulkhead size itself between Min and Max from the
@@ -219,7 +220,7 @@ func (ex *Executor) anyStuck(now int64) bool {
 	if rc.overdue.Load() > 0 {
 		return true
 	}
-	old, _ := ex.run.CountOld(now-ex.stuckAfter(), rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), 1)
+	old, _ := ex.run.CountOld(now-ex.stuckAfter(), rc.crit.RunSpan.Widen(ex.timeout.Load()+ex.grace(), now), 1)
 	return old > 0
 }
 
@@ -244,7 +245,7 @@ func (ex *Executor) resizeToLimit(s *adaptState) bool {
 	// old one would refuse a bulkhead stuck under a cut limit as busy
 	// (isStuck looks at the size again after it stores one).
 	if rc := ex.rare.Load(); rc != nil {
-		rc.busyUntil.Store(0)
+		rc.crit.BusyUntil.Store(0)
 	}
 	s.sizeMu.Unlock()
 	for _, w := range handed {
@@ -255,9 +256,9 @@ func (ex *Executor) resizeToLimit(s *adaptState) bool {
 
 // needRunning is the number of old calls that make a full bulkhead stuck:
 // half of its slots, rounded up, of the limit now in force.
-func (ex *Executor) needRunning(p *stuckPolicy) int {
+func (ex *Executor) needRunning(p *stuck.Policy) int {
 	if ex.adapt.Load() == nil {
-		return int(p.needRunning)
+		return int(p.NeedRunning)
 	}
 	return (ex.bh.Stats().Slots + 1) / 2
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/future"
+	"github.com/fusebox-go/fusebox/internal/stuck"
 )
 
 // Call states. A call moves queued → running → invoking → done or expired
@@ -39,7 +40,7 @@ type call[T any] struct {
 	fn      func(context.Context) (T, error)
 	permit  breaker.Permit
 	state   atomic.Uint32
-	span    uint32      // from the call's start to its deadline, encoded by spanOf (see startedAt)
+	span    uint32      // from the call's start to its deadline, encoded by stuck.SpanOf (see startedAt)
 	ctx     callCtx     // with the call's entry in ex.run, ctx.Node
 	q       *queueState // only for a call that had to queue
 }
@@ -63,13 +64,13 @@ func (c *call[T]) start() {
 	ex := c.ctx.ex
 	c.state.Store(stRunning)
 	now := ex.now()
-	at := addSat(now, time.Duration(ex.timeout.Load()))
+	at := stuck.AddSat(now, time.Duration(ex.timeout.Load()))
 	if d, ok := c.ctx.Parent.Deadline(); ok {
 		if pd := int64(d.Sub(ex.env.epoch)); pd < at {
 			at = pd // the caller's deadline comes first: time the call out then
 		}
 	}
-	c.span = spanOf(at - now) // for startedAt
+	c.span = stuck.SpanOf(at - now) // for startedAt
 	c.ctx.Node.At = at
 	if perr := c.ctx.Parent.Err(); perr != nil || at <= now {
 		// The caller has given up already: don't make the call, and don't

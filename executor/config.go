@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/stuck"
 	"github.com/fusebox-go/fusebox/throttle"
 )
 
@@ -61,7 +62,7 @@ type resolved struct {
 	slots, queue, lowWater int
 	timeout, queueTimeout  time.Duration
 	breaker                breaker.Config
-	stuck                  stuckPolicy
+	stuck                  stuck.Policy
 	shadow                 bool
 	throttle               *throttle.Config
 	shares                 uint32 // CriticalShare, per mille
@@ -89,7 +90,7 @@ func (c Config) resolve(name string) (resolved, error) {
 		}
 	}
 	r.lowWater = ck.lowWater(c.Queue, c.LowWater)
-	r.stuck = c.Stuck.resolve(r.timeout, r.slots, r.queue, ck.bad)
+	r.stuck = c.Stuck.resolve(r.timeout, r.slots, ck.bad)
 	r.shares = ck.sharePerMille(c.CriticalShare)
 	ck.probes(c.Breaker.HalfOpenProbes, r.slots, r.queue)
 	ck.probes(c.Breaker.HalfOpenProbes, cmp.Or(r.adapt.minL, r.slots), r.queue)

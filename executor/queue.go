@@ -7,11 +7,11 @@ package executor
 import (
 	"context"
 	"errors"
-	"math"
 	"sync"
 	"time"
 
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/stuck"
 	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
@@ -35,7 +35,7 @@ func (c *call[T]) enqueue(qt *timeline.Lazy) bool {
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
 		q.since = ex.now()
-		q.node.At = addSat(q.since, time.Duration(ex.queueTO.Load()))
+		q.node.At = stuck.AddSat(q.since, time.Duration(ex.queueTO.Load()))
 		listed := qt.Add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
@@ -171,12 +171,4 @@ func (c *call[T]) dequeue(err error) {
 	var zero T
 	c.promise.Complete(zero, err)
 	ex.leave()
-}
-
-// addSat returns now + d, saturating instead of overflowing.
-func addSat(now int64, d time.Duration) int64 {
-	if int64(d) > math.MaxInt64-now {
-		return math.MaxInt64
-	}
-	return now + int64(d)
 }
