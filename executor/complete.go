@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/adaptive"
 )
 
 // settle ends a call whose function has returned (or that never ran):
@@ -127,7 +128,7 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		}
 		if d, n := c.ranFor(o, now); o == breaker.Success {
 			ex.observe(d, n, now < c.ctx.Node.At, c.permit)
-			if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+			if a := ex.adapt.Load(); a != nil && n%adaptive.Every == 0 {
 				a.observe(ex, d, now, now < c.ctx.Node.At)
 			}
 			ex.closeIfDrained()

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/adaptive"
 	"github.com/fusebox-go/fusebox/internal/stuck"
 	"github.com/fusebox-go/fusebox/throttle"
 )
@@ -80,8 +81,8 @@ func (c Config) resolve(name string) (resolved, error) {
 	}
 	r.queue = ck.count("Queue", c.Queue)
 	r.timeout = ck.timeout("InvocationTimeout", c.InvocationTimeout, defaultInvocationTimeout)
-	if r.adapt.on && r.timeout > adaptMaxTimeout {
-		ck.bad("InvocationTimeout must be at most %v with Adaptive sizing (its windows last a second at most), got %v", adaptMaxTimeout, r.timeout)
+	if r.adapt.on && r.timeout > adaptive.MaxTimeout {
+		ck.bad("InvocationTimeout must be at most %v with Adaptive sizing (its windows last a second at most), got %v", adaptive.MaxTimeout, r.timeout)
 	}
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
 	if r.throttle = c.Throttle; r.throttle != nil {
