@@ -11,6 +11,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/latency"
 	"github.com/fusebox-go/fusebox/internal/stuck"
 	"github.com/fusebox-go/fusebox/internal/timeline"
 	"github.com/fusebox-go/fusebox/priority"
@@ -149,9 +150,9 @@ type rareCounts struct {
 	rejected [numRejections]atomic.Uint64
 	errs     [numRejections]RejectedError
 	timeoutErrs
-	byPriority [priority.Levels]atomic.Uint64 // rejections of critical and sheddable calls
-	crit       stuck.State[func(Busy)]        // the stuck criterion and the latency history
-	dur        atomic.Pointer[durations]      // made when the first call ends
+	byPriority [priority.Levels]atomic.Uint64    // rejections of critical and sheddable calls
+	crit       stuck.State[func(Busy)]           // the stuck criterion and the latency history
+	dur        atomic.Pointer[latency.Durations] // made when the first call ends
 	shadowState
 	throttle atomic.Pointer[throttle.Throttle] // Config.Throttle's; nil: off
 }
