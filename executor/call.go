@@ -48,14 +48,14 @@ type call[T any] struct {
 func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error), p breaker.Permit) *call[T] {
 	var c *call[T]
 	if fn == nil {
-		c = newLeaseCall[T]() // inside its Lease: one allocation for both
+		c = newLeaseCall[T]() // inside its Lease, its deadline's Owner
 	} else {
 		c = new(call[T])
+		c.ctx.Node.Owner = c // kind: invocationDeadline, the zero value
 	}
 	c.fn, c.permit = fn, p
 	c.ctx.Parent = ctx
 	c.ctx.ex = ex
-	c.ctx.Node.Owner = c // kind: invocationDeadline, the zero value
 	return c
 }
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/timeline"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
@@ -14,23 +14,29 @@ import (
 // Submit without a goroutine. Its context ends at the invocation deadline;
 // the slot stays held until Done, which the holder must call once.
 type Lease struct {
-	// c is the lease's call, its first field: the call and its Lease are
-	// one allocation (newLeaseCall), and leaseOf finds one from the other.
-	c    call[struct{}]
+	c    call[struct{}] // the call and its Lease are one allocation (newLeaseCall)
 	done atomic.Bool
 }
+
+// leaseOwner is a Lease as the timeline's Owner of its invocation
+// deadline, which the call's record already holds: leaseOf finds the
+// Lease from its call through it.
+type leaseOwner Lease
+
+func (o *leaseOwner) Expired(k timeline.Kind)     { o.c.Expired(k) }
+func (o *leaseOwner) Closed(k timeline.Kind)      { o.c.Closed(k) }
+func (o *leaseOwner) Since(k timeline.Kind) int64 { return o.c.Since(k) }
 
 // newLeaseCall makes a lease's call inside a new Lease. Only a lease has
 // no function, and a lease's T is always struct{}.
 func newLeaseCall[T any]() *call[T] {
 	l := new(Lease)
+	l.c.ctx.Node.Owner = (*leaseOwner)(l)
 	return any(&l.c).(*call[T])
 }
 
-// leaseOf returns the Lease a lease's call is the first field of.
-func leaseOf(c *call[struct{}]) *Lease {
-	return (*Lease)(unsafe.Pointer(c)) // made by newLeaseCall: c is at the Lease's address
-}
+// leaseOf returns the Lease a lease's call was made in.
+func leaseOf(c *call[struct{}]) *Lease { return (*Lease)(c.ctx.Node.Owner.(*leaseOwner)) }
 
 // Lease takes a slot, waiting in the queue if there is one, or returns a
 // *RejectedError without taking one (or ErrQueueTimeout, ctx's error).
