@@ -25,38 +25,14 @@ type AdaptiveConfig struct {
 	OnChange func(supplier string, from, to int, reason string)
 }
 
-// adaptSet is an AdaptiveConfig resolved; on false: off.
+// adaptSet is an AdaptiveConfig resolved.
 type adaptSet struct {
-	on                  bool
-	minL, maxL, initial int
-	onChange            func(supplier string, from, to int, reason string)
+	adaptive.Bounds
+	onChange func(supplier string, from, to int, reason string)
 }
 
 func (c AdaptiveConfig) resolve(workers int, ck *checker) adaptSet {
-	if c.Max == 0 {
-		if c.Min != 0 || c.Initial != 0 {
-			ck.bad("Adaptive.Min and Adaptive.Initial need Adaptive.Max (0: adaptive sizing off), got Min %d, Initial %d", c.Min, c.Initial)
-		}
-		return adaptSet{}
-	}
-	a := adaptSet{on: true, minL: max(c.Min, 1), maxL: c.Max, onChange: c.OnChange}
-	switch {
-	case c.Max < 0 || c.Max > maxSize:
-		ck.bad("Adaptive.Max must be in [1, %d], or 0 for off, got %d", maxSize, c.Max)
-		return adaptSet{}
-	case c.Min < 0 || c.Min > c.Max:
-		ck.bad("Adaptive.Min must be in [0, Adaptive.Max (%d)], got %d", c.Max, c.Min)
-		return adaptSet{}
-	}
-	a.initial = min(max(workers, a.minL), a.maxL)
-	if c.Initial != 0 {
-		if c.Initial < a.minL || c.Initial > a.maxL {
-			ck.bad("Adaptive.Initial must be in [Adaptive.Min (%d), Adaptive.Max (%d)], or 0 for Workers, got %d", a.minL, a.maxL, c.Initial)
-			return adaptSet{}
-		}
-		a.initial = c.Initial
-	}
-	return a
+	return adaptSet{adaptive.Resolve(c.Max, c.Min, c.Initial, workers, maxSize, ck.bad), c.OnChange}
 }
 
 // adaptState is an executor's adaptive limit: the limiter and its window,
@@ -78,8 +54,8 @@ type adaptState struct {
 }
 
 func newAdaptState(ex *Executor, a adaptSet) *adaptState {
-	s := &adaptState{set: a, lim: adaptive.New(a.minL, a.maxL, a.initial)}
-	s.win.Open(&ex.adaptAcc, ex.now(), ex.br.Stats().Generation, a.initial)
+	s := &adaptState{set: a, lim: adaptive.New(a.Min, a.Max, a.Initial)}
+	s.win.Open(&ex.adaptAcc, ex.now(), ex.br.Stats().Generation, a.Initial)
 	return s
 }
 
@@ -210,7 +186,7 @@ func (ex *Executor) needRunning(p *stuck.Policy) int {
 // as it is published, and their resizes must come after the caller's.
 // The caller unlocks it once the bulkhead has the size.
 func (ex *Executor) applyAdaptive(r resolved) (size int, fresh *adaptState) {
-	if !r.adapt.on {
+	if !r.adapt.On {
 		if s := ex.adapt.Swap(nil); s != nil {
 			s.mu.Lock()
 			s.retired = true
@@ -223,12 +199,12 @@ func (ex *Executor) applyAdaptive(r resolved) (size int, fresh *adaptState) {
 		s = newAdaptState(ex, r.adapt)
 		s.sizeMu.Lock()
 		ex.adapt.Store(s)
-		return r.adapt.initial, s
+		return r.adapt.Initial, s
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.set = r.adapt
-	s.lim.SetBounds(r.adapt.minL, r.adapt.maxL)
+	s.lim.SetBounds(r.adapt.Min, r.adapt.Max)
 	return s.lim.Limit(), nil
 }
 

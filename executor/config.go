@@ -76,12 +76,12 @@ func (c Config) resolve(name string) (resolved, error) {
 	ck := &checker{name: name}
 	r := resolved{breaker: c.Breaker}
 	r.slots = ck.slots(c.Workers)
-	if r.adapt = c.Adaptive.resolve(r.slots, ck); r.adapt.on {
-		r.slots = r.adapt.initial // the stuck criterion starts from it; the probes must fit in Min
+	if r.adapt = c.Adaptive.resolve(r.slots, ck); r.adapt.On {
+		r.slots = r.adapt.Initial // the stuck criterion starts from it; the probes must fit in Min
 	}
 	r.queue = ck.count("Queue", c.Queue)
 	r.timeout = ck.timeout("InvocationTimeout", c.InvocationTimeout, defaultInvocationTimeout)
-	if r.adapt.on && r.timeout > adaptive.MaxTimeout {
+	if r.adapt.On && r.timeout > adaptive.MaxTimeout {
 		ck.bad("InvocationTimeout must be at most %v with Adaptive sizing (its windows last a second at most), got %v", adaptive.MaxTimeout, r.timeout)
 	}
 	r.queueTimeout = ck.queueTimeout(c.Queue, c.QueueTimeout, r.timeout)
@@ -94,7 +94,7 @@ func (c Config) resolve(name string) (resolved, error) {
 	r.stuck = c.Stuck.resolve(r.timeout, r.slots, ck.bad)
 	r.shares = ck.sharePerMille(c.CriticalShare)
 	ck.probes(c.Breaker.HalfOpenProbes, r.slots, r.queue)
-	ck.probes(c.Breaker.HalfOpenProbes, cmp.Or(r.adapt.minL, r.slots), r.queue)
+	ck.probes(c.Breaker.HalfOpenProbes, cmp.Or(r.adapt.Min, r.slots), r.queue)
 	ck.resetTimeout(cmp.Or(c.Breaker.ResetTimeout, defaultResetTimeout), r)
 	if r.breaker.Name == "" {
 		r.breaker.Name = name

@@ -38,25 +38,10 @@ func (c StuckConfig) resolve(timeout time.Duration, slots int, bad func(format s
 // stuck.
 func (ex *Executor) stuckAfter() int64 { return ex.counts().crit.After() }
 
-// isStuck reports whether a full bulkhead is stuck: at least half of its
-// slots (rounded up) are held by calls that have run for stuckAfter or
-// longer, or are overdue; or, with a queue, its oldest call has waited
-// that long (the queue is first in, first out: its oldest call is no
-// outlier, it says how long the queue takes to move). Only a call that
-// found the bulkhead full asks.
-//
-// Half, not one: a single call from the far tail of a healthy supplier's
-// latency (a 3 s answer from a supplier whose p99 is 0.5 s) must not make
-// a burst that fills the other slots look like a hang. A hang holds every
-// call it gets, so half of the slots are old soon after the first one is.
-//
-// A burst meets the full bulkhead many times in a row; all but the first
-// of those refusals cost a clock read and a few atomic loads: the first
-// remembers when the next of its calls can become old enough, and until
-// then the count of old calls cannot grow (the calls that come later are
-// younger, and calls only leave) unless one goes overdue, which is counted
-// on its own. A threshold that falls meanwhile (the calls that end teach a
-// faster p99) is applied once that time has come.
+// isStuck reports whether a full bulkhead is stuck (docs/design.md, "The
+// stuck criterion"): half of its slots held by calls older than
+// stuckAfter or overdue, or a queue whose oldest call waited that long.
+// A busy answer is cached until a call can next become old (BusyUntil).
 func (ex *Executor) isStuck() bool {
 	rc := ex.counts()
 	p := &rc.crit.Now().Policy

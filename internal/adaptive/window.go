@@ -109,3 +109,40 @@ func (w *Window) Tell(now int64, to int) (from int, due bool) {
 	w.told, w.toldLimit = now, to
 	return from, true
 }
+
+// Bounds are the executor's AdaptiveConfig resolved: the limit stays in
+// [Min, Max] and starts at Initial; On false means adaptive sizing is off.
+type Bounds struct {
+	On                bool
+	Min, Max, Initial int
+}
+
+// Resolve applies the defaults of the executor's AdaptiveConfig (max, min,
+// initial; workers is Config.Workers resolved, most the largest size),
+// reporting each bad field, by its name in Config, through bad.
+func Resolve(maxL, minL, initial, workers, most int, bad func(format string, args ...any)) Bounds {
+	if maxL == 0 {
+		if minL != 0 || initial != 0 {
+			bad("Adaptive.Min and Adaptive.Initial need Adaptive.Max (0: adaptive sizing off), got Min %d, Initial %d", minL, initial)
+		}
+		return Bounds{}
+	}
+	switch {
+	case maxL < 0 || maxL > most:
+		bad("Adaptive.Max must be in [1, %d], or 0 for off, got %d", most, maxL)
+		return Bounds{}
+	case minL < 0 || minL > maxL:
+		bad("Adaptive.Min must be in [0, Adaptive.Max (%d)], got %d", maxL, minL)
+		return Bounds{}
+	}
+	b := Bounds{On: true, Min: max(minL, 1), Max: maxL}
+	b.Initial = min(max(workers, b.Min), b.Max)
+	if initial != 0 {
+		if initial < b.Min || initial > b.Max {
+			bad("Adaptive.Initial must be in [Adaptive.Min (%d), Adaptive.Max (%d)], or 0 for Workers, got %d", b.Min, b.Max, initial)
+			return Bounds{}
+		}
+		b.Initial = initial
+	}
+	return b
+}

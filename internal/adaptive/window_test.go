@@ -88,3 +88,36 @@ func TestWindowReportsTheGenerationAndStuck(t *testing.T) {
 	assert.True(t, asked, "stuck is asked only of a window that closes")
 	assert.Equal(t, 5, lim.Limit(), "a new generation: the limit restarts at half")
 }
+
+func TestResolve(t *testing.T) {
+	var bad []string
+	collect := func(format string, _ ...any) { bad = append(bad, format) }
+	cases := []struct {
+		name                string
+		maxL, minL, initial int
+		want                Bounds
+		badField            string
+	}{
+		{"off", 0, 0, 0, Bounds{}, ""},
+		{"Min without Max", 0, 2, 0, Bounds{}, "Adaptive.Min and Adaptive.Initial"},
+		{"Max beyond the largest size", 2000, 0, 0, Bounds{}, "Adaptive.Max"},
+		{"Min over Max", 4, 5, 0, Bounds{}, "Adaptive.Min"},
+		{"Initial outside the bounds", 10, 2, 11, Bounds{}, "Adaptive.Initial"},
+		{"Min 0 means 1; Initial 0 means Workers", 100, 0, 0, Bounds{On: true, Min: 1, Max: 100, Initial: 10}, ""},
+		{"Workers kept within the bounds", 8, 2, 0, Bounds{On: true, Min: 2, Max: 8, Initial: 8}, ""},
+		{"Initial as given", 100, 4, 50, Bounds{On: true, Min: 4, Max: 100, Initial: 50}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bad = nil
+			got := Resolve(c.maxL, c.minL, c.initial, 10, 1000, collect)
+			assert.Equal(t, c.want, got)
+			if c.badField == "" {
+				assert.Empty(t, bad)
+			} else {
+				require.Len(t, bad, 1)
+				assert.Contains(t, bad[0], c.badField)
+			}
+		})
+	}
+}

@@ -93,7 +93,12 @@ type State[L any] struct {
 	// writes.
 	warm atomic.Bool
 	// BusyUntil: no call in the bulkhead can be stuck before this time
-	// (executor clock), as found by the last busy refusal.
+	// (executor clock), as found by the last busy refusal. A burst meets
+	// the full bulkhead many times in a row; all but the first of those
+	// refusals cost a clock read and a few loads: until then the count of
+	// old calls cannot grow (later calls are younger, and calls only
+	// leave) unless one goes overdue, which is counted on its own. A
+	// threshold that falls meanwhile is applied once that time has come.
 	BusyUntil atomic.Int64
 	// The longest spans of the calls still listed from before a
 	// Reconfigure that shortened a timeout.
