@@ -24,7 +24,7 @@ var allowed = map[string][]string{
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/ilist"},
 	"executor": {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle",
-		module + "internal/adaptive", module + "internal/callctx", module + "internal/latency", module + "internal/stuck",
+		module + "internal/adaptive", module + "internal/callctx", module + "internal/latency", module + "internal/listeners", module + "internal/stuck",
 		module + "internal/timeline", "golang.org/x/sync/"},
 	// The executor's mechanisms, each std only and tested on its own: the
 	// adaptive limit's algorithm, the latency history, the deadline timeline.
@@ -35,7 +35,9 @@ var allowed = map[string][]string{
 	"internal/callctx": {module + "internal/timeline"},
 	// The stuck criterion: its rule and the latency history it learns from.
 	"internal/stuck": {module + "internal/latency"},
-	"priority":       nil,
+	// A list of listeners read without a lock (a Group's subscribers).
+	"internal/listeners": nil,
+	"priority":           nil,
 	// Client-side adaptive throttling, a leaf the executor calls.
 	"throttle": {module + "priority"},
 	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},
