@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"bulkhead":       {module + "internal/ilist"},
 	"executor": {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle",
 		module + "internal/adaptive", module + "internal/callctx", module + "internal/latency", module + "internal/listeners", module + "internal/stuck",
-		module + "internal/timeline", "golang.org/x/sync/"},
+		module + "internal/timeline", module + "internal/validate", "golang.org/x/sync/"},
 	// The executor's mechanisms, each std only and tested on its own: the
 	// adaptive limit's algorithm, the latency history, the deadline timeline.
 	"internal/adaptive": nil,
@@ -37,7 +37,9 @@ var allowed = map[string][]string{
 	"internal/stuck": {module + "internal/latency"},
 	// A list of listeners read without a lock (a Group's subscribers).
 	"internal/listeners": nil,
-	"priority":           nil,
+	// The checks of the executor's Config fields, each bad field by name.
+	"internal/validate": nil,
+	"priority":          nil,
 	// Client-side adaptive throttling, a leaf the executor calls.
 	"throttle": {module + "priority"},
 	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},

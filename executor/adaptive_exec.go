@@ -6,6 +6,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/internal/adaptive"
 	"github.com/fusebox-go/fusebox/internal/stuck"
+	"github.com/fusebox-go/fusebox/internal/validate"
 )
 
 // AdaptiveConfig lets the bulkhead size itself between Min and Max from the
@@ -31,8 +32,8 @@ type adaptSet struct {
 	onChange func(supplier string, from, to int, reason string)
 }
 
-func (c AdaptiveConfig) resolve(workers int, ck *checker) adaptSet {
-	return adaptSet{adaptive.Resolve(c.Max, c.Min, c.Initial, workers, maxSize, ck.bad), c.OnChange}
+func (c AdaptiveConfig) resolve(workers int, ck *validate.Checker) adaptSet {
+	return adaptSet{adaptive.Resolve(c.Max, c.Min, c.Initial, workers, validate.MaxSize, ck.Bad), c.OnChange}
 }
 
 // adaptState is an executor's adaptive limit: the limiter and its window,

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/validate"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
@@ -18,9 +19,9 @@ import (
 const maxCriticalShare = 0.9
 
 // sharePerMille is the critical share as executors store it: 0 is off.
-func (ck *checker) sharePerMille(s float64) uint32 {
+func sharePerMille(ck *validate.Checker, s float64) uint32 {
 	if math.IsNaN(s) || s < 0 || s > maxCriticalShare {
-		ck.bad("CriticalShare must be in [0, %v], got %v", maxCriticalShare, s)
+		ck.Bad("CriticalShare must be in [0, %v], got %v", maxCriticalShare, s)
 		return 0
 	}
 	if s == 0 {
