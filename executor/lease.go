@@ -62,7 +62,7 @@ func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 		// that as ignored), or start ended it at once because the caller
 		// had given up: either way, nothing was done.
 		if c.state.Load() == stExpired {
-			c.settle(struct{}{}, ErrTimeout, skipped)
+			c.finish(struct{}{}, ErrTimeout, skipped)
 		}
 		_, err := c.promise.Future().Await(context.Background())
 		if err == nil {
@@ -119,7 +119,7 @@ func (l *Lease) Done(err error) {
 	if _, ok := err.(*breaker.PanicError); ok {
 		end = panicked
 	}
-	l.c.settle(struct{}{}, err, end)
+	l.c.finish(struct{}{}, err, end)
 }
 
 // Skip ends the lease as work that says nothing of the supplier (a dial):
@@ -128,7 +128,7 @@ func (l *Lease) Skip() {
 	if l == nil || l.c.ctx.ex == nil || l.done.Swap(true) {
 		return
 	}
-	l.c.settle(struct{}{}, nil, unjudged)
+	l.c.finish(struct{}{}, nil, unjudged)
 }
 
 // Finish ends the lease with classify(err) (nil classify: err), run under

@@ -55,14 +55,6 @@ func (c *call[T]) enqueue(qt *timeline.Lazy) bool {
 	return true
 }
 
-// release frees the slot of a call whose function returned, starting the
-// oldest queued call if the bulkhead hands the slot over to it.
-func (ex *Executor) release() {
-	if w := ex.bh.Release(); w != nil {
-		w.Value.(promoter).promote()
-	}
-}
-
 type promoter interface{ promote() }
 
 // queueFull reports whether every queue place is taken; without a queue
@@ -101,7 +93,7 @@ func (c *call[T]) abandon() {
 	c.ctx.ex.counts().overdue.Add(c.overdueUnit())
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
 		c.ctx.ex.counts().overdue.Add(-c.overdueUnit())
-		return // it has just returned: settle resolves it
+		return // it has just returned: finish resolves it
 	}
 	c.permit.Ignore()
 	c.ctx.Cancel(context.Canceled)

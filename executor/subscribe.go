@@ -8,7 +8,9 @@ import (
 )
 
 // subscribers are the listeners attached to a running Group.
-type subscribers struct{ listeners.List[func(breaker.Event)] }
+type subscribers struct {
+	listeners.List[func(breaker.Event)]
+}
 
 // Subscribe attaches fn to every executor of the group, present and
 // future, after its own listener, until the returned func is called. Keep

@@ -50,8 +50,8 @@ func (c *call[T]) expire() {
 		x.Expiry.Err = ex.timeoutErr(c.ctx.Parent, c.ctx.Node.At)
 	}
 	// The state and terr are made and written before the CAS, and read by
-	// settle only after its own CAS failed, that is after observing this
-	// one. overdue is counted before the CAS too, so that settle's
+	// finish only after its own CAS failed, that is after observing this
+	// one. overdue is counted before the CAS too, so that finish's
 	// decrement can never run first.
 	ex.counts().overdue.Add(c.overdueUnit())
 	called := c.state.CompareAndSwap(stInvoking, stExpired)
@@ -87,7 +87,7 @@ func (c *call[T]) expire() {
 		c.ranFor(o, ex.now())
 		if perr != nil {
 			// A classifier that panicked on the timer goroutine: the call
-			// resolves with the panic instead of the timeout. settle reads
+			// resolves with the panic instead of the timeout. finish reads
 			// terr only after meet says this side is done.
 			x.Expiry.Err = perr
 		}
@@ -102,7 +102,7 @@ func (c *call[T]) expired() {
 	ex, x := c.ctx.ex, c.ctx.Made()
 	c.ctx.Cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
-	// (here) and the function has returned (settle), or when the grace
+	// (here) and the function has returned (finish), or when the grace
 	// period is over.
 	if x.Expiry.Meet.Add(1) == 2 {
 		c.resolveTimedOut()
@@ -145,4 +145,22 @@ func (c *call[T]) Closed(k timeline.Kind) {
 	case queueDeadline:
 		c.dequeue(ErrClosed)
 	}
+}
+
+// finishLate ends a call whose deadline came first. The function has now
+// returned and its slot is free; once expire has recorded the timeout too,
+// the future resolves (unless the grace period already did).
+func (c *call[T]) finishLate(end callEnd) {
+	ex := c.ctx.ex
+	ex.counts().overdue.Add(-c.overdueUnit())
+	if end == panicked {
+		ex.counts().panics.Add(1) // the timeout was its failure already
+	}
+	// Made before the CAS that finish lost: see expire.
+	x := c.ctx.Made()
+	x.Expiry.Grace.Finish() // the function has returned: no need to wait for it
+	if x.Expiry.Meet.Add(1) == 2 {
+		c.resolveTimedOut()
+	}
+	ex.leave()
 }

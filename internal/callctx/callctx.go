@@ -83,6 +83,8 @@ func (c *Ctx) State() *State {
 
 type afterFunc struct{ f func() }
 
+// Value reads the caller's values; it also answers for the cause, for
+// context.Cause, once the caller's context can end.
 func (c *Ctx) Value(key any) any {
 	if x := c.x.Load(); x != nil {
 		x.mu.Lock()
@@ -158,6 +160,7 @@ func (c *Ctx) Done() <-chan struct{} {
 	return x.done
 }
 
+// Err is nil until the context ends, then why it ended.
 func (c *Ctx) Err() error {
 	if x := c.x.Load(); x != nil {
 		x.mu.Lock()
@@ -286,4 +289,5 @@ func (c *Ctx) Finish() {
 	}
 }
 
+// String names the context, as the context package's do.
 func (c *Ctx) String() string { return "fusebox call context" }
