@@ -36,9 +36,6 @@ func Submit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (
 	}
 	c, err := admit(ctx, ex, fn)
 	if err != nil {
-		if p := priority.From(ctx); p != priority.Default {
-			countRefused(ex, p, err) // by priority (priority.go)
-		}
 		return nil, err
 	}
 	return c.promise.Future(), nil
@@ -56,11 +53,16 @@ func Do[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, e
 
 // admit is the admission shared by Submit and Lease: the breaker, then a
 // slot (the call starts) or a queue place (it starts when a Release hands
-// it a slot). fn is nil for a lease.
+// it a slot). fn is nil for a lease. A refusal is counted by priority.
 func admit[T any](ctx context.Context, ex *Executor, fn func(context.Context) (T, error)) (*call[T], error) {
 	c, err := admitEnforced(ctx, ex, fn)
 	if err == errShadowed {
-		return runOutside(ctx, ex, fn)
+		c, err = runOutside(ctx, ex, fn)
+	}
+	if err != nil {
+		if p := priority.From(ctx); p != priority.Default {
+			countRefused(ex, p, err) // by priority (priority.go)
+		}
 	}
 	return c, err
 }

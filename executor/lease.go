@@ -7,7 +7,6 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/internal/timeline"
-	"github.com/fusebox-go/fusebox/priority"
 )
 
 // A Lease holds one slot for work its holder does on its own goroutine:
@@ -43,9 +42,6 @@ func leaseOf(c *call[struct{}]) *Lease { return (*Lease)(c.ctx.Node.Owner.(*leas
 func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	c, err := admit[struct{}](ctx, ex, nil)
 	if err != nil {
-		if p := priority.From(ctx); p != priority.Default {
-			countRefused(ex, p, err) // by priority (priority.go)
-		}
 		return nil, err
 	}
 	if c.q != nil {
