@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,12 +25,21 @@ var allowed = map[string][]string{
 	"internal/ilist": nil,
 	"bulkhead":       {module + "internal/ilist"},
 	"executor": {module + "breaker", module + "bulkhead", module + "future", module + "priority", module + "throttle",
-		module + "internal/adaptive", module + "internal/latency", module + "internal/timeline", "golang.org/x/sync/"},
+		module + "internal/adaptive", module + "internal/callctx", module + "internal/latency", module + "internal/listeners", module + "internal/stuck",
+		module + "internal/timeline", module + "internal/validate", "golang.org/x/sync/"},
 	// The executor's mechanisms, each std only and tested on its own: the
 	// adaptive limit's algorithm, the latency history, the deadline timeline.
 	"internal/adaptive": nil,
 	"internal/latency":  nil,
 	"internal/timeline": nil,
+	// The context a call's function receives; its deadline is a timeline entry.
+	"internal/callctx": {module + "internal/timeline"},
+	// The stuck criterion: its rule and the latency history it learns from.
+	"internal/stuck": {module + "internal/latency"},
+	// A list of listeners read without a lock (a Group's subscribers).
+	"internal/listeners": nil,
+	// The checks of the executor's Config fields, each bad field by name.
+	"internal/validate": nil,
 	"priority":          nil,
 	// Client-side adaptive throttling, a leaf the executor calls.
 	"throttle": {module + "priority"},
@@ -59,6 +69,52 @@ var allowed = map[string][]string{
 
 	// The inbound load shedder for a whole process or listener.
 	"shed": {module + "priority", module + "breaker"},
+}
+
+// importers states, for the packages whose users are few by design, who
+// may import them (their own tests aside): the bulkhead is the executor's
+// slot layer, and each internal package serves the packages listed. A
+// package of the allowed map that may import one of these must be listed
+// here too, so the two maps cannot drift apart. breaker is public API:
+// any package may import it.
+var importers = map[string][]string{
+	"bulkhead":           {"executor"},
+	"internal/adaptive":  {"executor"},
+	"internal/callctx":   {"executor"},
+	"internal/ilist":     {"bulkhead", "future"},
+	"internal/latency":   {"executor", "internal/stuck"},
+	"internal/listeners": {"executor"},
+	"internal/pgserver":  {}, // the nested modules' tests and demos only
+	"internal/stuck":     {"executor"},
+	"internal/testport":  {"internal/pgserver"},
+	"internal/timeline":  {"executor", "internal/callctx"},
+	"internal/validate":  {"executor"},
+}
+
+func TestWhoMayImport(t *testing.T) {
+	for pkg, allow := range allowed {
+		for _, imp := range allow {
+			dep := strings.TrimPrefix(imp, module)
+			if dep == imp {
+				continue // outside the module
+			}
+			who, ok := importers[dep]
+			if !ok {
+				if strings.HasPrefix(dep, "internal/") || dep == "bulkhead" {
+					t.Errorf("%s has no entry in importers", dep)
+				}
+				continue
+			}
+			if !slices.Contains(who, pkg) {
+				t.Errorf("allowed lets %s import %s, which importers reserves for %v", pkg, dep, who)
+			}
+		}
+	}
+	for dep := range importers {
+		if _, ok := allowed[dep]; !ok {
+			t.Errorf("importers names %s, which has no entry in the layering rules", dep)
+		}
+	}
 }
 
 func TestLayering(t *testing.T) {

@@ -2,11 +2,11 @@ package executor
 
 import (
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/internal/adaptive"
+	"github.com/fusebox-go/fusebox/internal/stuck"
+	"github.com/fusebox-go/fusebox/internal/validate"
 )
 
 // AdaptiveConfig lets the bulkhead size itself between Min and Max from the
@@ -26,121 +26,48 @@ type AdaptiveConfig struct {
 	OnChange func(supplier string, from, to int, reason string)
 }
 
-// adaptSet is an AdaptiveConfig resolved; on false: off.
+// adaptSet is an AdaptiveConfig resolved.
 type adaptSet struct {
-	on                  bool
-	minL, maxL, initial int
-	onChange            func(supplier string, from, to int, reason string)
+	adaptive.Bounds
+	onChange func(supplier string, from, to int, reason string)
 }
 
-func (c AdaptiveConfig) resolve(workers int, ck *checker) adaptSet {
-	if c.Max == 0 {
-		if c.Min != 0 || c.Initial != 0 {
-			ck.bad("Adaptive.Min and Adaptive.Initial need Adaptive.Max (0: adaptive sizing off), got Min %d, Initial %d", c.Min, c.Initial)
-		}
-		return adaptSet{}
-	}
-	a := adaptSet{on: true, minL: max(c.Min, 1), maxL: c.Max, onChange: c.OnChange}
-	switch {
-	case c.Max < 0 || c.Max > maxSize:
-		ck.bad("Adaptive.Max must be in [1, %d], or 0 for off, got %d", maxSize, c.Max)
-		return adaptSet{}
-	case c.Min < 0 || c.Min > c.Max:
-		ck.bad("Adaptive.Min must be in [0, Adaptive.Max (%d)], got %d", c.Max, c.Min)
-		return adaptSet{}
-	}
-	a.initial = min(max(workers, a.minL), a.maxL)
-	if c.Initial != 0 {
-		if c.Initial < a.minL || c.Initial > a.maxL {
-			ck.bad("Adaptive.Initial must be in [Adaptive.Min (%d), Adaptive.Max (%d)], or 0 for Slots, got %d", a.minL, a.maxL, c.Initial)
-			return adaptSet{}
-		}
-		a.initial = c.Initial
-	}
-	return a
+func (c AdaptiveConfig) resolve(workers int, ck *validate.Checker) adaptSet {
+	return adaptSet{adaptive.Resolve(c.Max, c.Min, c.Initial, workers, validate.MaxSize, ck.Bad), c.OnChange}
 }
 
-// The window: it closes at the first counted success after it has lasted
-// adaptWindowK × the baseline latency (adaptWindowKSlow in slow start;
-// within the bounds) and seen at least adaptMinSamples successes.
-const (
-	adaptWindowK = 8
-	// adaptWindowKSlow: slow start asks of a window only whether the limit
-	// was in the way at the baseline latency, which a few latencies show;
-	// with adaptWindowK, a cold start before 80 ms calls doubled only every
-	// 0.64 s and served 29 % and 69 % of the best goodput in its first two
-	// seconds.
-	adaptWindowKSlow = 2
-	adaptWindowMin   = 50 * time.Millisecond
-	adaptWindowMax   = time.Second
-	adaptWindowFirst = 100 * time.Millisecond // before there is a baseline
-	adaptMinSamples  = 16                     // sampled calls: adaptEvery × as many successes
-	adaptEvery       = 4
-	adaptTellEvery   = time.Second // OnChange at most this often
-
-	// adaptAcc packs a window's count (low accCountBits) and the sum of its
-	// durations in µs (the rest): one atomic add per call. A call counts
-	// at most adaptMaxTimeout (under 2^32 µs), and a window closes early
-	// once it holds accFull calls, so the sum never overflows its 48 bits
-	// and the count has accFull of margin for the calls that end while
-	// the window closes.
-	accCountBits = 16
-	accCountMask = 1<<accCountBits - 1
-	accFull      = 1 << (accCountBits - 1)
-	// adaptMaxTimeout is the longest InvocationTimeout adaptive sizing
-	// takes: its windows last a second at most, and a call's duration
-	// must fit in adaptAcc.
-	adaptMaxTimeout = time.Hour
-)
-
-// adaptState is an executor's adaptive limit. The hot path (observe) is
-// one atomic add (on the executor's adaptAcc) and one load; the rest runs
-// once per window, under mu.
+// adaptState is an executor's adaptive limit: the limiter and its window,
+// fed by record where a sampled success ends (observe: one atomic add on
+// the executor's adaptAcc and one load); the rest runs once per window,
+// under mu.
 type adaptState struct {
-	windowEnd atomic.Int64 // executor clock: the first success after it closes the window
-
 	// sizeMu orders the resizes of the bulkhead: a window's (resizeToLimit)
 	// and Reconfigure's (apply), so that whichever comes last leaves the
 	// bulkhead at the limit in force and the configured queue. Taken
 	// before mu, never under it.
 	sizeMu sync.Mutex
 
-	mu          sync.Mutex
-	retired     bool // adaptive sizing was turned off: the bulkhead is no longer this limit's
-	set         adaptSet
-	lim         adaptive.Limiter
-	start       int64  // when the window opened
-	busy, gen   uint64 // busy refusals and breaker generation when it opened
-	told        int64  // when OnChange was last called
-	toldLimit   int    // the limit it was told of
-	windowTaken uint64 // windows closed, for tests
+	mu      sync.Mutex
+	retired bool // adaptive sizing was turned off: the bulkhead is no longer this limit's
+	set     adaptSet
+	lim     adaptive.Limiter
+	win     adaptive.Window
 }
 
 func newAdaptState(ex *Executor, a adaptSet) *adaptState {
-	s := &adaptState{set: a, lim: adaptive.New(a.minL, a.maxL, a.initial), toldLimit: a.initial}
-	now := ex.now()
-	s.start, s.gen = now, ex.br.Stats().Generation
-	s.windowEnd.Store(now + int64(adaptWindowFirst))
-	ex.adaptAcc.Store(0) // what a limit before this one left
+	s := &adaptState{set: a, lim: adaptive.New(a.Min, a.Max, a.Initial)}
+	s.win.Open(&ex.adaptAcc, ex.now(), ex.br.Stats().Generation, a.Initial)
 	return s
 }
 
-// observe is the hook where a successful call ends: d is its duration
-// (ns, -1 unknown), now the executor clock, inTime whether it beat its
-// deadline. The hook calls it for one call in adaptEvery of each
-// duration bucket (as the latency history thins its
-// samples, so the mean keeps its weight), which keeps the atomic add off
-// most calls. A window in which the breaker made a transition is not
-// learned from (closeWindow compares its generations), so calls of an
-// older generation never teach the limit: every call admitted before a
-// trip has ended before the breaker can close again (ResetTimeout >
-// InvocationTimeout).
+// observe is a sampled success (one in adaptive.Every of each duration
+// bucket) that took d ns (-1 unknown) and ended at now, inTime if it beat
+// its deadline. Calls of an older breaker generation never teach the
+// limit: a window in which the breaker made a transition is not learned
+// from, and every call admitted before a trip has ended before the
+// breaker can close again (ResetTimeout > InvocationTimeout).
 func (s *adaptState) observe(ex *Executor, d, now int64, inTime bool) {
-	if d < 0 || !inTime {
-		return
-	}
-	us := min(d, int64(adaptMaxTimeout)) / int64(time.Microsecond) // a call that began under a longer, static timeout
-	if v := ex.adaptAcc.Add(1 | uint64(us)<<accCountBits); now >= s.windowEnd.Load() || v&accCountMask >= accFull {
+	if d >= 0 && inTime && s.win.Add(&ex.adaptAcc, d, now) {
 		s.closeWindow(ex, now)
 	}
 }
@@ -173,36 +100,21 @@ type limitTell struct {
 // closeLocked is closeWindow's part under mu. It reports whether the limit
 // changed, and the OnChange call that is due.
 func (s *adaptState) closeLocked(ex *Executor, now int64) (changed bool, t limitTell) {
-	v := ex.adaptAcc.Load()
-	if n := v & accCountMask; n < adaptMinSamples || (now < s.windowEnd.Load() && n < accFull) || s.retired {
+	if s.retired {
 		return false, t
 	}
-	v = ex.adaptAcc.Swap(0)
-	rc := ex.counts()
-	busy, gen := rc.rejected[RejectedBusy].Load(), ex.br.Stats().Generation
-	inUse := ex.bh.Stats().InUse
-	n := v & accCountMask
-	o := adaptive.Obs{
-		Dur: time.Duration(now - s.start), N: n * adaptEvery,
-		Mean:  time.Duration(v>>accCountBits/n) * time.Microsecond,
-		Busy:  busy - s.busy,
-		InUse: inUse, Stuck: ex.anyStuck(now), NewGen: gen != s.gen,
-	}
-	s.start, s.busy, s.gen = now, busy, gen
-	s.windowTaken++
 	was := s.lim.Limit()
-	to := s.lim.Next(o)
-	k := float64(adaptWindowK)
-	if s.lim.SlowStart() {
-		k = adaptWindowKSlow
-	}
-	s.windowEnd.Store(now + int64(min(max(time.Duration(k*float64(s.lim.Baseline())), adaptWindowMin), adaptWindowMax)))
-	if to == was {
+	busy := ex.counts().rejected[RejectedBusy].Load()
+	closed := s.win.Close(&ex.adaptAcc, &s.lim, now, busy, ex.br.Stats().Generation, ex.bh.Stats().InUse,
+		func() bool { return ex.anyStuck(now) })
+	to := s.lim.Limit()
+	if !closed || to == was {
 		return false, t
 	}
-	if s.set.onChange != nil && (s.told == 0 || now-s.told >= int64(adaptTellEvery)) {
-		t = limitTell{f: s.set.onChange, from: s.toldLimit, to: to, why: s.lim.Reason()}
-		s.told, s.toldLimit = now, to
+	if s.set.onChange != nil {
+		if from, due := s.win.Tell(now, to); due {
+			t = limitTell{f: s.set.onChange, from: from, to: to, why: s.lim.Reason()}
+		}
 	}
 	return true, t
 }
@@ -219,7 +131,7 @@ func (ex *Executor) anyStuck(now int64) bool {
 	if rc.overdue.Load() > 0 {
 		return true
 	}
-	old, _ := ex.run.CountOld(now-ex.stuckAfter(), rc.runSpan.widen(ex.timeout.Load()+ex.grace(), now), 1)
+	old, _ := ex.run.CountOld(now-ex.stuckAfter(), rc.crit.RunSpan.Widen(ex.timeout.Load()+ex.grace(), now), 1)
 	return old > 0
 }
 
@@ -244,7 +156,7 @@ func (ex *Executor) resizeToLimit(s *adaptState) bool {
 	// old one would refuse a bulkhead stuck under a cut limit as busy
 	// (isStuck looks at the size again after it stores one).
 	if rc := ex.rare.Load(); rc != nil {
-		rc.busyUntil.Store(0)
+		rc.crit.BusyUntil.Store(0)
 	}
 	s.sizeMu.Unlock()
 	for _, w := range handed {
@@ -255,9 +167,9 @@ func (ex *Executor) resizeToLimit(s *adaptState) bool {
 
 // needRunning is the number of old calls that make a full bulkhead stuck:
 // half of its slots, rounded up, of the limit now in force.
-func (ex *Executor) needRunning(p *stuckPolicy) int {
+func (ex *Executor) needRunning(p *stuck.Policy) int {
 	if ex.adapt.Load() == nil {
-		return int(p.needRunning)
+		return int(p.NeedRunning)
 	}
 	return (ex.bh.Stats().Slots + 1) / 2
 }
@@ -275,7 +187,7 @@ func (ex *Executor) needRunning(p *stuckPolicy) int {
 // as it is published, and their resizes must come after the caller's.
 // The caller unlocks it once the bulkhead has the size.
 func (ex *Executor) applyAdaptive(r resolved) (size int, fresh *adaptState) {
-	if !r.adapt.on {
+	if !r.adapt.On {
 		if s := ex.adapt.Swap(nil); s != nil {
 			s.mu.Lock()
 			s.retired = true
@@ -288,12 +200,12 @@ func (ex *Executor) applyAdaptive(r resolved) (size int, fresh *adaptState) {
 		s = newAdaptState(ex, r.adapt)
 		s.sizeMu.Lock()
 		ex.adapt.Store(s)
-		return r.adapt.initial, s
+		return r.adapt.Initial, s
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.set = r.adapt
-	s.lim.SetBounds(r.adapt.minL, r.adapt.maxL)
+	s.lim.SetBounds(r.adapt.Min, r.adapt.Max)
 	return s.lim.Limit(), nil
 }
 

@@ -117,7 +117,7 @@ func BenchmarkAdaptObserve(b *testing.B) {
 		n := uint64(0)
 		for b.Loop() {
 			n++
-			if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+			if a := ex.adapt.Load(); a != nil && n%adaptive.Every == 0 {
 				a.observe(ex, int64(20*time.Millisecond), now, true)
 			}
 		}
@@ -135,7 +135,7 @@ func BenchmarkAdaptObserveParallel(b *testing.B) {
 			for pb.Next() {
 				n++
 				ex.active.Add(1)
-				if a := ex.adapt.Load(); a != nil && n%adaptEvery == 0 {
+				if a := ex.adapt.Load(); a != nil && n%adaptive.Every == 0 {
 					a.observe(ex, int64(20*time.Millisecond), now, true)
 				}
 				ex.active.Add(-1)
@@ -201,11 +201,11 @@ func fill(t *testing.T, ex *Executor, n int, release <-chan struct{}) {
 	}
 }
 
-// closeAWindow plays the end of adaptMinSamples successful 20 ms calls,
-// 200 ms after now: a window closes (adaptWindowFirst is 100 ms).
+// closeAWindow plays the end of adaptive.MinSamples successful 20 ms calls,
+// 200 ms after now: a window closes (the first window lasts 100 ms).
 func closeAWindow(ex *Executor, a *adaptState) {
 	now := ex.now() + int64(200*time.Millisecond)
-	for range adaptMinSamples {
+	for range adaptive.MinSamples {
 		a.observe(ex, int64(20*time.Millisecond), now, true)
 	}
 }
@@ -291,29 +291,6 @@ func TestAdaptiveCutAppliesToTheStuckCriterionAtOnce(t *testing.T) {
 		close(release)
 		require.NoError(t, ex.Close(context.Background()))
 	})
-}
-
-// A window's durations are summed in 48 bits of µs: a call counts at most
-// an hour (the longest InvocationTimeout adaptive sizing takes; a longer
-// one is a static bulkhead's, whose calls may still end after a
-// Reconfigure to adaptive), and a window closes early once it holds
-// accFull calls, so the sum cannot overflow into garbage.
-func TestAdaptiveWindowSumCannotOverflow(t *testing.T) {
-	ex, err := New("s", Config{Slots: 64, Adaptive: AdaptiveConfig{Max: 64, Min: 64}})
-	require.NoError(t, err)
-	a := ex.adapt.Load()
-	now := ex.now() + int64(200*time.Millisecond)
-	for range adaptMinSamples {
-		a.observe(ex, int64(20*time.Hour), now, true)
-	}
-	assert.Equal(t, time.Hour, ex.Stats().LimitBaseline, "20 h calls count as an hour")
-	taken := a.windowTaken
-	now = ex.now()
-	for range accFull {
-		a.observe(ex, int64(time.Millisecond), now, true) // before the window's end
-	}
-	assert.Equal(t, taken+1, a.windowTaken, "a full window closes early")
-	require.NoError(t, ex.Close(context.Background()))
 }
 
 // A Reconfigure that turns adaptive sizing on publishes the limit's state

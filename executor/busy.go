@@ -29,7 +29,7 @@ func (ex *Executor) busy() error {
 // refuseBusy is busy for a call that was never counted in (see admit).
 func (ex *Executor) refuseBusy() error {
 	err := ex.reject(RejectedBusy)
-	if ex.counts().stuckNow().onBusy != nil {
+	if ex.counts().crit.Now().OnBusy != nil {
 		bs := ex.bh.Stats()
 		ex.tellBusy(Busy{Supplier: ex.name, Time: time.Now(), Slots: bs.Slots, Queued: bs.Queued,
 			StuckAfter: time.Duration(ex.stuckAfter())})
@@ -40,7 +40,7 @@ func (ex *Executor) refuseBusy() error {
 // tellBusy calls Config.OnBusy; a panic in it is the listener's problem,
 // not the caller's.
 func (ex *Executor) tellBusy(b Busy) {
-	_, _ = breaker.Guard("Config.OnBusy", func() (struct{}, error) { ex.counts().stuckNow().onBusy(b); return struct{}{}, nil }, nil)
+	_, _ = breaker.Guard("Config.OnBusy", func() (struct{}, error) { ex.counts().crit.Now().OnBusy(b); return struct{}{}, nil }, nil)
 }
 
 // LogBusy returns an OnBusy listener that logs busy refusals with l (nil:

@@ -1,10 +1,10 @@
 package executor
 
 import (
-	"sync/atomic"
 	"time"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/latency"
 )
 
 // DurationBuckets bound Stats.Durations' buckets (Prometheus's defaults).
@@ -15,7 +15,7 @@ var DurationBuckets = [numDurationBuckets]time.Duration{
 }
 
 // numDurationBuckets is the number of bounded buckets of a Histogram.
-const numDurationBuckets = 11
+const numDurationBuckets = latency.NumBuckets
 
 // numOutcomes is the number of breaker outcomes: Success, Failure, Ignored.
 const numOutcomes = 3
@@ -31,58 +31,28 @@ type Histogram struct {
 // callDurations reads the histograms of Stats.Durations. An executor that
 // has not finished a call yet allocates nothing for them.
 func (ex *Executor) callDurations() (d [numOutcomes]Histogram) {
-	rc := ex.rare.Load()
-	if rc == nil {
-		return d
-	}
-	h := rc.dur.Load()
-	if h == nil {
-		return d
-	}
-	for o := range d {
-		var cum uint64
-		for i := range h[o].counts {
-			cum += h[o].counts[i].Load()
-			if i < numDurationBuckets {
-				d[o].Buckets[i] = cum
+	if rc := ex.rare.Load(); rc != nil {
+		if h := rc.dur.Load(); h != nil {
+			for o := range d {
+				d[o].Buckets, d[o].Count, d[o].Sum = h.Read(o)
 			}
 		}
-		d[o].Count = cum
-		d[o].Sum = time.Duration(h[o].sum.Load())
 	}
 	return d
 }
 
-// durations are the counters behind Stats.Durations: per outcome, calls per
-// bucket (not cumulative, so that a call adds to one counter) and the sum
-// of their durations. Made at the first call that ends. The sum comes
-// first, on the cache line of the first buckets, where most calls end.
-type durations [numOutcomes]struct {
-	sum    atomic.Int64 // ns
-	counts [numDurationBuckets + 1]atomic.Uint64
-}
-
 // recordDuration counts a call of outcome o that took d ns, and returns
 // how many calls its bucket has counted, this one included (0 for an
-// outcome it does not know).
+// outcome it does not know). The histograms are made at the first call
+// that ends.
 func (ex *Executor) recordDuration(o breaker.Outcome, d int64) uint64 {
-	if int(o) >= numOutcomes {
-		return 0
-	}
 	rc := ex.counts()
 	h := rc.dur.Load()
 	if h == nil {
-		rc.dur.CompareAndSwap(nil, &durations{})
+		rc.dur.CompareAndSwap(nil, &latency.Durations{})
 		h = rc.dur.Load()
 	}
-	d = max(d, 0)
-	// A linear search: most calls end in the first buckets.
-	i := 0
-	for i < numDurationBuckets && d > int64(DurationBuckets[i]) {
-		i++
-	}
-	h[o].sum.Add(d)
-	return h[o].counts[i].Add(1)
+	return h.Add(int(o), d, &DurationBuckets)
 }
 
 // successes is the number of calls recorded as successes: those in the
@@ -90,9 +60,8 @@ func (ex *Executor) recordDuration(o breaker.Outcome, d int64) uint64 {
 func (rc *rareCounts) successes() uint64 {
 	n := rc.untimed.Load()
 	if h := rc.dur.Load(); h != nil {
-		for i := range h[breaker.Success].counts {
-			n += h[breaker.Success].counts[i].Load()
-		}
+		_, c, _ := h.Read(int(breaker.Success))
+		n += c
 	}
 	return n
 }

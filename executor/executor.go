@@ -11,6 +11,8 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/latency"
+	"github.com/fusebox-go/fusebox/internal/stuck"
 	"github.com/fusebox-go/fusebox/internal/timeline"
 	"github.com/fusebox-go/fusebox/priority"
 	"github.com/fusebox-go/fusebox/throttle"
@@ -148,9 +150,9 @@ type rareCounts struct {
 	rejected [numRejections]atomic.Uint64
 	errs     [numRejections]RejectedError
 	timeoutErrs
-	byPriority [priority.Levels]atomic.Uint64 // rejections of critical and sheddable calls
-	stuckState                                // the stuck criterion and the latency history
-	dur        atomic.Pointer[durations]      // made when the first call ends
+	byPriority [priority.Levels]atomic.Uint64    // rejections of critical and sheddable calls
+	crit       stuck.State[func(Busy)]           // the stuck criterion and the latency history
+	dur        atomic.Pointer[latency.Durations] // made when the first call ends
 	shadowState
 	throttle atomic.Pointer[throttle.Throttle] // Config.Throttle's; nil: off
 }
@@ -193,9 +195,9 @@ func (ex *Executor) counts() *rareCounts {
 
 // makeCounts makes the executor's rareCounts, unless another goroutine
 // just has.
-func (ex *Executor) makeCounts(p stuckPolicy, onBusy func(Busy)) *rareCounts {
+func (ex *Executor) makeCounts(p stuck.Policy, onBusy func(Busy)) *rareCounts {
 	r := &rareCounts{}
-	r.set.Store(&stuckSet{stuck: p, onBusy: onBusy})
+	r.crit.Put(p, onBusy)
 	for i := range r.errs {
 		r.errs[i] = RejectedError{Supplier: ex.name, Reason: Rejection(i), br: ex.br}
 	}
@@ -412,7 +414,7 @@ func (ex *Executor) Stats() Stats {
 	s.Failures, s.Ignored = s.Breaker.Failures, s.Breaker.Ignored
 	var rejected [numRejections]uint64
 	rejected[RejectedOpen] = s.Breaker.Rejected // Submit leaves counting those to the breaker (shadowed ones subtracted below)
-	s.LatencyP50, s.LatencyP99 = ex.latencyStats()
+	s.LatencyP50, s.LatencyP99 = ex.Latency(0.50), ex.Latency(0.99)
 	s.Durations = ex.callDurations()
 	if rc := ex.rare.Load(); rc != nil {
 		s.Successes = rc.successes()

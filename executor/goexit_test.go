@@ -67,7 +67,7 @@ func (r *goexitRunner) Go(fn func()) error {
 // A Runner that ends its caller's goroutine (the submitter's, or that of
 // the call whose end promotes a queued one) refuses the call with a
 // *breaker.PanicError: no slot, active count or future is lost, and the
-// call whose settle it interrupted resolves too.
+// call whose finish it interrupted resolves too.
 func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 	t.Run("on the submitter's goroutine", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -110,7 +110,7 @@ func TestARunnerEndingItsGoroutineLosesNoCall(t *testing.T) {
 			require.ErrorAs(t, err, &pe, "the promoted call is refused")
 			assert.Equal(t, "GroupConfig.Runner.Go", pe.Callback)
 			_, err = resultNow(first)
-			require.ErrorAs(t, err, &pe, "the call whose settle was interrupted resolves")
+			require.ErrorAs(t, err, &pe, "the call whose finish was interrupted resolves")
 			st := ex.Stats()
 			assert.Zero(t, st.InUse+st.Queued, "slots and queue free")
 			assert.Equal(t, breaker.Closed, st.Breaker.State)

@@ -267,7 +267,7 @@ func (r misbehavingRunner) Go(fn func()) error {
 
 // TestARunnerThatRunsACallTwiceRunsItOnce: a Runner that runs a task twice,
 // or runs it and also refuses it (an error or a panic), still has each
-// call settled once: by its run or by the refusal, whichever comes first,
+// call finished once: by its run or by the refusal, whichever comes first,
 // and a later run does nothing. Settled twice, a call would give its slot
 // back twice, which panics on the Runner's goroutine and ends the process.
 func TestARunnerThatRunsACallTwiceRunsItOnce(t *testing.T) {
@@ -326,7 +326,7 @@ func TestARunnerThatPanicsEndsTheCallWithAPanicError(t *testing.T) {
 			assert.Equal(t, 2, v)
 		})
 	})
-	t.Run("on promoting a queued call, inside the previous call's settle", func(t *testing.T) {
+	t.Run("on promoting a queued call, inside the previous call's finish", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			g := newGroup(t, executor.GroupConfig{Runner: &panickyRunner{panicAt: 2}, Default: executor.Config{Slots: 1, Queue: 1}})
 			gate := make(chan struct{})

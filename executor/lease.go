@@ -4,42 +4,44 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/fusebox-go/fusebox/breaker"
-	"github.com/fusebox-go/fusebox/priority"
+	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
 // A Lease holds one slot for work its holder does on its own goroutine:
 // Submit without a goroutine. Its context ends at the invocation deadline;
 // the slot stays held until Done, which the holder must call once.
 type Lease struct {
-	// c is the lease's call, its first field: the call and its Lease are
-	// one allocation (newLeaseCall), and leaseOf finds one from the other.
-	c    call[struct{}]
+	c    call[struct{}] // the call and its Lease are one allocation (newLeaseCall)
 	done atomic.Bool
 }
+
+// leaseOwner is a Lease as the timeline's Owner of its invocation
+// deadline, which the call's record already holds: leaseOf finds the
+// Lease from its call through it.
+type leaseOwner Lease
+
+func (o *leaseOwner) Expired(k timeline.Kind)     { o.c.Expired(k) }
+func (o *leaseOwner) Closed(k timeline.Kind)      { o.c.Closed(k) }
+func (o *leaseOwner) Since(k timeline.Kind) int64 { return o.c.Since(k) }
 
 // newLeaseCall makes a lease's call inside a new Lease. Only a lease has
 // no function, and a lease's T is always struct{}.
 func newLeaseCall[T any]() *call[T] {
 	l := new(Lease)
+	l.c.ctx.Node.Owner = (*leaseOwner)(l)
 	return any(&l.c).(*call[T])
 }
 
-// leaseOf returns the Lease a lease's call is the first field of.
-func leaseOf(c *call[struct{}]) *Lease {
-	return (*Lease)(unsafe.Pointer(c)) // made by newLeaseCall: c is at the Lease's address
-}
+// leaseOf returns the Lease a lease's call was made in.
+func leaseOf(c *call[struct{}]) *Lease { return (*Lease)(c.ctx.Node.Owner.(*leaseOwner)) }
 
 // Lease takes a slot, waiting in the queue if there is one, or returns a
 // *RejectedError without taking one (or ErrQueueTimeout, ctx's error).
 func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 	c, err := admit[struct{}](ctx, ex, nil)
 	if err != nil {
-		if p := priority.From(ctx); p != priority.Default {
-			countRefused(ex, p, err) // by priority (priority.go)
-		}
 		return nil, err
 	}
 	if c.q != nil {
@@ -56,7 +58,7 @@ func (ex *Executor) Lease(ctx context.Context) (*Lease, error) {
 		// that as ignored), or start ended it at once because the caller
 		// had given up: either way, nothing was done.
 		if c.state.Load() == stExpired {
-			c.settle(struct{}{}, ErrTimeout, skipped)
+			c.finish(struct{}{}, ErrTimeout, skipped)
 		}
 		_, err := c.promise.Future().Await(context.Background())
 		if err == nil {
@@ -113,7 +115,7 @@ func (l *Lease) Done(err error) {
 	if _, ok := err.(*breaker.PanicError); ok {
 		end = panicked
 	}
-	l.c.settle(struct{}{}, err, end)
+	l.c.finish(struct{}{}, err, end)
 }
 
 // Skip ends the lease as work that says nothing of the supplier (a dial):
@@ -122,7 +124,7 @@ func (l *Lease) Skip() {
 	if l == nil || l.c.ctx.ex == nil || l.done.Swap(true) {
 		return
 	}
-	l.c.settle(struct{}{}, nil, unjudged)
+	l.c.finish(struct{}{}, nil, unjudged)
 }
 
 // Finish ends the lease with classify(err) (nil classify: err), run under

@@ -5,33 +5,23 @@ import (
 	"math"
 
 	"github.com/fusebox-go/fusebox/breaker"
+	"github.com/fusebox-go/fusebox/internal/validate"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
 // Priorities: how an executor with a critical share (Config.CriticalShare)
-// divides its slots. With n slots and a share s:
-//
-//   - reserve = ⌈n·s⌉ slots (at most n−1) are kept for critical calls: a
-//     default call is refused once n−reserve slots are held;
-//   - a sheddable call is refused once half of the other slots,
-//     ⌊(n−reserve)/2⌋ (at least 1), are held;
-//   - a critical call may take any free slot.
-//
-// Such a refusal is a busy one (RejectedBusy, ErrBusy): it leaves the
-// breaker alone, since the supplier is not in trouble; only a call that
-// finds every slot held takes the usual path, where stuck slots trip the
-// breaker. The decision reads the counts without a lock, so under a race
-// a limit may be passed by the calls admitted at that very moment. A
-// half-open probe is never refused for its priority.
+// divides its slots (docs/inbound.md has the table). A refusal for a
+// share is a busy one; the counts are read without a lock, so the calls
+// admitted at the very moment of a race may pass a limit.
 
 // maxCriticalShare bounds Config.CriticalShare: a default call always
 // keeps some of the bulkhead.
 const maxCriticalShare = 0.9
 
 // sharePerMille is the critical share as executors store it: 0 is off.
-func (ck *checker) sharePerMille(s float64) uint32 {
+func sharePerMille(ck *validate.Checker, s float64) uint32 {
 	if math.IsNaN(s) || s < 0 || s > maxCriticalShare {
-		ck.bad("CriticalShare must be in [0, %v], got %v", maxCriticalShare, s)
+		ck.Bad("CriticalShare must be in [0, %v], got %v", maxCriticalShare, s)
 		return 0
 	}
 	if s == 0 {

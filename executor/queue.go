@@ -7,11 +7,11 @@ package executor
 import (
 	"context"
 	"errors"
-	"math"
 	"sync"
 	"time"
 
 	"github.com/fusebox-go/fusebox/bulkhead"
+	"github.com/fusebox-go/fusebox/internal/stuck"
 	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
@@ -19,7 +19,7 @@ import (
 // starts it if a slot was freed meanwhile. It reports false if the queue
 // was full.
 func (c *call[T]) enqueue(qt *timeline.Lazy) bool {
-	ex, ctx := c.ctx.ex, c.ctx.parent
+	ex, ctx := c.ctx.ex, c.ctx.Parent
 	q := &queueState{}
 	q.waiter.Value = c
 	q.node.Owner, q.node.Kind = c, queueDeadline
@@ -35,7 +35,7 @@ func (c *call[T]) enqueue(qt *timeline.Lazy) bool {
 	case bulkhead.Queued:
 		c.state.Store(stQueued)
 		q.since = ex.now()
-		q.node.At = addSat(q.since, time.Duration(ex.queueTO.Load()))
+		q.node.At = stuck.AddSat(q.since, time.Duration(ex.queueTO.Load()))
 		listed := qt.Add(&q.node, &ex.env.epoch)
 		if listed && ctx.Done() != nil {
 			q.unwatch = context.AfterFunc(ctx, func() { c.dequeue(ctx.Err()) })
@@ -53,14 +53,6 @@ func (c *call[T]) enqueue(qt *timeline.Lazy) bool {
 		return false
 	}
 	return true
-}
-
-// release frees the slot of a call whose function returned, starting the
-// oldest queued call if the bulkhead hands the slot over to it.
-func (ex *Executor) release() {
-	if w := ex.bh.Release(); w != nil {
-		w.Value.(promoter).promote()
-	}
 }
 
 type promoter interface{ promote() }
@@ -96,16 +88,16 @@ type queueState struct {
 // abandon is Close giving up on a running call: its future resolves with
 // ErrClosed; fn runs on until it returns and then gives its slot back.
 func (c *call[T]) abandon() {
-	x := c.ctx.state()
-	x.terr = ErrClosed
+	x := c.ctx.State()
+	x.Expiry.Err = ErrClosed
 	c.ctx.ex.counts().overdue.Add(c.overdueUnit())
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
 		c.ctx.ex.counts().overdue.Add(-c.overdueUnit())
-		return // it has just returned: settle resolves it
+		return // it has just returned: finish resolves it
 	}
 	c.permit.Ignore()
-	c.ctx.cancel(context.Canceled)
-	x.meet.Add(1)
+	c.ctx.Cancel(context.Canceled)
+	x.Expiry.Meet.Add(1)
 	c.resolveTimedOut()
 }
 
@@ -171,12 +163,4 @@ func (c *call[T]) dequeue(err error) {
 	var zero T
 	c.promise.Complete(zero, err)
 	ex.leave()
-}
-
-// addSat returns now + d, saturating instead of overflowing.
-func addSat(now int64, d time.Duration) int64 {
-	if int64(d) > math.MaxInt64-now {
-		return math.MaxInt64
-	}
-	return now + int64(d)
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/fusebox-go/fusebox/internal/stuck"
 	"github.com/fusebox-go/fusebox/internal/timeline"
 )
 
@@ -52,8 +53,8 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 	// must look as far down the lists as their deadlines reach.
 	if int64(r.timeout) < ex.timeout.Load() || int64(r.queueTimeout) < ex.queueTO.Load() {
 		now, rc := ex.now(), ex.counts()
-		rc.runSpan.replaced(ex.timeout.Load()+ex.grace(), now)
-		rc.queueSpan.replaced(ex.queueTO.Load(), now)
+		rc.crit.RunSpan.Replaced(ex.timeout.Load()+ex.grace(), now)
+		rc.crit.QueueSpan.Replaced(ex.queueTO.Load(), now)
 	}
 	ex.timeout.Store(int64(r.timeout))
 	ex.queueTO.Store(int64(r.queueTimeout))
@@ -93,7 +94,7 @@ func (ex *Executor) apply(r resolved, onBusy func(Busy)) {
 // are not made yet makes them, when they are needed, from its settings of
 // that moment (the default criterion); a non-default one or a listener
 // makes them now, as New does.
-func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
+func (ex *Executor) applyStuck(p stuck.Policy, onBusy func(Busy)) {
 	rc := ex.rare.Load()
 	if rc == nil {
 		if p == ex.defaultStuck() && onBusy == nil {
@@ -101,7 +102,7 @@ func (ex *Executor) applyStuck(p stuckPolicy, onBusy func(Busy)) {
 		}
 		rc = ex.makeCounts(p, onBusy)
 	}
-	rc.setStuck(p, onBusy)
+	rc.crit.Put(p, onBusy)
 }
 
 // Reconfigure puts cfg, validated as by NewGroup, in force: every executor

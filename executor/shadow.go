@@ -8,20 +8,10 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
-// Shadow mode (Config.Shadow): the executor decides every call as enforce
-// mode does, with the same breaker, stuck criterion and counters, and at
-// each refusal runs the call anyway instead, outside the bulkhead. Such a
-// call takes no slot (the bulkhead and the stuck criterion see exactly
-// the calls enforce mode would have admitted), has no permit (its outcome
-// reaches no breaker rule: in enforce mode it would not have happened),
-// and keeps everything else: its invocation timeout, its future, its
-// place among the calls Close waits for, its duration in Stats.Durations.
-// So the shadow breaker trips, probes and closes when the enforcing one
-// would have, on the same traffic; what differs is the supplier's load
-// and the caller's workers, which are those of a service without fusebox.
-//
-// The cost on the call path is nil: a call that enforce mode admits takes
-// the same path; the refusal paths read one flag more.
+// Shadow mode (Config.Shadow; docs/design.md, "Shadow mode"): a call
+// enforce mode would refuse runs outside the bulkhead, with no slot and no
+// permit, keeping its timeout, its future and its place among the calls
+// Close waits for.
 
 // errShadowed is what reject returns in shadow mode, for admit: run the
 // call outside the bulkhead. Never seen by a caller.
@@ -57,7 +47,7 @@ func runOutside[T any](ctx context.Context, ex *Executor, fn func(context.Contex
 		return nil, ex.reject(RejectedClosed)
 	}
 	c := newCall(ctx, ex, fn, breaker.Permit{})
-	c.ctx.node.Kind = outsideDeadline
+	c.ctx.Node.Kind = outsideDeadline
 	c.start()
 	return c, nil
 }
@@ -67,12 +57,12 @@ func runOutside[T any](ctx context.Context, ex *Executor, fn func(context.Contex
 // permit was given back, and it starts now, without a slot.
 func (c *call[T]) runShadowed() {
 	c.permit = breaker.Permit{}
-	c.ctx.node.Kind = outsideDeadline
+	c.ctx.Node.Kind = outsideDeadline
 	c.start()
 }
 
 // outside reports whether c runs outside the bulkhead (shadow mode).
-func (c *call[T]) outside() bool { return c.ctx.node.Kind == outsideDeadline }
+func (c *call[T]) outside() bool { return c.ctx.Node.Kind == outsideDeadline }
 
 // overdueUnit is what c adds to the overdue count when it times out: 1,
 // or 0 for a call outside the bulkhead, which holds no slot and must not

@@ -20,16 +20,16 @@ import (
 	"github.com/fusebox-go/fusebox/executor"
 )
 
-// TestACallFitsANewGoroutinesStack: a call runs and settles within the
+// TestACallFitsANewGoroutinesStack: a call runs and finishes within the
 // stack a new goroutine starts with (2 KB), its function's own work aside,
 // also when the function asks its context for a value while the caller's
 // context can end. That makes the context real, and the call's end then
 // cancels a context.WithCancelCause child, deep below where the call
-// settles. Once, that depth took every such call past the first stack:
+// finishes. Once, that depth took every such call past the first stack:
 // each copied its stack, and the call took 3× its time.
 //
 // The function notes where its frame is as it returns, and Classify,
-// which runs as the call settles (after its context ended) on the same
+// which runs as the call finishes (after its context ended) on the same
 // goroutine, where its own is: on one stack they are less than the stack's
 // size apart; had the stack been copied to one twice as large, elsewhere,
 // the function's note would still name the old one.

@@ -18,7 +18,7 @@ func BenchmarkThrottleMode(b *testing.B) {
 		name string
 		th   *throttle.Config
 	}{{"breaker", nil}, {"throttle", &throttle.Config{}}} {
-		ex, err := executor.New("bench", executor.Config{Workers: 1 << 20, Throttle: mode.th})
+		ex, err := executor.New("bench", executor.Config{Slots: 1 << 20, Throttle: mode.th})
 		if err != nil {
 			b.Fatal(err)
 		}

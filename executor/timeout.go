@@ -41,17 +41,17 @@ func (ex *Executor) grace() int64 { return min(int64(timeoutGrace), ex.timeout.L
 // function returns or after the grace period, whichever is first.
 func (c *call[T]) expire() {
 	ex := c.ctx.ex
-	x := c.ctx.state()
-	perr := c.ctx.parent.Err()
+	x := c.ctx.State()
+	perr := c.ctx.Parent.Err()
 	cancelled := errors.Is(perr, context.Canceled)
 	if cancelled {
-		x.terr = perr
+		x.Expiry.Err = perr
 	} else {
-		x.terr = ex.timeoutErr(c.ctx.parent, c.ctx.node.At)
+		x.Expiry.Err = ex.timeoutErr(c.ctx.Parent, c.ctx.Node.At)
 	}
 	// The state and terr are made and written before the CAS, and read by
-	// settle only after its own CAS failed, that is after observing this
-	// one. overdue is counted before the CAS too, so that settle's
+	// finish only after its own CAS failed, that is after observing this
+	// one. overdue is counted before the CAS too, so that finish's
 	// decrement can never run first.
 	ex.counts().overdue.Add(c.overdueUnit())
 	called := c.state.CompareAndSwap(stInvoking, stExpired)
@@ -66,7 +66,7 @@ func (c *call[T]) expire() {
 	defer func() {
 		if !recorded {
 			ex.counts().panics.Add(1)
-			x.terr = goexitError()
+			x.Expiry.Err = goexitError()
 			c.expired()
 		}
 	}()
@@ -87,9 +87,9 @@ func (c *call[T]) expire() {
 		c.ranFor(o, ex.now())
 		if perr != nil {
 			// A classifier that panicked on the timer goroutine: the call
-			// resolves with the panic instead of the timeout. settle reads
+			// resolves with the panic instead of the timeout. finish reads
 			// terr only after meet says this side is done.
-			x.terr = perr
+			x.Expiry.Err = perr
 		}
 	}
 	recorded = true
@@ -99,18 +99,18 @@ func (c *call[T]) expire() {
 // expired ends the context of a call whose deadline came first, its
 // outcome recorded, and resolves its future or lists its grace period.
 func (c *call[T]) expired() {
-	ex, x := c.ctx.ex, c.ctx.x.Load()
-	c.ctx.cancel(context.DeadlineExceeded)
+	ex, x := c.ctx.ex, c.ctx.Made()
+	c.ctx.Cancel(context.DeadlineExceeded)
 	// The future resolves when both have happened: the timeout is recorded
-	// (here) and the function has returned (settle), or when the grace
+	// (here) and the function has returned (finish), or when the grace
 	// period is over.
-	if x.meet.Add(1) == 2 {
+	if x.Expiry.Meet.Add(1) == 2 {
 		c.resolveTimedOut()
 		return
 	}
-	x.grace.Owner, x.grace.Kind, x.grace.Inline = c, graceDeadline, true
-	x.grace.At = ex.now() + ex.grace()
-	if !ex.run.Add(&x.grace, &ex.env.epoch) {
+	x.Expiry.Grace.Owner, x.Expiry.Grace.Kind, x.Expiry.Grace.Inline = c, graceDeadline, true
+	x.Expiry.Grace.At = ex.now() + ex.grace()
+	if !ex.run.Add(&x.Expiry.Grace, &ex.env.epoch) {
 		c.resolveTimedOut()
 	}
 }
@@ -119,7 +119,7 @@ func (c *call[T]) expired() {
 // once its function has returned or its grace period is over.
 func (c *call[T]) resolveTimedOut() {
 	var zero T
-	c.promise.Complete(zero, c.ctx.x.Load().terr)
+	c.promise.Complete(zero, c.ctx.Made().Expiry.Err)
 }
 
 // Expired is the timer telling the call that one of its deadlines
@@ -145,4 +145,22 @@ func (c *call[T]) Closed(k timeline.Kind) {
 	case queueDeadline:
 		c.dequeue(ErrClosed)
 	}
+}
+
+// finishLate ends a call whose deadline came first. The function has now
+// returned and its slot is free; once expire has recorded the timeout too,
+// the future resolves (unless the grace period already did).
+func (c *call[T]) finishLate(end callEnd) {
+	ex := c.ctx.ex
+	ex.counts().overdue.Add(-c.overdueUnit())
+	if end == panicked {
+		ex.counts().panics.Add(1) // the timeout was its failure already
+	}
+	// Made before the CAS that finish lost: see expire.
+	x := c.ctx.Made()
+	x.Expiry.Grace.Finish() // the function has returned: no need to wait for it
+	if x.Expiry.Meet.Add(1) == 2 {
+		c.resolveTimedOut()
+	}
+	ex.leave()
 }

@@ -157,7 +157,7 @@ func Frontend(subject, base string) (h http.Handler, release func(), err error) 
 		do = func(ctx context.Context, route string) (*http.Response, error) { return call(ctx, route, tr) }
 	case "fusebox", "fusebox-split":
 		g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{
-			Workers:           400, // about C × the edge's 1 s deadline: every call that can still succeed
+			Slots:             400, // about C × the edge's 1 s deadline: every call that can still succeed
 			InvocationTimeout: time.Second,
 			Breaker:           breaker.Config{ConsecutiveFailures: -1, ResetTimeout: 2 * time.Second},
 			Throttle:          &throttle.Config{},
