@@ -126,8 +126,8 @@ type Stats struct {
 // stops it.
 type Shedder struct {
 	cfg  Config
-	wait func() time.Duration // time goroutines spent runnable since the last call
-	rand func() uint64        // rand.Uint64; the models' tests seed their own
+	sig  signal        // the run queue's wait and the CPUs' business
+	rand func() uint64 // rand.Uint64; the models' tests seed their own
 
 	inflight atomic.Int64
 	admitted atomic.Uint64
@@ -156,10 +156,10 @@ type Shedder struct {
 // reads the scheduler's latencies (runtime/metrics) every Interval. It
 // returns an error naming the field for a negative duration or count.
 func New(cfg Config) (*Shedder, error) {
-	return newShedder(cfg, newRunnableWait())
+	return newShedder(cfg, runtimeSignal())
 }
 
-func newShedder(cfg Config, wait func() time.Duration) (*Shedder, error) {
+func newShedder(cfg Config, sig signal) (*Shedder, error) {
 	switch {
 	case cfg.Target < 0:
 		return nil, fmt.Errorf("shed: Config.Target is %v, want 0 (20 ms) or more", cfg.Target)
@@ -184,7 +184,7 @@ func newShedder(cfg Config, wait func() time.Duration) (*Shedder, error) {
 	}
 	s := &Shedder{
 		cfg:     cfg,
-		wait:    wait,
+		sig:     sig,
 		rand:    rand.Uint64,
 		tenants: newTable(cfg.Tenants),
 		stop:    make(chan struct{}),

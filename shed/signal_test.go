@@ -45,6 +45,22 @@ func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 	assert.Greater(t, busy, time.Duration(procs)*150*time.Millisecond, "busy")
 }
 
+func TestTheBusySignalSeesTheCPUs(t *testing.T) {
+	busy := newBusy()
+	time.Sleep(100 * time.Millisecond)
+	quiet := busy()
+	if quiet < 0 {
+		t.Skip("the kernel reports no thread times here")
+	}
+	// Twice as many spinning goroutines as Ps: every P runs or waits for
+	// the operating system all along, however loaded the host.
+	spin(2*runtime.GOMAXPROCS(0), 300*time.Millisecond)
+	full := busy()
+	t.Logf("busy %.2f while quiet, %.2f while spinning", quiet, full)
+	assert.Less(t, quiet, 0.5, "quiet")
+	assert.Greater(t, full, 0.9, "spinning")
+}
+
 func TestSumDelta(t *testing.T) {
 	buckets := []float64{negInf(), 0, 0.001, 0.01, posInf()}
 	// 2 in [0, 1ms), 1 in [1ms, 10ms), 1 in [10ms, +Inf): at 0.5, 5.5 and 10 ms.
