@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fusebox-go/fusebox/priority"
 )
 
 func TestEverySubjectServesAnIdleServer(t *testing.T) {
@@ -28,6 +30,28 @@ func TestEverySubjectServesAnIdleServer(t *testing.T) {
 	}
 	_, _, err := Protect("nobody", nil)
 	assert.ErrorContains(t, err, "unknown subject")
+}
+
+func TestTheProtectionSeesThePriority(t *testing.T) {
+	// A shedder refuses by priority: it must see X-Priority decoded before
+	// it decides, not only the handler behind it.
+	seen := priority.Sheddable
+	protect = func(_ string, next http.Handler) (http.Handler, func(), error) {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = priority.From(r.Context())
+			next.ServeHTTP(w, r)
+		}), func() {}, nil
+	}
+	defer func() { protect = Protect }()
+	h, release, err := Stack("fusebox", &Server{Kind: Slow})
+	require.NoError(t, err)
+	defer release()
+	req := httptest.NewRequest(http.MethodGet, "/work", nil)
+	req.Header.Set("X-Priority", "critical")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusOK, w.Code)
+	assert.Equal(t, priority.Critical, seen, "the priority the protection saw")
 }
 
 func TestALoadCountsItsAnswers(t *testing.T) {

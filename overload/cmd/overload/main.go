@@ -17,6 +17,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -61,7 +63,7 @@ func serve(args []string) error {
 	fs.Parse(args)
 	overload.Calibrate()
 	srv := &overload.Server{Kind: *kind}
-	h, release, err := overload.Protect(*subject, overload.Priorities(srv))
+	h, release, err := overload.Stack(*subject, srv)
 	if err != nil {
 		return err
 	}
@@ -159,8 +161,11 @@ func run(args []string) error {
 					return err
 				}
 				cells = append(cells, cell)
-				fmt.Fprintf(os.Stderr, "run %d %-12s C %4.0f/s %-12s goodput %5.1f %% of C (sent %d, good %d, shed %d, late %d, failed %d, not sent %d)\n",
-					run, sc.Name, c, s, 100*cell.Goodput(), cell.Res.All.Sent, cell.Res.All.Good, cell.Res.All.Shed, cell.Res.All.Late, cell.Res.All.Failed, cell.Res.All.NotSent)
+				fmt.Fprintf(os.Stderr, "run %d %-12s C %4.0f/s %-12s goodput %5.1f %% of C (%s)\n",
+					run, sc.Name, c, s, 100*cell.Goodput(), counts(&cell.Res.All))
+				for _, class := range slices.Sorted(maps.Keys(cell.Res.ByClass)) {
+					fmt.Fprintf(os.Stderr, "      %-10s %s\n", class, counts(cell.Res.ByClass[class]))
+				}
 			}
 		}
 	}
@@ -184,6 +189,12 @@ func run(args []string) error {
 	return nil
 }
 
+// counts says what became of a tally's requests.
+func counts(t *overload.Tally) string {
+	return fmt.Sprintf("sent %d, good %d, shed %d, late %d, failed %d, not sent %d; p99 %v",
+		t.Sent, t.Good, t.Shed, t.Late, t.Failed, t.NotSent, t.P99().Round(time.Millisecond))
+}
+
 // probe runs one load against one server and prints the fusebox
 // shedder's Stats every half second: what it measured, for the docs.
 func probe(args []string) error {
@@ -192,7 +203,17 @@ func probe(args []string) error {
 	kind := fs.String("kind", overload.NoYield, "the handler")
 	rate := fs.Float64("rate", 300, "requests per second")
 	dur := fs.Duration("dur", 5*time.Second, "length of the load")
+	scenario := fs.String("scenario", "", "send the requests of this scenario (its headers and classes); -kind is then its handler")
 	fs.Parse(args)
+	var next func(*rand.Rand, int) overload.Request
+	if *scenario != "" {
+		i := slices.IndexFunc(overload.Scenarios(), func(sc overload.Scenario) bool { return sc.Name == *scenario })
+		if i < 0 {
+			return fmt.Errorf("unknown scenario %q", *scenario)
+		}
+		sc := overload.Scenarios()[i]
+		next, *kind = sc.Next, sc.Kind
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -220,9 +241,11 @@ func probe(args []string) error {
 			}
 		}
 	}()
-	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000}.Run(context.Background(), overload.Client())
+	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), overload.Client())
 	close(done)
-	a := res.All
-	fmt.Printf("sent %d good %d shed %d late %d failed %d; goodput %.0f/s; p99 %v\n", a.Sent, a.Good, a.Shed, a.Late, a.Failed, float64(a.Good)/dur.Seconds(), a.P99())
+	fmt.Printf("all: %s; goodput %.0f/s\n", counts(&res.All), float64(res.All.Good)/dur.Seconds())
+	for _, class := range slices.Sorted(maps.Keys(res.ByClass)) {
+		fmt.Printf("%s: %s\n", class, counts(res.ByClass[class]))
+	}
 	return nil
 }
