@@ -34,6 +34,7 @@ type control struct {
 	calmCap      float64              // the capacity when the overload began
 	busy         [busyWindows]float64 // the busy signal of the last intervals
 	nextBusy     int
+	brake        bool             // the in-flight limit is on
 	lastAdmitted float64          // Stats.Admitted at the last tick
 	lastInflight float64          // requests in flight at the last tick
 	passes       [windows]float64 // completions per interval
@@ -184,18 +185,25 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	}
 	c.q = q
 	// During an overload, and from its first interval above the target,
-	// no more requests in flight than complete in an interval, while they
-	// pile up (admitted beyond the completions by more than that capacity
-	// in the last interval): a brake for handlers that share the CPU, which all
-	// slow down together while the admission catches up. Not for a
-	// steady number in flight: requests that wait on a slow supplier are
-	// in flight but need no CPU, and a host whose other processes take the
-	// CPU can start an overload of its own.
+	// no more requests in flight than complete in an interval, once they
+	// have piled up (admitted beyond the completions by more than that
+	// capacity in one interval): a brake for handlers that share the CPU,
+	// which all slow down together. Once on, it holds until the overload
+	// ends or the CPUs have room: a starved process admits in bursts, and
+	// a brake for the bursts alone let hundreds pile up. Not for a steady
+	// number in flight: requests that wait on a slow supplier are in
+	// flight but need no CPU.
 	admitted := float64(s.admitted.Load())
 	done := c.passes[(c.next+windows-1)%windows] // this interval's completions
 	piling := (admitted-c.lastAdmitted)*scale-done > capacity
 	c.lastAdmitted = admitted
-	if (c.overload || c.above) && capacity > 0 && piling {
+	switch {
+	case !(c.overload || c.above) || spare:
+		c.brake = false
+	case piling:
+		c.brake = true
+	}
+	if c.brake && capacity > 0 {
 		s.limit.Store(int64(capacity))
 	} else {
 		s.limit.Store(0)

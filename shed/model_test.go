@@ -58,14 +58,17 @@ type model struct {
 	yielding bool
 	shedCost time.Duration // CPU to refuse a request
 
-	mu      sync.Mutex
-	steal   time.Duration // extra wait per arrival: a host whose other processes take the CPU
-	hog     float64       // share of the CPU another process takes
-	used    time.Duration // CPU the service ran or waited for, since the last busy
-	since   time.Time     // the last busy
-	arrived int           // arrivals since the last wait
-	area    time.Duration // run queue length x time, since the last wait
-	queue   []*req        // run queue (non-yielding)
+	mu    sync.Mutex
+	steal time.Duration // extra wait per arrival: a host whose other processes take the CPU
+	hog   float64       // share of the CPU another process takes
+	// Another process that takes the whole CPU for hogFor of every
+	// hogEvery (the operating system's slices on a busy host).
+	hogEvery, hogFor time.Duration
+	used             time.Duration // CPU the service ran or waited for, since the last busy
+	since            time.Time     // the last busy
+	arrived          int           // arrivals since the last wait
+	area             time.Duration // run queue length x time, since the last wait
+	queue            []*req        // run queue (non-yielding)
 }
 
 // wait is the time requests spent runnable, not running, since the last
@@ -211,6 +214,9 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 		// Another process takes its share of the step; while the service
 		// has work, that time counts as busy (it waits for the CPU).
 		hog := time.Duration(m.hog * float64(step))
+		if m.hogEvery > 0 && el%m.hogEvery < m.hogFor {
+			hog = step
+		}
 		budget := step - hog
 		waited := hog // the service's work waited while the other process ran
 		if overhead == 0 && len(active) == 0 && cur == nil && len(m.queue) == 0 {

@@ -236,3 +236,38 @@ func TestBelowCapacityOnABusyHostAlmostNothingIsShed(t *testing.T) {
 		})
 	}
 }
+
+func TestAStarvedProcessDoesNotPileUpInFlight(t *testing.T) {
+	// The noisy tenant of TestANoisyTenantIsShedFirst, on a host where
+	// another process takes the CPU for 200 ms of every 300 ms: the
+	// service gets a third of C, in bursts, and is sent 3 times that.
+	// Handlers that share the CPU must not pile up in flight between the
+	// bursts, or every request, the quiet tenants' too, ends late.
+	m := newModel(true)
+	m.hogEvery, m.hogFor = 300*time.Millisecond, 200*time.Millisecond
+	third := phase{dur: 5 * time.Second, rate: 0.8 * capacity / 3, work: work}
+	ph := []phase{third, {dur: 30 * time.Second, rate: capacity, work: work,
+		tenant: func(r *rand.Rand) string {
+			if v := r.IntN(12); v < 2 {
+				return fmt.Sprintf("quiet-%d", v)
+			}
+			return "noisy"
+		}}}
+	tl := simulate(t, m, Config{}, ph)[1]
+	var arrived, good int
+	for key, c := range tl.byKey {
+		if key != "noisy" {
+			arrived += c[0]
+			good += c[1]
+		}
+	}
+	others := float64(good) / float64(arrived)
+	g := goodput(tl, ph[1].dur) / (capacity / 3)
+	t.Logf("served: others %.2f %%; goodput %.1f %% of a third of C", 100*others, 100*g)
+	// Seen over 10 runs: 68-95 % and 72-92 %; the brake that let go
+	// between bursts gave 4.8 and 3.5 %. The fair shares do not reach 95 %
+	// here: the capacity estimate, the most completed in an interval, is
+	// that of a burst.
+	assert.GreaterOrEqual(t, g, 0.5, "goodput, share of the capacity the service gets")
+	assert.GreaterOrEqual(t, others, 0.5, "the other tenants served")
+}

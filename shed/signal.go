@@ -30,9 +30,11 @@ func runtimeSignal() signal { return signal{wait: newRunnableWait(), busy: newBu
 // newBusy returns the default busy signal, from the threads' times the
 // kernel keeps (threadTimes): a process below its CPUs is not full,
 // whatever its goroutines wait for while other processes run. A thread's
-// wait counts only if it ran a millisecond in the interval: the runtime's
-// monitor and idle threads wake often, run little and, on a busy host,
-// wait for each wake-up, which says nothing of the process's backlog.
+// wait counts only if it ran a millisecond in the interval or ran and
+// waited half of it: the runtime's monitor and idle threads wake often,
+// run little and, on a busy host, wait a little for each wake-up, which
+// says nothing of the process's backlog; a thread that holds a P and
+// gets no CPU waits all along.
 func newBusy() func() float64 {
 	type times struct{ run, delay int64 }
 	prev := map[string]times{}
@@ -49,7 +51,7 @@ func newBusy() func() float64 {
 			p := prev[tid] // zero for a new thread
 			r, d := max(0, run-p.run), max(0, delay-p.delay)
 			used += r
-			if r >= int64(time.Millisecond) {
+			if r >= int64(time.Millisecond) || r+d >= int64(el/2) {
 				used += d
 			}
 		})
