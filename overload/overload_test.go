@@ -87,3 +87,20 @@ func TestTheReportHasEveryTable(t *testing.T) {
 	assert.Contains(t, out, "| noyield-0.8 | 2.5 |")
 	assert.Contains(t, out, "| noyield-0.8 | 1 |")
 }
+
+func TestTheChartHasABarPerCell(t *testing.T) {
+	sc := Scenarios()[:2]
+	cells := []Cell{
+		{Scenario: sc[0].Name, Subject: "none", C: 100, Res: Result{All: Tally{Good: 400}, Dur: 4 * time.Second}},
+		{Scenario: sc[0].Name, Subject: "fusebox", C: 100, Res: Result{All: Tally{Good: 390}, Dur: 4 * time.Second}},
+		{Scenario: sc[1].Name, Subject: "fusebox", C: 100, Res: Result{All: Tally{Good: 200}, Dur: 4 * time.Second}},
+	}
+	var b strings.Builder
+	Chart(&b, cells, sc, []string{"none", "fusebox"})
+	out := b.String()
+	assert.True(t, strings.HasPrefix(out, "<svg"), out)
+	assert.Equal(t, 3, strings.Count(out, "<rect x=")-2, "bars (less the legend's two)")
+	assert.Contains(t, out, "noyield-0.8 fusebox: 97.5 %")
+	assert.Contains(t, out, "noyield-1.5 fusebox: 50.0 %")
+	assert.True(t, strings.HasSuffix(out, "</svg>\n"))
+}

@@ -2,7 +2,8 @@
 // overload): "overload run" measures the capacity C of each handler,
 // then runs every cell of the matrix against a server process of its
 // own ("overload serve", pinned to -procs GOMAXPROCS on 127.0.0.1) and
-// writes the tables to -out. Everything is bounded: each cell lasts
+// writes the tables (overload.md) and a chart of the goodput
+// (overload.svg) to -out. Everything is bounded: each cell lasts
 // -warm plus -dur (three times -dur for the step), every request has a
 // 1 s deadline, and at most 15,000 are open at once.
 //
@@ -185,7 +186,16 @@ func run(args []string) error {
 	for _, s := range o.Subjects {
 		fmt.Fprintf(f, "- `%s`: %s\n", s, overload.SubjectNotes[s])
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s\n", path)
+	svg := filepath.Join(*out, "overload.svg")
+	g, err := os.Create(svg)
+	if err != nil {
+		return err
+	}
+	overload.Chart(g, cells, o.Scenarios, o.Subjects)
+	if err := g.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", path, svg)
 	return nil
 }
 
@@ -203,6 +213,7 @@ func probe(args []string) error {
 	kind := fs.String("kind", overload.NoYield, "the handler")
 	rate := fs.Float64("rate", 300, "requests per second")
 	dur := fs.Duration("dur", 5*time.Second, "length of the load")
+	warm := fs.Duration("warm", time.Second, "a warm-up at a sixth of -rate first")
 	scenario := fs.String("scenario", "", "send the requests of this scenario (its headers and classes); -kind is then its handler")
 	fs.Parse(args)
 	var next func(*rand.Rand, int) overload.Request
@@ -241,7 +252,10 @@ func probe(args []string) error {
 			}
 		}
 	}()
-	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), overload.Client())
+	cl := overload.Client()
+	overload.Load{Base: base, Rate: *rate / 6, Dur: *warm, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), cl)
+	fmt.Fprintln(os.Stderr, "warmed up")
+	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), cl)
 	close(done)
 	fmt.Printf("all: %s; goodput %.0f/s\n", counts(&res.All), float64(res.All.Good)/dur.Seconds())
 	for _, class := range slices.Sorted(maps.Keys(res.ByClass)) {
