@@ -115,7 +115,7 @@ type Stats struct {
 	DropRate float64                 // share of the arrivals the queue stage refuses, 0 to 1
 	Capacity float64                 // the most requests per second completed, over the last 10 intervals
 	Limit    int64                   // the in-flight limit of an overload; 0 outside one
-	Overload bool                    // from two intervals with Delay above Target until 10 without excess arrivals
+	Overload bool                    // from two intervals with Delay above Target, CPUs full, until 10 calm ones
 	Shadow   bool                    // Config.Shadow
 	Tenants  int                     // tenant keys tracked now (at most Config.Tenants)
 	Panics   uint64                  // panics of OnShed recovered
