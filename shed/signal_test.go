@@ -46,8 +46,9 @@ func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 }
 
 func TestTheBusySignalSeesTheCPUs(t *testing.T) {
+	runtime.GC() // not in the quiet interval
 	busy := newBusy()
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond)
 	quiet := busy()
 	if quiet < 0 {
 		t.Skip("the kernel reports no thread times here")
@@ -57,7 +58,9 @@ func TestTheBusySignalSeesTheCPUs(t *testing.T) {
 	spin(2*runtime.GOMAXPROCS(0), 300*time.Millisecond)
 	full := busy()
 	t.Logf("busy %.2f while quiet, %.2f while spinning", quiet, full)
-	assert.Less(t, quiet, 0.5, "quiet")
+	// 0.00-0.01 usually; 0.40 was seen once under -race on a host with a
+	// load average of 45 (the other tests' threads ending).
+	assert.Less(t, quiet, full/2, "quiet, against spinning")
 	assert.Greater(t, full, 0.9, "spinning")
 }
 
