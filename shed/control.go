@@ -33,11 +33,11 @@ type control struct {
 	above        bool                 // the last interval's delay was above the target
 	calmCap      float64              // the capacity when the overload began
 	busy         [busyWindows]float64 // the busy signal of the last intervals
-	nextBusy     int
-	brake        bool             // the in-flight limit is on
-	lastAdmitted float64          // Stats.Admitted at the last tick
-	lastInflight float64          // requests in flight at the last tick
-	passes       [windows]float64 // completions per interval
+	nextBusy     int                  // where the next busy signal goes
+	brake        bool                 // the in-flight limit is on
+	lastAdmitted float64              // Stats.Admitted at the last tick
+	lastInflight float64              // requests in flight at the last tick
+	passes       [windows]float64     // completions per interval
 	next         int
 
 	mu    sync.Mutex
