@@ -121,3 +121,50 @@ func ExampleShedder_Handler_tenants() {
 	fmt.Println("ok")
 	// Output: ok
 }
+
+func TestAboveHalfTheLimitNoTenantHoldsMoreThanItsShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := newShedder(Config{Interval: time.Hour}, idle) // no tick
+		require.NoError(t, err)
+		defer s.Close()
+		s.limit.Store(10) // an overload's in-flight limit
+		quiet, err := s.Allow(priority.Default, "quiet")
+		require.NoError(t, err)
+		var noisy []Ticket
+		for range 20 {
+			tk, err := s.Allow(priority.Default, "noisy")
+			if err != nil {
+				require.ErrorIs(t, err, ErrShed)
+				break
+			}
+			noisy = append(noisy, tk)
+		}
+		// Two tenants in flight: each may hold 5 once 5 are in flight.
+		assert.Len(t, noisy, 5, "the noisy tenant's requests in flight")
+		again, err := s.Allow(priority.Default, "quiet")
+		require.NoError(t, err, "the quiet tenant within its share")
+		again.Done()
+		quiet.Done()
+		for _, tk := range noisy {
+			tk.Done()
+		}
+		assert.Zero(t, s.tenants.active, "tenants in flight once all are done")
+	})
+}
+
+func TestATenantEvictedInFlightNoLongerCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, err := newShedder(Config{Interval: time.Hour, Tenants: 1}, idle)
+		require.NoError(t, err)
+		defer s.Close()
+		a, err := s.Allow(priority.Default, "a")
+		require.NoError(t, err)
+		b, err := s.Allow(priority.Default, "b") // takes a's entry
+		require.NoError(t, err)
+		assert.Equal(t, 1, s.tenants.active, "b only")
+		a.Done()
+		assert.Equal(t, 1, s.tenants.active, "a's end does not count")
+		b.Done()
+		assert.Zero(t, s.tenants.active)
+	})
+}
