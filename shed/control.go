@@ -35,7 +35,6 @@ type control struct {
 	busy         [busyWindows]float64 // the busy signal of the last intervals
 	nextBusy     int                  // where the next busy signal goes
 	brake        bool                 // the in-flight limit is on
-	limit        int64                // the in-flight limit: the last capacity of 1 or more
 	lastAdmitted float64              // Stats.Admitted at the last tick
 	lastInflight float64              // requests in flight at the last tick
 	passes       [windows]float64     // completions per interval
@@ -196,7 +195,7 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	// flight but need no CPU.
 	admitted := float64(s.admitted.Load())
 	done := c.passes[(c.next+windows-1)%windows] // this interval's completions
-	piling := (admitted-c.lastAdmitted)*scale-done > capacity || float64(s.inflight.Load()) > 2*capacity
+	piling := (admitted-c.lastAdmitted)*scale-done > capacity
 	c.lastAdmitted = admitted
 	switch {
 	case !(c.overload || c.above) || spare:
@@ -204,14 +203,8 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	case piling:
 		c.brake = true
 	}
-	if capacity >= 1 {
-		c.limit = int64(capacity)
-	}
-	if c.brake && c.limit > 0 {
-		// The last capacity known: handlers that share the CPU may
-		// complete nothing for ten intervals, and the brake must not let
-		// go then.
-		s.limit.Store(c.limit)
+	if c.brake && capacity > 0 {
+		s.limit.Store(int64(capacity))
 	} else {
 		s.limit.Store(0)
 	}

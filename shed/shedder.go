@@ -218,7 +218,6 @@ func (s *Shedder) Close() error {
 // the zero Ticket's Done does nothing.
 type Ticket struct {
 	s *Shedder
-	e *entry // the tenant's, nil without a key
 }
 
 // Done records the end of the request: its completion feeds the capacity
@@ -227,9 +226,6 @@ func (t Ticket) Done() {
 	if s := t.s; s != nil {
 		s.inflight.Add(-1)
 		s.passes.Add(1)
-		if t.e != nil {
-			s.tenants.leave(t.e)
-		}
 	}
 }
 
@@ -243,7 +239,7 @@ func (s *Shedder) Allow(p priority.Priority, key string) (Ticket, error) {
 		p = priority.Sheddable
 	}
 	s.arrivals[p].Add(1)
-	r, e := s.decide(p, key)
+	r := s.decide(p, key)
 	if r != 0 {
 		s.shed[p].Add(1)
 		s.byReason[r].Add(1)
@@ -257,10 +253,7 @@ func (s *Shedder) Allow(p priority.Priority, key string) (Ticket, error) {
 		s.admitted.Add(1)
 	}
 	s.inflight.Add(1)
-	if e != nil {
-		s.tenants.enter(e)
-	}
-	return Ticket{s: s, e: e}, nil
+	return Ticket{s: s}, nil
 }
 
 // AllowContext is Allow with the priority ctx carries (package priority).
@@ -268,15 +261,12 @@ func (s *Shedder) AllowContext(ctx context.Context, key string) (Ticket, error) 
 	return s.Allow(priority.From(ctx), key)
 }
 
-// decide returns the reason to shed a request, or 0 to admit it, and
-// the tenant's entry.
-func (s *Shedder) decide(p priority.Priority, key string) (Reason, *entry) {
+// decide returns the reason to shed a request, or 0 to admit it.
+func (s *Shedder) decide(p priority.Priority, key string) Reason {
 	// A tenant's arrivals of the last interval, against the fair share.
 	last, fair := 0.0, 0.0
-	var e *entry
-	inflight, active := 0, 0
 	if key != "" && p == priority.Default {
-		e, last, inflight, active = s.tenants.count(key)
+		last = s.tenants.count(key)
 		if f := math.Float64frombits(s.fair.Load()); f > 0 {
 			// Counts of one interval vary by about their square root
 			// (Poisson): a tenant that sends its share is not singled out
@@ -289,24 +279,17 @@ func (s *Shedder) decide(p priority.Priority, key string) (Reason, *entry) {
 		if fair > 0 && last <= fair {
 			c = capFor(priority.Critical, l) // a tenant within its share
 		}
-		n := s.inflight.Load()
-		if n >= c {
-			return Limit, e
-		}
-		// Over half the limit, no tenant holds more than its equal share
-		// of it: a tenant that sends more than the others cannot fill
-		// what they need.
-		if active > 0 && n >= l/2 && int64(inflight) >= max(1, l/int64(active)) {
-			return Limit, e
+		if s.inflight.Load() >= c {
+			return Limit
 		}
 	}
 	if fair > 0 && last > fair && s.rand() >= probability(fair/last) {
-		return Tenant, e
+		return Tenant
 	}
 	if d := s.drop[p].Load(); d > 0 && s.rand() < d {
-		return Queue, e
+		return Queue
 	}
-	return 0, e
+	return 0
 }
 
 // capFor returns the in-flight count at which a request of priority p is

@@ -23,14 +23,11 @@ type table struct {
 	mu      sync.Mutex
 	size    int
 	entries map[string]*entry
-	active  int // entries with requests in flight
 }
 
 type entry struct {
 	key       string
 	cur, last float64 // arrivals this interval and the one before
-	inflight  int     // admitted requests of the key not done
-	gone      bool    // evicted: its requests in flight no longer count
 }
 
 func newTable(size int) *table {
@@ -43,12 +40,12 @@ func (t *table) len() int {
 	return len(t.entries)
 }
 
-// count records one arrival of key and returns its entry, its arrivals
-// in the last interval, its requests in flight, and how many tenants have
-// requests in flight.
-func (t *table) count(key string) (e *entry, last float64, inflight, active int) {
+// count records one arrival of key and returns its arrivals in the last
+// interval.
+func (t *table) count(key string) float64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	var e *entry
 	if len(key) <= maxKey {
 		if e = t.entries[key]; e == nil {
 			e = t.admit(strings.Clone(key)) // key may be a view into a request
@@ -64,25 +61,7 @@ func (t *table) count(key string) (e *entry, last float64, inflight, active int)
 		}
 	}
 	e.cur++
-	return e, e.last, e.inflight, t.active
-}
-
-// enter counts an admitted request of e in flight.
-func (t *table) enter(e *entry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e.inflight++; e.inflight == 1 && !e.gone {
-		t.active++
-	}
-}
-
-// leave counts the end of a request of e.
-func (t *table) leave(e *entry) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if e.inflight--; e.inflight == 0 && !e.gone {
-		t.active--
-	}
+	return e.last
 }
 
 // fnv64a is the FNV-1a hash of s.
@@ -117,16 +96,10 @@ func (t *table) admit(key string) *entry {
 			break
 		}
 	}
-	// A new entry: requests of the victim's still in flight end on the
-	// old one, which no longer counts among the active.
 	delete(t.entries, victim.key)
-	victim.gone = true
-	if victim.inflight > 0 {
-		t.active--
-	}
-	e := &entry{key: key}
-	t.entries[key] = e
-	return e
+	*victim = entry{key: key}
+	t.entries[key] = victim
+	return victim
 }
 
 // level returns the fair share f of the interval that ended, given that
