@@ -91,9 +91,9 @@ demo-burst: ## A healthy, bursty supplier: busy refusals vs false trips, two rul
 	cd loadtest && $(GO) run ./cmd/loadtest burst -out $(OUT)
 
 .PHONY: demo-overload
-demo-overload: ## Inbound overload: fusebox's shedder vs go-zero's and Kratos's, same handlers (~10 min): tables in out/overload.md.
+demo-overload: ## Inbound overload: fusebox's shedder vs go-zero's and Kratos's, same handlers, 3 runs a cell (~30 min): out/overload.md and out/overload.svg.
 	@mkdir -p $(OUT)
-	cd overload && $(GO) run ./cmd/overload run -out $(OUT) -dur 3s
+	cd overload && $(GO) run ./cmd/overload run -out $(OUT) -dur 3s -runs 3
 
 .PHONY: demo-callgraph
 demo-callgraph: ## Three tiers at 1× and 3× capacity: fusebox's throttle and shedder vs go-zero's and none, over loopback (~5 min): out/callgraph.md.

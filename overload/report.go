@@ -81,3 +81,47 @@ func Report(w io.Writer, cells []Cell, scenarios []Scenario, subjects []string) 
 		return fmt.Sprintf("%.0f", m), true
 	})
 }
+
+// Chart writes an SVG bar chart of the goodput table: for each scenario a
+// group of bars, one per subject, the median goodput as a share of C.
+func Chart(w io.Writer, cells []Cell, scenarios []Scenario, subjects []string) {
+	by := map[[2]string][]float64{}
+	for _, c := range cells {
+		k := [2]string{c.Scenario, c.Subject}
+		by[k] = append(by[k], c.Goodput())
+	}
+	const (
+		barW, gap, left, top, plotH = 9, 14, 50, 30, 220
+		maxPct                      = 150.0
+	)
+	colors := []string{"#888888", "#b07aa1", "#e15759", "#4e79a7", "#76b7b2", "#f28e2b", "#edc948", "#59a14f"}
+	groupW := barW*len(subjects) + gap
+	width := left + groupW*len(scenarios) + 20
+	height := top + plotH + 110
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", width, height)
+	fmt.Fprintf(w, `<text x="%d" y="18" font-size="13">Goodput, %% of C (median of the runs; 200s within 1 s per second)</text>`+"\n", left)
+	y := func(pct float64) float64 { return top + plotH - min(pct, maxPct)/maxPct*plotH }
+	for _, g := range []float64{0, 50, 100, 150} {
+		fmt.Fprintf(w, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#ddd"/><text x="%d" y="%.1f" text-anchor="end">%g</text>`+"\n",
+			left, width-10, y(g), y(g), left-4, y(g)+4, g)
+	}
+	for i, sc := range scenarios {
+		x0 := left + i*groupW + gap/2
+		for j, s := range subjects {
+			v, ok := by[[2]string{sc.Name, s}]
+			if !ok {
+				continue
+			}
+			pct := 100 * median(append([]float64(nil), v...))
+			fmt.Fprintf(w, `<rect x="%d" y="%.1f" width="%d" height="%.1f" fill="%s"><title>%s %s: %.1f %%</title></rect>`+"\n",
+				x0+j*barW, y(pct), barW-1, float64(top+plotH)-y(pct), colors[j%len(colors)], sc.Name, s, pct)
+		}
+		fmt.Fprintf(w, `<text transform="translate(%d,%d) rotate(-45)" text-anchor="end">%s</text>`+"\n", x0+groupW/2, top+plotH+14, sc.Name)
+	}
+	for j, s := range subjects {
+		x := left + (j%4)*150
+		yy := height - 30 + (j/4)*14
+		fmt.Fprintf(w, `<rect x="%d" y="%d" width="10" height="10" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n", x, yy-9, colors[j%len(colors)], x+14, yy, s)
+	}
+	fmt.Fprintln(w, "</svg>")
+}

@@ -80,6 +80,20 @@ func Protect(subject string, next http.Handler) (http.Handler, func(), error) {
 	return nil, nil, fmt.Errorf("overload: unknown subject %q (want one of %v)", subject, Subjects)
 }
 
+// Stack is the handler a server process serves: next behind the
+// subject's protection, with the priority of each request's X-Priority
+// header (Priorities) set before the protection decides.
+func Stack(subject string, next http.Handler) (http.Handler, func(), error) {
+	h, release, err := protect(subject, next)
+	if err != nil {
+		return nil, nil, err
+	}
+	return Priorities(h), release, nil
+}
+
+// protect is Protect; a test puts a protection of its own in its place.
+var protect = Protect
+
 // goZero is go-zero's shedding middleware (rest/handler/sheddinghandler.go):
 // a bare 503, a pass unless the handler answered 5xx.
 func goZero(s load.Shedder, next http.Handler) http.Handler {

@@ -72,3 +72,22 @@ func BenchmarkRefusal(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHandlerRefusal is the cost of a refusal through Handler: the
+// decision and its 503 with Retry-After, short of the connection's I/O.
+func BenchmarkHandlerRefusal(b *testing.B) {
+	s, err := newShedder(Config{Interval: time.Hour}, idle)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	refusing(s, priority.Default)
+	h := s.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { b.Fatal("admitted") }), nil)
+	req := httptest.NewRequest(http.MethodGet, "/", nil)
+	w := &discard{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		h.ServeHTTP(w, req)
+		clear(w.h)
+	}
+}

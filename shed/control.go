@@ -27,14 +27,17 @@ type control struct {
 	target   time.Duration
 	interval time.Duration
 
-	overload     bool             // from a delay above the target until windows calm intervals
-	calm         int              // intervals in a row without excess demand
-	q            float64          // share of the arrivals refused
-	above        bool             // the last interval's delay was above the target
-	calmCap      float64          // the capacity when the overload began
-	lastAdmitted float64          // Stats.Admitted at the last tick
-	lastInflight float64          // requests in flight at the last tick
-	passes       [windows]float64 // completions per interval
+	overload     bool                 // from a delay above the target until windows calm intervals
+	calm         int                  // intervals in a row without excess demand
+	q            float64              // share of the arrivals refused
+	above        bool                 // the last interval's delay was above the target
+	calmCap      float64              // the capacity when the overload began
+	busy         [busyWindows]float64 // the busy signal of the last intervals
+	nextBusy     int                  // where the next busy signal goes
+	brake        bool                 // the in-flight limit is on
+	lastAdmitted float64              // Stats.Admitted at the last tick
+	lastInflight float64              // requests in flight at the last tick
+	passes       [windows]float64     // completions per interval
 	next         int
 
 	mu    sync.Mutex
@@ -72,15 +75,30 @@ func (s *Shedder) sample() {
 				continue
 			}
 			last = time.Now()
-			s.tick(s.wait(), float64(s.cfg.Interval)/float64(el))
+			busy := -1.0
+			if s.sig.busy != nil {
+				busy = s.sig.busy()
+			}
+			s.tick(s.sig.wait(), busy, float64(s.cfg.Interval)/float64(el))
 		}
 	}
 }
 
+// full is the share of its CPUs a process must have run or waited for
+// (the busy signal), over the last busyWindows intervals, for its run
+// queue's delay to count as its own backlog. A process with a backlog
+// keeps them at 1; one at 0.8 of its capacity reaches 0.95 in a single
+// interval now and then (a burst of arrivals), rarely in three.
+const (
+	full        = 0.95
+	busyWindows = 3
+)
+
 // tick is one step of the controller, given the time goroutines spent
-// runnable, not running, in the interval that just ended, and the ratio
-// of Interval to the time since the last tick.
-func (s *Shedder) tick(wait time.Duration, scale float64) {
+// runnable, not running, in the interval that just ended, the share of
+// the process's CPUs busy in it (negative: not known), and the ratio of
+// Interval to the time since the last tick.
+func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	c := &s.ctl
 
 	// The capacity, as BBR estimates it: the most requests completed in
@@ -133,14 +151,24 @@ func (s *Shedder) tick(wait time.Duration, scale float64) {
 	// target, and ends after windows intervals whose arrivals the capacity
 	// covered. A service that is not full has no known capacity.
 	// Two intervals in a row: a standing queue, not a burst or a moment
-	// when another process had the CPU.
-	if d > c.target && c.above {
+	// when another process had the CPU. And only with the process's CPUs
+	// full: goroutines of a process with CPU to spare wait because other
+	// processes run, not behind its own backlog.
+	c.busy[c.nextBusy] = busy
+	c.nextBusy = (c.nextBusy + 1) % busyWindows
+	mean := 0.0
+	for _, b := range c.busy {
+		mean += b / busyWindows
+	}
+	spare := busy >= 0 && mean < full
+	above := d > c.target && !spare
+	if above && c.above {
 		c.overload, c.calm = true, 0
 	}
-	c.above = d > c.target
-	if total > want {
+	c.above = above
+	if total > want && !spare {
 		c.calm = 0
-	} else if c.calm++; c.calm >= windows && d <= c.target {
+	} else if c.calm++; c.calm >= windows && (d <= c.target || spare) {
 		c.overload = false
 	}
 	q := 0.0
@@ -150,25 +178,32 @@ func (s *Shedder) tick(wait time.Duration, scale float64) {
 	case c.overload:
 		q = c.q // no arrivals to go by
 	}
-	if d < c.target/4 {
-		// No queue: whatever the estimate says (it falls with the
-		// completions it refused), refuse less and less.
+	if d < c.target/4 || spare {
+		// No queue, or CPU to spare: whatever the estimate says (it falls
+		// with the completions it refused), refuse less and less.
 		q = min(q, c.q*0.7)
 	}
 	c.q = q
 	// During an overload, and from its first interval above the target,
-	// no more requests in flight than complete in an interval, while they
-	// pile up (admitted beyond the completions by more than that capacity
-	// in the last interval): a brake for handlers that share the CPU, which all
-	// slow down together while the admission catches up. Not for a
-	// steady number in flight: requests that wait on a slow supplier are
-	// in flight but need no CPU, and a host whose other processes take the
-	// CPU can start an overload of its own.
+	// no more requests in flight than complete in an interval, once they
+	// have piled up (admitted beyond the completions by more than that
+	// capacity in one interval): a brake for handlers that share the CPU,
+	// which all slow down together. Once on, it holds until the overload
+	// ends or the CPUs have room: a starved process admits in bursts, and
+	// a brake for the bursts alone let hundreds pile up. Not for a steady
+	// number in flight: requests that wait on a slow supplier are in
+	// flight but need no CPU.
 	admitted := float64(s.admitted.Load())
 	done := c.passes[(c.next+windows-1)%windows] // this interval's completions
 	piling := (admitted-c.lastAdmitted)*scale-done > capacity
 	c.lastAdmitted = admitted
-	if (c.overload || c.above) && capacity > 0 && piling {
+	switch {
+	case !(c.overload || c.above) || spare:
+		c.brake = false
+	case piling:
+		c.brake = true
+	}
+	if c.brake && capacity > 0 {
 		s.limit.Store(int64(capacity))
 	} else {
 		s.limit.Store(0)

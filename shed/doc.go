@@ -3,7 +3,8 @@
 // threshold to tune. Every Interval it reads how long goroutines waited
 // for a CPU (runtime/metrics, /sched/latencies:seconds), which is where a
 // CPU-bound service queues its work, whether its handlers yield or not.
-// When that wait per request stays above Config.Target, an overload begins:
+// When that wait per request stays above Config.Target while the
+// process's CPUs are full (on Linux, its threads' times), an overload begins:
 // the shedder admits about the capacity it has measured (the most
 // requests completed in an interval, as BBR's maxPass), less what drains
 // the queue, and caps the requests in flight at one interval's capacity.

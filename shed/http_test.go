@@ -16,8 +16,9 @@ import (
 	"github.com/fusebox-go/fusebox/priority"
 )
 
-// idle is a signal with no queue at all.
-func idle() time.Duration { return 0 }
+// idle is a signal with no queue at all, and CPUs whose business is not
+// known.
+var idle = signal{wait: func() time.Duration { return 0 }}
 
 // refusing sets the refusal probability of p to 1, as an overload's tick
 // would; in a bubble no tick comes to undo it while the test runs.
@@ -145,7 +146,7 @@ func TestAllowAndClose(t *testing.T) {
 	t.Run("the sampler runs every Interval and stops with Close", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			calls := 0
-			s, err := newShedder(Config{Interval: time.Second}, func() time.Duration { calls++; return 0 })
+			s, err := newShedder(Config{Interval: time.Second}, signal{wait: func() time.Duration { calls++; return 0 }})
 			require.NoError(t, err)
 			time.Sleep(3500 * time.Millisecond)
 			require.NoError(t, s.Close())
@@ -191,12 +192,12 @@ func TestAnOverloadKeepsRefusingThroughAnIntervalWithoutArrivals(t *testing.T) {
 				_, err := s.Allow(priority.Default, "acme")
 				require.NoError(t, err)
 			}
-			s.tick(time.Second, 1) // 100 ms per request waiting for a CPU, nothing completed
+			s.tick(time.Second, -1, 1) // 100 ms per request waiting for a CPU, nothing completed
 		}
 		_, err = s.Allow(priority.Default, "acme")
 		require.ErrorIs(t, err, ErrShed, "refused once the overload has begun")
-		s.tick(time.Second, 1) // no arrivals but the refused one
-		s.tick(time.Second, 1) // none at all
+		s.tick(time.Second, -1, 1) // no arrivals but the refused one
+		s.tick(time.Second, -1, 1) // none at all
 		_, err = s.Allow(priority.Default, "acme")
 		assert.ErrorIs(t, err, ErrShed, "refused after an interval without arrivals")
 		_, err = s.Allow(priority.Sheddable, "")

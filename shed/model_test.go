@@ -58,11 +58,17 @@ type model struct {
 	yielding bool
 	shedCost time.Duration // CPU to refuse a request
 
-	mu      sync.Mutex
-	steal   time.Duration // extra wait per arrival: a host whose other processes take the CPU
-	arrived int           // arrivals since the last wait
-	area    time.Duration // run queue length x time, since the last wait
-	queue   []*req        // run queue (non-yielding)
+	mu    sync.Mutex
+	steal time.Duration // extra wait per arrival: a host whose other processes take the CPU
+	hog   float64       // share of the CPU another process takes
+	// Another process that takes the whole CPU for hogFor of every
+	// hogEvery (the operating system's slices on a busy host).
+	hogEvery, hogFor time.Duration
+	used             time.Duration // CPU the service ran or waited for, since the last busy
+	since            time.Time     // the last busy
+	arrived          int           // arrivals since the last wait
+	area             time.Duration // run queue length x time, since the last wait
+	queue            []*req        // run queue (non-yielding)
 }
 
 // wait is the time requests spent runnable, not running, since the last
@@ -73,6 +79,25 @@ func (m *model) wait() time.Duration {
 	w := m.area + time.Duration(m.arrived)*m.steal
 	m.area, m.arrived = 0, 0
 	return w
+}
+
+// busy is the share of the CPU the service ran, or waited for while
+// another process had it, since the last call.
+func (m *model) busy() float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	el := now.Sub(m.since)
+	b := float64(m.used) / float64(max(el, 1))
+	m.used, m.since = 0, now
+	return b
+}
+
+func (m *model) signal() signal {
+	m.mu.Lock()
+	m.since = time.Now()
+	m.mu.Unlock()
+	return signal{wait: m.wait, busy: m.busy}
 }
 
 // run drives s through the phases and returns a tally per phase.
@@ -186,7 +211,22 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 			}
 			next += time.Duration(rng.ExpFloat64() / p.rate * float64(time.Second))
 		}
-		budget := step
+		// Another process takes its share of the step; while the service
+		// has work, that time counts as busy (it waits for the CPU).
+		hog := time.Duration(m.hog * float64(step))
+		if m.hogEvery > 0 && el%m.hogEvery < m.hogFor {
+			hog = step
+		}
+		budget := step - hog
+		waited := hog // the service's work waited while the other process ran
+		if overhead == 0 && len(active) == 0 && cur == nil && len(m.queue) == 0 {
+			waited = 0
+		}
+		account := func(left time.Duration) {
+			m.mu.Lock()
+			m.used += step - hog - left + waited
+			m.mu.Unlock()
+		}
 		if m.yielding {
 			budget, overhead = max(0, budget-overhead), max(0, overhead-budget)
 			// Requests whose supplier answered become runnable.
@@ -216,6 +256,7 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 				}
 				active = kept
 			}
+			account(budget)
 			continue
 		}
 		// Non-yielding: one request at a time, in arrival order.
@@ -246,6 +287,7 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 				cur = nil
 			}
 		}
+		account(budget)
 	}
 	// Requests still in flight end with the run.
 	for _, r := range append(active, waiting...) {

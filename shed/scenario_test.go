@@ -31,7 +31,7 @@ func simulate(t *testing.T, m *model, cfg Config, phases []phase) []tally {
 	t.Helper()
 	var out []tally
 	synctest.Test(t, func(t *testing.T) {
-		s, err := newShedder(cfg, m.wait)
+		s, err := newShedder(cfg, m.signal())
 		require.NoError(t, err)
 		s.rand = rand.New(rand.NewPCG(3, 4)).Uint64 // only the model calls Allow
 		out = m.run(s, phases)
@@ -145,7 +145,7 @@ func TestASlowSupplierOnABusyHostIsNotRefusedForWhatIsInFlight(t *testing.T) {
 	m.steal = 30 * time.Millisecond
 	var st Stats
 	synctest.Test(t, func(t *testing.T) {
-		s, err := newShedder(Config{}, m.wait)
+		s, err := newShedder(Config{}, m.signal())
 		require.NoError(t, err)
 		s.rand = rand.New(rand.NewPCG(3, 4)).Uint64
 		m.run(s, []phase{{
@@ -161,8 +161,9 @@ func TestASlowSupplierOnABusyHostIsNotRefusedForWhatIsInFlight(t *testing.T) {
 		require.NoError(t, s.Close())
 	})
 	arrived := st.Admitted + st.Shed[priority.Default]
-	t.Logf("shed by reason %v of %d (the queue stage answers the host's load: see docs/shedding.md)", st.ByReason, arrived)
+	t.Logf("shed by reason %v of %d", st.ByReason, arrived)
 	assert.Less(t, float64(st.ByReason[Limit]), 0.01*float64(arrived), "refused by the in-flight limit")
+	assert.Less(t, float64(st.ByReason[Queue]), 0.005*float64(arrived), "refused by the queue stage: the CPU has room")
 }
 
 func TestPrioritiesAreShedInOrder(t *testing.T) {
@@ -217,4 +218,56 @@ func TestANoisyTenantIsShedFirst(t *testing.T) {
 			assert.GreaterOrEqual(t, others, 0.95, "the other tenants served")
 		})
 	}
+}
+
+func TestBelowCapacityOnABusyHostAlmostNothingIsShed(t *testing.T) {
+	// 0.8 x C while another process takes 5 % of the CPU and each
+	// request waits 30 ms more for it (the operating system runs the other
+	// process): the run queue's delay is above the target, but the
+	// service has CPU to spare and its own backlog does not grow.
+	for _, k := range kinds() {
+		t.Run(k.name, func(t *testing.T) {
+			m := newModel(k.yielding)
+			m.hog, m.steal = 0.05, 30*time.Millisecond
+			tl := simulate(t, m, Config{}, []phase{{dur: 60 * time.Second, rate: 0.8 * capacity, work: work}})[0]
+			share := float64(tl.shed) / float64(tl.arrived)
+			t.Logf("shed %d of %d (%.3f %%)", tl.shed, tl.arrived, 100*share)
+			assert.LessOrEqual(t, share, 0.005, "shed at 0.8 x capacity on a busy host")
+		})
+	}
+}
+
+func TestAStarvedProcessDoesNotPileUpInFlight(t *testing.T) {
+	// The noisy tenant of TestANoisyTenantIsShedFirst, on a host where
+	// another process takes the CPU for 200 ms of every 300 ms: the
+	// service gets a third of C, in bursts, and is sent 3 times that.
+	// Handlers that share the CPU must not pile up in flight between the
+	// bursts, or every request, the quiet tenants' too, ends late.
+	m := newModel(true)
+	m.hogEvery, m.hogFor = 300*time.Millisecond, 200*time.Millisecond
+	third := phase{dur: 5 * time.Second, rate: 0.8 * capacity / 3, work: work}
+	ph := []phase{third, {dur: 30 * time.Second, rate: capacity, work: work,
+		tenant: func(r *rand.Rand) string {
+			if v := r.IntN(12); v < 2 {
+				return fmt.Sprintf("quiet-%d", v)
+			}
+			return "noisy"
+		}}}
+	tl := simulate(t, m, Config{}, ph)[1]
+	var arrived, good int
+	for key, c := range tl.byKey {
+		if key != "noisy" {
+			arrived += c[0]
+			good += c[1]
+		}
+	}
+	others := float64(good) / float64(arrived)
+	g := goodput(tl, ph[1].dur) / (capacity / 3)
+	t.Logf("served: others %.2f %%; goodput %.1f %% of a third of C", 100*others, 100*g)
+	// Seen over 10 runs: 68-95 % and 72-92 %; the brake that let go
+	// between bursts gave 4.8 and 3.5 %. The fair shares do not reach 95 %
+	// here: the capacity estimate, the most completed in an interval, is
+	// that of a burst.
+	assert.GreaterOrEqual(t, g, 0.5, "goodput, share of the capacity the service gets")
+	assert.GreaterOrEqual(t, others, 0.5, "the other tenants served")
 }

@@ -115,7 +115,7 @@ type Stats struct {
 	DropRate float64                 // share of the arrivals the queue stage refuses, 0 to 1
 	Capacity float64                 // the most requests per second completed, over the last 10 intervals
 	Limit    int64                   // the in-flight limit of an overload; 0 outside one
-	Overload bool                    // from two intervals with Delay above Target until 10 without excess arrivals
+	Overload bool                    // from two intervals with Delay above Target, CPUs full, until 10 calm ones
 	Shadow   bool                    // Config.Shadow
 	Tenants  int                     // tenant keys tracked now (at most Config.Tenants)
 	Panics   uint64                  // panics of OnShed recovered
@@ -126,8 +126,8 @@ type Stats struct {
 // stops it.
 type Shedder struct {
 	cfg  Config
-	wait func() time.Duration // time goroutines spent runnable since the last call
-	rand func() uint64        // rand.Uint64; the models' tests seed their own
+	sig  signal        // the run queue's wait and the CPUs' business
+	rand func() uint64 // rand.Uint64; the models' tests seed their own
 
 	inflight atomic.Int64
 	admitted atomic.Uint64
@@ -156,10 +156,10 @@ type Shedder struct {
 // reads the scheduler's latencies (runtime/metrics) every Interval. It
 // returns an error naming the field for a negative duration or count.
 func New(cfg Config) (*Shedder, error) {
-	return newShedder(cfg, newRunnableWait())
+	return newShedder(cfg, runtimeSignal())
 }
 
-func newShedder(cfg Config, wait func() time.Duration) (*Shedder, error) {
+func newShedder(cfg Config, sig signal) (*Shedder, error) {
 	switch {
 	case cfg.Target < 0:
 		return nil, fmt.Errorf("shed: Config.Target is %v, want 0 (20 ms) or more", cfg.Target)
@@ -184,7 +184,7 @@ func newShedder(cfg Config, wait func() time.Duration) (*Shedder, error) {
 	}
 	s := &Shedder{
 		cfg:     cfg,
-		wait:    wait,
+		sig:     sig,
 		rand:    rand.Uint64,
 		tenants: newTable(cfg.Tenants),
 		stop:    make(chan struct{}),

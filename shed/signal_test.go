@@ -45,6 +45,25 @@ func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 	assert.Greater(t, busy, time.Duration(procs)*150*time.Millisecond, "busy")
 }
 
+func TestTheBusySignalSeesTheCPUs(t *testing.T) {
+	runtime.GC() // not in the quiet interval
+	busy := newBusy()
+	time.Sleep(200 * time.Millisecond)
+	quiet := busy()
+	if quiet < 0 {
+		t.Skip("the kernel reports no thread times here")
+	}
+	// Twice as many spinning goroutines as Ps: every P runs or waits for
+	// the operating system all along, however loaded the host.
+	spin(2*runtime.GOMAXPROCS(0), 300*time.Millisecond)
+	full := busy()
+	t.Logf("busy %.2f while quiet, %.2f while spinning", quiet, full)
+	// 0.00-0.01 usually; 0.40 was seen once under -race on a host with a
+	// load average of 45 (the other tests' threads ending).
+	assert.Less(t, quiet, full/2, "quiet, against spinning")
+	assert.Greater(t, full, 0.9, "spinning")
+}
+
 func TestSumDelta(t *testing.T) {
 	buckets := []float64{negInf(), 0, 0.001, 0.01, posInf()}
 	// 2 in [0, 1ms), 1 in [1ms, 10ms), 1 in [10ms, +Inf): at 0.5, 5.5 and 10 ms.

@@ -2,7 +2,8 @@
 // overload): "overload run" measures the capacity C of each handler,
 // then runs every cell of the matrix against a server process of its
 // own ("overload serve", pinned to -procs GOMAXPROCS on 127.0.0.1) and
-// writes the tables to -out. Everything is bounded: each cell lasts
+// writes the tables (overload.md) and a chart of the goodput
+// (overload.svg) to -out. Everything is bounded: each cell lasts
 // -warm plus -dur (three times -dur for the step), every request has a
 // 1 s deadline, and at most 15,000 are open at once.
 //
@@ -17,6 +18,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -61,7 +64,7 @@ func serve(args []string) error {
 	fs.Parse(args)
 	overload.Calibrate()
 	srv := &overload.Server{Kind: *kind}
-	h, release, err := overload.Protect(*subject, overload.Priorities(srv))
+	h, release, err := overload.Stack(*subject, srv)
 	if err != nil {
 		return err
 	}
@@ -159,8 +162,11 @@ func run(args []string) error {
 					return err
 				}
 				cells = append(cells, cell)
-				fmt.Fprintf(os.Stderr, "run %d %-12s C %4.0f/s %-12s goodput %5.1f %% of C (sent %d, good %d, shed %d, late %d, failed %d, not sent %d)\n",
-					run, sc.Name, c, s, 100*cell.Goodput(), cell.Res.All.Sent, cell.Res.All.Good, cell.Res.All.Shed, cell.Res.All.Late, cell.Res.All.Failed, cell.Res.All.NotSent)
+				fmt.Fprintf(os.Stderr, "run %d %-12s C %4.0f/s %-12s goodput %5.1f %% of C (%s)\n",
+					run, sc.Name, c, s, 100*cell.Goodput(), counts(&cell.Res.All))
+				for _, class := range slices.Sorted(maps.Keys(cell.Res.ByClass)) {
+					fmt.Fprintf(os.Stderr, "      %-10s %s\n", class, counts(cell.Res.ByClass[class]))
+				}
 			}
 		}
 	}
@@ -180,8 +186,23 @@ func run(args []string) error {
 	for _, s := range o.Subjects {
 		fmt.Fprintf(f, "- `%s`: %s\n", s, overload.SubjectNotes[s])
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s\n", path)
+	svg := filepath.Join(*out, "overload.svg")
+	g, err := os.Create(svg)
+	if err != nil {
+		return err
+	}
+	overload.Chart(g, cells, o.Scenarios, o.Subjects)
+	if err := g.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s and %s\n", path, svg)
 	return nil
+}
+
+// counts says what became of a tally's requests.
+func counts(t *overload.Tally) string {
+	return fmt.Sprintf("sent %d, good %d, shed %d, late %d, failed %d, not sent %d; p99 %v",
+		t.Sent, t.Good, t.Shed, t.Late, t.Failed, t.NotSent, t.P99().Round(time.Millisecond))
 }
 
 // probe runs one load against one server and prints the fusebox
@@ -192,7 +213,18 @@ func probe(args []string) error {
 	kind := fs.String("kind", overload.NoYield, "the handler")
 	rate := fs.Float64("rate", 300, "requests per second")
 	dur := fs.Duration("dur", 5*time.Second, "length of the load")
+	warm := fs.Duration("warm", time.Second, "a warm-up at a sixth of -rate first")
+	scenario := fs.String("scenario", "", "send the requests of this scenario (its headers and classes); -kind is then its handler")
 	fs.Parse(args)
+	var next func(*rand.Rand, int) overload.Request
+	if *scenario != "" {
+		i := slices.IndexFunc(overload.Scenarios(), func(sc overload.Scenario) bool { return sc.Name == *scenario })
+		if i < 0 {
+			return fmt.Errorf("unknown scenario %q", *scenario)
+		}
+		sc := overload.Scenarios()[i]
+		next, *kind = sc.Next, sc.Kind
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -220,9 +252,14 @@ func probe(args []string) error {
 			}
 		}
 	}()
-	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000}.Run(context.Background(), overload.Client())
+	cl := overload.Client()
+	overload.Load{Base: base, Rate: *rate / 6, Dur: *warm, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), cl)
+	fmt.Fprintln(os.Stderr, "warmed up")
+	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), cl)
 	close(done)
-	a := res.All
-	fmt.Printf("sent %d good %d shed %d late %d failed %d; goodput %.0f/s; p99 %v\n", a.Sent, a.Good, a.Shed, a.Late, a.Failed, float64(a.Good)/dur.Seconds(), a.P99())
+	fmt.Printf("all: %s; goodput %.0f/s\n", counts(&res.All), float64(res.All.Good)/dur.Seconds())
+	for _, class := range slices.Sorted(maps.Keys(res.ByClass)) {
+		fmt.Printf("%s: %s\n", class, counts(res.ByClass[class]))
+	}
 	return nil
 }
