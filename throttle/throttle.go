@@ -21,7 +21,7 @@ type Config struct {
 	MinRequests int
 	// K is the multiplier of accepts that requests may reach, per
 	// priority (indexed by priority.Priority). 0 means the default:
-	// 1.5 for Critical, 1.02 for Default, 1 for Sheddable. Each must be
+	// 2 for Critical, 1.02 for Default, 1 for Sheddable. Each must be
 	// at least 1 (below that a healthy supplier is throttled). A supplier
 	// that fails more than 1 − 1/K of its calls is throttled as overloaded.
 	K [priority.Levels]float64
@@ -30,7 +30,7 @@ type Config struct {
 // defaultK is K's zero value, per priority.
 var defaultK = [priority.Levels]float64{
 	priority.Default:   1.02,
-	priority.Critical:  1.5,
+	priority.Critical:  2,
 	priority.Sheddable: 1,
 }
 
