@@ -185,7 +185,7 @@ func (t *Throttle) advance(now int64) int {
 //     window's by more than onsetMargin, so that a new overload is met
 //     within a short span instead of a window;
 //   - end: when the short span's request rate has fallen to dropShare of
-//     the window's or less, and the supplier accepted what it was sent
+//     the rest of the window's or less, and the supplier accepted what it was sent
 //     there, the counts of the overload no longer describe the demand:
 //     the window restarts at n. Without that, the window's rejections
 //     would keep rejecting for up to a window and more after the load
@@ -230,8 +230,9 @@ func (t *Throttle) recompute(n int64) {
 	// A client that sends little may have sent nothing in the short span:
 	// the next request the odds reject goes out all the same, as evidence.
 	t.probe.Store(short.sent == 0 && long.req > 0)
-	if healthy && spanned > 2*shortBuckets &&
-		float64(short.req)*float64(spanned) <= dropShare*float64(long.req)*shortBuckets {
+	older := spanned - shortBuckets // the window's buckets before the short span
+	if healthy && older > shortBuckets &&
+		float64(short.req)*float64(older) <= dropShare*float64(long.req-short.req)*shortBuckets {
 		t.since.Store(n)
 		long.req, longAcc = 0, 0
 	}
@@ -263,13 +264,13 @@ const (
 	// one client's requests) makes the odds wander.
 	onsetMargin = 0.1
 	// dropShare is the fall in the request rate, short span against the
-	// window, that restarts the window: a third, well below what a
-	// second of a client's requests varies by at random.
+	// rest of the window, that restarts the window: to a third or less,
+	// well below what a second of a client's requests varies by at random.
 	dropShare = 1.0 / 3
 	// cleanGrace and cleanScale: after cleanGrace buckets in a row sent
-	// to without a failure (2 s; at K near 1 a client sees a failure
-	// about once a second in a steady overload), each further one takes
-	// 1/cleanScale off the odds, which reach 0 some 10 s later.
+	// to without a failure (2 s: shorter, and the quiet spells of a
+	// steady overload at K near 1 raise the supplier's load), each
+	// further one takes 1/cleanScale off the odds, 0 some 10 s later.
 	cleanGrace = 2 * shortBuckets
 	cleanScale = buckets - 1
 )
