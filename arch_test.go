@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	"fusehttp": {module + "executor", module + "breaker", module + "future", module + "priority"},
 	// A service's own routes behind per-route bulkheads.
 	"fusehttp/inbound": {module + "executor", module + "breaker", module + "priority"},
-	"dashboard":        {module + "executor", module + "breaker", module + "policy", module + "priority"},
+	"dashboard":        {module + "executor", module + "breaker", module + "policy", module + "priority", module + "shed"},
 	"config":           {module + "executor"},
 	// The test kit for users: a fake supplier and a recorder of events.
 	"fuseboxtest": {module + "breaker"},

@@ -34,8 +34,7 @@ type ThrottleClient interface {
 }
 
 // ThrottleKinds returns the protections compared, each at its defaults,
-// and fusebox's throttle with K 1.1 (its default for sheddable work) for
-// every request.
+// and fusebox's throttle with K 1.5 (as go-zero's) for every request.
 func ThrottleKinds() []ThrottleKind {
 	return []ThrottleKind{
 		{"none", func() (ThrottleClient, error) { return noProtection{}, nil }},
@@ -44,9 +43,9 @@ func ThrottleKinds() []ThrottleKind {
 			t, err := throttle.New(throttle.Config{})
 			return fuseboxThrottle{t}, err
 		}},
-		{"fusebox throttle K1.1", func() (ThrottleClient, error) {
-			// K as for sheddable work, for every request.
-			t, err := throttle.New(throttle.Config{K: [priority.Levels]float64{priority.Default: 1.1}})
+		{"fusebox throttle K1.5", func() (ThrottleClient, error) {
+			// K as go-zero's, for every request.
+			t, err := throttle.New(throttle.Config{K: [priority.Levels]float64{priority.Default: 1.5}})
 			return fuseboxThrottle{t}, err
 		}},
 		{"go-zero breaker", func() (ThrottleClient, error) {

@@ -20,18 +20,19 @@ import (
 // throttleLoads are the offered loads of the comparison, × C.
 var throttleLoads = []float64{0.5, 1, 2, 4}
 
-// overloadScenario is OverloadScenarioFull at load, shortened (10 s of
-// overload, 15 s after it; under the race detector, which makes a run some
-// five times dearer, 8 s and 10 s in steps of 10 ms) unless
+// overloadScenario is OverloadScenarioFull at load, shortened (20 s of
+// overload, so that the throttles' 10 s windows settle in its first half,
+// and 15 s after it; under the race detector, which makes a run some five
+// times dearer, 16 s and 12 s in steps of 10 ms) unless
 // FUSEBOX_THROTTLE_FULL is set.
 func overloadScenario(load float64, queued bool) OverloadScenario {
 	s := OverloadScenarioFull(load, queued)
 	switch {
 	case os.Getenv("FUSEBOX_THROTTLE_FULL") != "":
 	case raceEnabled:
-		s.Warmup, s.Overload, s.After, s.Tick = 3*time.Second, 8*time.Second, 10*time.Second, 10*time.Millisecond
+		s.Warmup, s.Overload, s.After, s.Tick = 3*time.Second, 16*time.Second, 12*time.Second, 10*time.Millisecond
 	default:
-		s.Warmup, s.Overload, s.After = 5*time.Second, 10*time.Second, 15*time.Second
+		s.Warmup, s.Overload, s.After = 5*time.Second, 20*time.Second, 15*time.Second
 	}
 	return s
 }
@@ -52,9 +53,10 @@ func runOverload(t *testing.T, s OverloadScenario, k ThrottleKind) OverloadRun {
 // and writes it to $FUSEBOX_THROTTLE_OUT/throttle.txt when that is set
 // (make compare-throttle). It asserts what holds whatever the libraries'
 // random draws: below capacity (next to) nothing is refused; in the overload no
-// protection sends the supplier everything, fusebox's throttle sends it
-// about K × C (K 1.5 for priority.Default) and keeps the callers' success
-// of no protection, and the hard breaker goes open → closed → open.
+// protection sends the supplier everything, fusebox's throttle sends it at
+// most 1.1 × C, keeps the callers' success of no protection, all but never
+// flaps where the hard breaker goes open → closed → open, and is back to full
+// goodput within its window (10 s) after the overload.
 func TestThrottleComparison(t *testing.T) {
 	var out strings.Builder
 	t.Run("variant A: the excess fails", func(t *testing.T) {
@@ -108,9 +110,15 @@ func testVariantA(t *testing.T, runs [][]OverloadRun) {
 		none, hard, fb := find(t, runs, load, "none"), find(t, runs, load, "fusebox breaker"), find(t, runs, load, "fusebox throttle")
 		assert.InDelta(t, load, none.Load(), 0.1*load, "no protection sends everything")
 		t.Logf("fusebox throttle at %v×: supplier %.2f×C over the second half of the overload", load, steadyLoad(fb))
-		assert.InDelta(t, 1.5, steadyLoad(fb), 0.2, "the throttle's supplier load at %v×, second half of the overload", load)
+		assert.LessOrEqual(t, steadyLoad(fb), 1.1, "the throttle's supplier load at %v×, second half of the overload", load)
+		assert.GreaterOrEqual(t, steadyLoad(fb), 0.95, "the throttle keeps the supplier busy at %v×", load)
 		assert.InDelta(t, none.SuccessRate(), fb.SuccessRate(), 0.01, "the throttle's callers' success at %v×", load)
 		assert.Positive(t, hard.Cycles, "the hard breaker flaps at %v×", load)
+		// The target is no flap; the throttle's unseeded draws give one
+		// now and then (docs/throttle.md), against the breaker's dozens.
+		assert.LessOrEqual(t, fb.Flaps, 2, "the throttle does not flap at %v×", load)
+		rec := fb.Recovery(1)
+		assert.True(t, rec >= 0 && rec < 10*time.Second, "the throttle is back to full goodput within the window at %v×: %v", load, rec)
 	}
 }
 

@@ -40,7 +40,10 @@ func (o *overloaded) call(context.Context) (int, error) {
 
 func TestThrottleSendsWhatTheSupplierAccepts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := newExecutor(t, executor.Config{Slots: 100, Throttle: &throttle.Config{},
+		// K set apart per priority, so that sheddable calls are seen to be
+		// throttled first whatever the defaults.
+		k := [priority.Levels]float64{priority.Default: 1.5, priority.Sheddable: 1.1}
+		ex := newExecutor(t, executor.Config{Slots: 100, Throttle: &throttle.Config{K: k},
 			Breaker: breaker.Config{ConsecutiveFailures: 1 << 20}})
 		sup := &overloaded{capacity: 100}
 		sent, throttled := map[priority.Priority]int{}, map[priority.Priority]int{}

@@ -11,7 +11,9 @@
 //
 // as Google's SRE book describes ("Handling Overload"). K sets how far
 // requests may run ahead of accepts: 2 lets the supplier see up to twice
-// what it accepts, 1.1 barely more. Each priority has its own K, smaller for
+// what it accepts, 1.02 (the default) barely more. Rules for the onset and
+// the end of an overload let the odds follow it within a second or two
+// (see docs/throttle.md). Each priority has its own K, smaller for
 // sheddable work, so that as the supplier falls behind sheddable requests
 // are rejected first, then default ones, then critical ones.
 //

@@ -19,9 +19,6 @@ import (
 // request it sent, which must not hand the decision back to the window of
 // the overload.
 func TestAStarvedClientLetsGoOnceTheOverloadEnds(t *testing.T) {
-	// Fails today (10 of 10 go test runs; recoveries of 3 s to 48 s):
-	// a short span in which the client sent nothing counts as unhealthy,
-	// so the window's odds, high from the requests it throttled, decide.
 	for run := range 20 {
 		th, err := throttle.New(throttle.Config{})
 		require.NoError(t, err)

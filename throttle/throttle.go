@@ -21,16 +21,17 @@ type Config struct {
 	MinRequests int
 	// K is the multiplier of accepts that requests may reach, per
 	// priority (indexed by priority.Priority). 0 means the default:
-	// 2 for Critical, 1.5 for Default, 1.1 for Sheddable. Each must be
-	// at least 1 (below that a healthy supplier is throttled).
+	// 2 for Critical, 1.02 for Default, 1 for Sheddable. Each must be
+	// at least 1 (below that a healthy supplier is throttled). A supplier
+	// that fails more than 1 − 1/K of its calls is throttled as overloaded.
 	K [priority.Levels]float64
 }
 
 // defaultK is K's zero value, per priority.
 var defaultK = [priority.Levels]float64{
-	priority.Default:   1.5,
+	priority.Default:   1.02,
 	priority.Critical:  2,
-	priority.Sheddable: 1.1,
+	priority.Sheddable: 1,
 }
 
 // buckets is the number of buckets the window is divided into.
@@ -53,6 +54,9 @@ type Throttle struct {
 	// sent: the next request that the odds reject is sent all the same,
 	// as evidence of whether the supplier accepts again (see recompute).
 	probe atomic.Bool
+	// since is the oldest bucket the window counts: recompute moves it up
+	// when the load falls after an overload (see recompute).
+	since atomic.Int64
 }
 
 // New returns a Throttle, or an error naming every invalid field of cfg.
@@ -87,6 +91,7 @@ func New(cfg Config) (*Throttle, error) {
 		return nil, err
 	}
 	t.epoch.Store(math.MinInt64)
+	t.since.Store(math.MinInt64)
 	return t, nil
 }
 
@@ -170,43 +175,73 @@ func (t *Throttle) advance(now int64) int {
 
 // recompute sets the odds from the buckets of the window before bucket n.
 //
-// The SRE formula over the whole window reacts to an overload, but once it
-// ends it lets go slowly: the window still holds the requests rejected
-// during it, and every request the formula still rejects is one the
-// supplier cannot accept, so accepts catch up with requests only as the
-// window slides (18 s for a 10 s window after 4× the supplier's capacity,
-// K 1.5). So the odds also look at the last tenth of the window: while the
-// supplier accepts (nearly) everything it is sent there, the formula over
-// that short span decides, and falls within a few of its lengths; while it
-// does not, the higher of the two does, so that a new overload is met as
-// soon as the short span shows it.
+// The long window (every bucket before n, back to since) decides in a
+// steady state: over 10 s its counts hardly move from one bucket to the
+// next, so a client's odds do not wander, and none lets its whole load
+// back in by chance. Two rules cover the changes it is too slow for
+// (docs/throttle.md has the measurements):
+//   - onset: while the short span (the last tenth of the window) shows the
+//     supplier failing a fifth of its calls or more, its odds decide when they exceed the long
+//     window's by more than onsetMargin, so that a new overload is met
+//     within a short span instead of a window;
+//   - end: when the short span's request rate has fallen to dropShare of
+//     the rest of the window's or less, and the supplier accepted what it was sent
+//     there, the counts of the overload no longer describe the demand:
+//     the window restarts at n. Without that, the window's rejections
+//     would keep rejecting for up to a window and more after the load
+//     fell back, and longer still with K near 1;
+//   - clean run: the formula alone lets a client that sends less than
+//     the supplier would accept grow only K-fold per window, so the
+//     odds shrink while the newest buckets sent to hold no failure
+//     (go-zero's breaker does the same), after a grace that a steady
+//     overload seldom gives.
 func (t *Throttle) recompute(n int64) {
-	var long, short struct{ req, sent, failed uint64 }
+	var byAge [buckets - 1]uint64 // the window's buckets; 0 is the one before n
+	since := t.since.Load()
+	spanned := int64(0) // buckets the window covers
 	for j := range buckets {
 		m := t.marks[j].Load()
-		if m >= n || m <= n-buckets {
+		if m >= n || m <= n-buckets || m < since {
 			continue
 		}
-		req, sent, failed := field(t.counts[j].Load())
+		byAge[n-1-m] = t.counts[j].Load()
+		spanned = max(spanned, n-m)
+	}
+	var long, short struct{ req, sent, failed uint64 }
+	clean, failing := 0, false // buckets sent to and not failed, newest first
+	for age, c := range byAge {
+		req, sent, failed := field(c)
+		switch {
+		case failed > 0:
+			failing = true
+		case sent > 0 && !failing:
+			clean++
+		}
 		long.req, long.sent, long.failed = long.req+req, long.sent+sent, long.failed+failed
-		if m > n-shortBuckets-1 {
+		if age < shortBuckets {
 			short.req, short.sent, short.failed = short.req+req, short.sent+sent, short.failed+failed
 		}
 	}
-	// A request sent in one bucket may fail in the next: the window's
-	// accepts are its sent less its failed, never below 0.
+	// A request sent in one bucket may fail in the next: accepts are sent
+	// less failed, never below 0.
 	longAcc, shortAcc := accepts(long.sent, long.failed), accepts(short.sent, short.failed)
 	healthy := short.sent > 0 && float64(shortAcc) >= healthyShare*float64(short.sent)
-	// A client that sends little may have sent nothing in the short span,
-	// which then says nothing: without a request let through now and then
-	// it would keep rejecting on the long window's rejections alone, for
-	// 20 s and more after an overload.
+	failing = float64(shortAcc) < onsetShare*float64(short.sent)
+	// A client that sends little may have sent nothing in the short span:
+	// the next request the odds reject goes out all the same, as evidence.
 	t.probe.Store(short.sent == 0 && long.req > 0)
+	older := spanned - shortBuckets // the window's buckets before the short span
+	if healthy && older > shortBuckets &&
+		float64(short.req)*float64(older) <= dropShare*float64(long.req-short.req)*shortBuckets {
+		t.since.Store(n)
+		long.req, longAcc = 0, 0
+	}
 	for p := range t.odds {
-		o := odds(short.req, shortAcc, t.k[p])
-		if !healthy {
-			o = max(o, odds(long.req, longAcc, t.k[p]))
+		o := odds(long.req, longAcc, t.k[p])
+		if so := odds(short.req, shortAcc, t.k[p]); failing && so > o+onsetMargin {
+			o = so
 		}
+		o *= max(0, 1-float64(max(0, clean-cleanGrace))/cleanScale)
 		if long.req < t.min {
 			o = 0
 		}
@@ -214,12 +249,31 @@ func (t *Throttle) recompute(n int64) {
 	}
 }
 
-// shortBuckets is the short span of recompute: a tenth of the window.
-const shortBuckets = buckets / 10
-
-// healthyShare is the share of the requests sent that the supplier must
-// accept, over the short span, for recompute to call it healthy.
-const healthyShare = 0.95
+const (
+	// shortBuckets is the short span of recompute: a tenth of the window.
+	shortBuckets = buckets / 10
+	// healthyShare is the share of the requests sent that the supplier
+	// must accept over the short span for recompute to call it healthy.
+	healthyShare = 0.95
+	// onsetShare: the supplier accepting less than this share of what it
+	// was sent over the short span is an overload's onset, not the
+	// failures a steady one brings at K near 1.
+	onsetShare = 0.8
+	// onsetMargin is how far the short span's odds must exceed the long
+	// window's to decide: less, and the short span's noise (a second of
+	// one client's requests) makes the odds wander.
+	onsetMargin = 0.1
+	// dropShare is the fall in the request rate, short span against the
+	// rest of the window, that restarts the window: to a third or less,
+	// well below what a second of a client's requests varies by at random.
+	dropShare = 1.0 / 3
+	// cleanGrace and cleanScale: after cleanGrace buckets in a row sent
+	// to without a failure (2 s: shorter, and the quiet spells of a
+	// steady overload at K near 1 raise the supplier's load), each
+	// further one takes 1/cleanScale off the odds, 0 some 10 s later.
+	cleanGrace = 2 * shortBuckets
+	cleanScale = buckets - 1
+)
 
 func accepts(sent, failed uint64) uint64 {
 	if failed > sent {
@@ -251,9 +305,9 @@ type Stats struct {
 // Stats returns the state of the throttle as of its newest bucket.
 func (t *Throttle) Stats() Stats {
 	var s Stats
-	n := t.epoch.Load()
+	n, since := t.epoch.Load(), t.since.Load()
 	for j := range buckets {
-		if m := t.marks[j].Load(); m < n && m > n-buckets {
+		if m := t.marks[j].Load(); m < n && m > n-buckets && m >= since {
 			req, sent, failed := field(t.counts[j].Load())
 			s.Requests += req
 			s.Accepts += accepts(sent, failed)
