@@ -62,7 +62,7 @@ tidy: ## go mod tidy in every module, against the modules as HEAD would publish 
 	$(GO) run ./tools/releasecheck -tidy
 
 .PHONY: release-check
-release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (~30 s warm, ~1 min cold).
+release-check: ## Publish every module of HEAD into a local module proxy and use them as a new user would (minutes: cold builds at the oldest versions, library tests).
 	$(GO) run ./tools/releasecheck -go $(GO_MIN)
 
 .PHONY: redis-server
