@@ -123,7 +123,9 @@ func TestEveryPageBuilds(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no ```go block in any page")
 	}
-	out, err := exec.Command("go", "vet", "./"+dir+"/...").CombinedOutput()
+	// vetFlags match the build of this test (-race under go test -race), so
+	// that the packages the pages import come from the build cache.
+	out, err := exec.Command("go", append(append([]string{"vet"}, vetFlags...), "./"+dir+"/...")...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("the code of the guide does not build:\n%s", out)
 	}

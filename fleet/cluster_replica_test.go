@@ -62,7 +62,7 @@ func TestClusterFailoverToAReplica(t *testing.T) {
 			assert.Equal(t, breaker.Remote, ex(r, name).Breaker().Stats().Reason)
 		}
 	}
-	opens(moved, 2*time.Second)
+	opens(moved, patience)
 	for _, r := range rs {
 		ex(r, moved).Breaker().Reset()
 	}
@@ -94,7 +94,7 @@ func TestClusterFailoverToAReplica(t *testing.T) {
 	t.Logf("failover in %v", time.Since(killed))
 	// Trips of the moved supplier travel again, once each link has
 	// found the new master; the other shard's never stopped.
-	opens(other, 2*time.Second)
+	opens(other, patience)
 	ex(rs[0], moved).Breaker().Trip(breaker.Saturation)
 	for _, r := range rs[1:] {
 		eventually(t, 10*time.Second, r.name+" opens "+moved+" after the failover", func() bool {

@@ -125,7 +125,7 @@ func TestClusterLosingOneMaster(t *testing.T) {
 		t.Helper()
 		ex(rs[0], name).Breaker().Trip(breaker.Saturation)
 		for _, r := range rs[1:] {
-			eventually(t, 2*time.Second, r.name+" opens "+name, func() bool { return ex(r, name).Breaker().State() == breaker.Open })
+			eventually(t, patience, r.name+" opens "+name, func() bool { return ex(r, name).Breaker().State() == breaker.Open })
 			assert.Equal(t, breaker.Remote, ex(r, name).Breaker().Stats().Reason)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/fleet"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 // The supplier every replica protects in these tests: 2 slots, calls of at
@@ -51,12 +52,12 @@ func groupConfig() executor.GroupConfig {
 	}}
 }
 
-// replica is one replica of the service: a linked Group, in this process.
+// replica is one replica of the service: a linked Group, in this process;
+// rec hears its transitions.
 type replica struct {
 	name string
 	link *fleet.Link
-	mu   sync.Mutex
-	evs  []breaker.Event
+	rec  fuseboxtest.Recorder
 }
 
 func (r *replica) payments(t *testing.T) *executor.Executor {
@@ -69,19 +70,13 @@ func (r *replica) state(t *testing.T) breaker.Stats { return r.payments(t).Break
 
 // firstEvent waits for the replica's first transition event: a listener
 // is told after the state has changed, so a state seen open does not mean
-// its event has been recorded yet.
+// its event has been recorded yet. It is the first wait on r.rec.
 func (r *replica) firstEvent(t *testing.T) breaker.Event {
 	t.Helper()
-	var e breaker.Event
-	eventually(t, 2*time.Second, r.name+"'s first event", func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if len(r.evs) == 0 {
-			return false
-		}
-		e = r.evs[0]
-		return true
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := r.rec.WaitFor(ctx, func(breaker.Event) bool { return true })
+	require.NoError(t, err, r.name+"'s first event")
 	return e
 }
 
@@ -204,7 +199,7 @@ func TestTripReachesTheFleet(t *testing.T) {
 	require.Equal(t, breaker.Open, rs[0].state(t).State)
 	opened := rs[0].firstEvent(t)
 	for _, r := range rs[1:] {
-		eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 		s := r.state(t)
 		assert.Equal(t, breaker.Remote, s.Reason)
 		e := r.firstEvent(t)
@@ -225,8 +220,8 @@ func TestTripReachesTheFleet(t *testing.T) {
 		assert.ErrorIs(t, err, breaker.ErrOpen, "%s refuses before its own slots fill", r.name)
 	}
 	// Both counts follow the events they count.
-	eventually(t, time.Second, "published once", func() bool { return rs[0].link.Stats().Published == 1 })
-	eventually(t, time.Second, "applied once", func() bool { return rs[1].link.Stats().Applied == 1 })
+	eventually(t, patience, "published once", func() bool { return rs[0].link.Stats().Published == 1 })
+	eventually(t, patience, "applied once", func() bool { return rs[1].link.Stats().Applied == 1 })
 }
 
 func TestOneProbePerResetPeriod(t *testing.T) {
@@ -237,7 +232,7 @@ func TestOneProbePerResetPeriod(t *testing.T) {
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	tripped := time.Now()
 	for _, r := range rs {
-		eventually(t, time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 	}
 	// Calls made before the trip reached a replica were no probes.
 	before := len(s.made())
@@ -248,7 +243,7 @@ func TestOneProbePerResetPeriod(t *testing.T) {
 	s.set(true, false)
 	// The next probe succeeds and the whole fleet closes.
 	for _, r := range rs {
-		eventually(t, 3*reset, r.name+" closes", func() bool { return r.state(t).State == breaker.Closed })
+		eventually(t, patience, r.name+" closes", func() bool { return r.state(t).State == breaker.Closed })
 	}
 	slowest := stop()
 
@@ -279,11 +274,9 @@ func TestOneProbePerResetPeriod(t *testing.T) {
 	if t.Failed() {
 		for _, r := range rs {
 			t.Logf("%s: %+v", r.name, r.link.Stats())
-			r.mu.Lock()
-			for _, e := range r.evs {
+			for _, e := range r.rec.Events() {
 				t.Logf("%s: +%v %v", r.name, e.Time.Sub(tripped), e)
 			}
-			r.mu.Unlock()
 		}
 	}
 }
@@ -297,7 +290,7 @@ func TestLeaseExpiresWhenTheHolderDies(t *testing.T) {
 	defer stop()
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	for _, r := range rs {
-		eventually(t, time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 	}
 	// Calls admitted before the trip reached a replica are no probes; the
 	// slots they hold are free again by the time the probe is due.
@@ -314,7 +307,7 @@ func TestLeaseExpiresWhenTheHolderDies(t *testing.T) {
 		defer cancel()
 		_ = holder.link.Close(ctx)
 	}()
-	second := waitForProbe(t, s, before+1, 3*time.Second)
+	second := waitForProbe(t, s, before+1, patience)
 	<-killed
 	assert.NotEqual(t, first.replica, second.replica, "another replica probes")
 	lease := invocation + 2*margin
@@ -346,18 +339,18 @@ func TestRedisDownAndBack(t *testing.T) {
 	stop := traffic(t, rs, s)
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	for _, r := range rs {
-		eventually(t, time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 	}
 
 	// Redis goes away mid-outage.
 	srv.stop()
 	for _, r := range rs {
-		eventually(t, 2*time.Second, r.name+" link down", func() bool { return !r.link.Stats().Up })
+		eventually(t, patience, r.name+" link down", func() bool { return !r.link.Stats().Up })
 	}
 	before := len(s.made())
 	// Every replica goes on protecting itself: each probes on its own
 	// (no lease to share), fails, and re-opens.
-	eventually(t, 4*reset, "every replica probes on its own", func() bool {
+	eventually(t, patience, "every replica probes on its own", func() bool {
 		seen := map[string]bool{}
 		for _, p := range s.made()[before:] {
 			seen[p.replica] = true
@@ -376,7 +369,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	// breakers again, and a replica that starts now learns them.
 	srv.start()
 	for _, r := range rs {
-		eventually(t, 3*time.Second, r.name+" link up again", func() bool { return r.link.Stats().Up })
+		eventually(t, patience, r.name+" link up again", func() bool { return r.link.Stats().Up })
 		assert.GreaterOrEqual(t, r.link.Stats().Sessions, uint64(2))
 	}
 	late := startReplica(t, srv, "late")
@@ -407,7 +400,7 @@ func TestOpTimeoutBoundsACommandOnAHungRedis(t *testing.T) {
 		srv.thaw()
 		_ = l.Close(context.Background())
 	})
-	eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+	eventually(t, patience, "link up", func() bool { return l.Stats().Up })
 	srv.freeze()
 	done := make(chan error, 1)
 	go func() { done <- l.ForceOpen(context.Background(), "payments", "INC-1") }()
@@ -432,7 +425,7 @@ func TestHungRedisNeverBlocksACall(t *testing.T) {
 	// The hung supplier saturates each replica's 2 slots; each trips on
 	// its own, while its link is stuck on Redis.
 	for _, r := range rs {
-		eventually(t, 2*time.Second, r.name+" trips locally", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" trips locally", func() bool { return r.state(t).State == breaker.Open })
 	}
 	for _, r := range rs {
 		eventually(t, 3*opTimeout+4*healthCheck, r.name+" sees the link go silent", func() bool { return !r.link.Stats().Up })
@@ -444,7 +437,7 @@ func TestHungRedisNeverBlocksACall(t *testing.T) {
 	}
 	srv.thaw()
 	for _, r := range rs {
-		eventually(t, 3*time.Second, r.name+" reconnects", func() bool { return r.link.Stats().Up })
+		eventually(t, patience, r.name+" reconnects", func() bool { return r.link.Stats().Up })
 	}
 }
 
@@ -456,7 +449,7 @@ func TestAuth(t *testing.T) {
 		l, err := fleet.New(cfg, groupConfig())
 		require.NoError(t, err)
 		defer l.Close(context.Background())
-		eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+		eventually(t, patience, "link up", func() bool { return l.Stats().Up })
 	})
 	t.Run("a wrong password leaves the link down and the group protecting alone", func(t *testing.T) {
 		cfg := linkConfig(srv, t, "b")
@@ -464,7 +457,7 @@ func TestAuth(t *testing.T) {
 		l, err := fleet.New(cfg, groupConfig())
 		require.NoError(t, err)
 		defer l.Close(context.Background())
-		eventually(t, 3*time.Second, "an error is reported", func() bool { return l.Stats().LastError != "" })
+		eventually(t, patience, "an error is reported", func() bool { return l.Stats().LastError != "" })
 		assert.False(t, l.Stats().Up)
 		assert.Contains(t, l.Stats().LastError, "WRONGPASS")
 		ex, err := l.Group().Executor("payments")
@@ -492,9 +485,9 @@ func TestMalformedMessagesAreDroppedAndCounted(t *testing.T) {
 	// A valid message after them is still applied: the link survived.
 	good := `{"v":1,"replica":"x","supplier":"payments","kind":"open","reason":"manual","age_ns":0,"probe_in_ns":1000000000}`
 	require.NoError(t, raw.Publish(context.Background(), "{shop}:events", good).Err())
-	eventually(t, time.Second, "the valid message applies", func() bool { return rs[0].state(t).State == breaker.Open })
+	eventually(t, patience, "the valid message applies", func() bool { return rs[0].state(t).State == breaker.Open })
 	// The applier counts the message after the breaker has opened.
-	eventually(t, time.Second, "counted as applied", func() bool { return rs[0].link.Stats().Applied == 1 })
+	eventually(t, patience, "counted as applied", func() bool { return rs[0].link.Stats().Applied == 1 })
 	st := rs[0].link.Stats()
 	assert.Equal(t, uint64(len(bad)), st.Malformed)
 	assert.Equal(t, uint64(1), st.Applied)
@@ -511,7 +504,7 @@ func TestKeysOfTheWrongTypeAreCountedAsMalformed(t *testing.T) {
 		rs := startFleet(t, srv, 1)
 		rs[0].payments(t).Breaker().Trip(breaker.Manual)
 		require.NoError(t, rs[0].link.ForceOpen(ctx, "search", "INC-1"))
-		eventually(t, 2*time.Second, "the trip is published", func() bool { return rs[0].link.Stats().Published == 1 })
+		eventually(t, patience, "the trip is published", func() bool { return rs[0].link.Stats().Published == 1 })
 		raw := srv.client(t)
 		require.NoError(t, raw.SAdd(ctx, "{shop}:open", "bad").Err())
 		require.NoError(t, raw.HSet(ctx, "{shop}:open:bad", "f", "v").Err())
@@ -520,8 +513,8 @@ func TestKeysOfTheWrongTypeAreCountedAsMalformed(t *testing.T) {
 		late := startReplica(t, srv, "late") // waits until its link is up
 		st := late.link.Stats()
 		assert.Equal(t, 2*st.Sessions, st.Malformed, "each catch-up counts the two bad keys")
-		eventually(t, 2*time.Second, "the open key applies", func() bool { return late.state(t).State == breaker.Open })
-		eventually(t, 2*time.Second, "the override is known", func() bool {
+		eventually(t, patience, "the open key applies", func() bool { return late.state(t).State == breaker.Open })
+		eventually(t, patience, "the override is known", func() bool {
 			return late.link.Overrides()["search"].Action == "force-open"
 		})
 	})
@@ -555,9 +548,9 @@ func TestATripOfANameTheWireCannotCarryStaysLocal(t *testing.T) {
 	// The publisher handles transitions in order: once the trip after
 	// them reaches r1, theirs have been handled.
 	rs[0].payments(t).Breaker().Trip(breaker.Manual)
-	eventually(t, 2*time.Second, "r1 opens", func() bool { return rs[1].state(t).State == breaker.Open })
+	eventually(t, patience, "r1 opens", func() bool { return rs[1].state(t).State == breaker.Open })
 	// r1 may hear the trip before r0's publisher has counted it.
-	eventually(t, 2*time.Second, "the payments trip counted", func() bool { return rs[0].link.Stats().Published >= 1 })
+	eventually(t, patience, "the payments trip counted", func() bool { return rs[0].link.Stats().Published >= 1 })
 	st := rs[0].link.Stats()
 	assert.Equal(t, uint64(len(bad)), st.Unpublishable)
 	assert.Equal(t, uint64(1), st.Published, "only the payments trip")
@@ -577,13 +570,13 @@ func TestPrefixesSeparateFleets(t *testing.T) {
 	other, err := fleet.New(cfg, groupConfig())
 	require.NoError(t, err)
 	defer other.Close(context.Background())
-	eventually(t, 3*time.Second, "link up", func() bool { return other.Stats().Up })
+	eventually(t, patience, "link up", func() bool { return other.Stats().Up })
 	ex, err := other.Group().Executor("payments")
 	require.NoError(t, err)
 	ex.Breaker().Trip(breaker.Manual)
-	eventually(t, time.Second, "published", func() bool { return other.Stats().Published == 1 })
+	eventually(t, patience, "published", func() bool { return other.Stats().Published == 1 })
 	shop.payments(t).Breaker().Trip(breaker.Manual) // a round trip on shop's own channel
-	eventually(t, time.Second, "shop hears itself", func() bool { return shop.link.Stats().Own == 1 })
+	eventually(t, patience, "shop hears itself", func() bool { return shop.link.Stats().Own == 1 })
 	assert.Zero(t, shop.link.Stats().Received, "another fleet's trip never reaches this one")
 }
 
@@ -602,14 +595,14 @@ func TestALateReplicaLearnsFromTheKeyAlone(t *testing.T) {
 		l, err := fleet.New(linkConfig(srv, t, name), g)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = l.Close(context.Background()) })
-		eventually(t, 3*time.Second, name+" link up", func() bool { return l.Stats().Up })
+		eventually(t, patience, name+" link up", func() bool { return l.Stats().Up })
 		return l
 	}
 	first := link("first", long())
 	ex, err := first.Group().Executor("payments")
 	require.NoError(t, err)
 	ex.Breaker().Trip(breaker.Manual)
-	eventually(t, time.Second, "published", func() bool { return first.Stats().Published == 1 })
+	eventually(t, patience, "published", func() bool { return first.Stats().Published == 1 })
 
 	listed := long()
 	listed.Suppliers = map[string]executor.Config{"payments": listed.Default}
@@ -624,10 +617,10 @@ func TestALateReplicaLearnsFromTheKeyAlone(t *testing.T) {
 			l := link("late-"+strings.ReplaceAll(tc.name, " ", "-"), tc.g)
 			ex, err := l.Group().Executor("payments")
 			require.NoError(t, err)
-			eventually(t, time.Second, "open", func() bool { return ex.Breaker().State() == breaker.Open })
+			eventually(t, patience, "open", func() bool { return ex.Breaker().State() == breaker.Open })
 			assert.Equal(t, breaker.Remote, ex.Breaker().Stats().Reason)
 			// The applier counts the message after the breaker has opened.
-			eventually(t, time.Second, "counted as applied", func() bool { return l.Stats().Applied == 1 })
+			eventually(t, patience, "counted as applied", func() bool { return l.Stats().Applied == 1 })
 		})
 	}
 	assert.Equal(t, uint64(1), first.Stats().Published, "nobody published again")

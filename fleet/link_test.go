@@ -46,7 +46,7 @@ func TestListenersStillHearTheirEvents(t *testing.T) {
 	}
 	assert.Equal(t, int64(1), group.Load(), "the group's listener")
 	assert.Equal(t, int64(1), dep.Load(), "the supplier's own listener")
-	eventually(t, time.Second, "both trips reach the publisher", func() bool { return l.Stats().Unsent == 2 })
+	eventually(t, patience, "both trips reach the publisher", func() bool { return l.Stats().Unsent == 2 })
 }
 
 func TestAStrictGroupSetsUnknownSuppliersAside(t *testing.T) {
@@ -58,17 +58,17 @@ func TestAStrictGroupSetsUnknownSuppliersAside(t *testing.T) {
 	l, err := fleet.New(cfg, g)
 	require.NoError(t, err)
 	defer l.Close(context.Background())
-	eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+	eventually(t, patience, "link up", func() bool { return l.Stats().Up })
 	raw := srv.client(t)
 	msg := `{"v":1,"replica":"x","supplier":"elsewhere","kind":"open","reason":"manual","age_ns":0,"probe_in_ns":1000000000}`
 	require.NoError(t, raw.Publish(context.Background(), "{shop}:events", msg).Err())
-	eventually(t, time.Second, "the message is set aside", func() bool { return l.Stats().Stale == 1 })
+	eventually(t, patience, "the message is set aside", func() bool { return l.Stats().Stale == 1 })
 	assert.Equal(t, []string{"payments"}, l.Group().Names())
 }
 
 func TestCollector(t *testing.T) {
 	l := unreachable(t, groupConfig())
-	eventually(t, time.Second, "the link reports its error", func() bool { return l.Stats().LastError != "" })
+	eventually(t, patience, "the link reports its error", func() bool { return l.Stats().LastError != "" })
 	reg := prometheus.NewRegistry()
 	require.NoError(t, reg.Register(fleet.NewCollector(l, "")))
 	families, err := reg.Gather()
@@ -195,20 +195,20 @@ func TestCloseDuringACatchUpWaitsForOneWriteOnly(t *testing.T) {
 			_ = l.Close(context.Background())
 		}
 	})
-	eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+	eventually(t, patience, "link up", func() bool { return l.Stats().Up })
 	const n = 40
 	for i := range n {
 		ex, err := l.Group().Executor(fmt.Sprintf("s%d", i))
 		require.NoError(t, err)
 		ex.Breaker().Trip(breaker.Manual) // open for the reset timeout: through the catch-up
 	}
-	eventually(t, 3*time.Second, "the trips are published", func() bool { return l.Stats().Published == n })
+	eventually(t, patience, "the trips are published", func() bool { return l.Stats().Published == n })
 	before := writes.n.Load()
 	raw := srv.client(t)
 	require.NoError(t, raw.Do(context.Background(), "CLIENT", "PAUSE", "20000", "WRITE").Err())
 	t.Cleanup(func() { raw.Do(context.Background(), "CLIENT", "UNPAUSE") })
 	require.NoError(t, raw.Do(context.Background(), "CLIENT", "KILL", "TYPE", "pubsub").Err())
-	eventually(t, 3*time.Second, "the catch-up's first write", func() bool { return writes.n.Load() > before })
+	eventually(t, patience, "the catch-up's first write", func() bool { return writes.n.Load() > before })
 	require.NoError(t, l.Close(context.Background()))
 	closed = true
 	assert.LessOrEqual(t, writes.n.Load()-before, int64(1), "the catch-up went on writing after Close")

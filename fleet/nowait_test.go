@@ -128,7 +128,7 @@ func TestNoSubmitWaitsOnRedis(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = l.Close(context.Background()) })
 		rs[i] = &replica{name: name, link: l}
-		eventually(t, 3*time.Second, name+" link up", func() bool { return l.Stats().Up })
+		eventually(t, patience, name+" link up", func() bool { return l.Stats().Up })
 		rs[i].payments(t)
 	}
 
@@ -136,13 +136,13 @@ func TestNoSubmitWaitsOnRedis(t *testing.T) {
 	// replicas contend for the lease and probe; then the supplier
 	// recovers and the fleet closes.
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
-	eventually(t, 3*time.Second, "w1 opens from the fleet", func() bool { return rs[1].state(t).Reason == breaker.Remote })
+	eventually(t, patience, "w1 opens from the fleet", func() bool { return rs[1].state(t).Reason == breaker.Remote })
 	s := &supplier{}
 	stop := traffic(t, rs, s)
-	eventually(t, 4*reset, "a lease is won", func() bool { return rs[0].link.Stats().LeasesWon+rs[1].link.Stats().LeasesWon > 0 })
+	eventually(t, patience, "a lease is won", func() bool { return rs[0].link.Stats().LeasesWon+rs[1].link.Stats().LeasesWon > 0 })
 	s.set(true, false)
 	for _, r := range rs {
-		eventually(t, 4*reset, r.name+" closes", func() bool { return r.state(t).State == breaker.Closed })
+		eventually(t, patience, r.name+" closes", func() bool { return r.state(t).State == breaker.Closed })
 	}
 	stop()
 	require.Positive(t, w.total.Load())
@@ -160,7 +160,7 @@ func TestNoSubmitWaitsOnRedis(t *testing.T) {
 	// A command unanswered for 200 ms is stuck: Redis is stopped, and the
 	// client gives it 30 s.
 	var stuck map[int64]sent
-	eventually(t, 3*time.Second, "a command to the frozen Redis is outstanding", func() bool {
+	eventually(t, patience, "a command to the frozen Redis is outstanding", func() bool {
 		stuck = w.outstanding(200 * time.Millisecond)
 		return len(stuck) > 0
 	})
@@ -195,7 +195,7 @@ func TestNoSubmitWaitsOnRedis(t *testing.T) {
 		calls, 2*calls/20+calls/2, len(still), w.total.Load())
 	srv.thaw()
 	for _, r := range rs {
-		eventually(t, 5*time.Second, r.name+" link up again", func() bool { return r.link.Stats().Up })
+		eventually(t, patience, r.name+" link up again", func() bool { return r.link.Stats().Up })
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +23,7 @@ import (
 func everyReplica(t *testing.T, rs []*replica, state breaker.State, action, reason string) {
 	t.Helper()
 	for _, r := range rs {
-		eventually(t, 2*time.Second, r.name+" is "+state.String(), func() bool {
+		eventually(t, patience, r.name+" is "+state.String(), func() bool {
 			o := r.link.Overrides()["payments"]
 			return r.state(t).State == state && o.Action == action && o.Applied
 		})
@@ -73,9 +72,9 @@ func TestAForcedOpenFleetIgnoresTripsAndCloses(t *testing.T) {
 	rs[1].payments(t).Breaker().Trip(breaker.Manual)
 	// Waits as generous as the other tests' (1 s was once too short with
 	// every module's tests running at once, under release-check).
-	eventually(t, 2*time.Second, "the trip is published", func() bool { return rs[1].link.Stats().Published >= 1 })
+	eventually(t, patience, "the trip is published", func() bool { return rs[1].link.Stats().Published >= 1 })
 	assert.Equal(t, uint64(1), rs[1].link.Stats().Published, "the trip alone")
-	eventually(t, 2*time.Second, "and set aside", func() bool { return rs[0].link.Stats().Stale >= 1 })
+	eventually(t, patience, "and set aside", func() bool { return rs[0].link.Stats().Stale >= 1 })
 	assert.Equal(t, breaker.ForcedOpen, rs[0].state(t).State, "an operator's override wins")
 }
 
@@ -84,7 +83,7 @@ func TestAFleetResetEndsATrip(t *testing.T) {
 	rs := startFleet(t, srv, 3)
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	for _, r := range rs {
-		eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 	}
 	require.NoError(t, rs[2].link.Reset(context.Background(), "payments", "false-alarm"))
 	everyReplica(t, rs, breaker.Closed, "reset", "false-alarm")
@@ -96,7 +95,7 @@ func TestAFleetResetEndsATrip(t *testing.T) {
 	// applier has applied or set aside each (a deferred one is counted
 	// again when it is), a stale open key would have shown: as a second
 	// message received and applied.
-	eventually(t, time.Second, "the catch-up applied", func() bool {
+	eventually(t, patience, "the catch-up applied", func() bool {
 		st := late.link.Stats()
 		return st.Sessions >= 1 && st.Received >= 1 && st.Applied+st.Stale >= st.Received
 	})
@@ -124,7 +123,7 @@ func TestConcurrentActionsEndTheSameEverywhere(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		eventually(t, 2*time.Second, "every replica agrees", func() bool {
+		eventually(t, patience, "every replica agrees", func() bool {
 			want := rs[0].link.Overrides()["payments"]
 			for _, r := range rs {
 				o := r.link.Overrides()["payments"]
@@ -144,11 +143,11 @@ func TestActionsSurviveARedisRestart(t *testing.T) {
 	everyReplica(t, rs, breaker.ForcedOpen, "force-open", "INC-7")
 	srv.stop()
 	for _, r := range rs {
-		eventually(t, 3*time.Second, r.name+" link down", func() bool { return !r.link.Stats().Up })
+		eventually(t, patience, r.name+" link down", func() bool { return !r.link.Stats().Up })
 	}
 	srv.start() // empty: the replicas write back what they know
 	for _, r := range rs {
-		eventually(t, 5*time.Second, r.name+" link up", func() bool { return r.link.Stats().Up })
+		eventually(t, patience, r.name+" link up", func() bool { return r.link.Stats().Up })
 	}
 	late := startReplica(t, srv, "late")
 	everyReplica(t, []*replica{late}, breaker.ForcedOpen, "force-open", "INC-7")
@@ -170,7 +169,7 @@ func TestActionErrors(t *testing.T) {
 		l, err := fleet.New(linkConfig(srv, t, "r0"), groupConfig())
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = l.Close(ctx) })
-		eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+		eventually(t, patience, "link up", func() bool { return l.Stats().Up })
 		for name, why := range map[string]string{
 			strings.Repeat("x", fleet.MaxSupplierLen+1): "257 bytes, at most 256",
 			"pay\tments":   "control character",

@@ -26,7 +26,7 @@ func startQuorumFleet(t *testing.T, srv *server, n int, q fleet.Quorum) []*repli
 		require.NoError(t, err)
 		r.link = l
 		t.Cleanup(func() { _ = l.Close(context.Background()) })
-		eventually(t, 3*time.Second, name+" link up", func() bool { return l.Stats().Up })
+		eventually(t, patience, name+" link up", func() bool { return l.Stats().Up })
 		r.payments(t)
 		rs[i] = r
 	}
@@ -39,7 +39,7 @@ func TestAQuorumOfTwoOpensTheFleetOnTheSecondTrip(t *testing.T) {
 	srv := startRedis(t)
 	rs := startQuorumFleet(t, srv, 4, fleet.Quorum{Replicas: 2, Window: 5 * time.Second})
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
-	eventually(t, time.Second, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
+	eventually(t, patience, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
 	_, err := executor.Submit(context.Background(), rs[0].payments(t), func(context.Context) (int, error) { return 0, nil })
 	assert.ErrorIs(t, err, breaker.ErrOpen, "the replica that tripped is protected")
 	// A vote writes no open key, and each receiver, counting one
@@ -47,15 +47,15 @@ func TestAQuorumOfTwoOpensTheFleetOnTheSecondTrip(t *testing.T) {
 	raw := srv.client(t)
 	assert.Zero(t, raw.Exists(context.Background(), "{shop}:open:payments").Val())
 	for _, r := range rs[1:] {
-		eventually(t, time.Second, r.name+" holds the vote back", func() bool { return r.link.Stats().Awaiting == 1 })
+		eventually(t, patience, r.name+" holds the vote back", func() bool { return r.link.Stats().Awaiting == 1 })
 		assert.Equal(t, breaker.Closed, r.state(t).State)
 	}
 	rs[3].payments(t).Breaker().Trip(breaker.Manual) // the second vote
 	for _, r := range rs[1:3] {
-		eventually(t, 2*time.Second, r.name+" opens on the quorum", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens on the quorum", func() bool { return r.state(t).State == breaker.Open })
 		assert.Equal(t, breaker.Remote, r.state(t).Reason)
 	}
-	eventually(t, time.Second, "q3's trip counted as published", func() bool { return rs[3].link.Stats().Published == 1 })
+	eventually(t, patience, "q3's trip counted as published", func() bool { return rs[3].link.Stats().Published == 1 })
 	assert.Zero(t, rs[3].link.Stats().Votes, "q3's trip made the quorum")
 }
 
@@ -100,16 +100,16 @@ func liveReplicas(t *testing.T, srv *server) int64 {
 func TestAQuorumByShareOfFourNeedsTwo(t *testing.T) {
 	srv := startRedis(t)
 	rs := startQuorumFleet(t, srv, 4, fleet.Quorum{Share: 0.5, Window: 10 * time.Second})
-	eventually(t, 3*time.Second, "four heartbeats", func() bool { return liveReplicas(t, srv) == 4 })
+	eventually(t, patience, "four heartbeats", func() bool { return liveReplicas(t, srv) == 4 })
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
-	eventually(t, time.Second, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
+	eventually(t, patience, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
 	assert.Zero(t, srv.client(t).Exists(context.Background(), "{shop}:open:payments").Val(), "1 of ⌈0.5 × 4⌉ = 2")
 	for _, r := range rs[1:] {
 		assert.Equal(t, breaker.Closed, r.state(t).State)
 	}
 	rs[2].payments(t).Breaker().Trip(breaker.Manual)
 	for _, r := range []*replica{rs[1], rs[3]} {
-		eventually(t, 2*time.Second, r.name+" opens on the quorum", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens on the quorum", func() bool { return r.state(t).State == breaker.Open })
 		assert.Equal(t, breaker.Remote, r.state(t).Reason)
 	}
 	assert.Zero(t, rs[2].link.Stats().Votes, "q2's trip made the quorum")
@@ -121,20 +121,20 @@ func TestAQuorumByShareOfFourNeedsTwo(t *testing.T) {
 func TestAQuorumByShareFollowsTheLiveReplicas(t *testing.T) {
 	srv := startRedis(t)
 	rs := startQuorumFleet(t, srv, 4, fleet.Quorum{Share: 0.75, Window: 10 * time.Second})
-	eventually(t, 3*time.Second, "four heartbeats", func() bool { return liveReplicas(t, srv) == 4 })
+	eventually(t, patience, "four heartbeats", func() bool { return liveReplicas(t, srv) == 4 })
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
-	eventually(t, time.Second, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
+	eventually(t, patience, "q0's trip is a vote", func() bool { return rs[0].link.Stats().Votes == 1 })
 	rs[1].payments(t).Breaker().Trip(breaker.Saturation)
-	eventually(t, time.Second, "q1's trip is a vote too: 2 of ⌈0.75 × 4⌉ = 3", func() bool { return rs[1].link.Stats().Votes == 1 })
+	eventually(t, patience, "q1's trip is a vote too: 2 of ⌈0.75 × 4⌉ = 3", func() bool { return rs[1].link.Stats().Votes == 1 })
 	assert.Zero(t, srv.client(t).Exists(context.Background(), "{shop}:open:payments").Val(), "two votes of three needed")
 	rs[1].payments(t).Breaker().Reset()
 	for _, r := range rs[2:] {
 		require.NoError(t, r.link.Close(context.Background()))
 	}
-	eventually(t, 5*time.Second, "two live replicas", func() bool { return liveReplicas(t, srv) == 2 })
+	eventually(t, patience, "two live replicas", func() bool { return liveReplicas(t, srv) == 2 })
 	rs[1].payments(t).Breaker().Trip(breaker.Saturation)
 	raw := srv.client(t)
-	eventually(t, 2*time.Second, "q1's second trip makes ⌈0.75 × 2⌉ = 2: the open key", func() bool {
+	eventually(t, patience, "q1's second trip makes ⌈0.75 × 2⌉ = 2: the open key", func() bool {
 		return raw.Exists(context.Background(), "{shop}:open:payments").Val() == 1
 	})
 	assert.EqualValues(t, 1, rs[1].link.Stats().Votes, "the second trip was not a vote")

@@ -2,7 +2,6 @@ package fleet_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,22 +19,22 @@ func TestACloseWhileRedisIsDownIsReplayed(t *testing.T) {
 	a := rs[0]
 	a.payments(t).Breaker().Trip(breaker.Saturation)
 	for _, r := range rs[1:] {
-		eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 	}
 
 	srv.stop()
 	for _, r := range rs {
-		eventually(t, 3*time.Second, r.name+" link down", func() bool { return !r.link.Stats().Up })
+		eventually(t, patience, r.name+" link down", func() bool { return !r.link.Stats().Up })
 	}
 	// The supplier recovers; only a has calls, so only a probes, and it
 	// closes while its link is down.
 	s := &supplier{}
 	s.set(true, false)
 	stop := traffic(t, rs[:1], s)
-	eventually(t, 3*reset, "a closes on its own probe", func() bool { return a.state(t).State == breaker.Closed })
+	eventually(t, patience, "a closes on its own probe", func() bool { return a.state(t).State == breaker.Closed })
 	stop()
 	// The publisher counts the close after the breaker has closed.
-	eventually(t, time.Second, "the close found the link down", func() bool { return a.link.Stats().Unsent >= 1 })
+	eventually(t, patience, "the close found the link down", func() bool { return a.link.Stats().Unsent >= 1 })
 	for _, r := range rs[1:] {
 		assert.Equal(t, breaker.Open, r.state(t).State, "%s has heard nothing yet", r.name)
 	}
@@ -43,10 +42,10 @@ func TestACloseWhileRedisIsDownIsReplayed(t *testing.T) {
 	// Redis comes back empty: a replays its close, and the others close.
 	srv.start()
 	for _, r := range rs[1:] {
-		eventually(t, 5*time.Second, r.name+" learns the close", func() bool { return r.state(t).State == breaker.Closed })
+		eventually(t, patience, r.name+" learns the close", func() bool { return r.state(t).State == breaker.Closed })
 		assert.Equal(t, breaker.Remote, r.state(t).Reason)
 	}
-	eventually(t, time.Second, "counted", func() bool { return a.link.Stats().Replayed >= 1 })
+	eventually(t, patience, "counted", func() bool { return a.link.Stats().Replayed >= 1 })
 	for _, r := range rs[1:] {
 		assert.Empty(t, callsBy(s, r.name), "%s never probed", r.name)
 	}
@@ -62,19 +61,19 @@ func TestAReplicaThatReconnectsAfterTheReplayReadsTheClose(t *testing.T) {
 	p := startProxy(t, srv.addr())
 	b := startReplicaVia(t, p.addr(), "b")
 	a.payments(t).Breaker().Trip(breaker.Saturation)
-	eventually(t, 2*time.Second, "b opens", func() bool { return b.state(t).State == breaker.Open })
+	eventually(t, patience, "b opens", func() bool { return b.state(t).State == breaker.Open })
 
 	p.cut()
-	eventually(t, 3*time.Second, "b link down", func() bool { return !b.link.Stats().Up })
+	eventually(t, patience, "b link down", func() bool { return !b.link.Stats().Up })
 	s := &supplier{}
 	s.set(true, false)
 	stop := traffic(t, []*replica{a}, s)
-	eventually(t, 3*reset, "a closes on its own probe", func() bool { return a.state(t).State == breaker.Closed })
+	eventually(t, patience, "a closes on its own probe", func() bool { return a.state(t).State == breaker.Closed })
 	stop()
 	require.Equal(t, breaker.Open, b.state(t).State)
 
 	p.restore()
-	eventually(t, 5*time.Second, "b reads the close from the key", func() bool { return b.state(t).State == breaker.Closed })
+	eventually(t, patience, "b reads the close from the key", func() bool { return b.state(t).State == breaker.Closed })
 	assert.Equal(t, breaker.Remote, b.state(t).Reason)
 	assert.Empty(t, callsBy(s, "b"))
 }

@@ -114,6 +114,12 @@ func (s *server) client(t *testing.T, opts ...func(*redis.Options)) *redis.Clien
 	return c
 }
 
+// patience bounds a wait that ends on its event: it only limits how long
+// a failing run takes, so it is far above what the event takes even on a
+// loaded, shared machine. Bounds that are part of what a test asserts are
+// written where they apply.
+const patience = 10 * time.Second
+
 // eventually waits, polling every millisecond, until cond holds; it fails
 // the test after limit. Real Redis runs on real time, so these tests
 // cannot use a synctest bubble; every wait is bounded.

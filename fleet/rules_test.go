@@ -14,6 +14,7 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
+	"github.com/fusebox-go/fusebox/fuseboxtest"
 )
 
 // Deterministic tests of the link's logic in virtual time, over the
@@ -24,8 +25,7 @@ const hubLatency = 5 * time.Millisecond
 
 type vReplica struct {
 	link *Link
-	mu   sync.Mutex
-	evs  []breaker.Event
+	rec  fuseboxtest.Recorder
 }
 
 func (r *vReplica) payments(t *testing.T) *executor.Executor {
@@ -34,11 +34,7 @@ func (r *vReplica) payments(t *testing.T) *executor.Executor {
 	return ex
 }
 
-func (r *vReplica) events() []breaker.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]breaker.Event(nil), r.evs...)
-}
+func (r *vReplica) events() []breaker.Event { return r.rec.Events() }
 
 func startVirtualFleet(t *testing.T, h *hub, n int) []*vReplica {
 	rs := make([]*vReplica, n)
@@ -47,11 +43,7 @@ func startVirtualFleet(t *testing.T, h *hub, n int) []*vReplica {
 		g := executor.GroupConfig{
 			Default: executor.Config{Slots: 2, InvocationTimeout: time.Second,
 				Breaker: breaker.Config{ResetTimeout: 3 * time.Second, ConsecutiveFailures: 1}},
-			OnTransition: func(e breaker.Event) {
-				r.mu.Lock()
-				r.evs = append(r.evs, e)
-				r.mu.Unlock()
-			},
+			OnTransition: r.rec.Listen,
 		}
 		l, err := newLink(virtualConfig(fmt.Sprintf("r%d", i)), g, h)
 		require.NoError(t, err)

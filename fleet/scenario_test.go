@@ -88,7 +88,7 @@ func runScenario(t *testing.T, srv *server, linked bool) scenarioResult {
 		l, err := fleet.New(cfg, g)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = l.Close(context.Background()) })
-		eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+		eventually(t, patience, "link up", func() bool { return l.Stats().Up })
 		groups[i] = l.Group()
 	}
 	payments := make([]*executor.Executor, scShops)

@@ -73,7 +73,7 @@ func TestAForgedActionAboveTheCounterIsRefused(t *testing.T) {
 	raw := srv.client(t)
 	ctx := context.Background()
 	publish(t, raw, action("force-open", "payments", 1<<63-1), action("force-open", "payments", 999_999_999_999_999))
-	eventually(t, 2*time.Second, "both are refused", func() bool {
+	eventually(t, patience, "both are refused", func() bool {
 		for _, r := range rs {
 			if st := r.link.Stats(); st.Malformed != 1 || st.Refused != 1 {
 				return false
@@ -95,9 +95,9 @@ func TestAForgedActionAboveTheCounterIsRefused(t *testing.T) {
 	srv.stop()
 	srv.start()
 	for _, r := range rs {
-		eventually(t, 5*time.Second, r.name+" up again", func() bool { return r.link.Stats().Up && r.link.Stats().Sessions >= 2 })
+		eventually(t, patience, r.name+" up again", func() bool { return r.link.Stats().Up && r.link.Stats().Sessions >= 2 })
 	}
-	eventually(t, 2*time.Second, "the actions are written back", func() bool {
+	eventually(t, patience, "the actions are written back", func() bool {
 		return raw.Exists(ctx, "{shop}:override:payments").Val() == 1
 	})
 	v, err := raw.Get(ctx, "{shop}:seq").Result()
@@ -196,7 +196,7 @@ func TestTenThousandOpenSuppliersReconnect(t *testing.T) {
 	raw := srv.client(t)
 	ctx := context.Background()
 	srv.stop()
-	eventually(t, 5*time.Second, "a is down", func() bool { return !a.link.Stats().Up })
+	eventually(t, patience, "a is down", func() bool { return !a.link.Stats().Up })
 	srv.start()
 	took := eventually(t, 30*time.Second, "a is up again", func() bool { return a.link.Stats().Up })
 	t.Logf("a reconnected with %d open suppliers %v after Redis was back", n, took)
@@ -230,13 +230,13 @@ func TestAForgedOpenDoesNotOvercomeAQuorum(t *testing.T) {
 	raw := srv.client(t)
 	publish(t, raw, trip("payments", "x"))
 	for _, r := range rs {
-		eventually(t, 2*time.Second, r.name+" holds it back", func() bool { return r.link.Stats().Awaiting == 1 })
+		eventually(t, patience, r.name+" holds it back", func() bool { return r.link.Stats().Awaiting == 1 })
 		assert.Equal(t, breaker.Closed, r.state(t).State)
 	}
 	// Three distinct replicas within the window make the quorum.
 	publish(t, raw, trip("payments", "y"), trip("payments", "z"))
 	for _, r := range rs {
-		eventually(t, 2*time.Second, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
+		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 	}
 }
 
@@ -248,7 +248,7 @@ func TestAForgedCloseDoesNotEndAnOwnTrip(t *testing.T) {
 	raw := srv.client(t)
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	publish(t, raw, `{"v":1,"replica":"x","supplier":"payments","kind":"close","reason":"probes-succeeded","age_ns":0}`)
-	eventually(t, 2*time.Second, "the close is set aside", func() bool { return rs[0].link.Stats().Stale == 1 })
+	eventually(t, patience, "the close is set aside", func() bool { return rs[0].link.Stats().Stale == 1 })
 	assert.Equal(t, breaker.Open, rs[0].state(t).State)
 	assert.Equal(t, breaker.Saturation, rs[0].state(t).Reason)
 }
@@ -266,7 +266,7 @@ func TestRemoteTripsAreRateLimited(t *testing.T) {
 	for i := range 10 {
 		publish(t, raw, trip(fmt.Sprintf("s%d", i), "x"))
 	}
-	eventually(t, 2*time.Second, "every trip is handled", func() bool { st := r.link.Stats(); return st.Applied+st.Limited == 10 })
+	eventually(t, patience, "every trip is handled", func() bool { st := r.link.Stats(); return st.Applied+st.Limited == 10 })
 	st := r.link.Stats()
 	assert.Equal(t, uint64(5), st.Applied)
 	assert.Equal(t, uint64(5), st.Limited)
@@ -291,18 +291,18 @@ func TestASharedKeyDropsUnsignedMessages(t *testing.T) {
 	other := startConfigured(t, srv, "other", keys(k3), nil)
 	raw := srv.client(t)
 	publish(t, raw, trip("payments", "x"), frame(k4, trip("payments", "x")), "fb1."+frame(k1, trip("payments", "x"))[4:20])
-	eventually(t, 2*time.Second, "r0 drops all three", func() bool { return r0.link.Stats().Unsigned == 3 })
-	eventually(t, 2*time.Second, "r1 drops all three", func() bool { return r1.link.Stats().Unsigned == 3 })
+	eventually(t, patience, "r0 drops all three", func() bool { return r0.link.Stats().Unsigned == 3 })
+	eventually(t, patience, "r1 drops all three", func() bool { return r1.link.Stats().Unsigned == 3 })
 	assert.Equal(t, breaker.Closed, r0.payments(t).Breaker().State())
 
 	r0.payments(t).Breaker().Trip(breaker.Manual)
-	eventually(t, 2*time.Second, "r1 accepts r0's key", func() bool { return r1.state(t).State == breaker.Open })
+	eventually(t, patience, "r1 accepts r0's key", func() bool { return r1.state(t).State == breaker.Open })
 	publish(t, raw, frame(k2, trip("search", "x")))
-	eventually(t, 2*time.Second, "r0 accepts r1's key", func() bool {
+	eventually(t, patience, "r0 accepts r1's key", func() bool {
 		ex, ok := r0.link.Group().Lookup("search")
 		return r0.link.Stats().Deferred == 1 || (ok && ex.Breaker().State() == breaker.Open)
 	})
-	eventually(t, 2*time.Second, "the third key accepts neither", func() bool { return other.link.Stats().Unsigned >= 5 })
+	eventually(t, patience, "the third key accepts neither", func() bool { return other.link.Stats().Unsigned >= 5 })
 	assert.Equal(t, breaker.Closed, other.payments(t).Breaker().State())
 }
 
@@ -351,7 +351,7 @@ func TestABurstOfActionsCostsOneCounterRead(t *testing.T) {
 	for i := range 20 {
 		publish(t, raw, action("disable", fmt.Sprintf("s%d", i), int64(i+1)))
 	}
-	eventually(t, 2*time.Second, "every action is known", func() bool { return len(r.link.Overrides()) == 20 })
+	eventually(t, patience, "every action is known", func() bool { return len(r.link.Overrides()) == 20 })
 	assert.Equal(t, int64(1), seqReads.n.Load()-before)
 }
 
@@ -370,7 +370,7 @@ func TestACatchUpReadsOnlyTheKeysItCanUse(t *testing.T) {
 	}
 	require.NoError(t, raw.SAdd(ctx, "{shop}:open", junk...).Err())
 	rs[0].payments(t).Breaker().Trip(breaker.Manual)
-	eventually(t, 2*time.Second, "the trip is published", func() bool { return rs[0].link.Stats().Published == 1 })
+	eventually(t, patience, "the trip is published", func() bool { return rs[0].link.Stats().Published == 1 })
 	openReads := &reads{prefix: "{shop}:open:"}
 	c := srv.client(t)
 	c.AddHook(openReads)
@@ -378,6 +378,6 @@ func TestACatchUpReadsOnlyTheKeysItCanUse(t *testing.T) {
 		func(g *executor.GroupConfig) {
 			g.Suppliers = map[string]executor.Config{"payments": groupConfig().Default}
 		})
-	eventually(t, 2*time.Second, "the late replica opens payments", func() bool { return late.state(t).State == breaker.Open })
+	eventually(t, patience, "the late replica opens payments", func() bool { return late.state(t).State == breaker.Open })
 	assert.LessOrEqual(t, openReads.n.Load(), int64(1+64), "payments and Buffer others")
 }

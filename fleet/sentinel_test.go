@@ -142,12 +142,12 @@ func TestSentinelFailoverDuringAnIncident(t *testing.T) {
 	ex(rs[0], "search").Breaker().Trip(breaker.Saturation)
 	for _, r := range rs {
 		for _, name := range []string{"payments", "search"} {
-			eventually(t, 2*time.Second, r.name+" opens "+name, func() bool { return ex(r, name).Breaker().State() == breaker.Open })
+			eventually(t, patience, r.name+" opens "+name, func() bool { return ex(r, name).Breaker().State() == breaker.Open })
 		}
 	}
 	// The trips have reached the replica before the master dies.
 	rc := ss.replica.client(t)
-	eventually(t, 2*time.Second, "the open keys are replicated", func() bool {
+	eventually(t, patience, "the open keys are replicated", func() bool {
 		return rc.Exists(context.Background(), "{shop}:open:payments", "{shop}:open:search").Val() == 2
 	})
 
@@ -160,24 +160,22 @@ func TestSentinelFailoverDuringAnIncident(t *testing.T) {
 		})
 	}
 	for _, r := range rs[1:] {
-		eventually(t, 5*time.Second, r.name+" learns search's close", func() bool { return ex(r, "search").Breaker().State() == breaker.Closed })
+		eventually(t, patience, r.name+" learns search's close", func() bool { return ex(r, "search").Breaker().State() == breaker.Closed })
 		assert.Equal(t, breaker.Remote, ex(r, "search").Breaker().Stats().Reason)
 		assert.Empty(t, callsBy(search, r.name), "%s never probed search", r.name)
 	}
 	late := startReplicaWith(t, ss.client(t), "late")
-	eventually(t, 2*time.Second, "a replica started after the failover learns payments is open", func() bool {
+	eventually(t, patience, "a replica started after the failover learns payments is open", func() bool {
 		return late.state(t).State == breaker.Open && late.state(t).Reason == breaker.Remote
 	})
 	close(done)
 	wg.Wait()
 	for _, r := range rs {
-		r.mu.Lock()
-		for _, e := range r.evs {
+		for _, e := range r.rec.Events() {
 			if e.Name == "payments" {
 				assert.NotEqual(t, breaker.Closed, e.To, "%s: payments never closed: %v", r.name, e)
 			}
 		}
-		r.mu.Unlock()
 	}
 	t.Logf("%d Submits; the slowest took %v; %d over 1 ms", submits.Load(), time.Duration(slowest.Load()), over.Load())
 	assert.Less(t, time.Duration(slowest.Load()), noWait, "no Submit waited for the failover")
@@ -188,11 +186,7 @@ func startReplicaWith(t *testing.T, c redis.UniversalClient, name string) *repli
 	t.Helper()
 	r := &replica{name: name}
 	g := groupConfig()
-	g.OnTransition = func(e breaker.Event) {
-		r.mu.Lock()
-		r.evs = append(r.evs, e)
-		r.mu.Unlock()
-	}
+	g.OnTransition = r.rec.Listen
 	cfg := linkConfig(nil, t, name)
 	cfg.Client = c
 	l, err := fleet.New(cfg, g)
@@ -203,7 +197,7 @@ func startReplicaWith(t *testing.T, c redis.UniversalClient, name string) *repli
 		defer cancel()
 		_ = l.Close(ctx)
 	})
-	eventually(t, 5*time.Second, name+" link up", func() bool { return l.Stats().Up })
+	eventually(t, patience, name+" link up", func() bool { return l.Stats().Up })
 	r.payments(t)
 	return r
 }

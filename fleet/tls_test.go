@@ -66,19 +66,19 @@ func TestTLS(t *testing.T) {
 		a := link("tls-a", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
 		b := link("tls-b", &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
 		for _, l := range []*fleet.Link{a, b} {
-			eventually(t, 3*time.Second, "link up", func() bool { return l.Stats().Up })
+			eventually(t, patience, "link up", func() bool { return l.Stats().Up })
 		}
 		ea, err := a.Group().Executor("payments")
 		require.NoError(t, err)
 		eb, err := b.Group().Executor("payments")
 		require.NoError(t, err)
 		ea.Breaker().Trip(breaker.Manual)
-		eventually(t, time.Second, "the trip arrives", func() bool { return eb.Breaker().State() == breaker.Open })
+		eventually(t, patience, "the trip arrives", func() bool { return eb.Breaker().State() == breaker.Open })
 		assert.Equal(t, breaker.Remote, eb.Breaker().Stats().Reason)
 	})
 	t.Run("a client that does not trust the server stays down", func(t *testing.T) {
 		l := link("tls-c", &tls.Config{RootCAs: x509.NewCertPool(), MinVersion: tls.VersionTLS12})
-		eventually(t, 3*time.Second, "an error is reported", func() bool { return l.Stats().LastError != "" })
+		eventually(t, patience, "an error is reported", func() bool { return l.Stats().LastError != "" })
 		assert.False(t, l.Stats().Up)
 		assert.Contains(t, l.Stats().LastError, "certificate")
 	})

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,7 +27,7 @@ func TestTheViewShowsEveryReplica(t *testing.T) {
 	defer stop()
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	var v fleet.View
-	eventually(t, 3*time.Second, "the view shows three open breakers", func() bool {
+	eventually(t, patience, "the view shows three open breakers", func() bool {
 		var err error
 		v, err = rs[2].link.View(context.Background(), "payments")
 		require.NoError(t, err)
@@ -46,7 +45,7 @@ func TestTheViewShowsEveryReplica(t *testing.T) {
 	assert.Equal(t, "saturation", v.Replicas[0].Reason)
 	assert.Equal(t, "remote", v.Replicas[1].Reason)
 	// Shortly before the probe is due, one replica holds the lease.
-	eventually(t, 2*reset, "a prober", func() bool {
+	eventually(t, patience, "a prober", func() bool {
 		v, _ = rs[1].link.View(context.Background(), "payments")
 		return v.Prober != ""
 	})
@@ -78,7 +77,7 @@ func TestTheDashboardShowsTheFleet(t *testing.T) {
 	t.Cleanup(func() { _ = dash.Close(context.Background()) })
 	dash.AddGroup(rs[1].link.Group())
 	var got fleet.View
-	eventually(t, 3*time.Second, "the dashboard shows both replicas forced open", func() bool {
+	eventually(t, patience, "the dashboard shows both replicas forced open", func() bool {
 		w := httptest.NewRecorder()
 		dash.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/fleet?supplier=payments", nil))
 		require.Equal(t, http.StatusOK, w.Code, w.Body.String())

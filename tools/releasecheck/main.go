@@ -192,10 +192,17 @@ func run(repo, rev, version string, keep, tidy bool) error {
 		}
 		return errors.Join(problems...)
 	}
-	if err := useAsNewUser(g, filepath.Join(work, "user"), mods, version); err != nil {
-		return err
-	}
-	fmt.Printf("releasecheck: a new module got, built and ran the published modules (%s)\n", since(start))
+	// The new user's module and the modules' own checks need nothing from
+	// each other: they run side by side, so that the new user's builds use
+	// the CPU while library tests wait on their servers.
+	var userErr error
+	var user sync.WaitGroup
+	user.Go(func() {
+		userErr = useAsNewUser(g, filepath.Join(work, "user"), mods, version)
+		if userErr == nil {
+			fmt.Printf("releasecheck: a new module got, built and ran the published modules (%s)\n", since(start))
+		}
+	})
 
 	// The modules are checked side by side, -j at a time: most of the time
 	// goes to library tests that wait on real servers (each test server on
@@ -212,7 +219,8 @@ func run(repo, rev, version string, keep, tidy bool) error {
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
+	user.Wait()
+	for _, err := range append([]error{userErr}, errs...) {
 		if err != nil {
 			problems = append(problems, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/mod/module"
@@ -161,6 +162,14 @@ func useAsNewUser(g *goEnv, dir string, mods []mod, version string) error {
 	return nil
 }
 
+// vetting lets one module's go vet run at a time. The modules share most
+// of their dependencies (the root, grpc, otel, ...) at the same versions,
+// and two go commands that need the same package at once both compile it:
+// one at a time, each vet finds in the build cache what the ones before
+// it compiled, while the tests of the modules already vetted go on beside
+// it.
+var vetting sync.Mutex
+
 // checkTidy unpacks the published zip of m and runs `go mod tidy` and
 // `go build ./...` in it, alone, as a user of that module would see it:
 // tidy must change nothing but the checksums of this repository's own
@@ -210,7 +219,10 @@ func checkTidy(g *goEnv, work, proxy string, m mod, version string) error {
 	if *oldest != "" && m.file.Go != nil && semver.Compare("v"+m.file.Go.Version, "v"+strings.TrimPrefix(*oldest, "go")) <= 0 {
 		toolchain = []string{"GOTOOLCHAIN=" + *oldest}
 	}
-	if _, err := g.run(dir, toolchain, "vet", "./..."); err != nil {
+	vetting.Lock()
+	_, err = g.run(dir, toolchain, "vet", "./...")
+	vetting.Unlock()
+	if err != nil {
 		return fmt.Errorf("%s: the published module does not build on its own: %w", m, err)
 	}
 	// A library module's tests, run alone, run at exactly the versions it
