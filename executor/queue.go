@@ -89,12 +89,12 @@ type queueState struct {
 // ErrClosed; fn runs on until it returns and then gives its slot back.
 func (c *call[T]) abandon() {
 	x := c.ctx.State()
-	x.Expiry.Err = ErrClosed
 	c.ctx.ex.counts().overdue.Add(c.overdueUnit())
 	if !c.state.CompareAndSwap(stInvoking, stExpired) && !c.state.CompareAndSwap(stRunning, stExpired) {
 		c.ctx.ex.counts().overdue.Add(-c.overdueUnit())
-		return // it has just returned: finish resolves it
+		return // it has just returned, or its deadline came first: that side resolves it
 	}
+	x.Expiry.Err = ErrClosed // only the side that won the CAS writes it (see expire)
 	c.permit.Ignore()
 	c.ctx.Cancel(context.Canceled)
 	x.Expiry.Meet.Add(1)

@@ -44,21 +44,21 @@ func (c *call[T]) expire() {
 	x := c.ctx.State()
 	perr := c.ctx.Parent.Err()
 	cancelled := errors.Is(perr, context.Canceled)
-	if cancelled {
-		x.Expiry.Err = perr
-	} else {
-		x.Expiry.Err = ex.timeoutErr(c.ctx.Parent, c.ctx.Node.At)
+	if !cancelled {
+		perr = ex.timeoutErr(c.ctx.Parent, c.ctx.Node.At)
 	}
-	// The state and terr are made and written before the CAS, and read by
-	// finish only after its own CAS failed, that is after observing this
-	// one. overdue is counted before the CAS too, so that finish's
-	// decrement can never run first.
+	// The state is made before the CAS, and read by finish only after its
+	// own CAS failed, that is after observing this one. overdue is counted
+	// before the CAS too, so that finish's decrement can never run first.
+	// The error is written only by the side that won the CAS (Close's
+	// abandon may have), and read only after Meet says this side is done.
 	ex.counts().overdue.Add(c.overdueUnit())
 	called := c.state.CompareAndSwap(stInvoking, stExpired)
 	if !called && !c.state.CompareAndSwap(stRunning, stExpired) {
 		ex.counts().overdue.Add(-c.overdueUnit())
 		return
 	}
+	x.Expiry.Err = perr
 	// A callback below (Classify, Match, a transition listener) that ends
 	// this goroutine (runtime.Goexit) instead of returning: the deferred
 	// call ends the call as if it had panicked.
