@@ -16,8 +16,9 @@ type Config struct {
 	// Window is how far back requests and accepts count. 0 means 10 s;
 	// it must be at least 10 ms.
 	Window time.Duration
-	// MinRequests is the number of requests the window must hold before
-	// the throttle rejects anything. 0 means 20; it must not be negative.
+	// MinRequests is the number of requests of a priority the window
+	// must hold before the throttle rejects any of that priority. 0 means
+	// 20; it must not be negative.
 	MinRequests int
 	// K is the multiplier of accepts that requests may reach, per
 	// priority (indexed by priority.Priority). 0 means the default:
@@ -189,7 +190,8 @@ func (t *Throttle) advance(now int64) int {
 	return i
 }
 
-// recompute sets the odds from the buckets of the window before bucket n.
+// recompute sets each priority's odds from its own counts in the buckets
+// of the window before bucket n.
 //
 // The long window (every bucket before n, back to since) decides in a
 // steady state: over 10 s its counts hardly move from one bucket to the
