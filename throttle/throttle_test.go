@@ -3,6 +3,7 @@ package throttle_test
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,10 +196,11 @@ func TestConcurrentUse(t *testing.T) {
 	th, err := throttle.New(throttle.Config{Window: time.Second})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
+	var clock atomic.Int64 // one clock for every goroutine, as a process has
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 20000 {
-				now := int64(i) * 100_000 // 10 s over the loop
+				now := clock.Add(62_500) // 10 s over the 8 loops
 				if th.Admit(now, priority.Priority(g%3)) {
 					th.Record(now, priority.Priority(g%3), i%4 == 0)
 				}
