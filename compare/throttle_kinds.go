@@ -118,7 +118,7 @@ func (f fuseboxThrottle) Admit(p priority.Priority) (func(bool), bool) {
 	if !f.t.Admit(time.Now().UnixNano(), p) {
 		return nil, false
 	}
-	return func(ok bool) { f.t.Record(time.Now().UnixNano(), ok) }, true
+	return func(ok bool) { f.t.Record(time.Now().UnixNano(), p, ok) }, true
 }
 
 func (fuseboxThrottle) States() (int, int, bool) { return 0, 0, false }

@@ -355,13 +355,13 @@ func (c *call[T]) record(v T, err error, end callEnd) (T, error) {
 		// way whichever side of the race won.
 		ex.counts().timeouts.Add(1)
 		v, err = zero, ex.timeoutErr(c.ctx.Parent, c.ctx.Node.At)
-		o, perr := ex.count(c.permit, ErrTimeout)
+		o, perr := ex.count(c.ctx.Parent, c.permit, ErrTimeout)
 		if perr != nil {
 			err = perr
 		}
 		c.ranFor(o, now)
 	default:
-		o, perr := ex.count(c.permit, err)
+		o, perr := ex.count(c.ctx.Parent, c.permit, err)
 		if perr != nil {
 			v, err = zero, perr
 		}

@@ -479,8 +479,9 @@ func (r Rejections) Of(reason Rejection) uint64 {
 // ranFor). Classify and the ErrorKinds'
 // Match functions are user code: if one panics, the breaker recovers it and
 // records a failure, and count returns the panic (counted in Stats.Panics)
-// for the call's future.
-func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breaker.PanicError) {
+// for the call's future. ctx is the caller's, whose priority the
+// throttle counts a failure under.
+func (ex *Executor) count(ctx context.Context, p breaker.Permit, err error) (breaker.Outcome, *breaker.PanicError) {
 	classified, recorded := false, false
 	o, cerr := breaker.Success, error(nil)
 	defer func() {
@@ -505,7 +506,7 @@ func (ex *Executor) count(p breaker.Permit, err error) (breaker.Outcome, *breake
 	if o == breaker.Failure {
 		if r := ex.rare.Load(); r != nil {
 			if th := r.throttle.Load(); th != nil {
-				th.Record(ex.now(), false) // a success costs the throttle nothing
+				th.Record(ex.now(), priority.From(ctx), false) // a success costs the throttle nothing
 			}
 		}
 	}

@@ -81,6 +81,37 @@ func TestThrottleSendsWhatTheSupplierAccepts(t *testing.T) {
 	})
 }
 
+// A supplier that fails every sheddable call and serves every critical
+// one, as an inbound shedder does: the throttle counts each priority
+// apart, so no critical call is throttled.
+func TestThrottleCountsFailuresUnderTheCallersPriority(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex := newExecutor(t, executor.Config{Slots: 100, Throttle: &throttle.Config{},
+			Breaker: breaker.Config{ConsecutiveFailures: 1 << 20}})
+		shedding := func(ctx context.Context) (int, error) {
+			if priority.From(ctx) == priority.Sheddable {
+				return 0, errOverloaded
+			}
+			return 1, nil
+		}
+		throttled := map[priority.Priority]int{}
+		// 200 calls a second for 20 s, 1 of 4 critical, 3 of 4 sheddable.
+		for i := range 200 * 20 {
+			p := priority.Sheddable
+			if i%4 == 0 {
+				p = priority.Critical
+			}
+			_, err := executor.Do(priority.With(t.Context(), p), ex, shedding)
+			if errors.Is(err, executor.ErrThrottled) {
+				throttled[p]++
+			}
+			time.Sleep(time.Second / 200)
+		}
+		assert.Zero(t, throttled[priority.Critical], "critical calls throttled")
+		assert.Greater(t, throttled[priority.Sheddable], 200*20*3/4/2, "sheddable calls throttled")
+	})
+}
+
 func TestAHangStillTripsAtOnceWithAThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ex := newExecutor(t, executor.Config{Slots: 2, InvocationTimeout: 2 * time.Second, Throttle: &throttle.Config{},

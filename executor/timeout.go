@@ -83,7 +83,7 @@ func (c *call[T]) expire() {
 		c.permit.Ignore()
 	default:
 		ex.counts().timeouts.Add(1)
-		o, perr := ex.count(c.permit, ErrTimeout)
+		o, perr := ex.count(c.ctx.Parent, c.permit, ErrTimeout)
 		c.ranFor(o, ex.now())
 		if perr != nil {
 			// A classifier that panicked on the timer goroutine: the call

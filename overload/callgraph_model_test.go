@@ -2,7 +2,6 @@ package overload
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // calls first (as the backend's shedder does) up to C and refuses the
 // rest, 100 ms at a time. perPriority gives each priority a throttle of
 // its own (the fusebox-split subject); otherwise one throttle sees every
-// call. It returns, over the last 30 s, the share of each priority's
+// call (the fusebox subject). It returns, over the last 30 s, the share of each priority's
 // calls that the throttle let through, the share served, and what
 // reached the supplier, ÷ C. The time is passed in, so the model is
 // deterministic.
@@ -78,7 +77,7 @@ func throttleModel(t *testing.T, perPriority bool) (passed, served [priority.Lev
 						ok[p]++
 					}
 				}
-				ths[p].Record(now+int64(interval), accepted)
+				ths[p].Record(now+int64(interval), p, accepted)
 			}
 		}
 	}
@@ -103,17 +102,14 @@ func TestAThrottlePerPriorityLetsCriticalThroughAndHoldsTheSupplierAtC(t *testin
 	assert.LessOrEqual(t, load, 1.1, "the supplier's load, × C")
 }
 
-// Known limitation (docs/callgraph.md): one throttle counts the accepts
-// of every priority together, so at 3 × C critical calls are throttled
-// by about 1 − 2·C/3C = 1/3 although the supplier would take them all.
-// Set FUSEBOX_KNOWN_LIMITS=1 to run it.
+// One throttle for every priority, as the fusebox subject has: it counts
+// each priority apart, so the sheddable calls the supplier refuses do not
+// throttle the critical ones it accepts.
 func TestOneThrottleLetsCriticalThroughASupplierThatAcceptsIt(t *testing.T) {
-	if os.Getenv("FUSEBOX_KNOWN_LIMITS") == "" {
-		t.Skip("known limitation of the throttle: accepts are counted for all priorities together (docs/callgraph.md)")
-	}
 	passed, served, load := throttleModel(t, false)
 	t.Logf("critical let through %.1f %%, served %.1f %%; sheddable served %.1f %%; supplier %.2f × C",
 		100*passed[priority.Critical], 100*served[priority.Critical], 100*served[priority.Sheddable], load)
 	assert.GreaterOrEqual(t, passed[priority.Critical], 0.99, "critical let through")
+	assert.GreaterOrEqual(t, served[priority.Critical], 0.97, "critical served")
 	assert.LessOrEqual(t, load, 1.1, "the supplier's load, × C")
 }

@@ -35,7 +35,7 @@ func BenchmarkThrottle(b *testing.B) {
 		for b.Loop() {
 			p, _ := br.Allow()
 			if th.Admit(now, priority.Default) {
-				th.Record(now, true)
+				th.Record(now, priority.Default, true)
 			}
 			p.Done(nil)
 		}
@@ -55,7 +55,7 @@ func BenchmarkThrottle(b *testing.B) {
 			for pb.Next() {
 				p, _ := br.Allow()
 				if th.Admit(now, priority.Default) {
-					th.Record(now, true)
+					th.Record(now, priority.Default, true)
 				}
 				p.Done(nil)
 			}

@@ -40,7 +40,7 @@ func BenchmarkThrottleWithClock(b *testing.B) {
 			p, _ := br.Allow()
 			now := int64(time.Since(epoch))
 			if th.Admit(now, priority.Default) {
-				th.Record(now, true)
+				th.Record(now, priority.Default, true)
 			}
 			p.Done(nil)
 			return now

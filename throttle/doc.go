@@ -5,7 +5,7 @@
 //
 // Over a sliding window the client counts its requests (every one its
 // application attempted, rejected locally or not) and the supplier's
-// accepts, and rejects a new request with probability
+// accepts, per priority, and rejects a new request with probability
 //
 //	max(0, (requests − K·accepts) / (requests + 1))
 //
@@ -13,9 +13,11 @@
 // requests may run ahead of accepts: 2 lets the supplier see up to twice
 // what it accepts, 1.02 (the default) barely more. Rules for the onset and
 // the end of an overload let the odds follow it within a second or two
-// (see docs/throttle.md). Each priority has its own K, smaller for
-// sheddable work, so that as the supplier falls behind sheddable requests
-// are rejected first, then default ones, then critical ones.
+// (see docs/throttle.md). Each priority is counted apart, with its own K,
+// smaller for sheddable work: a supplier that refuses sheddable calls and
+// accepts critical ones (as an inbound shedder does) sees every critical
+// call, and one that fails every priority alike has sheddable requests
+// rejected first, then default ones, then critical ones.
 //
 // A Throttle reads no clock and starts no goroutine: the caller passes the
 // time it has already read (an executor reads one per call), and the

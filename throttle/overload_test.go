@@ -93,7 +93,7 @@ func runFleet(t *testing.T, load float64, seed uint64) fleetRun {
 			answers = append(answers, answer{ar.c, ok})
 		}
 		for _, a := range answers {
-			ths[a.c].Record(int64(now+step), a.ok)
+			ths[a.c].Record(int64(now+step), priority.Default, a.ok)
 		}
 		answers = answers[:0]
 	}

@@ -16,8 +16,9 @@ type Config struct {
 	// Window is how far back requests and accepts count. 0 means 10 s;
 	// it must be at least 10 ms.
 	Window time.Duration
-	// MinRequests is the number of requests the window must hold before
-	// the throttle rejects anything. 0 means 20; it must not be negative.
+	// MinRequests is the number of requests of a priority the window
+	// must hold before the throttle rejects any of that priority. 0 means
+	// 20; it must not be negative.
 	MinRequests int
 	// K is the multiplier of accepts that requests may reach, per
 	// priority (indexed by priority.Priority). 0 means the default:
@@ -44,15 +45,22 @@ type Throttle struct {
 	shift  uint   // a bucket spans 1<<shift ns
 	min    uint64
 	k      [priority.Levels]float64
-	epoch  atomic.Int64                   // the newest bucket's number (now / width)
-	odds   [priority.Levels]atomic.Uint64 // rejection probability, as math.Float64bits, from the buckets before the newest
-	counts [buckets]atomic.Uint64         // per bucket: requests, sent and accepts, 21 bits each (see reqUnit)
-	marks  [buckets]atomic.Int64          // per bucket: the bucket number it counts for
+	epoch  atomic.Int64                            // the newest bucket's number (now / width)
+	counts [buckets][priority.Levels]atomic.Uint64 // per bucket and priority: requests, sent and failed, 21 bits each (see reqUnit)
+	marks  [buckets]atomic.Int64                   // per bucket: the bucket number it counts for
+	levels [priority.Levels]level                  // per priority: the window's state
+}
 
-	throttled [priority.Levels]atomic.Uint64
+// level is the state of one priority's window: each priority's odds come
+// from its own counts, so that a supplier that refuses sheddable calls and
+// accepts critical ones throttles only the sheddable ones.
+type level struct {
+	odds      atomic.Uint64 // rejection probability, as math.Float64bits, from the buckets before the newest
+	throttled atomic.Uint64
 	// probe is set while the last tenth of the window holds no request
-	// sent: the next request that the odds reject is sent all the same,
-	// as evidence of whether the supplier accepts again (see recompute).
+	// of this priority sent: the next one that the odds reject is sent
+	// all the same, as evidence of whether the supplier accepts again
+	// (see recompute).
 	probe atomic.Bool
 	// since is the oldest bucket the window counts: recompute moves it up
 	// when the load falls after an overload (see recompute).
@@ -91,7 +99,9 @@ func New(cfg Config) (*Throttle, error) {
 		return nil, err
 	}
 	t.epoch.Store(math.MinInt64)
-	t.since.Store(math.MinInt64)
+	for p := range t.levels {
+		t.levels[p].since.Store(math.MinInt64)
+	}
 	return t, nil
 }
 
@@ -108,30 +118,35 @@ func (t *Throttle) Admit(now int64, p priority.Priority) bool {
 		p = priority.Sheddable
 	}
 	i := t.advance(now)
-	odds := math.Float64frombits(t.odds[p].Load())
-	if odds > 0 && rand.Float64() < odds && !t.forced() {
-		t.counts[i].Add(reqUnit)
-		t.throttled[p].Add(1)
+	l := &t.levels[p]
+	odds := math.Float64frombits(l.odds.Load())
+	if odds > 0 && rand.Float64() < odds && !l.forced() {
+		t.counts[i][p].Add(reqUnit)
+		l.throttled.Add(1)
 		return false
 	}
-	t.counts[i].Add(reqUnit | sentUnit)
+	t.counts[i][p].Add(reqUnit | sentUnit)
 	return true
 }
 
-// Record ends a request Admit let through, at now: accepted reports
-// whether the supplier accepted it (answered it, even with an error of the
-// caller's own), rather than refusing or failing it for overload.
-func (t *Throttle) Record(now int64, accepted bool) {
+// Record ends a request of priority p that Admit let through, at now:
+// accepted reports whether the supplier accepted it (answered it, even
+// with an error of the caller's own), rather than refusing or failing it
+// for overload. p must be the priority Admit was given.
+func (t *Throttle) Record(now int64, p priority.Priority, accepted bool) {
 	if accepted {
 		return // counted as sent, which is accepted until it fails
 	}
-	t.counts[t.advance(now)].Add(failUnit)
+	if p >= priority.Levels {
+		p = priority.Sheddable
+	}
+	t.counts[t.advance(now)][p].Add(failUnit)
 }
 
 // forced reports whether a request the odds reject is to be sent as a
-// probe (see Throttle.probe), and takes the probe if so.
-func (t *Throttle) forced() bool {
-	return t.probe.Load() && t.probe.CompareAndSwap(true, false)
+// probe (see level.probe), and takes the probe if so.
+func (l *level) forced() bool {
+	return l.probe.Load() && l.probe.CompareAndSwap(true, false)
 }
 
 // A bucket's counts: requests (attempted), sent (admitted) and failed
@@ -165,7 +180,9 @@ func (t *Throttle) advance(now int64) int {
 	// buckets ago, that ends only now counts here instead; harmless).
 	old := t.marks[i].Load()
 	if old < n && t.marks[i].CompareAndSwap(old, n) {
-		t.counts[i].Store(0)
+		for p := range t.counts[i] {
+			t.counts[i][p].Store(0)
+		}
 	}
 	if e := t.epoch.Load(); e < n && t.epoch.CompareAndSwap(e, n) {
 		t.recompute(n)
@@ -173,7 +190,8 @@ func (t *Throttle) advance(now int64) int {
 	return i
 }
 
-// recompute sets the odds from the buckets of the window before bucket n.
+// recompute sets each priority's odds from its own counts in the buckets
+// of the window before bucket n.
 //
 // The long window (every bucket before n, back to since) decides in a
 // steady state: over 10 s its counts hardly move from one bucket to the
@@ -196,15 +214,23 @@ func (t *Throttle) advance(now int64) int {
 //     (go-zero's breaker does the same), after a grace that a steady
 //     overload seldom gives.
 func (t *Throttle) recompute(n int64) {
+	for p := range t.levels {
+		t.recomputeLevel(n, priority.Priority(p))
+	}
+}
+
+// recomputeLevel sets the odds of priority p from its own counts.
+func (t *Throttle) recomputeLevel(n int64, p priority.Priority) {
+	l := &t.levels[p]
 	var byAge [buckets - 1]uint64 // the window's buckets; 0 is the one before n
-	since := t.since.Load()
+	since := l.since.Load()
 	spanned := int64(0) // buckets the window covers
 	for j := range buckets {
 		m := t.marks[j].Load()
 		if m >= n || m <= n-buckets || m < since {
 			continue
 		}
-		byAge[n-1-m] = t.counts[j].Load()
+		byAge[n-1-m] = t.counts[j][p].Load()
 		spanned = max(spanned, n-m)
 	}
 	var long, short struct{ req, sent, failed uint64 }
@@ -229,24 +255,22 @@ func (t *Throttle) recompute(n int64) {
 	failing = float64(shortAcc) < onsetShare*float64(short.sent)
 	// A client that sends little may have sent nothing in the short span:
 	// the next request the odds reject goes out all the same, as evidence.
-	t.probe.Store(short.sent == 0 && long.req > 0)
+	l.probe.Store(short.sent == 0 && long.req > 0)
 	older := spanned - shortBuckets // the window's buckets before the short span
 	if healthy && older > shortBuckets &&
 		float64(short.req)*float64(older) <= dropShare*float64(long.req-short.req)*shortBuckets {
-		t.since.Store(n)
+		l.since.Store(n)
 		long.req, longAcc = 0, 0
 	}
-	for p := range t.odds {
-		o := odds(long.req, longAcc, t.k[p])
-		if so := odds(short.req, shortAcc, t.k[p]); failing && so > o+onsetMargin {
-			o = so
-		}
-		o *= max(0, 1-float64(max(0, clean-cleanGrace))/cleanScale)
-		if long.req < t.min {
-			o = 0
-		}
-		t.odds[p].Store(math.Float64bits(o))
+	o := odds(long.req, longAcc, t.k[p])
+	if so := odds(short.req, shortAcc, t.k[p]); failing && so > o+onsetMargin {
+		o = so
 	}
+	o *= max(0, 1-float64(max(0, clean-cleanGrace))/cleanScale)
+	if long.req < t.min {
+		o = 0
+	}
+	l.odds.Store(math.Float64bits(o))
 }
 
 const (
@@ -293,8 +317,10 @@ func odds(req, acc uint64, k float64) float64 {
 // Stats is a snapshot of a Throttle.
 type Stats struct {
 	// Requests and Accepts are the window's counts, without the newest
-	// bucket's.
+	// bucket's: the sums of ByPriority's.
 	Requests, Accepts uint64
+	// ByPriority holds each priority's counts, from which its odds come.
+	ByPriority [priority.Levels]Counts
 	// Odds is the probability of rejecting a request, per priority.
 	Odds [priority.Levels]float64
 	// Throttled counts the requests rejected locally, per priority, since
@@ -302,20 +328,29 @@ type Stats struct {
 	Throttled [priority.Levels]uint64
 }
 
+// Counts are a window's requests (sent or rejected locally) and accepts.
+type Counts struct {
+	Requests, Accepts uint64
+}
+
 // Stats returns the state of the throttle as of its newest bucket.
 func (t *Throttle) Stats() Stats {
 	var s Stats
-	n, since := t.epoch.Load(), t.since.Load()
-	for j := range buckets {
-		if m := t.marks[j].Load(); m < n && m > n-buckets && m >= since {
-			req, sent, failed := field(t.counts[j].Load())
-			s.Requests += req
-			s.Accepts += accepts(sent, failed)
+	n := t.epoch.Load()
+	for p := range t.levels {
+		l, c := &t.levels[p], &s.ByPriority[p]
+		since := l.since.Load()
+		for j := range buckets {
+			if m := t.marks[j].Load(); m < n && m > n-buckets && m >= since {
+				req, sent, failed := field(t.counts[j][p].Load())
+				c.Requests += req
+				c.Accepts += accepts(sent, failed)
+			}
 		}
-	}
-	for p := range s.Odds {
-		s.Odds[p] = math.Float64frombits(t.odds[p].Load())
-		s.Throttled[p] = t.throttled[p].Load()
+		s.Requests += c.Requests
+		s.Accepts += c.Accepts
+		s.Odds[p] = math.Float64frombits(l.odds.Load())
+		s.Throttled[p] = l.throttled.Load()
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package throttle_test
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func drive(th *throttle.Throttle, start int64, d time.Duration, rate, capacity i
 				if ok {
 					secondAccepts++
 				}
-				th.Record(now, ok)
+				th.Record(now, p, ok)
 			}
 			continue
 		}
@@ -55,7 +56,7 @@ func drive(th *throttle.Throttle, start int64, d time.Duration, rate, capacity i
 			secondAccepts++
 			accepted++
 		}
-		th.Record(now, ok)
+		th.Record(now, p, ok)
 	}
 	return sent, accepted
 }
@@ -82,16 +83,83 @@ func TestTheLoadSentTracksWhatTheSupplierAccepts(t *testing.T) {
 	}
 }
 
+// driveMixed sends rate requests a second for d, their priorities in
+// turn critical, default, sheddable, to a supplier of capacity requests a
+// second; aware, the supplier takes critical ones first (each second, it
+// keeps what critical work it will be sent out of the capacity left to the
+// others), otherwise it takes the first capacity requests whatever their
+// priority. It returns the share of each priority's requests the supplier
+// accepted over the last half of d.
+func driveMixed(th *throttle.Throttle, d time.Duration, rate, capacity int, aware bool) (served [priority.Levels]float64) {
+	order := [3]priority.Priority{priority.Critical, priority.Default, priority.Sheddable}
+	step := int64(time.Second) / int64(rate)
+	var tried, ok [priority.Levels]int
+	second, taken := int64(-1), [priority.Levels]int{}
+	for i, now := 0, int64(0); now < int64(d); i, now = i+1, now+step {
+		if s := now / int64(time.Second); s != second {
+			second, taken = s, [priority.Levels]int{}
+		}
+		p := order[i%3]
+		measured := now >= int64(d)/2
+		if measured {
+			tried[p]++
+		}
+		if !th.Admit(now, p) {
+			continue
+		}
+		room := capacity - taken[priority.Critical] - taken[priority.Default] - taken[priority.Sheddable]
+		if aware && p != priority.Critical {
+			room -= rate/3 - taken[priority.Critical] // what critical work is still to come this second
+		}
+		accepted := room > 0
+		if accepted {
+			taken[p]++
+			if measured {
+				ok[p]++
+			}
+		}
+		th.Record(now, p, accepted)
+	}
+	for p := range served {
+		if tried[p] > 0 {
+			served[p] = float64(ok[p]) / float64(tried[p])
+		}
+	}
+	return served
+}
+
+// A supplier that fails every priority alike: each priority's odds come
+// from its own counts, but its own K throttles sheddable work first.
 func TestSheddableIsThrottledFirstAndCriticalLast(t *testing.T) {
 	th, err := throttle.New(throttle.Config{})
 	require.NoError(t, err)
-	drive(th, 0, 20*time.Second, 300, 100, priority.Default)
+	served := driveMixed(th, time.Minute, 300, 100, false)
 	st := th.Stats()
-	assert.Greater(t, st.Odds[priority.Sheddable], st.Odds[priority.Default])
-	assert.Greater(t, st.Odds[priority.Default], st.Odds[priority.Critical])
-	// With the window's counts at 3× the accepts, K = 2 still throttles
-	// critical work, but far less.
-	assert.Greater(t, st.Odds[priority.Critical], 0.0)
+	t.Logf("odds %.3f; served %.3f", st.Odds, served)
+	// Default's K (1.02) is hardly above sheddable's (1): which of the
+	// two is throttled more is chance; both far more than critical work.
+	assert.Greater(t, st.Odds[priority.Sheddable], 0.6)
+	assert.Greater(t, st.Odds[priority.Default], 0.6)
+	assert.Less(t, st.Odds[priority.Critical], 0.1)
+	assert.Greater(t, served[priority.Critical], 0.8)
+	assert.Less(t, served[priority.Sheddable], 0.2)
+	assert.Greater(t, st.Throttled[priority.Sheddable], st.Throttled[priority.Critical])
+	assert.Equal(t, st.Requests, st.ByPriority[0].Requests+st.ByPriority[1].Requests+st.ByPriority[2].Requests)
+}
+
+// A supplier that refuses sheddable work and takes every critical call
+// (as an inbound shedder does) sees every critical call: the sheddable
+// failures do not count against critical requests.
+func TestASupplierThatTakesCriticalWorkSeesAllOfIt(t *testing.T) {
+	th, err := throttle.New(throttle.Config{})
+	require.NoError(t, err)
+	served := driveMixed(th, time.Minute, 300, 110, true)
+	st := th.Stats()
+	t.Logf("odds %.3f; served %.3f", st.Odds, served)
+	assert.Zero(t, st.Odds[priority.Critical])
+	assert.Equal(t, 1.0, served[priority.Critical])
+	assert.Greater(t, st.Odds[priority.Sheddable], 0.8)
+	assert.Equal(t, st.ByPriority[priority.Critical].Requests, st.ByPriority[priority.Critical].Accepts)
 }
 
 func TestNothingIsThrottledBelowTheMinimumVolume(t *testing.T) {
@@ -100,7 +168,7 @@ func TestNothingIsThrottledBelowTheMinimumVolume(t *testing.T) {
 	// 10 a second for 10 s, none accepted: 100 requests in the window.
 	for now := int64(0); now < int64(10*time.Second); now += 100 * ms {
 		require.True(t, th.Admit(now, priority.Default))
-		th.Record(now, false)
+		th.Record(now, priority.Default, false)
 	}
 }
 
@@ -128,12 +196,13 @@ func TestConcurrentUse(t *testing.T) {
 	th, err := throttle.New(throttle.Config{Window: time.Second})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
+	var clock atomic.Int64 // one clock for every goroutine, as a process has
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 20000 {
-				now := int64(i) * 100_000 // 10 s over the loop
+				now := clock.Add(62_500) // 10 s over the 8 loops
 				if th.Admit(now, priority.Priority(g%3)) {
-					th.Record(now, i%4 == 0)
+					th.Record(now, priority.Priority(g%3), i%4 == 0)
 				}
 			}
 		})
