@@ -40,11 +40,11 @@ var GraphSubjects = []string{"fusebox", "fusebox-split", "gozero", "none"}
 
 // GraphNotes says what each subject of the call graph is, for the legend.
 var GraphNotes = map[string]string{
-	"fusebox": "frontend: fusehttp.Transport, executor 400 slots, 1 s timeout, Throttle &throttle.Config{} (K 2 / 1.5 / 1.1), " +
+	"fusebox": "frontend: fusehttp.Transport, executor 400 slots, 1 s timeout, Throttle &throttle.Config{} (defaults: K 2 / 1.02 / 1 for critical / default / sheddable, counted per priority), " +
 		"breaker ConsecutiveFailures -1 (the throttle answers overload; saturation still trips), the route's priority sent in Fusebox-Priority; " +
 		"backend: inbound.TrustedPriority(PeerIn 127.0.0.0/8) then shed.New(shed.Config{})",
 	"fusebox-split": "the same, but the frontend's Transport.Key gives each priority its own executor (bulkhead, breaker and throttle) for the backend, " +
-		"so that each priority's throttle counts the accepts of its own calls",
+		"so that sheddable calls filling their bulkhead cannot trip the breaker that critical calls go through",
 	"gozero": "frontend: core/breaker.NewBreaker() (its Google SRE breaker), acceptable as its rest/httpc (status < 500); " +
 		"backend: load.NewAdaptiveShedder() per route as its rest engine (CPU threshold 900 per mille; 950 for the checkout route, marked priority). " +
 		"No priority crosses the hop: the backend knows checkout only by its route",
