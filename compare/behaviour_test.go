@@ -92,6 +92,7 @@ func TestEveryLibraryUnderAHungSupplier(t *testing.T) {
 	for _, lib := range compare.Libs() {
 		for _, honours := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/honours context %v", lib.Name, honours), func(t *testing.T) {
+				skipGoZeroUnderRace(t, lib.Name)
 				inBubble(t, bubbles(lib.Name), func(t *testing.T, u time.Duration) {
 					r := hung(t, lib, honours, u)
 					t.Logf("calls %d, reached %d (last at %.2fT), first fast refusal %.2fT, open %.2fT, running max %d (at end %d), callers blocked max %d (at end %d), longest wait %.2fT, outcomes %v",
@@ -111,6 +112,7 @@ func TestEveryLibraryUnderAHungSupplier(t *testing.T) {
 func TestFailureCountingBreakersLearnOnlyFromTimeouts(t *testing.T) {
 	for _, name := range []string{"gobreaker", "go-zero", "sentinel-golang"} {
 		t.Run(name, func(t *testing.T) {
+			skipGoZeroUnderRace(t, name)
 			synctest.Test(t, func(t *testing.T) {
 				r := hung(t, compare.LibByName(name), true, unit)
 				assert.GreaterOrEqual(t, r.FirstFast, unit, "got a first refusal at %v, want none before the first timeout", r.FirstFast)
@@ -181,5 +183,16 @@ func TestEveryBreakerWithLateResults(t *testing.T) {
 					r.SuccessWhileOpen, r.FailureWhileProbing, r.ProbeAfterFailure, r.SuccessWhileProbing)
 			})
 		})
+	}
+}
+
+// skipGoZeroUnderRace skips go-zero's breaker under the race detector:
+// v1.10.3's errorWindow.String (core/breaker/breaker.go:268) reads its
+// count outside the lock that add writes it under, so a refusal logged
+// while another call records an error is a data race in go-zero itself.
+func skipGoZeroUnderRace(t *testing.T, name string) {
+	t.Helper()
+	if name == "go-zero" && compare.RaceEnabled {
+		t.Skip("go-zero v1.10.3 races in its own error window (breaker.go:268); run without -race")
 	}
 }
