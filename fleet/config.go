@@ -116,12 +116,9 @@ type Config struct {
 // fleet-wide, a probe's failure reaches the fleet without a vote.
 //
 // The quorum is Replicas, or with Share ⌈Share × live replicas⌉ if that
-// is more. Live replicas are those whose link wrote a heartbeat within
-// the last three HealthCheck periods: with Share set, each link writes one
-// every HealthCheck (one command, ZADD to the sorted set {Prefix}:live,
-// scored by the Redis server's clock), and a trip counts them just before
-// it votes. A replica that stops or loses Redis drops out of the count
-// three periods later.
+// is more. Live replicas are those whose link wrote a heartbeat (one every
+// HealthCheck, with Share set) within the last three HealthCheck periods,
+// counted just before a trip votes; docs/fleet.md has the mechanism.
 type Quorum struct {
 	// Replicas is how many replicas must trip, this one included; 0 or 1
 	// means no quorum unless Share is set. At most 10000.
