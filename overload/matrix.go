@@ -1,16 +1,13 @@
 package overload
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"os/exec"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 )
@@ -114,28 +111,7 @@ type server struct {
 }
 
 func startServer(o Options, subject, kind string) (*server, error) {
-	cmd := exec.Command(o.Self, "serve", "-subject", subject, "-kind", kind)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", o.Procs))
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening ")
-	if err != nil || !ok {
-		in.Close()
-		cmd.Wait()
-		return nil, fmt.Errorf("overload: server %s/%s did not start: %q %v", subject, kind, line, err)
-	}
-	return &server{cmd: cmd, in: in, base: "http://" + addr}, nil
+	return startProcess(o.Self, o.Procs, "serve", "-subject", subject, "-kind", kind)
 }
 
 // StartServer starts a server process for subject and kind, and returns
