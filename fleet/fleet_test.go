@@ -68,6 +68,24 @@ func (r *replica) payments(t *testing.T) *executor.Executor {
 
 func (r *replica) state(t *testing.T) breaker.Stats { return r.payments(t).Breaker().Stats() }
 
+// madeBeforeOpen waits until no call admitted before the replicas opened
+// still holds a slot (an admitted call reaches the supplier when its
+// goroutine runs, which on a loaded machine can be after its breaker
+// opened), and returns how many calls the supplier has seen: those are
+// no probes.
+func madeBeforeOpen(t *testing.T, rs []*replica, s *supplier) int {
+	t.Helper()
+	eventually(t, patience, "the calls admitted before the trip end", func() bool {
+		for _, r := range rs {
+			if r.payments(t).Stats().InUse != 0 {
+				return false
+			}
+		}
+		return true
+	})
+	return len(s.made())
+}
+
 // firstEvent waits for the replica's first transition event: a listener
 // is told after the state has changed, so a state seen open does not mean
 // its event has been recorded yet. It is the first wait on r.rec.
@@ -235,7 +253,7 @@ func TestOneProbePerResetPeriod(t *testing.T) {
 		eventually(t, patience, r.name+" opens", func() bool { return r.state(t).State == breaker.Open })
 	}
 	// Calls made before the trip reached a replica were no probes.
-	before := len(s.made())
+	before := madeBeforeOpen(t, rs, s)
 
 	// Four reset periods of a failing supplier: every probe fails.
 	<-time.After(4*reset + reset/2)
@@ -294,7 +312,7 @@ func TestLeaseExpiresWhenTheHolderDies(t *testing.T) {
 	}
 	// Calls admitted before the trip reached a replica are no probes; the
 	// slots they hold are free again by the time the probe is due.
-	before := len(s.made())
+	before := madeBeforeOpen(t, rs, s)
 
 	first := waitForProbe(t, s, before, 2*reset)
 	holder := replicaNamed(rs, first.replica)
@@ -347,7 +365,7 @@ func TestRedisDownAndBack(t *testing.T) {
 	for _, r := range rs {
 		eventually(t, patience, r.name+" link down", func() bool { return !r.link.Stats().Up })
 	}
-	before := len(s.made())
+	before := madeBeforeOpen(t, rs, s)
 	// Every replica goes on protecting itself: each probes on its own
 	// (no lease to share), fails, and re-opens.
 	eventually(t, patience, "every replica probes on its own", func() bool {
