@@ -14,7 +14,6 @@ import (
 
 	"github.com/fusebox-go/fusebox/breaker"
 	"github.com/fusebox-go/fusebox/executor"
-	"github.com/fusebox-go/fusebox/priority"
 )
 
 // PushbackKey is the trailer a refused call carries: how many milliseconds
@@ -82,21 +81,7 @@ type Server struct {
 // trusted returns ctx with the priority its metadata carries, if
 // TrustPriority believes the caller.
 func (s *Server) trusted(ctx context.Context) (context.Context, error) {
-	if s.TrustPriority == nil {
-		return ctx, nil
-	}
-	vals := metadata.ValueFromIncomingContext(ctx, priorityKey)
-	if len(vals) == 0 {
-		return ctx, nil
-	}
-	trust, err := breaker.Guard("fusegrpc.Server.TrustPriority", func() (bool, error) { return s.TrustPriority(ctx), nil }, nil)
-	if err != nil {
-		return ctx, err
-	}
-	if p, perr := priority.Parse(vals[0]); trust && perr == nil {
-		ctx = priority.With(ctx, p)
-	}
-	return ctx, nil
+	return trustedPriority(ctx, s.TrustPriority, "fusegrpc.Server.TrustPriority")
 }
 
 // ServerOptions returns the options that install both interceptors,

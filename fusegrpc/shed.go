@@ -21,7 +21,8 @@ import (
 // not nil, names the call's tenant for the fair shares; it must return
 // something the server trusts (an authenticated peer, not metadata the
 // client sets freely). A key that panics fails the call with Internal.
-// The priority is the one the context carries (package priority).
+// The priority is the one the context carries (package priority): chain
+// TrustedPriorityUnary before it to believe the one a client sends.
 func ShedUnary(s *shed.Shedder, key func(ctx context.Context, fullMethod string) string) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		t, err := admit(ctx, s, key, info.FullMethod, func(md metadata.MD) { _ = grpc.SetTrailer(ctx, md) })
