@@ -115,6 +115,9 @@ func (l Load) Run(ctx context.Context, c *http.Client) Result {
 		wg.Go(func() {
 			defer open.Add(-1)
 			code, took, sp, err := l.send(ctx, c, req)
+			if sp != nil {
+				sp.At = at.Sub(start)
+			}
 			record(req.Class, func(t *Tally) {
 				t.Sent++
 				switch {

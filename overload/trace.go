@@ -158,6 +158,27 @@ func traceTime(s string) time.Time {
 // then back to the client.
 type Split struct {
 	ToServer, ToAllow, Handler, Back time.Duration
+	At                               time.Duration // when it was sent, from the load's start
+}
+
+// Total is the request's time from its send to its answer.
+func (s Split) Total() time.Duration { return s.ToServer + s.ToAllow + s.Handler + s.Back }
+
+// P99After returns the p99 of the total time of the requests sent at
+// least after from the load's start (the onset of an overload left out),
+// and how many there were.
+func (s splits) P99After(after time.Duration) (time.Duration, int) {
+	var v []time.Duration
+	for _, x := range s {
+		if x.At >= after {
+			v = append(v, x.Total())
+		}
+	}
+	if len(v) == 0 {
+		return 0, 0
+	}
+	slices.Sort(v)
+	return v[len(v)*99/100], len(v)
 }
 
 // splits is the Splits of a tally's traced requests.

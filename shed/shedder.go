@@ -304,15 +304,15 @@ const (
 // capFor returns the in-flight caps of the brake, indexed by priority and
 // withinShare, for l, the requests the process completes in Target, and
 // perInterval, those it completes in an Interval: sheddable requests are
-// refused at half of l, default ones at l, those of a tenant within its
-// fair share at four intervals' completions and critical ones at eight,
-// whatever the others hold.
+// refused at half of l, default ones at l, critical ones and those of a
+// tenant within its fair share at eight intervals' completions, whatever
+// the others hold: a pile-up at the onset drains behind them.
 func capFor(l, perInterval float64) [capSlots]int64 {
 	var c [capSlots]int64
 	c[priority.Default] = int64(max(1, math.Ceil(l)))
 	c[priority.Sheddable] = max(1, c[priority.Default]/2)
-	c[withinShare] = max(2*c[priority.Default], int64(4*perInterval))
-	c[priority.Critical] = max(2*c[withinShare], int64(8*perInterval))
+	c[withinShare] = max(2*c[priority.Default], int64(8*perInterval))
+	c[priority.Critical] = c[withinShare]
 	return c
 }
 

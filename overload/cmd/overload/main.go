@@ -338,4 +338,7 @@ func printSplits(class string, t *overload.Tally) {
 			s.ToServer.Round(100*time.Microsecond), s.ToAllow.Round(100*time.Microsecond),
 			s.Handler.Round(100*time.Microsecond), s.Back.Round(100*time.Microsecond), len(t.Splits))
 	}
+	if p, n := t.Splits.P99After(time.Second); n > 0 {
+		fmt.Printf("  %s p99 of those sent after the first second: %v (%d)\n", class, p.Round(100*time.Microsecond), n)
+	}
 }
