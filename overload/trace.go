@@ -40,7 +40,6 @@ type TraceCount struct {
 	Refused   [shed.Reasons]uint64 // refused by the fusebox shedder, by reason (index 0: another protection's 503)
 	Admitted  uint64               // passed the protection
 	DoneLate  uint64               // admitted, done after the client's deadline
-	Deadline  time.Duration        `json:"-"` // the client's deadline
 }
 
 // tracing is on in a server process started to be traced (EnableTrace).
