@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fusebox-go/fusebox/priority"
 	"github.com/fusebox-go/fusebox/shed"
 )
 
@@ -37,7 +38,7 @@ var traceNames = [traceClasses]string{"other", "critical", "quiet", "noisy"}
 type TraceCount struct {
 	Arrived   uint64               // reached the handler, before the protection
 	ArrivedLt uint64               // of those, already past the client's deadline
-	Refused   [shed.Reasons]uint64 // refused by the fusebox shedder, by reason (index 0: another protection's 503)
+	Refused   [shed.Reasons]uint64 // refused by the fusebox shedder, by shed.Reason (index 0 unused)
 	Admitted  uint64               // passed the protection
 	DoneLate  uint64               // admitted, done after the client's deadline
 }
@@ -75,7 +76,7 @@ func traceClass(r *http.Request) int {
 func traceShed(e shed.Event) {
 	c := traceOther
 	switch {
-	case e.Priority.String() == "critical":
+	case e.Priority == priority.Critical:
 		c = traceCritical
 	case strings.HasPrefix(e.Key, "quiet"):
 		c = traceQuiet
