@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,12 +32,15 @@ type Load struct {
 	MaxOpen  int                               // requests open at once at most; beyond, one is counted as not sent
 	Next     func(r *rand.Rand, i int) Request // nil: GET /work
 	Seed     uint64
+	Trace    bool // stamp each request's send time and read the server's stamps (TraceOuter)
 }
 
 // Tally counts the outcomes of a load, or of one class of its requests.
 type Tally struct {
 	Sent, Good, Shed, Late, Failed, NotSent int
+	NoAnswer                                int             // of Late: no answer at all by the deadline
 	latencies                               []time.Duration // of the good ones
+	Splits                                  splits          // of the good ones, with Load.Trace
 }
 
 // P99 returns the 99th percentile latency of the good requests.
@@ -110,19 +114,26 @@ func (l Load) Run(ctx context.Context, c *http.Client) Result {
 		open.Add(1)
 		wg.Go(func() {
 			defer open.Add(-1)
-			code, took, err := l.send(ctx, c, req)
+			code, took, sp, err := l.send(ctx, c, req)
+			if sp != nil {
+				sp.At = at.Sub(start)
+			}
 			record(req.Class, func(t *Tally) {
 				t.Sent++
 				switch {
 				case err == nil && code == http.StatusOK && took <= l.Deadline:
 					t.Good++
 					t.latencies = append(t.latencies, took)
+					if sp != nil {
+						t.Splits = append(t.Splits, *sp)
+					}
 				case err == nil && code == http.StatusOK:
 					t.Late++
 				case err == nil && (code == http.StatusServiceUnavailable || code == http.StatusTooManyRequests):
 					t.Shed++
 				case errors.Is(err, context.DeadlineExceeded):
 					t.Late++
+					t.NoAnswer++
 				default:
 					t.Failed++
 				}
@@ -133,22 +144,32 @@ func (l Load) Run(ctx context.Context, c *http.Client) Result {
 	return res
 }
 
-func (l Load) send(ctx context.Context, c *http.Client, r Request) (int, time.Duration, error) {
+func (l Load) send(ctx context.Context, c *http.Client, r Request) (int, time.Duration, *Split, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.Deadline)
 	defer cancel()
 	hr, err := http.NewRequestWithContext(ctx, http.MethodGet, l.Base+r.Path, nil)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	for k, v := range r.Header {
 		hr.Header[k] = v
 	}
 	start := time.Now()
+	if l.Trace {
+		hr.Header.Set(HeaderSent, strconv.FormatInt(start.UnixNano(), 10))
+	}
 	resp, err := c.Do(hr)
 	if err != nil {
-		return 0, time.Since(start), err
+		return 0, time.Since(start), nil, err
 	}
+	got := time.Now()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	return resp.StatusCode, time.Since(start), nil
+	var sp *Split
+	if l.Trace {
+		if s, ok := split(start, got, resp.Header); ok {
+			sp = &s
+		}
+	}
+	return resp.StatusCode, time.Since(start), sp, nil
 }

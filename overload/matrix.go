@@ -86,6 +86,7 @@ type Options struct {
 	Subjects  []string
 	Scenarios []Scenario
 	Log       io.Writer
+	Trace     bool // servers stamp and count their requests (EnableTrace)
 }
 
 // Cell is the outcome of one scenario, subject and run.
@@ -111,7 +112,11 @@ type server struct {
 }
 
 func startServer(o Options, subject, kind string) (*server, error) {
-	return startProcess(o.Self, o.Procs, "serve", "-subject", subject, "-kind", kind)
+	args := []string{"serve", "-subject", subject, "-kind", kind}
+	if o.Trace {
+		args = append(args, "-trace")
+	}
+	return startProcess(o.Self, o.Procs, args...)
 }
 
 // StartServer starts a server process for subject and kind, and returns

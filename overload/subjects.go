@@ -56,7 +56,11 @@ func Protect(subject string, next http.Handler) (http.Handler, func(), error) {
 		h := inbound.Handler(next, inbound.Config{Group: g, Key: func(*http.Request) string { return "work" }})
 		return h, func() { g.Close(context.Background()) }, nil
 	case "fusebox":
-		s, err := shed.New(shed.Config{})
+		var cfg shed.Config
+		if tracing.Load() {
+			cfg.OnShed = traceShed
+		}
+		s, err := shed.New(cfg)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -84,9 +88,15 @@ func Protect(subject string, next http.Handler) (http.Handler, func(), error) {
 // subject's protection, with the priority of each request's X-Priority
 // header (Priorities) set before the protection decides.
 func Stack(subject string, next http.Handler) (http.Handler, func(), error) {
+	if tracing.Load() {
+		next = TraceInner(next)
+	}
 	h, release, err := protect(subject, next)
 	if err != nil {
 		return nil, nil, err
+	}
+	if tracing.Load() {
+		return TraceOuter(Priorities(h)), release, nil
 	}
 	return Priorities(h), release, nil
 }

@@ -184,29 +184,40 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 		q = min(q, c.q*0.7)
 	}
 	c.q = q
-	// During an overload, and from its first interval above the target,
-	// no more requests in flight than complete in an interval, once they
-	// have piled up (admitted beyond the completions by more than that
-	// capacity in one interval): a brake for handlers that share the CPU,
-	// which all slow down together. Once on, it holds until the overload
-	// ends or the CPUs have room: a starved process admits in bursts, and
-	// a brake for the bursts alone let hundreds pile up. Not for a steady
-	// number in flight: requests that wait on a slow supplier are in
-	// flight but need no CPU.
+	// The brake: while the CPUs are full with a queue, once requests pile
+	// up (admitted beyond the completions by more than an interval's
+	// capacity in one interval, or more than two intervals' in flight),
+	// an in-flight cap per priority (capFor): handlers that share the CPU
+	// all slow down together, so what is in flight is what each waits.
+	// It comes on in the first such interval, without waiting for the
+	// busy signal's mean: after a calm spell the mean lags by intervals in
+	// which hundreds pile up, and they take seconds to drain. Once on, it
+	// holds until the overload ends or the CPUs had room in each of the
+	// last busyWindows intervals: a starved process admits in bursts, and
+	// a brake released between them let hundreds pile up. Not for a
+	// steady number in flight with CPU to spare: requests that wait on a
+	// slow supplier are in flight but need no CPU.
 	admitted := float64(s.admitted.Load())
 	done := c.passes[(c.next+windows-1)%windows] // this interval's completions
-	piling := (admitted-c.lastAdmitted)*scale-done > capacity
+	piling := (admitted-c.lastAdmitted)*scale-done > capacity ||
+		float64(s.inflight.Load()) > 2*capacity // piled up over several intervals
 	c.lastAdmitted = admitted
+	cpuFull := busy < 0 || busy >= full
+	hot := cpuFull && d > c.target/4
 	switch {
-	case !(c.overload || c.above) || spare:
-		c.brake = false
-	case piling:
+	case piling && (c.overload || c.above || hot):
 		c.brake = true
+	case !(c.overload || c.above || hot) || busy >= 0 && slices.Max(c.busy[:]) < full:
+		c.brake = false
 	}
+	var caps [capSlots]int64
 	if c.brake && capacity > 0 {
-		s.limit.Store(int64(capacity))
-	} else {
-		s.limit.Store(0)
+		// As many in flight as complete in Target (Little's law), so an
+		// admitted request waits about Target behind the others.
+		caps = capFor(capacity*float64(c.target)/float64(c.interval), capacity)
+	}
+	for i := range caps {
+		s.caps[i].Store(caps[i])
 	}
 
 	// Spread the refusals over the priorities by the mix of the interval
@@ -251,7 +262,14 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 		}
 		s.drop[p].Store(probability(share))
 	}
+	if fair == 0 && c.brake && arr[priority.Default] > 0 {
+		// The brake refuses with no deficit to share out (the estimate
+		// covers the arrivals): the fair share of what default requests
+		// may have beyond the critical ones, for the brake's tenant cap.
+		fair, _ = s.tenants.level(arr[priority.Default] - max(0, want-arr[priority.Critical]))
+	}
 	s.fair.Store(math.Float64bits(fair))
+
 	s.tenants.rotate()
 
 	c.mu.Lock()

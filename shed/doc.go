@@ -7,7 +7,8 @@
 // process's CPUs are full (on Linux, its threads' times), an overload begins:
 // the shedder admits about the capacity it has measured (the most
 // requests completed in an interval, as BBR's maxPass), less what drains
-// the queue, and caps the requests in flight at one interval's capacity.
+// the queue, and caps the requests in flight at what completes in Target
+// (more for critical requests and tenants within their fair share).
 // A service whose handlers wait on a slow supplier, with the CPU idle,
 // builds no such wait and is not shed: that is the per-route bulkheads'
 // job (package fusehttp/inbound).

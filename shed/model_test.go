@@ -3,6 +3,7 @@ package shed
 import (
 	"container/heap"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,17 @@ type tally struct {
 	byKey               map[string][2]int       // arrived, good
 	fastArrived         int
 	fastShed            int
+	latencies           []time.Duration // of the good ones
+}
+
+// p99 returns the 99th percentile latency of the good requests.
+func (t tally) p99() time.Duration {
+	if len(t.latencies) == 0 {
+		return 0
+	}
+	l := slices.Clone(t.latencies)
+	slices.Sort(l)
+	return l[len(l)*99/100]
 }
 
 type model struct {
@@ -134,6 +146,7 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 		tl := &tallies[r.phase]
 		if now.Sub(r.arrive) <= time.Second {
 			tl.good++
+			tl.latencies = append(tl.latencies, now.Sub(r.arrive))
 			tl.byPrio[r.p][1]++
 			if r.key != "" {
 				c := tl.byKey[r.key]

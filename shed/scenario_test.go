@@ -271,3 +271,59 @@ func TestAStarvedProcessDoesNotPileUpInFlight(t *testing.T) {
 	assert.GreaterOrEqual(t, g, 0.5, "goodput, share of the capacity the service gets")
 	assert.GreaterOrEqual(t, others, 0.5, "the other tenants served")
 }
+
+// drain is a last phase at a tenth of C, so that the requests of the
+// phase before it end within the run, as the loopback rig waits for them.
+var drain = phase{dur: time.Second, rate: 0.1 * capacity, work: work}
+
+// The loopback rig's cell: a second at half of C, then 3 x C for 3 s,
+// judged over those 3 s (the overload's onset included).
+func onset(p phase) []phase {
+	p.dur, p.rate, p.work = 3*time.Second, 3*capacity, work
+	return []phase{{dur: time.Second, rate: 0.5 * capacity, work: work}, p, drain}
+}
+
+func TestServedLatencyAtThreeTimesCapacityStaysNearItsBelowCapacityLatency(t *testing.T) {
+	// Handlers that share the CPU all slow down with what is in flight:
+	// once the overload's onset has drained, the requests the shedder
+	// serves at 3 x C take at most twice (p99) what they take at 0.8 x C.
+	below := simulate(t, newModel(true), Config{}, []phase{{dur: 10 * time.Second, rate: 0.8 * capacity, work: work}, drain})[0]
+	ph := []phase{warmUp, {dur: 2 * time.Second, rate: 3 * capacity, work: work}, {dur: 10 * time.Second, rate: 3 * capacity, work: work}, drain}
+	over := simulate(t, newModel(true), Config{}, ph)[2]
+	t.Logf("p99 served: %v at 0.8 x C, %v at 3 x C (goodput %.1f %% of C)", below.p99(), over.p99(), 100*goodput(over, ph[2].dur)/capacity)
+	assert.LessOrEqual(t, over.p99(), 2*below.p99(), "p99 at 3 x C")
+	assert.GreaterOrEqual(t, goodput(over, ph[2].dur), 0.95*capacity, "goodput")
+}
+
+func TestCriticalRequestsAreServedFromAnOverloadsOnset(t *testing.T) {
+	ph := onset(phase{prio: func(r *rand.Rand) priority.Priority {
+		if r.IntN(10) < 3 {
+			return priority.Critical
+		}
+		return priority.Default
+	}})
+	tl := simulate(t, newModel(true), Config{}, ph)[1]
+	served := float64(tl.byPrio[priority.Critical][1]) / float64(tl.byPrio[priority.Critical][0])
+	t.Logf("critical served %.2f %% of %d; goodput %.1f %% of C", 100*served, tl.byPrio[priority.Critical][0], 100*goodput(tl, ph[1].dur)/capacity)
+	assert.GreaterOrEqual(t, served, 0.99, "critical served")
+}
+
+func TestQuietTenantsAreServedFromAnOverloadsOnset(t *testing.T) {
+	ph := onset(phase{tenant: func(r *rand.Rand) string {
+		if v := r.IntN(12); v < 2 {
+			return fmt.Sprintf("quiet-%d", v)
+		}
+		return "noisy"
+	}})
+	tl := simulate(t, newModel(true), Config{}, ph)[1]
+	var arrived, good int
+	for key, c := range tl.byKey {
+		if key != "noisy" {
+			arrived += c[0]
+			good += c[1]
+		}
+	}
+	others := float64(good) / float64(arrived)
+	t.Logf("quiet tenants served %.2f %% of %d; goodput %.1f %% of C", 100*others, arrived, 100*goodput(tl, ph[1].dur)/capacity)
+	assert.GreaterOrEqual(t, others, 0.95, "the quiet tenants served")
+}

@@ -20,8 +20,9 @@ type Config struct {
 	// Target is the queueing delay per request that a backlog of CPU
 	// work (goroutines runnable, waiting for a CPU) may add before the
 	// shedder starts an overload; it then holds the delay near half of it.
-	// 0 means 20 ms. It is a latency, not a CPU share: it does not depend
-	// on the machine.
+	// While requests pile up, about as many stay in flight as complete in
+	// Target. 0 means 20 ms. It is a latency, not a CPU share: it does not
+	// depend on the machine.
 	Target time.Duration
 
 	// Interval is how often the shedder samples the scheduler and updates
@@ -66,8 +67,9 @@ const (
 	// Queue: in an overload (the run queue's delay per request above
 	// Config.Target), the share of arrivals refused to bring it down.
 	Queue Reason = iota + 1
-	// Limit: during an overload, as many requests were in flight as the
-	// process completes in an interval.
+	// Limit: while requests piled up with the CPUs full, as many were in
+	// flight as the cap of the request's priority (about as many as
+	// complete in Config.Target for default requests; see Stats.Limit).
 	Limit
 	// Tenant: the request's tenant sent more than its fair share while
 	// the shedder was refusing requests of its priority.
@@ -114,7 +116,7 @@ type Stats struct {
 	Delay    time.Duration           // queueing delay per request in the last interval (see Config.Target)
 	DropRate float64                 // share of the arrivals the queue stage refuses, 0 to 1
 	Capacity float64                 // the most requests per second completed, over the last 10 intervals
-	Limit    int64                   // the in-flight limit of an overload; 0 outside one
+	Limit    int64                   // in flight at which an overload refuses default requests; 0 outside one
 	Overload bool                    // from two intervals with Delay above Target, CPUs full, until 10 calm ones
 	Shadow   bool                    // Config.Shadow
 	Tenants  int                     // tenant keys tracked now (at most Config.Tenants)
@@ -137,9 +139,9 @@ type Shedder struct {
 	arrivals [priority.Levels]atomic.Uint64 // this interval, for the priority mix
 
 	// Written by the sampler, read on every request.
-	drop  [priority.Levels]atomic.Uint64 // refusal probability of each priority, in 2^-64
-	fair  atomic.Uint64                  // float64 bits: a tenant's fair share per interval, 0 = none
-	limit atomic.Int64                   // in-flight limit during an overload, 0 = none
+	drop [priority.Levels]atomic.Uint64 // refusal probability of each priority, in 2^-64
+	fair atomic.Uint64                  // float64 bits: a tenant's fair share per interval, 0 = none
+	caps [capSlots]atomic.Int64         // in-flight caps of the brake (capFor), 0 = none
 
 	passes atomic.Int64 // requests completed this interval
 
@@ -209,7 +211,9 @@ func (s *Shedder) Close() error {
 		for p := range s.drop {
 			s.drop[p].Store(0)
 		}
-		s.limit.Store(0)
+		for i := range s.caps {
+			s.caps[i].Store(0)
+		}
 	})
 	return nil
 }
@@ -274,14 +278,12 @@ func (s *Shedder) decide(p priority.Priority, key string) Reason {
 			fair = f + math.Sqrt(f)
 		}
 	}
-	if l := s.limit.Load(); l > 0 {
-		c := capFor(p, l)
-		if fair > 0 && last <= fair {
-			c = capFor(priority.Critical, l) // a tenant within its share
-		}
-		if s.inflight.Load() >= c {
-			return Limit
-		}
+	slot := int(p)
+	if fair > 0 && last > 0 && last <= fair {
+		slot = withinShare // a tenant that sent its share, and no more
+	}
+	if c := s.caps[slot].Load(); c > 0 && s.inflight.Load() >= c {
+		return Limit
 	}
 	if fair > 0 && last > fair && s.rand() >= probability(fair/last) {
 		return Tenant
@@ -292,17 +294,26 @@ func (s *Shedder) decide(p priority.Priority, key string) Reason {
 	return 0
 }
 
-// capFor returns the in-flight count at which a request of priority p is
-// refused under a limit l: sheddable ones at half of it, critical ones at
-// twice it.
-func capFor(p priority.Priority, l int64) int64 {
-	switch p {
-	case priority.Sheddable:
-		return max(1, l/2)
-	case priority.Critical:
-		return 4 * l
-	}
-	return l
+// withinShare is the index in Shedder.caps of a default request whose
+// tenant sent no more than its fair share; capSlots is the caps' length.
+const (
+	withinShare = int(priority.Levels)
+	capSlots    = withinShare + 1
+)
+
+// capFor returns the in-flight caps of the brake, indexed by priority and
+// withinShare, for l, the requests the process completes in Target, and
+// perInterval, those it completes in an Interval: sheddable requests are
+// refused at half of l, default ones at l, critical ones and those of a
+// tenant within its fair share at eight intervals' completions, whatever
+// the others hold: a pile-up at the onset drains behind them.
+func capFor(l, perInterval float64) [capSlots]int64 {
+	var c [capSlots]int64
+	c[priority.Default] = int64(max(1, math.Ceil(l)))
+	c[priority.Sheddable] = max(1, c[priority.Default]/2)
+	c[withinShare] = max(2*c[priority.Default], int64(8*perInterval))
+	c[priority.Critical] = c[withinShare]
+	return c
 }
 
 // report calls OnShed, and recovers and counts a panic in it.
@@ -321,7 +332,7 @@ func (s *Shedder) Stats() Stats {
 		Shadow:   s.cfg.Shadow,
 		Tenants:  s.tenants.len(),
 		Panics:   s.panics.Load(),
-		Limit:    s.limit.Load(),
+		Limit:    s.caps[priority.Default].Load(),
 	}
 	for p := range st.Shed {
 		st.Shed[p] = s.shed[p].Load()

@@ -61,7 +61,11 @@ func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	subject := fs.String("subject", "none", "the protection")
 	kind := fs.String("kind", overload.NoYield, "the handler: noyield, yield or slow")
+	trace := fs.Bool("trace", false, "stamp and count every request (overload.EnableTrace)")
 	fs.Parse(args)
+	if *trace {
+		overload.EnableTrace()
+	}
 	overload.Calibrate()
 	srv := &overload.Server{Kind: *kind}
 	h, release, err := overload.Stack(*subject, srv)
@@ -82,6 +86,9 @@ func serve(args []string) error {
 			shed.Stats
 			Goroutines int
 		}{st, runtime.NumGoroutine()})
+	})
+	mux.HandleFunc("/admin/trace", func(w http.ResponseWriter, _ *http.Request) {
+		json.NewEncoder(w).Encode(overload.TraceCounts())
 	})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -212,6 +219,8 @@ func probe(args []string) error {
 	subject := fs.String("subject", "fusebox", "the protection")
 	kind := fs.String("kind", overload.NoYield, "the handler")
 	rate := fs.Float64("rate", 300, "requests per second")
+	x := fs.Float64("x", 0, "if set, the rate is x times the handler's capacity C, measured first")
+	quiet := fs.Bool("quiet", false, "do not print the shedder's Stats every half second")
 	dur := fs.Duration("dur", 5*time.Second, "length of the load")
 	warm := fs.Duration("warm", time.Second, "a warm-up at a sixth of -rate first")
 	scenario := fs.String("scenario", "", "send the requests of this scenario (its headers and classes); -kind is then its handler")
@@ -229,7 +238,19 @@ func probe(args []string) error {
 	if err != nil {
 		return err
 	}
-	o := overload.Options{Self: self, Procs: 1, Dur: *dur, Deadline: time.Second}
+	o := overload.Options{Self: self, Procs: 1, Dur: *dur, Deadline: time.Second, Trace: true}
+	if *x > 0 {
+		ck := *kind
+		if ck == overload.Slow {
+			ck = overload.NoYield // as in run: the slow load is a multiple of the CPU-bound C
+		}
+		c, err := overload.Capacity(context.Background(), o, ck, 3*time.Second)
+		if err != nil {
+			return err
+		}
+		*rate = *x * c
+		fmt.Printf("C %.0f/s, rate %.0f/s\n", c, *rate)
+	}
 	base, stop, err := overload.StartServer(o, *subject, *kind)
 	if err != nil {
 		return err
@@ -244,6 +265,9 @@ func probe(args []string) error {
 			case <-done:
 				return
 			case <-t.C:
+				if *quiet {
+					continue
+				}
 				if resp, err := http.Get(base + "/admin/stats"); err == nil {
 					b, _ := io.ReadAll(resp.Body)
 					resp.Body.Close()
@@ -255,11 +279,66 @@ func probe(args []string) error {
 	cl := overload.Client()
 	overload.Load{Base: base, Rate: *rate / 6, Dur: *warm, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), cl)
 	fmt.Fprintln(os.Stderr, "warmed up")
-	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), cl)
+	before := traceCounts(base)
+	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000, Next: next, Trace: true}.Run(context.Background(), cl)
 	close(done)
+	after := traceCounts(base)
 	fmt.Printf("all: %s; goodput %.0f/s\n", counts(&res.All), float64(res.All.Good)/dur.Seconds())
+	printSplits("all", &res.All)
 	for _, class := range slices.Sorted(maps.Keys(res.ByClass)) {
 		fmt.Printf("%s: %s\n", class, counts(res.ByClass[class]))
+		printSplits(class, res.ByClass[class])
+	}
+	// What the server saw of the measured load (the warm-up's counts
+	// taken away), by class.
+	for _, class := range slices.Sorted(maps.Keys(after)) {
+		a, b := after[class], before[class]
+		var refused []string
+		for r := range a.Refused {
+			if n := a.Refused[r] - b.Refused[r]; n > 0 {
+				name := "other"
+				if r > 0 {
+					name = shed.Reason(r).String()
+				}
+				refused = append(refused, fmt.Sprintf("%s %d", name, n))
+			}
+		}
+		fmt.Printf("server %s: arrived %d (past the deadline on arrival %d), refused [%s], admitted %d (done past the deadline %d)\n",
+			class, a.Arrived-b.Arrived, a.ArrivedLt-b.ArrivedLt, strings.Join(refused, ", "), a.Admitted-b.Admitted, a.DoneLate-b.DoneLate)
+	}
+	if resp, err := http.Get(base + "/admin/stats"); err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("stats: %s", b)
 	}
 	return nil
+}
+
+// traceCounts reads a traced server's counts; nil if it has none.
+func traceCounts(base string) map[string]overload.TraceCount {
+	resp, err := http.Get(base + "/admin/trace")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var m map[string]overload.TraceCount
+	json.NewDecoder(resp.Body).Decode(&m)
+	return m
+}
+
+// printSplits prints the median and p99 of each part of the served
+// requests' time (overload.Split).
+func printSplits(class string, t *overload.Tally) {
+	if len(t.Splits) == 0 {
+		return
+	}
+	for _, q := range []float64{0.5, 0.99} {
+		s := t.Splits.Quantile(q)
+		fmt.Printf("  %s p%g: to server %v, to Allow %v, handler %v, back %v (%d traced)\n", class, 100*q,
+			s.ToServer.Round(100*time.Microsecond), s.ToAllow.Round(100*time.Microsecond),
+			s.Handler.Round(100*time.Microsecond), s.Back.Round(100*time.Microsecond), len(t.Splits))
+	}
+	if p, n := t.Splits.P99After(time.Second); n > 0 {
+		fmt.Printf("  %s p99 of those sent after the first second: %v (%d)\n", class, p.Round(100*time.Microsecond), n)
+	}
 }
