@@ -21,8 +21,9 @@ import (
 // viewTTL is how long a replica's reported state stays in the view.
 const viewTTL = time.Hour
 
-// MaxViewReplicas bounds the replicas a View shows; it counts the others.
-const MaxViewReplicas = 1000
+// MaxViewReplicas bounds the replicas a View shows, so that its JSON fits
+// the dashboard's 64 KiB bound on a fleet view; it counts the others.
+const MaxViewReplicas = 200
 
 // ReplicaState is one replica's breaker for a supplier, as it last
 // reported it.
