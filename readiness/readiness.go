@@ -158,7 +158,7 @@ func (c *Checker) Report() Report {
 		s := ex.Breaker().Stats()
 		sr := SupplierReport{
 			Name:     ex.Name(),
-			State:    supplierState(s, now),
+			State:    supplierState(ex, s, now),
 			Critical: cfg.Critical[ex.Name()],
 			Breaker:  s.State.String(),
 			Reason:   s.Reason.String(),
@@ -179,11 +179,16 @@ func (c *Checker) Report() Report {
 // supplierState is the rule for one supplier. An Open breaker half-opens
 // only when a call comes after its open period: once its probe is due it
 // is recovering, degraded, since an instance that a critical supplier made
-// unready gets no call to probe with.
-func supplierState(s breaker.Stats, now time.Time) State {
-	switch s.State {
-	case breaker.Closed, breaker.Disabled:
+// unready gets no call to probe with. In shadow mode nothing is refused:
+// ready whatever the breaker says (Stats is read only then).
+func supplierState(ex *executor.Executor, s breaker.Stats, now time.Time) State {
+	switch {
+	case s.State == breaker.Closed || s.State == breaker.Disabled:
 		return Ready
+	case ex.Stats().Shadow:
+		return Ready
+	}
+	switch s.State {
 	case breaker.HalfOpen:
 		return Degraded
 	case breaker.Open:

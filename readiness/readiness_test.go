@@ -187,6 +187,27 @@ func TestAnOpenBreakerWhoseProbeIsDueIsDegraded(t *testing.T) {
 	})
 }
 
+// A supplier in shadow mode refuses nothing, whatever its breaker says:
+// its open breaker must not take the instance out of the load balancer,
+// which would refuse every request the shadow rollout meant to serve.
+func TestAShadowBreakerNeverMakesTheServiceUnready(t *testing.T) {
+	ex, err := executor.New("payments", executor.Config{Shadow: true})
+	require.NoError(t, err)
+	defer ex.Close(context.Background())
+	ready, err := readiness.New(readiness.Config{Executors: []*executor.Executor{ex}, Critical: map[string]bool{"payments": true}})
+	require.NoError(t, err)
+	ex.Breaker().Trip(breaker.Saturation)
+	r := ready.Report()
+	assert.Equal(t, readiness.Ready, r.State, "nothing is refused")
+	assert.Equal(t, readiness.Ready, r.Suppliers[0].State)
+	assert.Equal(t, "open", r.Suppliers[0].Breaker, "the line still shows the shadow breaker")
+	w := httptest.NewRecorder()
+	ready.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	assert.Equal(t, http.StatusOK, w.Code)
+	require.NoError(t, ex.Reconfigure(executor.Config{}))
+	assert.Equal(t, readiness.Unready, ready.Report().State, "enforcing, the open breaker counts")
+}
+
 func TestConfigValidation(t *testing.T) {
 	ex, err := executor.New("payments", executor.Config{})
 	require.NoError(t, err)
