@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,4 +56,33 @@ func TestAShadowTripStaysLocal(t *testing.T) {
 	})
 	st := canary.link.Stats()
 	assert.Equal(t, before.LeasesWon+before.LeasesLost, st.LeasesWon+st.LeasesLost, "the canary never contended for payments' probe lease")
+}
+
+// A link that reconnects writes its own open breakers again, for a Redis
+// that restarted empty: a shadow breaker's verdict is not among them.
+func TestAShadowTripIsNotReassertedAtReconnect(t *testing.T) {
+	srv := startRedis(t)
+	canary := startConfigured(t, srv, "canary", nil, func(g *executor.GroupConfig) {
+		shadow := g.Default
+		shadow.Shadow = true
+		shadow.Breaker.ResetTimeout = time.Minute // still open at the reconnect
+		g.Suppliers = map[string]executor.Config{"payments": shadow, "orders": g.Default}
+	})
+	enforcing := startReplica(t, srv, "r1")
+	canary.payments(t).Breaker().Trip(breaker.Saturation)
+	srv.stop()
+	srv.start()
+	eventually(t, patience, "both links are up again", func() bool {
+		return canary.link.Stats().Sessions >= 2 && canary.link.Stats().Up &&
+			enforcing.link.Stats().Sessions >= 2 && enforcing.link.Stats().Up
+	})
+	orders, err := canary.link.Group().Executor("orders")
+	require.NoError(t, err)
+	orders.Breaker().Trip(breaker.Saturation) // published after the catch-up
+	eventually(t, patience, "the enforcing replica hears of the orders trip", func() bool {
+		ex, err := enforcing.link.Group().Executor("orders")
+		require.NoError(t, err)
+		return ex.Breaker().State() == breaker.Open
+	})
+	assert.Equal(t, breaker.Closed, enforcing.state(t).State, "payments: the canary's shadow verdict stays local")
 }
