@@ -271,10 +271,15 @@ func (p Permit) Ignore() {
 // trips with that reason in this call; a half-open probe re-opens it with
 // reason ProbeDeferred and a fresh open period, counting no failed
 // attempt. A stale permit changes nothing. A busy refusal that must not
-// trip is reported with Ignore instead.
+// trip is reported with Ignore instead, and so is a reason that opens no
+// breaker (as for Trip): the permit is ignored and nothing trips.
 func (p Permit) Reject(reason Reason) {
 	b := p.b
 	if b == nil || b.cur.Load() != p.r {
+		return
+	}
+	if !reason.opens() {
+		p.Ignore() // a probe gives its place back; no half-made transition
 		return
 	}
 	switch p.r.state {

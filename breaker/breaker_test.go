@@ -375,6 +375,19 @@ func TestOperatorControls(t *testing.T) {
 			b.Reset()
 		}
 	})
+	t.Run("Reject with a reason that opens no breaker is an Ignore", func(t *testing.T) {
+		for _, r := range []breaker.Reason{0, breaker.ResetTimeout, breaker.ProbesSucceeded, breaker.QueueDrained, breaker.Reason(15), breaker.Reason(255)} {
+			rec := &fuseboxtest.Recorder{}
+			b := newBreaker(t, breaker.Config{OnTransition: rec.Listen})
+			p, err := b.Allow()
+			require.NoError(t, err)
+			require.NotPanics(t, func() { p.Reject(r) }, "Reject(%v)", r)
+			assert.Equal(t, breaker.Closed, b.State(), "Reject(%v)", r)
+			assert.Empty(t, rec.Events(), "Reject(%v)", r)
+			assert.Zero(t, b.Stats().Transitions, "Reject(%v)", r)
+			assert.Equal(t, uint64(1), b.Stats().Ignored, "Reject(%v)", r)
+		}
+	})
 	t.Run("every operator action has reason Manual; the new state says which", func(t *testing.T) {
 		rec := &fuseboxtest.Recorder{}
 		b := newBreaker(t, breaker.Config{OnTransition: rec.Listen})

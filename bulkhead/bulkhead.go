@@ -40,7 +40,8 @@ type Config struct {
 }
 
 // Stats is a consistent snapshot of a [Bulkhead]: InUse and Queued come from
-// one atomic load, so InUse+Free == Slots always holds.
+// one atomic load, so InUse+Free == Slots, but while a Resize that shrank it
+// waits for calls to end (then InUse > Slots and Free is 0).
 type Stats struct {
 	InUse    int // slots held
 	Free     int // slots not held: Slots - InUse

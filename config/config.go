@@ -27,7 +27,7 @@ type Group struct {
 	// Suppliers does not list. Left out: false.
 	Strict *bool `json:"strict,omitempty" yaml:"strict,omitempty"`
 	// MaxSuppliers is executor.GroupConfig.MaxSuppliers: the executors
-	// made on first use, at most. Left out: 10,000.
+	// made on first use, at most. Left out: 1,024.
 	MaxSuppliers *int `json:"maxSuppliers,omitempty" yaml:"maxSuppliers,omitempty"`
 }
 

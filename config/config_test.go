@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -408,4 +409,34 @@ func TestAThrottleSectionTurnsThrottlingOn(t *testing.T) {
 	none, err := config.Parse([]byte(`{"default": {"slots": 4}}`))
 	require.NoError(t, err)
 	assert.Nil(t, none.Default.Throttle, "no section, no throttle")
+}
+
+// The default cap on the executors a group makes, as Group.MaxSuppliers's
+// documentation gives it, is the one the group applies: that many names
+// each get an executor of their own, and the next shares an overflow one.
+func TestTheDocumentedMaxSuppliersDefaultHolds(t *testing.T) {
+	src, err := os.ReadFile("config.go")
+	require.NoError(t, err)
+	doc := string(src)
+	_, doc, ok := strings.Cut(doc, "MaxSuppliers is executor.GroupConfig.MaxSuppliers")
+	require.True(t, ok)
+	_, doc, ok = strings.Cut(doc, "Left out: ")
+	require.True(t, ok)
+	figure, _, _ := strings.Cut(doc, ".")
+	n, err := strconv.Atoi(strings.ReplaceAll(figure, ",", ""))
+	require.NoError(t, err, "the documented default %q", figure)
+
+	cfg, err := config.Group{}.GroupConfig()
+	require.NoError(t, err)
+	g := newGroup(t, cfg)
+	for i := range n {
+		_, err := g.Executor("s" + strconv.Itoa(i))
+		require.NoError(t, err)
+	}
+	_, own := g.Lookup("s" + strconv.Itoa(n-1))
+	assert.True(t, own, "name %d of the documented default %d has no executor of its own", n, n)
+	_, err = g.Executor("one-more")
+	require.NoError(t, err)
+	_, own = g.Lookup("one-more")
+	assert.False(t, own, "a name beyond the documented default %d got an executor of its own", n)
 }

@@ -45,7 +45,9 @@ func (ex *Executor) tellBusy(b Busy) {
 
 // LogBusy returns an OnBusy listener that logs busy refusals with l (nil:
 // slog.Default()) at most once per supplier and interval (0: 1 s), with
-// the count since the last record. Safe for concurrent use.
+// the count since the last record. It forgets a supplier quiet for an
+// interval (logging the refusals it held back), so its memory follows the
+// suppliers refused recently, not all there were. Safe for concurrent use.
 func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
 	if l == nil {
 		l = slog.Default()
@@ -56,26 +58,54 @@ func LogBusy(l *slog.Logger, interval time.Duration) func(Busy) {
 	type state struct {
 		last    time.Time
 		pending int
+		held    Busy // the newest refusal held back, while pending > 0
 	}
-	var mu sync.Mutex
-	seen := map[string]*state{}
+	var (
+		mu    sync.Mutex
+		seen  = map[string]*state{}
+		swept time.Time // the last time seen was swept
+	)
+	record := func(b Busy, n int) {
+		l.LogAttrs(context.Background(), slog.LevelInfo, "fusebox: bulkhead busy, calls refused",
+			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("slots", b.Slots),
+			slog.Int("queued", b.Queued), slog.Duration("stuck_after", b.StuckAfter))
+	}
 	return func(b Busy) {
+		var flush []*state
 		mu.Lock()
 		s := seen[b.Supplier]
 		if s == nil {
+			// A new name: at most once an interval, forget the suppliers
+			// quiet for one (a Group's names come and go), flushing what
+			// they held back.
+			if b.Time.Sub(swept) >= interval {
+				swept = b.Time
+				for name, q := range seen {
+					if b.Time.Sub(q.last) >= interval {
+						if q.pending > 0 {
+							flush = append(flush, q)
+						}
+						delete(seen, name)
+					}
+				}
+			}
 			s = &state{}
 			seen[b.Supplier] = s
 		}
 		s.pending++
-		if !s.last.IsZero() && b.Time.Sub(s.last) < interval {
-			mu.Unlock()
-			return
-		}
+		logNow := s.last.IsZero() || b.Time.Sub(s.last) >= interval
 		n := s.pending
-		s.last, s.pending = b.Time, 0
+		if logNow {
+			s.last, s.pending = b.Time, 0
+		} else {
+			s.held = b
+		}
 		mu.Unlock()
-		l.LogAttrs(context.Background(), slog.LevelInfo, "fusebox: bulkhead busy, calls refused",
-			slog.String("supplier", b.Supplier), slog.Int("refused", n), slog.Int("slots", b.Slots),
-			slog.Int("queued", b.Queued), slog.Duration("stuck_after", b.StuckAfter))
+		for _, q := range flush {
+			record(q.held, q.pending)
+		}
+		if logNow {
+			record(b, n)
+		}
 	}
 }

@@ -114,7 +114,7 @@ func (c *clusterBackend) report(ctx context.Context, name, replica string, state
 	return c.lane(name).report(ctx, name, replica, state, ttl)
 }
 
-func (c *clusterBackend) view(ctx context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
+func (c *clusterBackend) view(ctx context.Context, name string) (map[string]storedOpen, int, string, time.Duration, error) {
 	return c.lane(name).view(ctx, name)
 }
 

@@ -347,6 +347,9 @@ func printable(s string) bool {
 // maxReasonLen bounds a reason on the wire.
 const maxReasonLen = 64
 
+// validReplica reports whether s can name a replica (Config.Replica).
+func validReplica(s string) bool { return s != "" && len(s) <= MaxReplicaLen && printable(s) }
+
 // validReason reports whether s can be a reason on the wire: an operator's
 // words, or a breaker reason.
 func validReason(s string) bool {

@@ -316,11 +316,11 @@ func (h *hub) report(_ context.Context, name, replica string, state []byte, ttl 
 	return nil
 }
 
-func (h *hub) view(_ context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
+func (h *hub) view(_ context.Context, name string) (map[string]storedOpen, int, string, time.Duration, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.down {
-		return nil, "", 0, errHubDown
+		return nil, 0, "", 0, errHubDown
 	}
 	now := time.Now()
 	out := map[string]storedOpen{}
@@ -330,9 +330,9 @@ func (h *hub) view(_ context.Context, name string) (map[string]storedOpen, strin
 		}
 	}
 	if l, ok := h.leases[name]; ok && l.expires.After(now) {
-		return out, string(l.payload), l.expires.Sub(now), nil
+		return out, 0, string(l.payload), l.expires.Sub(now), nil
 	}
-	return out, "", 0, nil
+	return out, 0, "", 0, nil
 }
 
 type hubItem struct {

@@ -111,6 +111,12 @@ func (l *Link) review(rounds map[string]*round, name string) {
 		delete(rounds, name)
 		return
 	}
+	if ex.Stats().Shadow {
+		// Its verdicts stay local (publishable): it neither holds its
+		// probe for the fleet nor takes the fleet's probe lease.
+		delete(rounds, name)
+		return
+	}
 	now := time.Now()
 	if r == nil || r.gen != s.Generation {
 		r = &round{gen: s.Generation, start: now}

@@ -366,9 +366,11 @@ func (l *Link) observer(user func(breaker.Event)) func(breaker.Event) {
 // publishable reports whether the fleet hears of a transition: openings
 // and closings of this replica's own making. Remote ones came from the
 // fleet (echoing them would loop); operator overrides (ForcedOpen,
-// Disabled) and their end stay local.
+// Disabled) and their end stay local, and so does a shadow breaker's
+// verdict (executor.Config.Shadow), which would otherwise open the
+// enforcing breakers of the other replicas.
 func publishable(e breaker.Event) bool {
-	if e.Reason == breaker.Remote {
+	if e.Reason == breaker.Remote || e.Shadow {
 		return false
 	}
 	switch e.To {

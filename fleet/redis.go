@@ -63,9 +63,11 @@ type backend interface {
 	// report stores a replica's state of a supplier for the view, expiring
 	// after ttl.
 	report(ctx context.Context, name, replica string, state []byte, ttl time.Duration) error
-	// view returns every replica's stored state of a supplier, the
-	// holder of its probe lease and what the lease has left.
-	view(ctx context.Context, name string) (states map[string]storedOpen, prober string, left time.Duration, err error)
+	// view returns the stored states of at most MaxViewReplicas replicas
+	// of a supplier (names a replica could have), how many other
+	// reporters it left out, the holder of its probe lease and what the
+	// lease has left.
+	view(ctx context.Context, name string) (states map[string]storedOpen, omitted int, prober string, left time.Duration, err error)
 }
 
 // feed is one subscription.
@@ -510,10 +512,33 @@ func (r *redisBackend) report(ctx context.Context, name, replica string, state [
 	return err
 }
 
-func (r *redisBackend) view(ctx context.Context, name string) (map[string]storedOpen, string, time.Duration, error) {
-	replicas, err := r.rdb.SMembers(ctx, r.reporters+name).Result()
+func (r *redisBackend) view(ctx context.Context, name string) (map[string]storedOpen, int, string, time.Duration, error) {
+	// The set of reporters is written by anything that can write the
+	// fleet's keys: read a bounded part of it, by SSCAN, and count the rest.
+	set := r.reporters + name
+	total, err := r.rdb.SCard(ctx, set).Result()
 	if err != nil {
-		return nil, "", 0, err
+		return nil, 0, "", 0, err
+	}
+	seen := map[string]struct{}{}
+	var replicas []string
+	var cursor uint64
+	for round := 0; round < viewScanRounds && len(replicas) < MaxViewReplicas; round++ {
+		var batch []string
+		batch, cursor, err = r.rdb.SScan(ctx, set, cursor, "", catchUpChunk).Result()
+		if err != nil {
+			return nil, 0, "", 0, err
+		}
+		for _, rep := range batch {
+			if _, dup := seen[rep]; dup || !validReplica(rep) || len(replicas) == MaxViewReplicas {
+				continue // SSCAN may repeat a name
+			}
+			seen[rep] = struct{}{}
+			replicas = append(replicas, rep)
+		}
+		if cursor == 0 {
+			break
+		}
 	}
 	gets := make([]*redis.StringCmd, len(replicas))
 	pttls := make([]*redis.DurationCmd, len(replicas))
@@ -529,7 +554,7 @@ func (r *redisBackend) view(ctx context.Context, name string) (map[string]stored
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, "", 0, err
+		return nil, 0, "", 0, err
 	}
 	out := map[string]storedOpen{}
 	for i, rep := range replicas {
@@ -537,8 +562,12 @@ func (r *redisBackend) view(ctx context.Context, name string) (map[string]stored
 			out[rep] = storedOpen{payload: b, left: pttls[i].Val()}
 		}
 	}
-	return out, holder.Val(), max(left.Val(), 0), nil
+	return out, max(int(total)-len(replicas), 0), holder.Val(), max(left.Val(), 0), nil
 }
+
+// viewScanRounds bounds the SSCAN round trips of a view: a set of
+// reporters filled with names no replica can have costs at most that many.
+const viewScanRounds = 10
 
 // voteScript records a replica's trip (ARGV[1]) in the supplier's votes
 // (KEYS[1], scored by the server's clock in ms, forgetting those older

@@ -199,8 +199,9 @@ func (l *Link) catchUp() error {
 		}
 		s := ex.Breaker().Stats()
 		// A supplier whose name cannot go on the wire stays local; its
-		// trip was counted when it happened.
-		if s.State == breaker.Open && s.Reason != breaker.Remote && validSupplier(name) {
+		// trip was counted when it happened. So does a shadow breaker's
+		// verdict (publishable); Stats is read only for an open breaker.
+		if s.State == breaker.Open && s.Reason != breaker.Remote && validSupplier(name) && !ex.Stats().Shadow {
 			mine = append(mine, breaker.Event{Name: name, From: breaker.Closed, To: breaker.Open,
 				Reason: s.Reason, Time: s.Since, OpenUntil: s.OpenUntil, Generation: s.Generation})
 		}

@@ -21,6 +21,10 @@ import (
 // viewTTL is how long a replica's reported state stays in the view.
 const viewTTL = time.Hour
 
+// MaxViewReplicas bounds the replicas a View shows, so that its JSON fits
+// the dashboard's 64 KiB bound on a fleet view; it counts the others.
+const MaxViewReplicas = 200
+
 // ReplicaState is one replica's breaker for a supplier, as it last
 // reported it.
 type ReplicaState struct {
@@ -42,7 +46,19 @@ type View struct {
 	// Override is the newest fleet-wide operator action this replica
 	// knows for the supplier, if any.
 	Override *Override `json:"override,omitempty"`
+	// Omitted counts the reporters left out: beyond MaxViewReplicas, or
+	// with a name or state no replica writes (the keys are not signed).
+	Omitted int `json:"omitted,omitempty"`
 }
+
+// stateNames are the states a replica reports.
+var stateNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen, breaker.ForcedOpen, breaker.Disabled} {
+		m[s.String()] = true
+	}
+	return m
+}()
 
 // stateEntry is what a replica writes for the view.
 type stateEntry struct {
@@ -53,7 +69,8 @@ type stateEntry struct {
 	TTL     int64  `json:"ttl_ns"`
 }
 
-// View reads the fleet's picture of supplier from Redis.
+// View reads the fleet's picture of supplier from Redis: at most
+// MaxViewReplicas replicas, the others counted in Omitted.
 func (l *Link) View(ctx context.Context, supplier string) (View, error) {
 	if err := l.usable(ctx, "View"); err != nil {
 		return View{}, err
@@ -61,14 +78,16 @@ func (l *Link) View(ctx context.Context, supplier string) (View, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.OpTimeout)
 	defer cancel()
 	v := View{Supplier: supplier, Replicas: []ReplicaState{}}
-	states, prober, left, err := l.be.view(ctx, supplier)
+	states, omitted, prober, left, err := l.be.view(ctx, supplier)
 	if err != nil {
 		return v, err
 	}
-	v.Prober, v.ProberLeft = prober, left
+	v.Prober, v.ProberLeft, v.Omitted = prober, left, omitted
 	for replica, s := range states {
 		var e stateEntry
-		if len(s.payload) > maxMessageBytes || json.Unmarshal(s.payload, &e) != nil || e.TTL <= 0 {
+		if len(s.payload) > maxMessageBytes || json.Unmarshal(s.payload, &e) != nil || e.TTL <= 0 ||
+			!stateNames[e.State] || !validReason(e.Reason) {
+			v.Omitted++
 			continue
 		}
 		age := time.Duration(e.Age) + time.Duration(e.TTL) - s.left

@@ -3,10 +3,14 @@ package fleet_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -95,4 +99,49 @@ func TestTheDashboardShowsTheFleet(t *testing.T) {
 	assert.Equal(t, "force-open", got.Override.Action)
 	assert.Equal(t, "INC-1", got.Override.Reason)
 	assert.Equal(t, "r0", got.Override.Replica)
+}
+
+// The reporters of a supplier's view are a set in Redis that anything able
+// to write the fleet's keys can fill: the view shows a bounded number of
+// replicas, with names and states that could come from a replica, and
+// counts the others.
+func TestAViewOfAForgedCrowdIsBounded(t *testing.T) {
+	srv := startRedis(t)
+	rs := startFleet(t, srv, 2)
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	eventually(t, patience, "both replicas report", func() bool {
+		v, err := rs[1].link.View(context.Background(), "payments")
+		require.NoError(t, err)
+		return len(v.Replicas) == 2
+	})
+	raw := srv.client(t)
+	ctx := context.Background()
+	const forged = 20_000
+	// The longest names and reasons a replica can write, and the longest
+	// state: the view must still fit the dashboard's 64 KiB.
+	state := `{"state":"forced-open","reason":"` + strings.Repeat("r", 64) + `","age_ns":1,"ttl_ns":3600000000000}`
+	_, err := raw.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range forged {
+			rep := fmt.Sprintf("%064d", i)
+			p.SAdd(ctx, "{shop}:reporters:payments", rep)
+			p.Set(ctx, "{shop}:state:payments:"+rep, state, time.Hour)
+		}
+		long := strings.Repeat("x", 10_000)
+		p.SAdd(ctx, "{shop}:reporters:payments", long, "bad name")
+		p.Set(ctx, "{shop}:state:payments:"+long, state, time.Hour)
+		p.Set(ctx, "{shop}:state:payments:bad name", state, time.Hour)
+		return nil
+	})
+	require.NoError(t, err)
+	v, err := rs[1].link.View(ctx, "payments")
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(v.Replicas), fleet.MaxViewReplicas)
+	assert.Equal(t, forged+2+2-len(v.Replicas), v.Omitted, "the others are counted")
+	for _, r := range v.Replicas {
+		assert.LessOrEqual(t, len(r.Replica), fleet.MaxReplicaLen)
+		assert.NotContains(t, r.Replica, " ")
+	}
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.Less(t, len(b), 64<<10, "the view's JSON: %d bytes", len(b))
 }

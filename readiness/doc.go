@@ -25,8 +25,11 @@
 // # The rule
 //
 // Each supplier is ready while its breaker is closed (or disabled by an
-// operator, which admits every call), degraded while half-open (probing),
-// and unready while open or forced open. The service is unready (503) when
+// operator, which admits every call), degraded while half-open (probing)
+// or open with its probe due (the next call probes: an instance out of the
+// load balancer gets none until it reports 200), and unready while open
+// before that, or forced open; in shadow mode (executor.Config.Shadow),
+// which refuses nothing, it is ready. The service is unready (503) when
 // a critical supplier is unready, degraded (200) when any supplier is not
 // ready, and ready (200) otherwise: an open breaker of a non-critical
 // supplier never makes the service unready.

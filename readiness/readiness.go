@@ -21,11 +21,11 @@ type State string
 const (
 	// Ready: the breaker is closed (or disabled); calls go through.
 	Ready State = "ready"
-	// Degraded: a supplier is recovering (half-open), or a non-critical
-	// one is refused; the service still answers.
+	// Degraded: a supplier is recovering (half-open, or open with its
+	// probe due), or a non-critical one is refused; the service answers.
 	Degraded State = "degraded"
-	// Unready: a supplier's breaker is open; for the service, a critical
-	// supplier's is.
+	// Unready: a supplier's breaker is open (its probe not due yet) or
+	// forced open; for the service, a critical supplier's is.
 	Unready State = "unready"
 )
 
@@ -153,11 +153,12 @@ func (c *Checker) Report() Report {
 	}
 	exs = append(exs, cfg.Executors...)
 	r := Report{State: Ready, Suppliers: make([]SupplierReport, 0, len(exs))}
+	now := time.Now()
 	for _, ex := range exs {
 		s := ex.Breaker().Stats()
 		sr := SupplierReport{
 			Name:     ex.Name(),
-			State:    supplierState(s.State),
+			State:    supplierState(ex, s, now),
 			Critical: cfg.Critical[ex.Name()],
 			Breaker:  s.State.String(),
 			Reason:   s.Reason.String(),
@@ -175,13 +176,25 @@ func (c *Checker) Report() Report {
 	return r
 }
 
-// supplierState is the rule for one supplier.
-func supplierState(s breaker.State) State {
-	switch s {
-	case breaker.Closed, breaker.Disabled:
+// supplierState is the rule for one supplier. An Open breaker half-opens
+// only when a call comes after its open period: once its probe is due it
+// is recovering, degraded, since an instance that a critical supplier made
+// unready gets no call to probe with. In shadow mode nothing is refused:
+// ready whatever the breaker says (Stats is read only then).
+func supplierState(ex *executor.Executor, s breaker.Stats, now time.Time) State {
+	switch {
+	case s.State == breaker.Closed || s.State == breaker.Disabled:
 		return Ready
+	case ex.Stats().Shadow:
+		return Ready
+	}
+	switch s.State {
 	case breaker.HalfOpen:
 		return Degraded
+	case breaker.Open:
+		if !s.OpenUntil.IsZero() && !now.Before(s.OpenUntil) {
+			return Degraded
+		}
 	}
 	return Unready // Open, ForcedOpen
 }

@@ -3,6 +3,7 @@ package readiness_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -151,6 +152,60 @@ func TestHalfOpenIsDegraded(t *testing.T) {
 		p.Done(nil)
 		assert.Equal(t, readiness.Ready, ready.Report().State)
 	})
+}
+
+// An open breaker recovers lazily: it half-opens only when a call comes
+// after its reset timeout. A critical supplier's open breaker takes the
+// instance out of the load balancer, which then sends it no call, so once
+// the probe is due the supplier must read as recovering, or the instance
+// would stay unready for good.
+func TestAnOpenBreakerWhoseProbeIsDueIsDegraded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ex, err := executor.New("payments", executor.Config{InvocationTimeout: time.Second,
+			Breaker: breaker.Config{ResetTimeout: 2 * time.Second}})
+		require.NoError(t, err)
+		defer ex.Close(context.Background())
+		ready, err := readiness.New(readiness.Config{Executors: []*executor.Executor{ex}, Critical: map[string]bool{"payments": true}})
+		require.NoError(t, err)
+		ex.Breaker().Trip(breaker.Manual)
+		time.Sleep(time.Second)
+		assert.Equal(t, readiness.Unready, ready.Report().State, "open, its probe not due")
+		time.Sleep(time.Second)
+		r := ready.Report()
+		assert.Equal(t, readiness.Degraded, r.State, "no call came, and the probe is due")
+		assert.Equal(t, "open", r.Suppliers[0].Breaker)
+		w := httptest.NewRecorder()
+		ready.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		assert.Equal(t, http.StatusOK, w.Code)
+		// The probe fails: open again, unready again for a reset timeout.
+		_, err = executor.Do(t.Context(), ex, func(context.Context) (int, error) { return 0, errors.New("still down") })
+		require.Error(t, err)
+		assert.Equal(t, readiness.Unready, ready.Report().State)
+		ex.Breaker().ForceOpen()
+		time.Sleep(time.Hour)
+		assert.Equal(t, readiness.Unready, ready.Report().State, "forced open has no probe")
+	})
+}
+
+// A supplier in shadow mode refuses nothing, whatever its breaker says:
+// its open breaker must not take the instance out of the load balancer,
+// which would refuse every request the shadow rollout meant to serve.
+func TestAShadowBreakerNeverMakesTheServiceUnready(t *testing.T) {
+	ex, err := executor.New("payments", executor.Config{Shadow: true})
+	require.NoError(t, err)
+	defer ex.Close(context.Background())
+	ready, err := readiness.New(readiness.Config{Executors: []*executor.Executor{ex}, Critical: map[string]bool{"payments": true}})
+	require.NoError(t, err)
+	ex.Breaker().Trip(breaker.Saturation)
+	r := ready.Report()
+	assert.Equal(t, readiness.Ready, r.State, "nothing is refused")
+	assert.Equal(t, readiness.Ready, r.Suppliers[0].State)
+	assert.Equal(t, "open", r.Suppliers[0].Breaker, "the line still shows the shadow breaker")
+	w := httptest.NewRecorder()
+	ready.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	assert.Equal(t, http.StatusOK, w.Code)
+	require.NoError(t, ex.Reconfigure(executor.Config{}))
+	assert.Equal(t, readiness.Unready, ready.Report().State, "enforcing, the open breaker counts")
 }
 
 func TestConfigValidation(t *testing.T) {
