@@ -47,14 +47,16 @@ func (l *Link) heartbeat(last *time.Time) {
 }
 
 // beatScript scores replica ARGV[1] with the server's clock (ms) in
-// KEYS[1], forgets members older than ARGV[2] ms, and returns how many
-// are left.
+// KEYS[1], forgets members older than ARGV[2] ms and those more than that
+// ahead of the clock (no replica wrote them: forged, as the set is not
+// signed), and returns how many are left.
 var beatScript = redis.NewScript(`
 local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[2])
 redis.call("ZADD", KEYS[1], now, ARGV[1])
 redis.call("ZREMRANGEBYSCORE", KEYS[1], "-inf", now - window)
+redis.call("ZREMRANGEBYSCORE", KEYS[1], "(" .. (now + window), "+inf")
 redis.call("PEXPIRE", KEYS[1], window)
 return redis.call("ZCARD", KEYS[1])`)
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -143,4 +144,30 @@ func TestAQuorumByShareFollowsTheLiveReplicas(t *testing.T) {
 		return raw.Exists(context.Background(), "{shop}:open:payments").Val() == 1
 	})
 	assert.EqualValues(t, 1, rs[1].link.Stats().Votes, "the second trip was not a vote")
+}
+
+// Heartbeats are scored by the Redis server's clock, so none of a replica's
+// is ever ahead of it: one from further than a window ahead is forged (the
+// heartbeat set is not signed) and is forgotten at the next heartbeat,
+// instead of inflating the live count, and with it the quorum by share,
+// for good.
+func TestAHeartbeatFromTheFutureIsForgotten(t *testing.T) {
+	srv := startRedis(t)
+	raw := srv.client(t)
+	now, err := raw.Time(context.Background()).Result()
+	require.NoError(t, err)
+	for i := range 8 {
+		require.NoError(t, raw.ZAdd(context.Background(), "{shop}:live",
+			redis.Z{Score: float64(now.Add(time.Hour).UnixMilli()), Member: fmt.Sprintf("ghost-%d", i)}).Err())
+	}
+	rs := startQuorumFleet(t, srv, 2, fleet.Quorum{Share: 0.5, Window: 10 * time.Second})
+	eventually(t, patience, "the ghosts are forgotten", func() bool {
+		n, err := raw.ZCard(context.Background(), "{shop}:live").Result()
+		return err == nil && n == 2
+	})
+	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
+	eventually(t, patience, "q0's trip alone makes ⌈0.5 × 2⌉ = 1: the open key", func() bool {
+		return raw.Exists(context.Background(), "{shop}:open:payments").Val() == 1
+	})
+	assert.Zero(t, rs[0].link.Stats().Votes, "no vote: the trip made the quorum")
 }
