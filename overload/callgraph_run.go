@@ -17,7 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/shed"
 )
 
@@ -42,7 +41,7 @@ type GraphCell struct {
 	Res     Result          // at the edge, by class Checkout and Recs
 	Backend BackendCounts   // of the measured part; see Counted
 	Counted bool            // false: the backend did not answer for its counts in time
-	Front   json.RawMessage // the frontend's /admin/stats
+	Front   json.RawMessage // the frontend's FrontCounts of the measured part (its executors' Stats since it started)
 	Shed    json.RawMessage // the backend's /admin/shed
 }
 
@@ -179,15 +178,22 @@ func RunGraphCell(ctx context.Context, o GraphOptions, subject string, x, c floa
 	if err != nil {
 		return GraphCell{}, err
 	}
+	frontBefore, err := getJSON[FrontCounts](ctx, cl, g.front.base+"/admin/stats")
+	if err != nil {
+		return GraphCell{}, err
+	}
 	cell := GraphCell{Subject: subject, X: x, Run: run, C: c}
 	cell.Res = Load{Base: g.front.base, Rate: x * c, Dur: o.Dur, Deadline: o.Deadline, MaxOpen: 15000, Next: mix, Seed: seed + 1}.Run(ctx, cl)
 	// A backend that queued every request answers this one behind them
 	// all: past the timeout, the cell is kept without its counts.
 	if after, err := getJSON[BackendCounts](ctx, cl, g.back.base+"/admin/counts"); err == nil {
-		cell.Backend = BackendCounts{Arrived: after.Arrived - before.Arrived, Admitted: after.Admitted - before.Admitted}
+		cell.Backend = BackendCounts{Arrived: after.Arrived - before.Arrived, Admitted: after.Admitted - before.Admitted, Conns: after.Conns - before.Conns}
 		cell.Counted = true
 	}
-	cell.Front, _ = getJSON[json.RawMessage](ctx, cl, g.front.base+"/admin/stats")
+	if fc, err := getJSON[FrontCounts](ctx, cl, g.front.base+"/admin/stats"); err == nil {
+		fc.since(frontBefore)
+		cell.Front, _ = json.Marshal(fc)
+	}
 	cell.Shed, _ = getJSON[json.RawMessage](ctx, cl, g.back.base+"/admin/shed")
 	return cell, nil
 }
@@ -259,10 +265,11 @@ func GraphReport(w io.Writer, cells []GraphCell) {
 // calls, and what the backend's shedder saw.
 func (c GraphCell) Diagnosis() string {
 	var b strings.Builder
-	var front map[string]executor.Stats
-	if json.Unmarshal(c.Front, &front) == nil {
-		for _, name := range slices.Sorted(maps.Keys(front)) {
-			st := front[name]
+	var fc FrontCounts
+	if json.Unmarshal(c.Front, &fc) == nil {
+		fmt.Fprintf(&b, "  frontend: accepted %d connections, dialled %d; calls by outcome %v\n", fc.Accepted, fc.Dials, fc.Routes)
+		for _, name := range slices.Sorted(maps.Keys(fc.Executors)) {
+			st := fc.Executors[name]
 			fmt.Fprintf(&b, "  frontend %s: ok %d failed %d (timeouts %d) ignored %d; refused %+v, by priority %v; breaker opens by reason %v\n",
 				name, st.Successes, st.Failures, st.Timeouts, st.Ignored, st.Rejected, st.RejectedByPriority, st.Breaker.Transitions)
 		}
@@ -272,5 +279,71 @@ func (c GraphCell) Diagnosis() string {
 		fmt.Fprintf(&b, "  backend shedder: admitted %d, shed by priority %v, by reason %v, capacity %.0f/s, delay %v, overload %v\n",
 			sh.Admitted, sh.Shed, sh.ByReason, sh.Capacity, sh.Delay, sh.Overload)
 	}
+	if c.Counted {
+		fmt.Fprintf(&b, "  backend: accepted %d connections\n", c.Backend.Conns)
+	}
 	return b.String()
+}
+
+// lossColumns are the outcomes of GraphLosses, in the order of its
+// columns: the frontend's (see outcome) and the edge's own.
+var lossColumns = []string{"refused throttled", "refused busy", "refused saturated", "refused open", "refused gozero",
+	"backend 503", "timeout", "cancelled", "error"}
+
+// GraphLosses writes, per subject and offered load, where the checkout
+// requests that were not served were lost, summed over the runs: refused
+// by the frontend (by reason), shed by the backend, timed out or given
+// up, or late at the edge; and the backend's accepted connections per
+// cell (median).
+func GraphLosses(w io.Writer, cells []GraphCell) {
+	type key struct {
+		subject string
+		x       float64
+	}
+	type row struct {
+		sent, good, late, failed, runs int
+		out                            map[string]uint64
+		conns                          []float64
+	}
+	rows := map[key]*row{}
+	var keys []key
+	for _, c := range cells {
+		k := key{c.Subject, c.X}
+		r := rows[k]
+		if r == nil {
+			r = &row{out: map[string]uint64{}}
+			rows[k] = r
+			keys = append(keys, k)
+		}
+		t := c.Res.ByClass[Checkout]
+		if t == nil {
+			t = &Tally{}
+		}
+		r.runs++
+		r.sent += t.Sent
+		r.good += t.Good
+		r.late += t.Late
+		r.failed += t.Failed + t.NotSent
+		var fc FrontCounts
+		if json.Unmarshal(c.Front, &fc) == nil {
+			for o, n := range fc.Routes[Checkout] {
+				r.out[o] += n
+			}
+		}
+		if c.Counted {
+			r.conns = append(r.conns, float64(c.Backend.Conns))
+		}
+	}
+	fmt.Fprintf(w, "\n| protection | offered | checkouts sent | served | refused by the frontend: throttled / busy / saturated / open | go-zero's breaker | shed by the backend (503) | frontend timeout | given up by the edge | connection errors | late or failed at the edge | backend connections a cell |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, k := range keys {
+		r := rows[k]
+		o := r.out
+		conns := math.NaN()
+		if len(r.conns) > 0 {
+			conns = median(r.conns)
+		}
+		fmt.Fprintf(w, "| %s | %g × C | %d | %d | %d / %d / %d / %d | %d | %d | %d | %d | %d | %d | %.0f |\n", k.subject, k.x, r.sent, r.good,
+			o[lossColumns[0]], o[lossColumns[1]], o[lossColumns[2]], o[lossColumns[3]], o[lossColumns[4]],
+			o[lossColumns[5]], o[lossColumns[6]], o[lossColumns[7]], o[lossColumns[8]], r.late+r.failed, conns)
+	}
 }

@@ -91,7 +91,7 @@ func serve(h http.Handler) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ConnState: overload.ConnState}
 	go func() {
 		io.Copy(io.Discard, os.Stdin) // the driver closes it to stop us
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -187,6 +187,8 @@ func run(args []string) error {
 		strings.Join(args, " "), time.Since(start).Round(time.Second), runtime.Version(), runtime.NumCPU(), o.BackendProcs, o.Kind, overload.Work,
 		o.FrontendProcs, 100*o.Critical, *runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"), loadStart, loadAvg(), strings.Join(cs, ", "))
 	overload.GraphReport(f, cells)
+	fmt.Fprintf(f, "\nWhere the checkouts were lost, summed over the runs (the frontend's outcomes of its calls, the edge's late and failed requests):\n")
+	overload.GraphLosses(f, cells)
 	fmt.Fprintln(f, "\nProtections:")
 	for _, s := range subs {
 		fmt.Fprintf(f, "- `%s`: %s\n", s, overload.GraphNotes[s])
