@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -42,7 +43,11 @@ type GraphCell struct {
 	Backend BackendCounts   // of the measured part; see Counted
 	Counted bool            // false: the backend did not answer for its counts in time
 	Front   json.RawMessage // the frontend's FrontCounts of the measured part (its executors' Stats since it started)
-	Shed    json.RawMessage // the backend's /admin/shed
+	// CPU used in the measured part, in cores (CPU seconds a second): the
+	// edge (this process), the frontend and the backend; NaN where the
+	// system does not say (Linux's /proc and getrusage do).
+	CPU  [3]float64
+	Shed json.RawMessage // the backend's /admin/shed
 }
 
 // Share returns the share of class's requests answered 200 within the
@@ -183,7 +188,12 @@ func RunGraphCell(ctx context.Context, o GraphOptions, subject string, x, c floa
 		return GraphCell{}, err
 	}
 	cell := GraphCell{Subject: subject, X: x, Run: run, C: c}
+	cpu0 := g.cpu()
 	cell.Res = Load{Base: g.front.base, Rate: x * c, Dur: o.Dur, Deadline: o.Deadline, MaxOpen: 15000, Next: mix, Seed: seed + 1}.Run(ctx, cl)
+	cpu1 := g.cpu()
+	for i := range cell.CPU {
+		cell.CPU[i] = (cpu1[i] - cpu0[i]) / cell.Res.Dur.Seconds()
+	}
 	// A backend that queued every request answers this one behind them
 	// all: past the timeout, the cell is kept without its counts.
 	if after, err := getJSON[BackendCounts](ctx, cl, g.back.base+"/admin/counts"); err == nil {
@@ -196,6 +206,37 @@ func RunGraphCell(ctx context.Context, o GraphOptions, subject string, x, c floa
 	}
 	cell.Shed, _ = getJSON[json.RawMessage](ctx, cl, g.back.base+"/admin/shed")
 	return cell, nil
+}
+
+// cpu returns the CPU seconds used so far by this process (the edge),
+// the frontend and the backend, NaN where unknown.
+func (g *graph) cpu() [3]float64 {
+	return [3]float64{selfCPU(), procCPU(g.front.cmd.Process.Pid), procCPU(g.back.cmd.Process.Pid)}
+}
+
+// procCPU returns the user and system CPU seconds of process pid, from
+// /proc/PID/stat (in clock ticks, 100 a second on Linux); NaN if unknown.
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return math.NaN()
+	}
+	// Fields after the command name, which is in parentheses and may
+	// hold spaces: state is the 3rd field, utime the 14th, stime the 15th.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return math.NaN()
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return math.NaN()
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return math.NaN()
+	}
+	return float64(u+st) / 100
 }
 
 func getJSON[T any](ctx context.Context, c *http.Client, url string) (T, error) {
@@ -293,8 +334,8 @@ var lossColumns = []string{"refused throttled", "refused busy", "refused saturat
 // GraphLosses writes, per subject and offered load, where the checkout
 // requests that were not served were lost, summed over the runs: refused
 // by the frontend (by reason), shed by the backend, timed out or given
-// up, or late at the edge; and the backend's accepted connections per
-// cell (median).
+// up, or late at the edge; the backend's accepted connections per cell
+// and the CPU each process used, in cores (medians).
 func GraphLosses(w io.Writer, cells []GraphCell) {
 	type key struct {
 		subject string
@@ -304,6 +345,7 @@ func GraphLosses(w io.Writer, cells []GraphCell) {
 		sent, good, late, failed, runs int
 		out                            map[string]uint64
 		conns                          []float64
+		cpu                            [3][]float64
 	}
 	rows := map[key]*row{}
 	var keys []key
@@ -333,17 +375,25 @@ func GraphLosses(w io.Writer, cells []GraphCell) {
 		if c.Counted {
 			r.conns = append(r.conns, float64(c.Backend.Conns))
 		}
+		for i, v := range c.CPU {
+			if !math.IsNaN(v) {
+				r.cpu[i] = append(r.cpu[i], v)
+			}
+		}
 	}
-	fmt.Fprintf(w, "\n| protection | offered | checkouts sent | served | refused by the frontend: throttled / busy / saturated / open | go-zero's breaker | shed by the backend (503) | frontend timeout | given up by the edge | connection errors | late or failed at the edge | backend connections a cell |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	med := func(v []float64) float64 {
+		if len(v) == 0 {
+			return math.NaN()
+		}
+		return median(v)
+	}
+	fmt.Fprintf(w, "\n| protection | offered | checkouts sent | served | refused by the frontend: throttled / busy / saturated / open | go-zero's breaker | shed by the backend (503) | frontend timeout | given up by the edge | connection errors | late or failed at the edge | backend connections a cell | CPU cores: edge / frontend / backend |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, k := range keys {
 		r := rows[k]
 		o := r.out
-		conns := math.NaN()
-		if len(r.conns) > 0 {
-			conns = median(r.conns)
-		}
-		fmt.Fprintf(w, "| %s | %g × C | %d | %d | %d / %d / %d / %d | %d | %d | %d | %d | %d | %d | %.0f |\n", k.subject, k.x, r.sent, r.good,
+		fmt.Fprintf(w, "| %s | %g × C | %d | %d | %d / %d / %d / %d | %d | %d | %d | %d | %d | %d | %.0f | %.2f / %.2f / %.2f |\n", k.subject, k.x, r.sent, r.good,
 			o[lossColumns[0]], o[lossColumns[1]], o[lossColumns[2]], o[lossColumns[3]], o[lossColumns[4]],
-			o[lossColumns[5]], o[lossColumns[6]], o[lossColumns[7]], o[lossColumns[8]], r.late+r.failed, conns)
+			o[lossColumns[5]], o[lossColumns[6]], o[lossColumns[7]], o[lossColumns[8]], r.late+r.failed, med(r.conns),
+			med(r.cpu[0]), med(r.cpu[1]), med(r.cpu[2]))
 	}
 }

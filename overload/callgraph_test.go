@@ -3,8 +3,10 @@ package overload
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -115,7 +117,7 @@ func TestTheCallGraphReportGivesMediansAndSaysWhatWasNotCounted(t *testing.T) {
 func TestTheCallGraphLossesAddTheRunsUpByOutcome(t *testing.T) {
 	cell := func(run int, front string, counted bool) GraphCell {
 		return GraphCell{Subject: "fusebox", X: 3, Run: run, C: 100, Counted: counted, Front: json.RawMessage(front),
-			Backend: BackendCounts{Conns: uint64(10 * (run + 1))},
+			Backend: BackendCounts{Conns: uint64(10 * (run + 1))}, CPU: [3]float64{0.5, 0.25 * float64(run), math.NaN()},
 			Res: Result{Dur: 5 * time.Second, ByClass: map[string]*Tally{
 				Checkout: {Sent: 100, Good: 90, Late: 4, Failed: 1, NotSent: 1},
 			}}}
@@ -127,5 +129,19 @@ func TestTheCallGraphLossesAddTheRunsUpByOutcome(t *testing.T) {
 		cell(2, `not json`, false),
 	})
 	// Connections: the median of runs 0 and 1, the only ones counted.
-	assert.Contains(t, b.String(), "| fusebox | 3 × C | 300 | 270 | 0 / 6 / 0 / 5 | 0 | 4 | 0 | 5 | 0 | 18 | 15 |")
+	assert.Contains(t, b.String(), "| fusebox | 3 × C | 300 | 270 | 0 / 6 / 0 / 5 | 0 | 4 | 0 | 5 | 0 | 18 | 15 | 0.50 / 0.25 / NaN |")
+}
+
+func TestProcCPUReadsWhatGetrusageSays(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	end := time.Now().Add(50 * time.Millisecond)
+	for time.Now().Before(end) {
+	}
+	self, proc := selfCPU(), procCPU(os.Getpid())
+	// /proc counts in ticks of 10 ms; the two reads are a moment apart.
+	assert.InDelta(t, self, proc, 0.05, "procCPU %v, getrusage %v", proc, self)
+	assert.Positive(t, proc)
+	assert.True(t, math.IsNaN(procCPU(-1)), "a process that is not there")
 }

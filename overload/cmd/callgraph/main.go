@@ -168,9 +168,9 @@ func run(args []string) error {
 				}
 				cells = append(cells, cell)
 				ck, rc := cell.Res.ByClass[overload.Checkout], cell.Res.ByClass[overload.Recs]
-				fmt.Fprintf(os.Stderr, "run %d %-8s %g × C (C %.0f/s): checkout %5.1f %% (sent %d shed %d late %d failed %d), recs %5.1f %% (sent %d shed %d late %d failed %d); backend admitted %.2f C, reached %.2f C\n%s",
+				fmt.Fprintf(os.Stderr, "run %d %-8s %g × C (C %.0f/s): checkout %5.1f %% (sent %d shed %d late %d failed %d), recs %5.1f %% (sent %d shed %d late %d failed %d); backend admitted %.2f C, reached %.2f C; CPU cores edge %.2f frontend %.2f backend %.2f\n%s",
 					run, s, x, c, 100*cell.Share(overload.Checkout), ck.Sent, ck.Shed, ck.Late, ck.Failed,
-					100*cell.Share(overload.Recs), rc.Sent, rc.Shed, rc.Late, rc.Failed, cell.Admitted(), cell.Arrived(), cell.Diagnosis())
+					100*cell.Share(overload.Recs), rc.Sent, rc.Shed, rc.Late, rc.Failed, cell.Admitted(), cell.Arrived(), cell.CPU[0], cell.CPU[1], cell.CPU[2], cell.Diagnosis())
 			}
 		}
 	}
