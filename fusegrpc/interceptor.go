@@ -65,26 +65,48 @@ type Interceptor struct {
 
 	// PriorityKey names the metadata key that carries the priority of a
 	// call's context (priority.From) to the server, so that a service that
-	// trusts this one sheds work in the same order. A Default priority
-	// sends nothing. "" means priority.Header, lower-cased; "-" sends none.
+	// trusts this one sheds work in the same order, in place of any value
+	// the call's own metadata gives the key. A Default priority sends
+	// nothing. "" means priority.Header, lower-cased; "-" sends none.
 	PriorityKey string
 }
 
 // withPriority returns ctx with its priority, unless Default, in the
-// outgoing metadata under key (see Interceptor.PriorityKey).
+// outgoing metadata under key (see Interceptor.PriorityKey), in place of
+// any value the call's own metadata gives that key.
 func withPriority(ctx context.Context, key string) context.Context {
 	p := priority.From(ctx)
 	if p == priority.Default || key == "-" {
 		return ctx
 	}
-	if key == "" {
-		key = priorityKey
+	md, ok := metadata.FromOutgoingContext(ctx) // a copy of its own
+	if !ok && key == "" {
+		// No metadata of the call's own: a shared MD. gRPC only reads a
+		// context's metadata, and hands out copies of it.
+		return metadata.NewOutgoingContext(ctx, priorityMD[p])
 	}
-	return metadata.AppendToOutgoingContext(ctx, key, p.String())
+	if !ok {
+		md = make(metadata.MD, 1)
+	}
+	k := priorityKey
+	if key != "" {
+		k = strings.ToLower(key)
+	}
+	md[k] = priorityMD[p][priorityKey] // shared, read only as above
+	return metadata.NewOutgoingContext(ctx, md)
 }
 
 // priorityKey is priority.Header as a metadata key.
 var priorityKey = strings.ToLower(priority.Header)
+
+// priorityMD holds the outgoing metadata of each priority under
+// priorityKey, made once.
+var priorityMD = func() (m [priority.Levels]metadata.MD) {
+	for p := range m {
+		m[p] = metadata.MD{priorityKey: {priority.Priority(p).String()}}
+	}
+	return m
+}()
 
 // Target is the default key: the target string the connection was made
 // with, as grpc.ClientConn.Target returns it ("payments.internal:443",

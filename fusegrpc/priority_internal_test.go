@@ -13,9 +13,8 @@ import (
 var sinkCtx context.Context
 
 // BenchmarkPriorityMetadata is what carrying a priority adds to an
-// outbound call: a context lookup for Default, and gRPC's
-// AppendToOutgoingContext otherwise, with or without metadata of the
-// call's own.
+// outbound call: a context lookup for Default; otherwise a context with
+// a shared MD, or with a copy of the call's own metadata.
 func BenchmarkPriorityMetadata(b *testing.B) {
 	base := context.WithValue(context.Background(), struct{ k int }{1}, 1)
 	withMD := metadata.AppendToOutgoingContext(base, "authorization", "Bearer x")
@@ -64,4 +63,31 @@ func TestWithPriorityMetadata(t *testing.T) {
 		ctx := withPriority(priority.With(context.Background(), priority.Critical), "X-Criticality")
 		assert.Equal(t, metadata.Pairs("x-criticality", "critical"), outgoing(ctx))
 	})
+}
+
+func TestWithPriorityMetadataIsTheCallsOwn(t *testing.T) {
+	t.Run("a priority the call's metadata says otherwise is replaced", func(t *testing.T) {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "fusebox-priority", "critical")
+		ctx = withPriority(priority.With(ctx, priority.Sheddable), "")
+		assert.Equal(t, metadata.Pairs("fusebox-priority", "sheddable"), outgoingMD(ctx))
+	})
+	t.Run("under a key of one's own too", func(t *testing.T) {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-criticality", "critical", "authorization", "x")
+		ctx = withPriority(priority.With(ctx, priority.Sheddable), "X-Criticality")
+		assert.Equal(t, metadata.Pairs("x-criticality", "sheddable", "authorization", "x"), outgoingMD(ctx))
+	})
+	t.Run("what a call adds or changes stays its own", func(t *testing.T) {
+		ctx := withPriority(priority.With(context.Background(), priority.Critical), "")
+		md, _ := metadata.FromOutgoingContext(ctx)
+		md.Set("fusebox-priority", "sheddable")
+		md.Set("x-leak", "1")
+		_ = metadata.AppendToOutgoingContext(ctx, "x-more", "1")
+		other := withPriority(priority.With(context.Background(), priority.Critical), "")
+		assert.Equal(t, metadata.Pairs("fusebox-priority", "critical"), outgoingMD(other))
+	})
+}
+
+func outgoingMD(ctx context.Context) metadata.MD {
+	md, _ := metadata.FromOutgoingContext(ctx)
+	return md
 }

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,19 +39,42 @@ const (
 
 // GraphSubjects are the protections of the call graph, in the order of
 // the table.
-var GraphSubjects = []string{"fusebox", "fusebox-split", "gozero", "none"}
+var GraphSubjects = []string{"fusebox", "fusebox-400", "gozero", "none"}
 
 // GraphNotes says what each subject of the call graph is, for the legend.
 var GraphNotes = map[string]string{
-	"fusebox": "frontend: fusehttp.Transport, executor 400 slots, 1 s timeout, Throttle &throttle.Config{} (defaults: K 2 / 1.02 / 1 for critical / default / sheddable, counted per priority), " +
+	"fusebox": "frontend: fusehttp.Transport whose Key gives each priority its own executor for the backend (bulkhead, breaker, throttle): " +
+		"60 slots for critical calls (about C × 0.13 s), 12 for sheddable ones, 1 s timeout, Throttle &throttle.Config{} (K 2 critical, 1 sheddable), " +
 		"breaker ConsecutiveFailures -1 (the throttle answers overload; saturation still trips), the route's priority sent in Fusebox-Priority; " +
 		"backend: inbound.TrustedPriority(PeerIn 127.0.0.0/8) then shed.New(shed.Config{})",
-	"fusebox-split": "the same, but the frontend's Transport.Key gives each priority its own executor (bulkhead, breaker and throttle) for the backend, " +
-		"so that sheddable calls filling their bulkhead cannot trip the breaker that critical calls go through",
+	"fusebox-400": "the same backend; the frontend's one executor for every priority has 400 slots (C × the edge's 1 s deadline)",
 	"gozero": "frontend: core/breaker.NewBreaker() (its Google SRE breaker), acceptable as its rest/httpc (status < 500); " +
 		"backend: load.NewAdaptiveShedder() per route as its rest engine (CPU threshold 900 per mille; 950 for the checkout route, marked priority). " +
 		"No priority crosses the hop: the backend knows checkout only by its route",
 	"none": "plain net/http on both tiers",
+}
+
+// frontendGroup is the frontend's executor configuration for subject:
+// for "fusebox", one executor per priority (Transport.Key), 60 slots for
+// critical calls, about C × 0.13 s, so that the backend never queues more
+// than that, and 12 for sheddable ones; for "fusebox-400", one executor
+// for every priority with 400 slots, C × the edge's 1 s deadline.
+func frontendGroup(subject string) executor.GroupConfig {
+	c := executor.Config{
+		Slots:             60,
+		InvocationTimeout: time.Second,
+		// The throttle answers an overloaded backend; a bulkhead full of
+		// stuck calls still trips the breaker.
+		Breaker:  breaker.Config{ConsecutiveFailures: -1, ResetTimeout: 2 * time.Second},
+		Throttle: &throttle.Config{},
+	}
+	if subject == "fusebox-400" {
+		c.Slots = 400
+		return executor.GroupConfig{Default: c}
+	}
+	sheddable := c
+	sheddable.Slots = 12
+	return executor.GroupConfig{Default: c, Suppliers: map[string]executor.Config{"backend-sheddable": sheddable}}
 }
 
 // priorityOf is the priority the frontend gives each of its routes.
@@ -60,9 +86,9 @@ func priorityOf(route string) priority.Priority {
 }
 
 // BackendCounts are what reached a backend and what it admitted (the
-// handler ran), since it started.
+// handler ran), and the connections it accepted, since it started.
 type BackendCounts struct {
-	Arrived, Admitted uint64
+	Arrived, Admitted, Conns uint64
 }
 
 // counting counts arrivals around its handler and admissions inside the
@@ -72,7 +98,62 @@ type counting struct {
 }
 
 func (c *counting) counts() BackendCounts {
-	return BackendCounts{Arrived: c.arrived.Load(), Admitted: c.admitted.Load()}
+	return BackendCounts{Arrived: c.arrived.Load(), Admitted: c.admitted.Load(), Conns: accepted.Load()}
+}
+
+// accepted counts the connections this process's server accepted.
+var accepted atomic.Uint64
+
+// ConnState is the http.Server.ConnState of the call graph's processes:
+// it counts the connections accepted (BackendCounts.Conns, FrontCounts).
+func ConnState(_ net.Conn, s http.ConnState) {
+	if s == http.StateNew {
+		accepted.Add(1)
+	}
+}
+
+// FrontCounts are the frontend's outcomes of its calls to the backend,
+// by route and outcome (see outcome), the connections it accepted from
+// the edge and dialled to the backend, and its executors' Stats.
+type FrontCounts struct {
+	Routes          map[string]map[string]uint64
+	Accepted, Dials uint64
+	Executors       map[string]executor.Stats
+}
+
+// since subtracts the counts of b (taken earlier) from f's, but for the
+// executors' Stats.
+func (f *FrontCounts) since(b FrontCounts) {
+	for r, m := range f.Routes {
+		for o := range m {
+			m[o] -= b.Routes[r][o]
+		}
+	}
+	f.Accepted -= b.Accepted
+	f.Dials -= b.Dials
+}
+
+// outcome names what became of a frontend's call: "ok", "backend <code>"
+// (the backend's answer), "refused <reason>" (the frontend's executor or
+// go-zero's breaker), "timeout" (the frontend's own invocation timeout),
+// "cancelled" (the edge gave up first) or "error" (the connection).
+func outcome(ctx context.Context, resp *http.Response, err error) string {
+	var rej *executor.RejectedError
+	switch {
+	case err == nil && resp.StatusCode == http.StatusOK:
+		return "ok"
+	case err == nil:
+		return fmt.Sprintf("backend %d", resp.StatusCode)
+	case errors.As(err, &rej):
+		return "refused " + rej.Reason.String()
+	case errors.Is(err, zbreaker.ErrServiceUnavailable):
+		return "refused gozero"
+	case ctx.Err() != nil:
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "error"
 }
 
 // Backend returns the backend of the call graph for subject: work (at
@@ -90,7 +171,7 @@ func Backend(subject string, work http.Handler) (h http.Handler, release func(),
 	switch subject {
 	case "none":
 		protected = admitted
-	case "fusebox", "fusebox-split":
+	case "fusebox", "fusebox-400":
 		s, err := shed.New(shed.Config{})
 		if err != nil {
 			return nil, nil, err
@@ -134,14 +215,21 @@ func Backend(subject string, work http.Handler) (h http.Handler, release func(),
 // Frontend returns the frontend of the call graph for subject: /checkout
 // and /recs, each a call to the backend at base (http://host:port) under
 // the subject's protection, answered 200 when the backend answered 200
-// and 503 when the call was refused or shed; and /admin/stats, the
-// fusebox subjects' executor.Stats by supplier, in JSON. release stops
-// what it started.
+// and 503 when the call was refused or shed; and /admin/stats, its
+// FrontCounts in JSON. release stops what it started.
 func Frontend(subject, base string) (h http.Handler, release func(), err error) {
 	if !strings.HasPrefix(base, "http://") {
 		return nil, nil, fmt.Errorf("overload: frontend: backend %q: want http://host:port", base)
 	}
 	tr := Client().Transport.(*http.Transport)
+	var dials atomic.Uint64
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dial(ctx, network, addr)
+	}
+	var mu sync.Mutex
+	routes := map[string]map[string]uint64{Checkout: {}, Recs: {}}
 	call := func(ctx context.Context, route string, rt http.RoundTripper) (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/work/"+route, nil)
 		if err != nil {
@@ -151,30 +239,27 @@ func Frontend(subject, base string) (h http.Handler, release func(), err error) 
 	}
 	var do func(ctx context.Context, route string) (*http.Response, error)
 	release = tr.CloseIdleConnections
-	stats := func() any { return nil }
+	executors := func() map[string]executor.Stats { return nil }
 	switch subject {
 	case "none":
 		do = func(ctx context.Context, route string) (*http.Response, error) { return call(ctx, route, tr) }
-	case "fusebox", "fusebox-split":
-		g, err := executor.NewGroup(executor.GroupConfig{Default: executor.Config{
-			Slots:             400, // about C × the edge's 1 s deadline: every call that can still succeed
-			InvocationTimeout: time.Second,
-			Breaker:           breaker.Config{ConsecutiveFailures: -1, ResetTimeout: 2 * time.Second},
-			Throttle:          &throttle.Config{},
-		}})
+	case "fusebox", "fusebox-400":
+		gc := frontendGroup(subject)
+		g, err := executor.NewGroup(gc)
 		if err != nil {
 			return nil, nil, err
 		}
-		key := func(*http.Request) string { return "backend" }
-		if subject == "fusebox-split" {
-			key = func(r *http.Request) string { return "backend-" + priority.From(r.Context()).String() }
+		// One executor per priority: its own slots, breaker and throttle.
+		key := func(r *http.Request) string { return "backend-" + priority.From(r.Context()).String() }
+		if subject == "fusebox-400" {
+			key = func(*http.Request) string { return "backend" }
 		}
 		ft := &fusehttp.Transport{Group: g, Base: tr, Key: key}
 		do = func(ctx context.Context, route string) (*http.Response, error) {
 			return call(priority.With(ctx, priorityOf(route)), route, ft)
 		}
 		release = func() { g.Close(context.Background()); tr.CloseIdleConnections() }
-		stats = func() any {
+		executors = func() map[string]executor.Stats {
 			out := map[string]executor.Stats{}
 			for _, name := range []string{"backend", "backend-critical", "backend-sheddable"} {
 				if ex, ok := g.Lookup(name); ok {
@@ -207,6 +292,10 @@ func Frontend(subject, base string) (h http.Handler, release func(), err error) 
 	for _, route := range []string{Checkout, Recs} {
 		mux.HandleFunc("/"+route, func(w http.ResponseWriter, r *http.Request) {
 			resp, err := do(r.Context(), route)
+			o := outcome(r.Context(), resp, err)
+			mu.Lock()
+			routes[route][o]++
+			mu.Unlock()
 			if err != nil {
 				if refused(err) {
 					http.Error(w, err.Error(), http.StatusServiceUnavailable)
@@ -221,7 +310,13 @@ func Frontend(subject, base string) (h http.Handler, release func(), err error) 
 		})
 	}
 	mux.HandleFunc("/admin/stats", func(w http.ResponseWriter, _ *http.Request) {
-		json.NewEncoder(w).Encode(stats())
+		mu.Lock()
+		fc := FrontCounts{Routes: map[string]map[string]uint64{}, Accepted: accepted.Load(), Dials: dials.Load(), Executors: executors()}
+		for r, m := range routes {
+			fc.Routes[r] = maps.Clone(m)
+		}
+		mu.Unlock()
+		json.NewEncoder(w).Encode(fc)
 	})
 	return mux, release, nil
 }

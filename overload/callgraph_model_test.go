@@ -16,8 +16,8 @@ import (
 // 60 s: 3 × C offered, 30 % critical, to a supplier that accepts critical
 // calls first (as the backend's shedder does) up to C and refuses the
 // rest, 100 ms at a time. perPriority gives each priority a throttle of
-// its own (the fusebox-split subject); otherwise one throttle sees every
-// call (the fusebox subject). It returns, over the last 30 s, the share of each priority's
+// its own (an executor per priority, the fusebox subject); otherwise one
+// throttle sees every call (the fusebox-400 subject). It returns, over the last 30 s, the share of each priority's
 // calls that the throttle let through, the share served, and what
 // reached the supplier, ÷ C. The time is passed in, so the model is
 // deterministic.

@@ -13,11 +13,11 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/shed"
 )
 
@@ -42,8 +42,12 @@ type GraphCell struct {
 	Res     Result          // at the edge, by class Checkout and Recs
 	Backend BackendCounts   // of the measured part; see Counted
 	Counted bool            // false: the backend did not answer for its counts in time
-	Front   json.RawMessage // the frontend's /admin/stats
-	Shed    json.RawMessage // the backend's /admin/shed
+	Front   json.RawMessage // the frontend's FrontCounts of the measured part (its executors' Stats since it started)
+	// CPU used in the measured part, in cores (CPU seconds a second): the
+	// edge (this process), the frontend and the backend; NaN where the
+	// system does not say (Linux's /proc and getrusage do).
+	CPU  [3]float64
+	Shed json.RawMessage // the backend's /admin/shed
 }
 
 // Share returns the share of class's requests answered 200 within the
@@ -179,17 +183,60 @@ func RunGraphCell(ctx context.Context, o GraphOptions, subject string, x, c floa
 	if err != nil {
 		return GraphCell{}, err
 	}
+	frontBefore, err := getJSON[FrontCounts](ctx, cl, g.front.base+"/admin/stats")
+	if err != nil {
+		return GraphCell{}, err
+	}
 	cell := GraphCell{Subject: subject, X: x, Run: run, C: c}
+	cpu0 := g.cpu()
 	cell.Res = Load{Base: g.front.base, Rate: x * c, Dur: o.Dur, Deadline: o.Deadline, MaxOpen: 15000, Next: mix, Seed: seed + 1}.Run(ctx, cl)
+	cpu1 := g.cpu()
+	for i := range cell.CPU {
+		cell.CPU[i] = (cpu1[i] - cpu0[i]) / cell.Res.Dur.Seconds()
+	}
 	// A backend that queued every request answers this one behind them
 	// all: past the timeout, the cell is kept without its counts.
 	if after, err := getJSON[BackendCounts](ctx, cl, g.back.base+"/admin/counts"); err == nil {
-		cell.Backend = BackendCounts{Arrived: after.Arrived - before.Arrived, Admitted: after.Admitted - before.Admitted}
+		cell.Backend = BackendCounts{Arrived: after.Arrived - before.Arrived, Admitted: after.Admitted - before.Admitted, Conns: after.Conns - before.Conns}
 		cell.Counted = true
 	}
-	cell.Front, _ = getJSON[json.RawMessage](ctx, cl, g.front.base+"/admin/stats")
+	if fc, err := getJSON[FrontCounts](ctx, cl, g.front.base+"/admin/stats"); err == nil {
+		fc.since(frontBefore)
+		cell.Front, _ = json.Marshal(fc)
+	}
 	cell.Shed, _ = getJSON[json.RawMessage](ctx, cl, g.back.base+"/admin/shed")
 	return cell, nil
+}
+
+// cpu returns the CPU seconds used so far by this process (the edge),
+// the frontend and the backend, NaN where unknown.
+func (g *graph) cpu() [3]float64 {
+	return [3]float64{selfCPU(), procCPU(g.front.cmd.Process.Pid), procCPU(g.back.cmd.Process.Pid)}
+}
+
+// procCPU returns the user and system CPU seconds of process pid, from
+// /proc/PID/stat (in clock ticks, 100 a second on Linux); NaN if unknown.
+func procCPU(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return math.NaN()
+	}
+	// Fields after the command name, which is in parentheses and may
+	// hold spaces: state is the 3rd field, utime the 14th, stime the 15th.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return math.NaN()
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return math.NaN()
+	}
+	u, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return math.NaN()
+	}
+	return float64(u+st) / 100
 }
 
 func getJSON[T any](ctx context.Context, c *http.Client, url string) (T, error) {
@@ -259,10 +306,11 @@ func GraphReport(w io.Writer, cells []GraphCell) {
 // calls, and what the backend's shedder saw.
 func (c GraphCell) Diagnosis() string {
 	var b strings.Builder
-	var front map[string]executor.Stats
-	if json.Unmarshal(c.Front, &front) == nil {
-		for _, name := range slices.Sorted(maps.Keys(front)) {
-			st := front[name]
+	var fc FrontCounts
+	if json.Unmarshal(c.Front, &fc) == nil {
+		fmt.Fprintf(&b, "  frontend: accepted %d connections, dialled %d; calls by outcome %v\n", fc.Accepted, fc.Dials, fc.Routes)
+		for _, name := range slices.Sorted(maps.Keys(fc.Executors)) {
+			st := fc.Executors[name]
 			fmt.Fprintf(&b, "  frontend %s: ok %d failed %d (timeouts %d) ignored %d; refused %+v, by priority %v; breaker opens by reason %v\n",
 				name, st.Successes, st.Failures, st.Timeouts, st.Ignored, st.Rejected, st.RejectedByPriority, st.Breaker.Transitions)
 		}
@@ -272,5 +320,80 @@ func (c GraphCell) Diagnosis() string {
 		fmt.Fprintf(&b, "  backend shedder: admitted %d, shed by priority %v, by reason %v, capacity %.0f/s, delay %v, overload %v\n",
 			sh.Admitted, sh.Shed, sh.ByReason, sh.Capacity, sh.Delay, sh.Overload)
 	}
+	if c.Counted {
+		fmt.Fprintf(&b, "  backend: accepted %d connections\n", c.Backend.Conns)
+	}
 	return b.String()
+}
+
+// lossColumns are the outcomes of GraphLosses, in the order of its
+// columns: the frontend's (see outcome) and the edge's own.
+var lossColumns = []string{"refused throttled", "refused busy", "refused saturated", "refused open", "refused gozero",
+	"backend 503", "timeout", "cancelled", "error"}
+
+// GraphLosses writes, per subject and offered load, where the checkout
+// requests that were not served were lost, summed over the runs: refused
+// by the frontend (by reason), shed by the backend, timed out or given
+// up, or late at the edge; the backend's accepted connections per cell
+// and the CPU each process used, in cores (medians).
+func GraphLosses(w io.Writer, cells []GraphCell) {
+	type key struct {
+		subject string
+		x       float64
+	}
+	type row struct {
+		sent, good, late, failed, runs int
+		out                            map[string]uint64
+		conns                          []float64
+		cpu                            [3][]float64
+	}
+	rows := map[key]*row{}
+	var keys []key
+	for _, c := range cells {
+		k := key{c.Subject, c.X}
+		r := rows[k]
+		if r == nil {
+			r = &row{out: map[string]uint64{}}
+			rows[k] = r
+			keys = append(keys, k)
+		}
+		t := c.Res.ByClass[Checkout]
+		if t == nil {
+			t = &Tally{}
+		}
+		r.runs++
+		r.sent += t.Sent
+		r.good += t.Good
+		r.late += t.Late
+		r.failed += t.Failed + t.NotSent
+		var fc FrontCounts
+		if json.Unmarshal(c.Front, &fc) == nil {
+			for o, n := range fc.Routes[Checkout] {
+				r.out[o] += n
+			}
+		}
+		if c.Counted {
+			r.conns = append(r.conns, float64(c.Backend.Conns))
+		}
+		for i, v := range c.CPU {
+			if !math.IsNaN(v) {
+				r.cpu[i] = append(r.cpu[i], v)
+			}
+		}
+	}
+	med := func(v []float64) float64 {
+		if len(v) == 0 {
+			return math.NaN()
+		}
+		return median(v)
+	}
+	fmt.Fprintf(w, "\n| protection | offered | checkouts sent | served | refused by the frontend: throttled / busy / saturated / open | go-zero's breaker | shed by the backend (503) | frontend timeout | given up by the edge | connection errors | late or failed at the edge | backend connections a cell | CPU cores: edge / frontend / backend |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, k := range keys {
+		r := rows[k]
+		o := r.out
+		fmt.Fprintf(w, "| %s | %g × C | %d | %d | %d / %d / %d / %d | %d | %d | %d | %d | %d | %d | %.0f | %.2f / %.2f / %.2f |\n", k.subject, k.x, r.sent, r.good,
+			o[lossColumns[0]], o[lossColumns[1]], o[lossColumns[2]], o[lossColumns[3]], o[lossColumns[4]],
+			o[lossColumns[5]], o[lossColumns[6]], o[lossColumns[7]], o[lossColumns[8]], r.late+r.failed, med(r.conns),
+			med(r.cpu[0]), med(r.cpu[1]), med(r.cpu[2]))
+	}
 }

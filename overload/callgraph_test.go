@@ -3,8 +3,10 @@ package overload
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fusebox-go/fusebox/executor"
 	"github.com/fusebox-go/fusebox/priority"
 )
 
@@ -83,12 +84,15 @@ func TestTheCallGraphCarriesThePriorityAndThrottlesSheddableFirst(t *testing.T) 
 	resp, err := c.Get(front.URL + "/admin/stats")
 	require.NoError(t, err)
 	defer resp.Body.Close()
-	var st map[string]executor.Stats
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&st))
-	b := st["backend"]
-	assert.Zero(t, b.RejectedByPriority[priority.Critical], "critical calls refused by the frontend")
-	assert.Positive(t, b.Rejected.Throttled, "sheddable calls throttled by the frontend")
-	assert.Equal(t, b.Rejected.Throttled, b.RejectedByPriority[priority.Sheddable], "every refusal a sheddable throttled call")
+	var fc FrontCounts
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&fc))
+	assert.Equal(t, map[string]uint64{"ok": 90}, fc.Routes[Checkout], "the frontend's checkout calls by outcome")
+	crit, shd := fc.Executors["backend-critical"], fc.Executors["backend-sheddable"]
+	assert.Equal(t, 60, crit.Slots, "the critical executor's slots")
+	assert.Equal(t, 12, shd.Slots, "the sheddable executor's slots")
+	assert.Zero(t, crit.Rejected, "critical calls refused by the frontend")
+	assert.Positive(t, shd.Rejected.Throttled, "sheddable calls throttled by the frontend")
+	assert.Equal(t, shd.Rejected.Throttled, shd.RejectedByPriority[priority.Sheddable], "every refusal a sheddable throttled call")
 }
 
 func TestTheCallGraphReportGivesMediansAndSaysWhatWasNotCounted(t *testing.T) {
@@ -108,4 +112,36 @@ func TestTheCallGraphReportGivesMediansAndSaysWhatWasNotCounted(t *testing.T) {
 	b.Reset()
 	GraphReport(&b, []GraphCell{cell(0, 90, false)})
 	assert.Contains(t, b.String(), "| fusebox | 3 × C | 90.0 % | 10.0 % | NaN | NaN | 1 |")
+}
+
+func TestTheCallGraphLossesAddTheRunsUpByOutcome(t *testing.T) {
+	cell := func(run int, front string, counted bool) GraphCell {
+		return GraphCell{Subject: "fusebox", X: 3, Run: run, C: 100, Counted: counted, Front: json.RawMessage(front),
+			Backend: BackendCounts{Conns: uint64(10 * (run + 1))}, CPU: [3]float64{0.5, 0.25 * float64(run), math.NaN()},
+			Res: Result{Dur: 5 * time.Second, ByClass: map[string]*Tally{
+				Checkout: {Sent: 100, Good: 90, Late: 4, Failed: 1, NotSent: 1},
+			}}}
+	}
+	var b strings.Builder
+	GraphLosses(&b, []GraphCell{
+		cell(0, `{"Routes":{"checkout":{"ok":90,"refused busy":6,"backend 503":4}}}`, true),
+		cell(1, `{"Routes":{"checkout":{"ok":90,"refused open":5,"cancelled":5}}}`, true),
+		cell(2, `not json`, false),
+	})
+	// Connections: the median of runs 0 and 1, the only ones counted.
+	assert.Contains(t, b.String(), "| fusebox | 3 × C | 300 | 270 | 0 / 6 / 0 / 5 | 0 | 4 | 0 | 5 | 0 | 18 | 15 | 0.50 / 0.25 / NaN |")
+}
+
+func TestProcCPUReadsWhatGetrusageSays(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	end := time.Now().Add(50 * time.Millisecond)
+	for time.Now().Before(end) {
+	}
+	self, proc := selfCPU(), procCPU(os.Getpid())
+	// /proc counts in ticks of 10 ms; the two reads are a moment apart.
+	assert.InDelta(t, self, proc, 0.05, "procCPU %v, getrusage %v", proc, self)
+	assert.Positive(t, proc)
+	assert.True(t, math.IsNaN(procCPU(-1)), "a process that is not there")
 }

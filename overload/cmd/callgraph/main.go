@@ -91,7 +91,7 @@ func serve(h http.Handler) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second, ConnState: overload.ConnState}
 	go func() {
 		io.Copy(io.Discard, os.Stdin) // the driver closes it to stop us
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -168,9 +168,9 @@ func run(args []string) error {
 				}
 				cells = append(cells, cell)
 				ck, rc := cell.Res.ByClass[overload.Checkout], cell.Res.ByClass[overload.Recs]
-				fmt.Fprintf(os.Stderr, "run %d %-8s %g × C (C %.0f/s): checkout %5.1f %% (sent %d shed %d late %d failed %d), recs %5.1f %% (sent %d shed %d late %d failed %d); backend admitted %.2f C, reached %.2f C\n%s",
+				fmt.Fprintf(os.Stderr, "run %d %-8s %g × C (C %.0f/s): checkout %5.1f %% (sent %d shed %d late %d failed %d), recs %5.1f %% (sent %d shed %d late %d failed %d); backend admitted %.2f C, reached %.2f C; CPU cores edge %.2f frontend %.2f backend %.2f\n%s",
 					run, s, x, c, 100*cell.Share(overload.Checkout), ck.Sent, ck.Shed, ck.Late, ck.Failed,
-					100*cell.Share(overload.Recs), rc.Sent, rc.Shed, rc.Late, rc.Failed, cell.Admitted(), cell.Arrived(), cell.Diagnosis())
+					100*cell.Share(overload.Recs), rc.Sent, rc.Shed, rc.Late, rc.Failed, cell.Admitted(), cell.Arrived(), cell.CPU[0], cell.CPU[1], cell.CPU[2], cell.Diagnosis())
 			}
 		}
 	}
@@ -187,6 +187,8 @@ func run(args []string) error {
 		strings.Join(args, " "), time.Since(start).Round(time.Second), runtime.Version(), runtime.NumCPU(), o.BackendProcs, o.Kind, overload.Work,
 		o.FrontendProcs, 100*o.Critical, *runs, time.Now().UTC().Format("2006-01-02 15:04 UTC"), loadStart, loadAvg(), strings.Join(cs, ", "))
 	overload.GraphReport(f, cells)
+	fmt.Fprintf(f, "\nWhere the checkouts were lost, summed over the runs (the frontend's outcomes of its calls, the edge's late and failed requests):\n")
+	overload.GraphLosses(f, cells)
 	fmt.Fprintln(f, "\nProtections:")
 	for _, s := range subs {
 		fmt.Fprintf(f, "- `%s`: %s\n", s, overload.GraphNotes[s])

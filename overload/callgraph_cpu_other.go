@@ -1,0 +1,8 @@
+//go:build !unix
+
+package overload
+
+import "math"
+
+// selfCPU returns NaN: this system's CPU time is not read.
+func selfCPU() float64 { return math.NaN() }
