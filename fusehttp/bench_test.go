@@ -38,24 +38,33 @@ func BenchmarkRoundTrip(b *testing.B) {
 		{"get-body", http.MethodGet, "/body", false},
 		{"post-body", http.MethodPost, "/body", true},
 	} {
-		b.Run(bc.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				var body io.Reader
-				if bc.body {
-					body = strings.NewReader("order=42")
-				}
-				req, err := http.NewRequest(bc.method, "http://api.test"+bc.path, body)
-				if err != nil {
-					b.Fatal(err)
-				}
-				resp, err := tr.RoundTrip(req)
-				if err != nil {
-					b.Fatal(err)
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-		})
+		for _, rt := range []struct {
+			name string
+			tr   http.RoundTripper
+		}{{bc.name, tr}, {bc.name + "-base", base}} {
+			b.Run(rt.name, func(b *testing.B) { roundTrips(b, rt.tr, bc.method, bc.path, bc.body) })
+		}
+	}
+}
+
+// roundTrips sends requests through rt: the Transport, or its base alone
+// (the baseline of the same run).
+func roundTrips(b *testing.B, rt http.RoundTripper, method, path string, withBody bool) {
+	b.ReportAllocs()
+	for b.Loop() {
+		var body io.Reader
+		if withBody {
+			body = strings.NewReader("order=42")
+		}
+		req, err := http.NewRequest(method, "http://api.test"+path, body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp, err := rt.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 	}
 }
