@@ -15,11 +15,7 @@ func (ex *Executor) observe(d int64, n uint64, inTime bool, p breaker.Permit) {
 	if d < 0 {
 		return
 	}
-	crit := &ex.counts().crit
-	crit.Observe(d, n, inTime, ex.timeout.Load(), p.Current())
-	if crit.Slow(d) && inTime && p.Current() {
-		crit.SlowDone(ex.now()) // rare: a success as long as a stuck call
-	}
+	ex.counts().crit.Observe(d, n, inTime, ex.timeout.Load(), p.Current())
 }
 
 // Latency returns the q-quantile (0 < q < 1) of recent successful calls,

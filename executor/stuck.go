@@ -10,10 +10,9 @@ import (
 
 // StuckConfig decides whether a full bulkhead trips the breaker: it does
 // (ErrSaturated) when half of the slots are held by calls older than
-// clamp(Multiple × p99, MinAge, MaxAge), p99 being Stats.LatencyP99,
-// unless a success that old returned less than that age ago; otherwise
-// only the call that found it full is refused (ErrBusy). The zero value
-// is the default rule (docs/design.md, "The stuck criterion").
+// clamp(Multiple × p99, MinAge, MaxAge), p99 being Stats.LatencyP99;
+// otherwise only the call that found it full is refused (ErrBusy). The
+// zero value is the default rule (docs/design.md, "The stuck criterion").
 type StuckConfig struct {
 	// Multiple of the p99 that makes a call old. 0 means 8; otherwise ≥ 1.
 	Multiple float64
@@ -41,9 +40,8 @@ func (ex *Executor) stuckAfter() int64 { return ex.counts().crit.After() }
 
 // isStuck reports whether a full bulkhead is stuck (docs/design.md, "The
 // stuck criterion"): half of its slots held by calls older than
-// stuckAfter or overdue, or a queue whose oldest call waited that long,
-// unless a call that old returned successfully within stuckAfter (they
-// complete: busy). A busy answer is cached until it may change (BusyUntil).
+// stuckAfter or overdue, or a queue whose oldest call waited that long.
+// A busy answer is cached until a call can next become old (BusyUntil).
 func (ex *Executor) isStuck() bool {
 	rc := ex.counts()
 	p := &rc.crit.Now().Policy
@@ -68,19 +66,6 @@ func (ex *Executor) isStuck() bool {
 		old, qnext = qt.CountOld(cutoff, rc.crit.QueueSpan.Widen(ex.queueTO.Load(), now), needQueued)
 		is = old >= needQueued
 		next = min(next, qnext)
-	}
-	if is {
-		// Old calls that still complete make a busy bulkhead, not a stuck
-		// one, until that evidence lapses (then look again); calls past
-		// their deadline that have not returned do not.
-		if ok, until := rc.crit.Completing(now, after); ok && overdue == 0 {
-			rc.crit.BusyUntil.Store(until)
-			if ex.needRunning(p) != needRunning {
-				rc.crit.BusyUntil.Store(0) // as below
-			}
-			return false
-		}
-		return true
 	}
 	if !is && next < math.MaxInt64-after { // else no call was listed yet: look again next time
 		rc.crit.BusyUntil.Store(next + after)

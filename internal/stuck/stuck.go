@@ -103,11 +103,6 @@ type State[L any] struct {
 	// The longest spans of the calls still listed from before a
 	// Reconfigure that shortened a timeout.
 	RunSpan, QueueSpan SpanBound
-	// slowAge is the age of a stuck call as last computed (MaxAge before
-	// After first computes it), and slowDone the time (executor clock,
-	// 0: never) the last success at least that long returned: evidence
-	// that old calls complete (see Completing).
-	slowAge, slowDone atomic.Int64
 }
 
 // Now returns the criterion and the listener in force (nil before Put).
@@ -120,7 +115,6 @@ func (s *State[L]) Put(p Policy, onBusy L) {
 	if l := s.lat.Load(); l != nil {
 		l.SetThreshold(0, 0)
 	}
-	s.slowAge.Store(p.MaxAge)
 	s.BusyUntil.Store(0)
 }
 
@@ -142,36 +136,8 @@ func (s *State[L]) After() int64 {
 		t = int64(min(max(float64(p.Multiple)*float64(p99), float64(p.MinAge)), float64(p.MaxAge)))
 	}
 	l.SetThreshold(t, n)
-	s.slowAge.Store(t)
 	s.BusyUntil.Store(0) // computed with the old threshold
 	return t
-}
-
-// Slow reports whether a success that took d ns ran as long as a stuck
-// call (then SlowDone records it). One load: it runs on every success.
-func (s *State[L]) Slow(d int64) bool {
-	a := s.slowAge.Load()
-	return a > 0 && d >= a
-}
-
-// SlowDone records that a success as long as a stuck call returned at
-// now, admitted under the breaker's current generation and in time.
-func (s *State[L]) SlowDone(now int64) {
-	if now > s.slowDone.Load() {
-		s.slowDone.Store(now)
-	}
-}
-
-// Completing reports whether a call as old as after returned successfully
-// less than after before now: old calls then complete, slowly, and a
-// bulkhead they fill is busy, not stuck. until is when that evidence
-// lapses.
-func (s *State[L]) Completing(now, after int64) (ok bool, until int64) {
-	d := s.slowDone.Load()
-	if d == 0 || now-d >= after {
-		return false, 0
-	}
-	return true, d + after
 }
 
 // Observe is a successful call that took d ns (-1: not known), the n-th

@@ -140,31 +140,3 @@ func TestSpanBound(t *testing.T) {
 	assert.Equal(t, int64(10), b.Widen(10, 1100), "the last of them has left")
 	assert.Equal(t, int64(math.MaxInt64), AddSat(math.MaxInt64-1, 5))
 }
-
-func TestCompleting(t *testing.T) {
-	var s State[func()]
-	s.Put(Resolve(Config{}, time.Second, 2, func(string, ...any) {}), nil)
-	const ms = int64(time.Millisecond)
-
-	t.Run("before any slow success old calls are not known to complete", func(t *testing.T) {
-		ok, _ := s.Completing(1000*ms, 500*ms)
-		assert.False(t, ok)
-	})
-	t.Run("a success shorter than the stuck age is not slow", func(t *testing.T) {
-		assert.False(t, s.Slow(499*ms))
-		assert.True(t, s.Slow(500*ms))
-	})
-	t.Run("a slow success is evidence for a stuck age after it", func(t *testing.T) {
-		s.SlowDone(800 * ms)
-		ok, until := s.Completing(1299*ms, 500*ms)
-		assert.True(t, ok)
-		assert.Equal(t, 1300*ms, until)
-		ok, _ = s.Completing(1300*ms, 500*ms)
-		assert.False(t, ok)
-	})
-	t.Run("an earlier success reported late does not move it back", func(t *testing.T) {
-		s.SlowDone(700 * ms)
-		ok, _ := s.Completing(1299*ms, 500*ms)
-		assert.True(t, ok)
-	})
-}
