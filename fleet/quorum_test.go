@@ -67,11 +67,23 @@ func TestVotesOutsideTheWindowDoNotCount(t *testing.T) {
 	rs := startQuorumFleet(t, srv, 3, fleet.Quorum{Replicas: 2, Window: 200 * time.Millisecond})
 	rs[0].payments(t).Breaker().Trip(breaker.Saturation)
 	eventually(t, 10*time.Second, "q0 votes", func() bool { return rs[0].link.Stats().Votes == 1 })
+	// A receiver counts a vote from when it receives it. On a loaded
+	// machine q0's message can reach q2 well after Redis stored the vote
+	// (in one release-check run, within a window of q1's): wait for q2 to
+	// hold it back, for up to 2 s, and then a window more by q2's clock.
+	start := time.Now()
+	for rs[2].link.Stats().Awaiting == 0 && time.Since(start) < 2*time.Second {
+		time.Sleep(time.Millisecond)
+	}
+	received := time.Now()
 	// The window passes: Redis expires the votes a window after the last.
 	raw := srv.client(t)
 	eventually(t, 10*time.Second, "q0's vote expires in Redis", func() bool {
 		return raw.Exists(context.Background(), "{shop}:votes:payments").Val() == 0
 	})
+	for time.Since(received) < 2*200*time.Millisecond {
+		time.Sleep(time.Millisecond)
+	}
 	rs[1].payments(t).Breaker().Trip(breaker.Saturation)
 	eventually(t, 10*time.Second, "q1 votes", func() bool { return rs[1].link.Stats().Votes == 1 })
 	// Neither vote opened the fleet: no key, and the receiver held both
