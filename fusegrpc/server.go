@@ -23,30 +23,17 @@ const PushbackKey = "grpc-retry-pushback-ms"
 
 // Server admits a service's own gRPC calls through the executors of a
 // Group, one bulkhead and breaker per method by default, and holds the
-// slot until the method's handler returns: a method whose handlers hang
-// fills its own bulkhead and is shed, while the other methods keep
-// theirs. Install it with ServerOptions:
+// slot until the handler returns. Install it with ServerOptions:
 //
-//	s := &fusegrpc.Server{Group: g}
-//	srv := grpc.NewServer(s.ServerOptions()...)
+//	srv := grpc.NewServer((&fusegrpc.Server{Group: g}).ServerOptions()...)
 //
-// A refused call is answered at once, without calling the handler:
-// ResourceExhausted when the method's slots are busy, Unavailable when its
-// breaker is open (or the saturation of stuck handlers has just opened
-// it, or the group is closed), with the PushbackKey trailer saying when
-// to come back (see executor.RejectedError.RetryAfter). The handler keeps
-// the call's context: the client's cancellation and deadline end its work
-// as usual. A handler still running at the method's InvocationTimeout is
-// counted as a timeout and as overdue, as a call that outlives its
-// deadline is. A panic in a handler counts as a failure and goes on, as
-// without the interceptor; a handler that ends its goroutine
-// (runtime.Goexit) counts as a failure too, a *breaker.PanicError, unless
-// the client had gone.
-//
-// The fields are read on every call; set them before first use. A Server
-// is safe for concurrent use. A nil *Server, one without a Group, or a
-// call with a nil context fails each call with an *Error of code
-// Internal saying which, without calling the handler.
+// A refused call is answered at once, without its handler:
+// ResourceExhausted when the slots are busy, Unavailable when the breaker
+// is open or the group closed, with the PushbackKey trailer. A handler
+// running past InvocationTimeout counts as a timeout; one that panics or
+// calls runtime.Goexit, as a failure (docs/inbound.md). The fields are read
+// on every call; set them before first use. A nil *Server, one without a
+// Group, or a nil context fails each call with Internal.
 type Server struct {
 	// Group supplies one executor per key; its GroupConfig sets each
 	// method's slots, deadline, breaker and critical share. Required.

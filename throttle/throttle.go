@@ -191,28 +191,9 @@ func (t *Throttle) advance(now int64) int {
 }
 
 // recompute sets each priority's odds from its own counts in the buckets
-// of the window before bucket n.
-//
-// The long window (every bucket before n, back to since) decides in a
-// steady state: over 10 s its counts hardly move from one bucket to the
-// next, so a client's odds do not wander, and none lets its whole load
-// back in by chance. Two rules cover the changes it is too slow for
-// (docs/throttle.md has the measurements):
-//   - onset: while the short span (the last tenth of the window) shows the
-//     supplier failing a fifth of its calls or more, its odds decide when they exceed the long
-//     window's by more than onsetMargin, so that a new overload is met
-//     within a short span instead of a window;
-//   - end: when the short span's request rate has fallen to dropShare of
-//     the rest of the window's or less, and the supplier accepted what it was sent
-//     there, the counts of the overload no longer describe the demand:
-//     the window restarts at n. Without that, the window's rejections
-//     would keep rejecting for up to a window and more after the load
-//     fell back, and longer still with K near 1;
-//   - clean run: the formula alone lets a client that sends less than
-//     the supplier would accept grow only K-fold per window, so the
-//     odds shrink while the newest buckets sent to hold no failure
-//     (go-zero's breaker does the same), after a grace that a steady
-//     overload seldom gives.
+// of the window before bucket n: the long window in a steady state, the
+// short span at an overload's onset, a restart when the load has fallen,
+// and shrinking odds over a clean run (docs/throttle.md, "The formula").
 func (t *Throttle) recompute(n int64) {
 	for p := range t.levels {
 		t.recomputeLevel(n, priority.Priority(p))
