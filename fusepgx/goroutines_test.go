@@ -59,10 +59,7 @@ func TestOpenRowsCostNoGoroutine(t *testing.T) {
 		_, closeAll := open(p)
 		closeAll()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for runtime.NumGoroutine() > base+5 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	eventually(t, "the warm-up's context watchers end", func() bool { return runtime.NumGoroutine() <= base+5 })
 	plainExtra, closePlain := open(plain)
 	fuseExtra, closeFuse := open(s.p)
 	assert.Equal(t, n, s.stats(t, "db").InUse, "every open Rows holds a slot")
