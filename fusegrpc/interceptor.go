@@ -73,7 +73,8 @@ type Interceptor struct {
 
 // withPriority returns ctx with its priority, unless Default, in the
 // outgoing metadata under key (see Interceptor.PriorityKey), in place of
-// any value the call's own metadata gives that key.
+// any value the call's own metadata gives that key: ctx itself when that
+// metadata gives the key this one value already.
 func withPriority(ctx context.Context, key string) context.Context {
 	p := priority.From(ctx)
 	if p == priority.Default || key == "-" {
@@ -85,14 +86,20 @@ func withPriority(ctx context.Context, key string) context.Context {
 		// context's metadata, and hands out copies of it.
 		return metadata.NewOutgoingContext(ctx, priorityMD[p])
 	}
-	if !ok {
-		md = make(metadata.MD, 1)
-	}
 	k := priorityKey
 	if key != "" {
 		k = strings.ToLower(key)
 	}
-	md[k] = priorityMD[p][priorityKey] // shared, read only as above
+	v := priorityMD[p][priorityKey] // shared, read only as above
+	if cur := md[k]; len(cur) == 1 && cur[0] == v[0] {
+		// The call's metadata says so already (a proxy passing on what
+		// it received): sent as it is, with no context of ours.
+		return ctx
+	}
+	if !ok {
+		md = make(metadata.MD, 1)
+	}
+	md[k] = v
 	return metadata.NewOutgoingContext(ctx, md)
 }
 

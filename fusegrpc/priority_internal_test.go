@@ -10,14 +10,20 @@ import (
 	"github.com/fusebox-go/fusebox/priority"
 )
 
-var sinkCtx context.Context
+var (
+	sinkCtx context.Context
+	sinkMD  metadata.MD
+)
 
 // BenchmarkPriorityMetadata is what carrying a priority adds to an
 // outbound call: a context lookup for Default; otherwise a context with
-// a shared MD, or with a copy of the call's own metadata.
+// a shared MD, or with a copy of the call's own metadata, none when that
+// says so already. The floors are what any way through grpc's metadata
+// API pays: a context value, and the copy that is its only read.
 func BenchmarkPriorityMetadata(b *testing.B) {
 	base := context.WithValue(context.Background(), struct{ k int }{1}, 1)
 	withMD := metadata.AppendToOutgoingContext(base, "authorization", "Bearer x")
+	saysSo := metadata.AppendToOutgoingContext(base, "authorization", "Bearer x", "fusebox-priority", "critical")
 	for _, c := range []struct {
 		name string
 		ctx  context.Context
@@ -26,6 +32,7 @@ func BenchmarkPriorityMetadata(b *testing.B) {
 		{"default", base, priority.Default},
 		{"critical", base, priority.Critical},
 		{"critical+metadata", withMD, priority.Critical},
+		{"critical+metadata-saying-so", saysSo, priority.Critical},
 	} {
 		ctx := priority.With(c.ctx, c.p)
 		b.Run(c.name, func(b *testing.B) {
@@ -35,6 +42,23 @@ func BenchmarkPriorityMetadata(b *testing.B) {
 			}
 		})
 	}
+	// The value as NewOutgoingContext stores it: an MD and a slice.
+	v := struct {
+		md    metadata.MD
+		added [][]string
+	}{md: priorityMD[priority.Critical]}
+	b.Run("floor/context-value", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkCtx = context.WithValue(base, struct{ k int }{3}, v)
+		}
+	})
+	b.Run("floor/read-of-metadata", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkMD, _ = metadata.FromOutgoingContext(withMD)
+		}
+	})
 }
 
 func TestWithPriorityMetadata(t *testing.T) {
@@ -90,4 +114,43 @@ func TestWithPriorityMetadataIsTheCallsOwn(t *testing.T) {
 func outgoingMD(ctx context.Context) metadata.MD {
 	md, _ := metadata.FromOutgoingContext(ctx)
 	return md
+}
+
+func TestWithPriorityMetadataThatSaysSoAlready(t *testing.T) {
+	t.Run("is sent as it is, with no context of ours", func(t *testing.T) {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "fusebox-priority", "critical", "authorization", "x")
+		ctx = priority.With(ctx, priority.Critical)
+		got := withPriority(ctx, "")
+		assert.True(t, got == ctx, "got a new context, want the call's own")
+		assert.Equal(t, metadata.Pairs("fusebox-priority", "critical", "authorization", "x"), outgoingMD(got))
+	})
+	t.Run("under a key of one's own, in any case", func(t *testing.T) {
+		ctx := metadata.NewOutgoingContext(context.Background(), metadata.MD{"X-Criticality": {"sheddable"}})
+		ctx = priority.With(ctx, priority.Sheddable)
+		got := withPriority(ctx, "X-Criticality")
+		assert.True(t, got == ctx, "got a new context, want the call's own")
+		assert.Equal(t, metadata.Pairs("x-criticality", "sheddable"), outgoingMD(got))
+	})
+	t.Run("but not when it says so twice", func(t *testing.T) {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "fusebox-priority", "critical")
+		ctx = metadata.AppendToOutgoingContext(ctx, "fusebox-priority", "critical")
+		got := withPriority(priority.With(ctx, priority.Critical), "")
+		assert.Equal(t, metadata.Pairs("fusebox-priority", "critical"), outgoingMD(got))
+	})
+	t.Run("nor when it says so under another key", func(t *testing.T) {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "fusebox-priority", "critical")
+		got := withPriority(priority.With(ctx, priority.Critical), "x-criticality")
+		assert.Equal(t, metadata.Pairs("fusebox-priority", "critical", "x-criticality", "critical"), outgoingMD(got))
+	})
+}
+
+func TestWithPriorityLeavesTheCallersMetadataAsItWas(t *testing.T) {
+	own := metadata.Pairs("fusebox-priority", "critical", "authorization", "x")
+	ctx := metadata.NewOutgoingContext(context.Background(), own)
+	ctx = metadata.AppendToOutgoingContext(ctx, "x-more", "1")
+	got := withPriority(priority.With(ctx, priority.Sheddable), "")
+	assert.Equal(t, metadata.Pairs("fusebox-priority", "sheddable", "authorization", "x", "x-more", "1"), outgoingMD(got))
+	assert.Equal(t, metadata.Pairs("fusebox-priority", "critical", "authorization", "x"), own, "the caller's MD changed")
+	assert.Equal(t, metadata.Pairs("fusebox-priority", "critical", "authorization", "x", "x-more", "1"), outgoingMD(ctx),
+		"the caller's context changed")
 }

@@ -58,6 +58,40 @@ func TestPriorityCrossesTheHopOnlyForTrustedPeers(t *testing.T) {
 	})
 }
 
+// The server receives the call's priority once, whatever the call's own
+// metadata said under the key: the same value, another, or one twice.
+func TestPriorityIsSaidOnceOnTheWire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var got atomic.Pointer[[]string]
+		srv := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any,
+			_ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+			vals := metadata.ValueFromIncomingContext(ctx, "fusebox-priority")
+			got.Store(&vals)
+			return handler(ctx, req)
+		}))
+		testpb.RegisterTestServiceServer(srv, &service{})
+		client := dial(t, serve(t, srv), &fusegrpc.Interceptor{Group: newGroup(t, executor.GroupConfig{Default: defaults()})})
+		for _, c := range []struct {
+			name string
+			own  []string // the call's own values under the key
+			p    priority.Priority
+		}{
+			{"none of its own", nil, priority.Critical},
+			{"the same of its own", []string{"critical"}, priority.Critical},
+			{"another of its own", []string{"critical"}, priority.Sheddable},
+			{"the same twice", []string{"sheddable", "sheddable"}, priority.Sheddable},
+		} {
+			ctx := priority.With(t.Context(), c.p)
+			for _, v := range c.own {
+				ctx = metadata.AppendToOutgoingContext(ctx, "fusebox-priority", v)
+			}
+			_, err := client.UnaryCall(ctx, &testpb.SimpleRequest{})
+			require.NoError(t, err, c.name)
+			assert.Equal(t, []string{c.p.String()}, *got.Load(), c.name)
+		}
+	})
+}
+
 // The shedder reads a call's priority from its context: chained after
 // TrustedPriorityUnary (or Stream) it sees the priority a trusted client
 // sent, and the default from anyone else.
