@@ -3,6 +3,7 @@ package fusehttp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"testing"
 
@@ -33,7 +34,9 @@ func priorityHeaderCases() []struct {
 
 // BenchmarkPriorityHeader is what carrying a priority adds to an outbound
 // request: one map of the header's size when the priority is not Default,
-// nothing when it is (the context's priority is read either way).
+// nothing when it is or when the header says so already (the context's
+// priority is read either way). The floors are the map alone: one of a
+// single entry, and a clone of the typical header.
 func BenchmarkPriorityHeader(b *testing.B) {
 	for _, c := range priorityHeaderCases() {
 		b.Run(c.name, func(b *testing.B) {
@@ -43,6 +46,29 @@ func BenchmarkPriorityHeader(b *testing.B) {
 			}
 		})
 	}
+	typical := priorityHeaderCases()[1].h
+	saysSo := maps.Clone(typical)
+	saysSo.Set(priority.Header, "critical")
+	b.Run("typical-saying-so", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkHeader = withPriority(saysSo, "", priority.Critical)
+		}
+	})
+	b.Run("floor/map-of-one", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			h := make(http.Header, 1)
+			h[priority.Header] = priorityValues[priority.Critical]
+			sinkHeader = h
+		}
+	})
+	b.Run("floor/clone-typical", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sinkHeader = maps.Clone(typical)
+		}
+	})
 	// The whole step of exchange, from a request's context as a lease
 	// gives it (a context two values deep).
 	base := context.WithValue(context.Background(), struct{ k int }{1}, 1)

@@ -3,6 +3,7 @@ package fusehttp_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,5 +53,39 @@ func TestPriorityTravelsWithTheRequest(t *testing.T) {
 			assert.Equal(t, "text/plain", base.got.Get("Accept"), "the caller's headers go along")
 			assert.Len(t, req.Header, 1, "the caller's request is not modified")
 		})
+	}
+}
+
+// The server receives the request's priority once, whatever the caller's
+// header said under its name: the same value, another, or one twice; and
+// the caller's header stays as it was.
+func TestPriorityIsSaidOnceOnTheWire(t *testing.T) {
+	got := make(chan []string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Values(priority.Header)
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, &fusehttp.Transport{Group: newGroup(t, executor.GroupConfig{})})
+	for _, tc := range []struct {
+		name string
+		own  []string // the caller's values under the header
+		p    priority.Priority
+	}{
+		{"none of its own", nil, priority.Critical},
+		{"the same of its own", []string{"critical"}, priority.Critical},
+		{"another of its own", []string{"critical"}, priority.Sheddable},
+		{"the same twice", []string{"sheddable", "sheddable"}, priority.Sheddable},
+	} {
+		req, err := http.NewRequestWithContext(priority.With(t.Context(), tc.p), http.MethodGet, srv.URL, nil)
+		require.NoError(t, err)
+		for _, v := range tc.own {
+			req.Header.Add(priority.Header, v)
+		}
+		before := req.Header.Clone()
+		resp, err := c.Do(req)
+		require.NoError(t, err, tc.name)
+		resp.Body.Close()
+		assert.Equal(t, []string{tc.p.String()}, <-got, tc.name)
+		assert.Equal(t, before, req.Header, "%s: the caller's header changed", tc.name)
 	}
 }
