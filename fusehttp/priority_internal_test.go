@@ -107,6 +107,21 @@ func TestWithPriority(t *testing.T) {
 		got := withPriority(h, "", priority.Critical)
 		assert.Equal(t, fmt.Sprintf("%p", h), fmt.Sprintf("%p", got), "got a copy, want the same map")
 	})
+	t.Run("a nil header gets a map of its own", func(t *testing.T) {
+		assert.Equal(t, http.Header{"Fusebox-Priority": {"critical"}}, withPriority(nil, "", priority.Critical))
+	})
+	t.Run("the name in any other case is replaced in the copy", func(t *testing.T) {
+		for _, c := range priorityHeaderCases() {
+			h := maps.Clone(c.h)
+			h["FUSEBOX-PRIORITY"] = []string{"sheddable"}
+			h["fusebox-priority"] = []string{"critical"}
+			got := withPriority(h, "", priority.Critical)
+			want := maps.Clone(c.h)
+			want["Fusebox-Priority"] = []string{"critical"}
+			assert.Equal(t, want, got, c.name)
+			assert.Len(t, h, len(c.h)+2, "%s: the caller's header changed", c.name)
+		}
+	})
 	t.Run("a header that says otherwise is replaced in the copy", func(t *testing.T) {
 		h := http.Header{"Fusebox-Priority": {"critical"}}
 		got := withPriority(h, "", priority.Sheddable)

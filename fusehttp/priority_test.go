@@ -57,8 +57,8 @@ func TestPriorityTravelsWithTheRequest(t *testing.T) {
 }
 
 // The server receives the request's priority once, whatever the caller's
-// header said under its name: the same value, another, or one twice; and
-// the caller's header stays as it was.
+// header said under its name: the same value, another, one twice, or one
+// set in lower case; and the caller's header stays as it was.
 func TestPriorityIsSaidOnceOnTheWire(t *testing.T) {
 	got := make(chan []string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -69,17 +69,20 @@ func TestPriorityIsSaidOnceOnTheWire(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		own  []string // the caller's values under the header
+		key  string   // the map key they are set under
 		p    priority.Priority
 	}{
-		{"none of its own", nil, priority.Critical},
-		{"the same of its own", []string{"critical"}, priority.Critical},
-		{"another of its own", []string{"critical"}, priority.Sheddable},
-		{"the same twice", []string{"sheddable", "sheddable"}, priority.Sheddable},
+		{"none of its own", nil, priority.Header, priority.Critical},
+		{"the same of its own", []string{"critical"}, priority.Header, priority.Critical},
+		{"another of its own", []string{"critical"}, priority.Header, priority.Sheddable},
+		{"the same twice", []string{"sheddable", "sheddable"}, priority.Header, priority.Sheddable},
+		{"the same in lower case", []string{"critical"}, "fusebox-priority", priority.Critical},
+		{"another in lower case", []string{"critical"}, "fusebox-priority", priority.Sheddable},
 	} {
 		req, err := http.NewRequestWithContext(priority.With(t.Context(), tc.p), http.MethodGet, srv.URL, nil)
 		require.NoError(t, err)
-		for _, v := range tc.own {
-			req.Header.Add(priority.Header, v)
+		if tc.own != nil {
+			req.Header[tc.key] = tc.own
 		}
 		before := req.Header.Clone()
 		resp, err := c.Do(req)
