@@ -93,9 +93,10 @@ type Transport struct {
 
 	// PriorityHeader names the header that carries the priority of a
 	// request's context (priority.From) to the supplier, so that a service
-	// downstream that trusts this one sheds work in the same order. A
-	// Default priority sends no header. "" means priority.Header; "-"
-	// sends none.
+	// downstream that trusts this one sheds work in the same order, in
+	// place of any value the request's own header gives that name, in any
+	// case. A Default priority sends no header. "" means priority.Header;
+	// "-" sends none.
 	PriorityHeader string
 
 	baseOnce sync.Once
