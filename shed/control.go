@@ -17,7 +17,7 @@ const windows = 10
 // the target is drained (gain), and how much more than the capacity is
 // admitted while the run queue is nearly empty (boost).
 const (
-	gain  = 0.3
+	gain  = 0.15
 	boost = 0.1
 )
 
@@ -404,7 +404,14 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 		// The brake refuses with no deficit to share out (the estimate
 		// covers the arrivals): the fair share of what default requests
 		// may have beyond the critical ones, for the brake's tenant cap.
-		fair, _ = s.tenants.level(arr[priority.Default] - max(0, want-arr[priority.Critical]))
+		// What default requests may have is what the process completed of
+		// late, if less than the estimate: a starved process's estimate is
+		// that of its bursts.
+		served := 0.0
+		for i := 1; i <= busyWindows; i++ {
+			served += c.passes[(c.next+windows-i)%windows] / busyWindows
+		}
+		fair, _ = s.tenants.level(arr[priority.Default] - max(0, min(want, served)-arr[priority.Critical]))
 	}
 	s.fair.Store(math.Float64bits(fair))
 

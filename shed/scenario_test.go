@@ -264,12 +264,13 @@ func TestAStarvedProcessDoesNotPileUpInFlight(t *testing.T) {
 	others := float64(good) / float64(arrived)
 	g := goodput(tl, ph[1].dur) / (capacity / 3)
 	t.Logf("served: others %.2f %%; goodput %.1f %% of a third of C", 100*others, 100*g)
-	// Seen over 10 runs: 68-95 % and 72-92 %; the brake that let go
-	// between bursts gave 4.8 and 3.5 %. The fair shares do not reach 95 %
-	// here: the capacity estimate, the most completed in an interval, is
-	// that of a burst.
+	// Seen over 15 runs: others 87-94 %, goodput 94-95 %; the brake that
+	// let go between bursts gave 4.8 and 3.5 %. With the fair share taken
+	// against the capacity estimate, the most completed in an interval
+	// (a burst's), the other tenants got 50-56 %: they were refused as if
+	// no tenant sent more than its share.
 	assert.GreaterOrEqual(t, g, 0.5, "goodput, share of the capacity the service gets")
-	assert.GreaterOrEqual(t, others, 0.5, "the other tenants served")
+	assert.GreaterOrEqual(t, others, 0.8, "the other tenants served")
 }
 
 // drain is a last phase at a tenth of C, so that the requests of the
