@@ -17,7 +17,7 @@ const windows = 10
 // the target is drained (gain), and how much more than the capacity is
 // admitted while the run queue is nearly empty (boost).
 const (
-	gain  = 0.3
+	gain  = 0.15
 	boost = 0.1
 )
 
@@ -39,6 +39,15 @@ type control struct {
 	lastInflight float64              // requests in flight at the last tick
 	passes       [windows]float64     // completions per interval
 	next         int
+	capacity     float64 // the last tick's estimate, per interval
+
+	// A look between ticks (glance) reads the signals early; the tick
+	// then adds what it read to the rest of the interval.
+	lookWait time.Duration // the run queue's wait the looks read
+	lookBusy float64       // the busy share they read, times their span (ns)
+	lookSpan time.Duration // the span they covered
+	lookArr  float64       // arrivals counted at the last look
+	looks    int           // looks since the last tick
 
 	mu    sync.Mutex
 	shown Stats // Delay, DropRate, Capacity, Overload
@@ -55,16 +64,24 @@ func (c *control) snapshot() Stats {
 }
 
 // sample runs until Close: every Interval it reads the run queue's wait
-// and updates what Allow reads.
+// and updates what Allow reads; between ticks it looks early when Allow
+// asks (Shedder.watch) and, while that look finds no verdict, again a
+// tenth of an interval later, up to lookMax times.
 func (s *Shedder) sample() {
 	defer close(s.done)
 	t := time.NewTicker(s.cfg.Interval)
 	defer t.Stop()
-	last := time.Now()
+	again := time.NewTimer(time.Hour)
+	again.Stop()
+	defer again.Stop()
+	last := time.Now() // the last tick
+	mark := last       // the last tick or look
 	for {
 		select {
 		case <-s.stop:
 			return
+		case <-s.look:
+		case <-again.C:
 		case <-t.C:
 			// In an overload this goroutine waits for a CPU too: a tick can
 			// come late, and the next one at once, from the ticker's buffer.
@@ -75,13 +92,118 @@ func (s *Shedder) sample() {
 				continue
 			}
 			last = time.Now()
-			busy := -1.0
-			if s.sig.busy != nil {
-				busy = s.sig.busy()
-			}
-			s.tick(s.sig.wait(), busy, float64(s.cfg.Interval)/float64(el))
+			wait, busy := s.measure(last.Sub(mark))
+			mark = last
+			again.Stop()
+			s.tick(wait, busy, float64(s.cfg.Interval)/float64(el))
+			continue
+		}
+		now := time.Now()
+		if span := now.Sub(mark); span < s.cfg.Interval/lookDiv {
+			// Too short a span to tell a surge from a burst: look once it
+			// is long enough.
+			again.Reset(s.cfg.Interval/lookDiv - span)
+			continue
+		}
+		if s.glance(now.Sub(mark)) {
+			again.Reset(s.cfg.Interval / 10)
+		}
+		mark = now
+	}
+}
+
+// measure reads the signals for the span since the last tick or look,
+// and returns them for the whole interval, the looks' included.
+func (s *Shedder) measure(span time.Duration) (time.Duration, float64) {
+	c := &s.ctl
+	wait := s.sig.wait() + c.lookWait
+	busy := -1.0
+	if s.sig.busy != nil {
+		busy = s.sig.busy()
+		if all := c.lookSpan + span; c.lookSpan > 0 && busy >= 0 && c.lookBusy >= 0 && all > 0 {
+			busy = (c.lookBusy + busy*float64(span)) / float64(all)
 		}
 	}
+	c.lookWait, c.lookBusy, c.lookSpan, c.looks, c.lookArr = 0, 0, 0, 0, 0
+	return wait, busy
+}
+
+// The looks between ticks (glance): at most lookMax an interval, each
+// over at least a lookDiv-th of the interval; a surge is arrivals above
+// what the capacity completes in the span by surgeZ times the Poisson
+// spread of that number (an ordinary load below capacity reaches it in
+// about 1 span of 1,000), with the CPUs busy at least glanceFull.
+const (
+	lookMax    = 4
+	lookDiv    = 10
+	surgeZ     = 3.0
+	glanceFull = 0.9
+)
+
+// While the brake is on, it holds as long as more than excess times the
+// capacity arrive in an interval and the CPUs were busy at least half of
+// one of the last busyWindows intervals.
+const (
+	excess = 1.25
+	half   = 0.5
+)
+
+// glance is the look Allow asks for when the requests in flight reach
+// twice the brake's default cap outside an overload: it reads the
+// signals for the span since the last tick or look and turns the brake
+// on at once if the CPUs were full with goroutines waiting for them all
+// along, rather than up to an interval later, by when a few hundred
+// requests may have piled up. It reports whether to look again.
+func (s *Shedder) glance(span time.Duration) bool {
+	c := &s.ctl
+	w := s.sig.wait()
+	busy := -1.0
+	if s.sig.busy != nil {
+		busy = s.sig.busy()
+	}
+	c.lookWait += w
+	if busy < 0 || c.lookBusy < 0 {
+		c.lookBusy = -1
+	} else {
+		c.lookBusy += busy * float64(span)
+	}
+	c.lookSpan += span
+	c.looks++
+	// Arrivals in the span against what completes in it: an overload's
+	// onset, not a burst of an ordinary load.
+	arr := 0.0
+	for p := range s.arrivals {
+		arr += float64(s.arrivals[p].Load())
+	}
+	arr, c.lookArr = arr-c.lookArr, arr
+	lambda := c.capacity * float64(span) / float64(c.interval)
+	surge := arr > lambda+surgeZ*math.Sqrt(lambda)
+	if c.brake || c.capacity <= 0 {
+		return false
+	}
+	if n := s.watch.Load(); n == 0 || s.inflight.Load() < n {
+		return false
+	}
+	if (busy < 0 || busy >= glanceFull) && w >= span && surge {
+		s.brakeOn()
+		return false
+	}
+	return c.looks < lookMax
+}
+
+// brakeOn turns the in-flight caps on between ticks, from the last
+// capacity estimate, with the default cap at no less than what is in
+// flight now: a surge stops growing at once, and the next tick, which
+// sees the whole interval, decides whether to hold the brake and brings
+// the cap down to Target's.
+func (s *Shedder) brakeOn() {
+	c := &s.ctl
+	c.brake = true
+	caps := capFor(c.capacity*float64(c.target)/float64(c.interval), c.capacity)
+	for i := range caps {
+		s.caps[i].Store(caps[i])
+	}
+	s.watch.Store(0)
 }
 
 // full is the share of its CPUs a process must have run or waited for
@@ -110,7 +232,7 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	// estimate is not let fall below half of what it was when the
 	// overload began, or refusals would lower it, and it them, to
 	// nothing. (A capacity that truly falls further shows in the delay.)
-	if c.overload {
+	if c.overload || c.brake {
 		capacity = max(capacity, c.calmCap/2)
 	} else {
 		c.calmCap = capacity
@@ -183,6 +305,12 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 		// with the completions it refused), refuse less and less.
 		q = min(q, c.q*0.7)
 	}
+	if c.brake && d <= c.target {
+		// The brake holds the queue: its caps admit whenever a request in
+		// flight ends, and refusing at random as well leaves the CPUs idle
+		// between completions (95 % of C against 99 % at 1.5 x C).
+		q = 0
+	}
 	c.q = q
 	// The brake: while the CPUs are full with a queue, once requests pile
 	// up (admitted beyond the completions by more than an interval's
@@ -204,17 +332,27 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	c.lastAdmitted = admitted
 	cpuFull := busy < 0 || busy >= full
 	hot := cpuFull && d > c.target/4
+	roomy := busy >= 0 && slices.Max(c.busy[:]) < full // room in each of the last intervals
 	switch {
 	case piling && (c.overload || c.above || hot):
 		c.brake = true
-	case !(c.overload || c.above || hot) || busy >= 0 && slices.Max(c.busy[:]) < full:
+	case c.brake && total > excess*capacity && (busy < 0 || slices.Max(c.busy[:]) >= half):
+		// More arrive than complete, and the CPUs are not idle: the
+		// overload the brake holds off goes on, though the queue it leaves
+		// is short and the CPUs have a little room between the completions
+		// of the requests it lets in, which share the CPU and end together.
+	case !(c.overload || c.above || hot) || roomy:
 		c.brake = false
 	}
+	c.capacity = capacity
 	var caps [capSlots]int64
 	if c.brake && capacity > 0 {
-		// As many in flight as complete in Target (Little's law), so an
-		// admitted request waits about Target behind the others.
+		// As many in flight as complete in half the Target (Little's
+		// law), so an admitted request waits about that behind the others.
 		caps = capFor(capacity*float64(c.target)/float64(c.interval), capacity)
+		s.watch.Store(0)
+	} else {
+		s.watch.Store(2 * capFor(capacity*float64(c.target)/float64(c.interval), capacity)[priority.Default])
 	}
 	for i := range caps {
 		s.caps[i].Store(caps[i])
@@ -266,7 +404,14 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 		// The brake refuses with no deficit to share out (the estimate
 		// covers the arrivals): the fair share of what default requests
 		// may have beyond the critical ones, for the brake's tenant cap.
-		fair, _ = s.tenants.level(arr[priority.Default] - max(0, want-arr[priority.Critical]))
+		// What default requests may have is what the process completed of
+		// late, if less than the estimate: a starved process's estimate is
+		// that of its bursts.
+		served := 0.0
+		for i := 1; i <= busyWindows; i++ {
+			served += c.passes[(c.next+windows-i)%windows] / busyWindows
+		}
+		fair, _ = s.tenants.level(arr[priority.Default] - max(0, min(want, served)-arr[priority.Critical]))
 	}
 	s.fair.Store(math.Float64bits(fair))
 

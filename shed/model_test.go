@@ -25,6 +25,7 @@ const step = 500 * time.Microsecond
 type phase struct {
 	dur  time.Duration
 	rate float64       // arrivals per second
+	even bool          // arrivals evenly spaced (an open-loop load generator), else Poisson
 	work time.Duration // CPU per admitted request
 	// wait, if set, returns how long a request waits on a supplier (no
 	// CPU) before its work.
@@ -222,7 +223,11 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 				m.queue = append(m.queue, r)
 				m.mu.Unlock()
 			}
-			next += time.Duration(rng.ExpFloat64() / p.rate * float64(time.Second))
+			if p.even {
+				next += time.Duration(float64(time.Second) / p.rate)
+			} else {
+				next += time.Duration(rng.ExpFloat64() / p.rate * float64(time.Second))
+			}
 		}
 		// Another process takes its share of the step; while the service
 		// has work, that time counts as busy (it waits for the CPU).

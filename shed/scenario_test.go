@@ -264,12 +264,13 @@ func TestAStarvedProcessDoesNotPileUpInFlight(t *testing.T) {
 	others := float64(good) / float64(arrived)
 	g := goodput(tl, ph[1].dur) / (capacity / 3)
 	t.Logf("served: others %.2f %%; goodput %.1f %% of a third of C", 100*others, 100*g)
-	// Seen over 10 runs: 68-95 % and 72-92 %; the brake that let go
-	// between bursts gave 4.8 and 3.5 %. The fair shares do not reach 95 %
-	// here: the capacity estimate, the most completed in an interval, is
-	// that of a burst.
+	// Seen over 15 runs: others 87-94 %, goodput 94-95 %; the brake that
+	// let go between bursts gave 4.8 and 3.5 %. With the fair share taken
+	// against the capacity estimate, the most completed in an interval
+	// (a burst's), the other tenants got 50-56 %: they were refused as if
+	// no tenant sent more than its share.
 	assert.GreaterOrEqual(t, g, 0.5, "goodput, share of the capacity the service gets")
-	assert.GreaterOrEqual(t, others, 0.5, "the other tenants served")
+	assert.GreaterOrEqual(t, others, 0.8, "the other tenants served")
 }
 
 // drain is a last phase at a tenth of C, so that the requests of the
@@ -324,6 +325,33 @@ func TestQuietTenantsAreServedFromAnOverloadsOnset(t *testing.T) {
 		}
 	}
 	others := float64(good) / float64(arrived)
-	t.Logf("quiet tenants served %.2f %% of %d; goodput %.1f %% of C", 100*others, arrived, 100*goodput(tl, ph[1].dur)/capacity)
+	g := goodput(tl, ph[1].dur) / capacity
+	t.Logf("quiet tenants served %.2f %% of %d; goodput %.1f %% of C", 100*others, arrived, 100*g)
 	assert.GreaterOrEqual(t, others, 0.95, "the quiet tenants served")
+	// A tenant above its share refused at random as well as by the caps
+	// left the CPU idle between completions: 88 % of C.
+	assert.GreaterOrEqual(t, g, 0.95, "goodput")
+}
+
+func TestAnOverloadsOnsetAddsLittleToTheServedLatency(t *testing.T) {
+	// The loopback rig's load: evenly spaced arrivals, a second at half of
+	// C, then the overload. Until the brake is on, requests are admitted
+	// faster than they complete; what piles up then is served late. The
+	// brake comes on as the pile starts (a look between the sampler's
+	// ticks), so the p99 from the onset stays near the p99 once it has
+	// drained (it was 10 and 25 times it at 3 and 6 x C with the brake
+	// waiting for a tick).
+	for _, x := range []float64{1.5, 3, 6} {
+		t.Run(fmt.Sprintf("%gx", x), func(t *testing.T) {
+			ph := []phase{
+				{dur: time.Second, rate: 0.5 * capacity, work: work, even: true},
+				{dur: 3 * time.Second, rate: x * capacity, work: work, even: true},
+				{dur: 5 * time.Second, rate: x * capacity, work: work, even: true},
+				drain,
+			}
+			tl := simulate(t, newModel(true), Config{}, ph)
+			t.Logf("p99 served: %v from the onset, %v after it; goodput %.1f %% of C", tl[1].p99(), tl[2].p99(), 100*goodput(tl[1], ph[1].dur)/capacity)
+			assert.LessOrEqual(t, tl[1].p99(), 3*tl[2].p99(), "p99 from the onset against p99 after it")
+		})
+	}
 }

@@ -142,6 +142,11 @@ type Shedder struct {
 	drop [priority.Levels]atomic.Uint64 // refusal probability of each priority, in 2^-64
 	fair atomic.Uint64                  // float64 bits: a tenant's fair share per interval, 0 = none
 	caps [capSlots]atomic.Int64         // in-flight caps of the brake (capFor), 0 = none
+	// watch is the number in flight at which Allow asks the sampler for
+	// a look before its next tick (0: none asked): the brake's default
+	// cap, twice over, while the brake is off.
+	watch atomic.Int64
+	look  chan struct{} // Allow's request for that look
 
 	passes atomic.Int64 // requests completed this interval
 
@@ -189,6 +194,7 @@ func newShedder(cfg Config, sig signal) (*Shedder, error) {
 		sig:     sig,
 		rand:    rand.Uint64,
 		tenants: newTable(cfg.Tenants),
+		look:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
@@ -256,7 +262,12 @@ func (s *Shedder) Allow(p priority.Priority, key string) (Ticket, error) {
 	} else {
 		s.admitted.Add(1)
 	}
-	s.inflight.Add(1)
+	if n := s.inflight.Add(1); n == s.watch.Load() {
+		select {
+		case s.look <- struct{}{}:
+		default:
+		}
+	}
 	return Ticket{s: s}, nil
 }
 
@@ -282,10 +293,14 @@ func (s *Shedder) decide(p priority.Priority, key string) Reason {
 	if fair > 0 && last > 0 && last <= fair {
 		slot = withinShare // a tenant that sent its share, and no more
 	}
-	if c := s.caps[slot].Load(); c > 0 && s.inflight.Load() >= c {
-		return Limit
-	}
-	if fair > 0 && last > fair && s.rand() >= probability(fair/last) {
+	if c := s.caps[slot].Load(); c > 0 {
+		// The brake is on: the caps alone keep a tenant above its share
+		// to what the others leave, and a random refusal of it would
+		// leave the CPUs idle between completions.
+		if s.inflight.Load() >= c {
+			return Limit
+		}
+	} else if fair > 0 && last > fair && s.rand() >= probability(fair/last) {
 		return Tenant
 	}
 	if d := s.drop[p].Load(); d > 0 && s.rand() < d {

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -90,6 +91,9 @@ func serve(args []string) error {
 	mux.HandleFunc("/admin/trace", func(w http.ResponseWriter, _ *http.Request) {
 		json.NewEncoder(w).Encode(overload.TraceCounts())
 	})
+	mux.HandleFunc("/admin/cpu", func(w http.ResponseWriter, _ *http.Request) {
+		json.NewEncoder(w).Encode(overload.CPUSeconds())
+	})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -128,7 +132,7 @@ func run(args []string) error {
 	}
 	o := overload.Options{Self: self, Procs: *procs, Dur: *dur, Warm: *warm, Runs: *runs, Deadline: time.Second, Log: os.Stderr}
 	for _, s := range strings.Split(*subjects, ",") {
-		if !slices.Contains(overload.Subjects, s) {
+		if !slices.Contains(overload.Subjects, s) && !slices.Contains(overload.MoreSubjects, s) {
 			return fmt.Errorf("unknown subject %q (want %v)", s, overload.Subjects)
 		}
 		o.Subjects = append(o.Subjects, s)
@@ -279,11 +283,14 @@ func probe(args []string) error {
 	cl := overload.Client()
 	overload.Load{Base: base, Rate: *rate / 6, Dur: *warm, Deadline: time.Second, MaxOpen: 15000, Next: next}.Run(context.Background(), cl)
 	fmt.Fprintln(os.Stderr, "warmed up")
-	before := traceCounts(base)
+	before, cpu0 := traceCounts(base), serverCPU(base)
 	res := overload.Load{Base: base, Rate: *rate, Dur: *dur, Deadline: time.Second, MaxOpen: 15000, Next: next, Trace: true}.Run(context.Background(), cl)
 	close(done)
-	after := traceCounts(base)
+	after, cpu1 := traceCounts(base), serverCPU(base)
 	fmt.Printf("all: %s; goodput %.0f/s\n", counts(&res.All), float64(res.All.Good)/dur.Seconds())
+	// The server's CPU over the load, for the cost of a refusal: compare
+	// with a probe below capacity, where every request is served.
+	fmt.Printf("server CPU: %.3f s over %v, %.1f %% of a CPU\n", cpu1-cpu0, *dur, 100*(cpu1-cpu0)/dur.Seconds())
 	printSplits("all", &res.All)
 	for _, class := range slices.Sorted(maps.Keys(res.ByClass)) {
 		fmt.Printf("%s: %s\n", class, counts(res.ByClass[class]))
@@ -312,6 +319,17 @@ func probe(args []string) error {
 		fmt.Printf("stats: %s", b)
 	}
 	return nil
+}
+
+// serverCPU reads the CPU seconds the server process has used; NaN if
+// unknown.
+func serverCPU(base string) float64 {
+	v := math.NaN()
+	if resp, err := http.Get(base + "/admin/cpu"); err == nil {
+		json.NewDecoder(resp.Body).Decode(&v)
+		resp.Body.Close()
+	}
+	return v
 }
 
 // traceCounts reads a traced server's counts; nil if it has none.
