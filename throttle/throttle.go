@@ -152,7 +152,7 @@ func (t *Throttle) Admit(now int64, p priority.Priority) bool {
 	}
 	s := t.acquire()
 	s.counts[i][p].Add(c)
-	t.free.Put(s)
+	t.release(s)
 	return !rejected
 }
 
@@ -170,19 +170,29 @@ func (t *Throttle) Record(now int64, p priority.Priority, accepted bool) {
 	i := t.advance(now)
 	s := t.acquire()
 	s.counts[i][p].Add(failUnit)
-	t.free.Put(s)
+	t.release(s)
 }
 
-// acquire returns the shard to add to, to be given back to t.free: the one
-// this P added to last, which t.free keeps per P, or else (a P's first
+// acquire returns the shard to add to, to be given back with release: the
+// one this P added to last, which t.free keeps per P, or else (a P's first
 // request, or after a garbage collection emptied t.free) the next in turn.
 // Without a P of its own, a shard's line would move between cores on
 // most requests, as one shared line does.
 func (t *Throttle) acquire() *shard {
+	if len(t.shards) == 1 {
+		return &t.shards[0] // GOMAXPROCS was 1: no pool to ask
+	}
 	if s, ok := t.free.Get().(*shard); ok {
 		return s
 	}
 	return &t.shards[t.next.Add(1)%uint32(len(t.shards))]
+}
+
+// release gives back a shard that acquire returned.
+func (t *Throttle) release(s *shard) {
+	if len(t.shards) > 1 {
+		t.free.Put(s)
+	}
 }
 
 // count returns bucket j's counts of priority p: the sum over the shards.
