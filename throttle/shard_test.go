@@ -19,9 +19,9 @@ func TestTheCountsAreExactUnderConcurrentRequests(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(maxShards))
 	th, err := New(Config{})
 	require.NoError(t, err)
-	require.Len(t, th.shards, maxShards)
 	now := int64(time.Hour)
 	require.True(t, th.Admit(now, priority.Default)) // opens the bucket: no request races its clearing
+	require.Len(t, *th.shards.Load(), maxShards)
 	th.Record(now, priority.Default, true)
 	var want [priority.Levels]Counts
 	want[priority.Default] = Counts{Requests: 1, Accepts: 1}
@@ -80,13 +80,36 @@ func TestTheCountsAreExactUnderConcurrentRequests(t *testing.T) {
 func shardsUsed(th *Throttle, now int64) int {
 	i := int(uint64(now>>th.shift) % buckets)
 	used := 0
-	for s := range th.shards {
+	shards := *th.shards.Load()
+	for s := range shards {
 		for p := range priority.Levels {
-			if th.shards[s].counts[i][p].Load() != 0 {
+			if shards[s].counts[i][p].Load() != 0 {
 				used++
 				break
 			}
 		}
 	}
 	return used
+}
+
+// TestAThrottleNeverCalledHoldsNoCounts: the shards are made at the
+// first request, so that an idle supplier's throttle stays small.
+func TestAThrottleNeverCalledHoldsNoCounts(t *testing.T) {
+	const n = 1000
+	ths := make([]*Throttle, n)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range ths {
+		th, err := New(Config{})
+		require.NoError(t, err)
+		ths[i] = th
+	}
+	runtime.ReadMemStats(&after)
+	perThrottle := (after.TotalAlloc - before.TotalAlloc) / n
+	t.Logf("%d B a throttle never called", perThrottle)
+	assert.Less(t, perThrottle, uint64(shardBytes), "bytes a throttle never called")
+	assert.Equal(t, Stats{}, ths[0].Stats())
+
+	ths[0].Admit(int64(time.Hour), priority.Default)
+	assert.Len(t, *ths[0].shards.Load(), ths[0].nshard)
 }

@@ -47,12 +47,13 @@ type Throttle struct {
 	shift  uint   // a bucket spans 1<<shift ns
 	min    uint64
 	k      [priority.Levels]float64
-	epoch  atomic.Int64           // the newest bucket's number (now / width)
-	shards []shard                // the counts, in copies that concurrent requests add to (see acquire)
-	free   sync.Pool              // *shard: the one each P added to last
-	next   atomic.Uint32          // the shard the next P without one takes
-	marks  [buckets]atomic.Int64  // per bucket: the bucket number it counts for
-	levels [priority.Levels]level // per priority: the window's state
+	epoch  atomic.Int64            // the newest bucket's number (now / width)
+	shards atomic.Pointer[[]shard] // the counts, in copies concurrent requests add to (see acquire); nil until one does
+	nshard int                     // how many shards there are, or will be
+	free   sync.Pool               // *shard: the one each P added to last
+	next   atomic.Uint32           // the shard the next P without one takes
+	marks  [buckets]atomic.Int64   // per bucket: the bucket number it counts for
+	levels [priority.Levels]level  // per priority: the window's state
 }
 
 // A shard is one copy of the window's counts: per bucket and priority,
@@ -121,7 +122,7 @@ func New(cfg Config) (*Throttle, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	t.shards = make([]shard, min(runtime.GOMAXPROCS(0), maxShards))
+	t.nshard = min(runtime.GOMAXPROCS(0), maxShards)
 	t.epoch.Store(math.MinInt64)
 	for p := range t.levels {
 		t.levels[p].since.Store(math.MinInt64)
@@ -179,20 +180,33 @@ func (t *Throttle) Record(now int64, p priority.Priority, accepted bool) {
 // Without a P of its own, a shard's line would move between cores on
 // most requests, as one shared line does.
 func (t *Throttle) acquire() *shard {
-	if len(t.shards) == 1 {
-		return &t.shards[0] // GOMAXPROCS was 1: no pool to ask
+	if t.nshard == 1 {
+		return &t.made()[0] // GOMAXPROCS was 1: no pool to ask
 	}
 	if s, ok := t.free.Get().(*shard); ok {
 		return s
 	}
-	return &t.shards[t.next.Add(1)%uint32(len(t.shards))]
+	return &t.made()[t.next.Add(1)%uint32(t.nshard)]
 }
 
 // release gives back a shard that acquire returned.
 func (t *Throttle) release(s *shard) {
-	if len(t.shards) > 1 {
+	if t.nshard > 1 {
 		t.free.Put(s)
 	}
+}
+
+// made returns the shards, which the first request makes: a throttle
+// that is never called holds no counts.
+func (t *Throttle) made() []shard {
+	if sh := t.shards.Load(); sh != nil {
+		return *sh
+	}
+	sh := make([]shard, t.nshard)
+	if !t.shards.CompareAndSwap(nil, &sh) {
+		return *t.shards.Load()
+	}
+	return sh
 }
 
 // count returns bucket j's counts of priority p: the sum over the shards.
@@ -200,8 +214,10 @@ func (t *Throttle) release(s *shard) {
 // of the packed words is the packed sum.
 func (t *Throttle) count(j int, p priority.Priority) uint64 {
 	var c uint64
-	for s := range t.shards {
-		c += t.shards[s].counts[j][p].Load()
+	if sh := t.shards.Load(); sh != nil {
+		for s := range *sh {
+			c += (*sh)[s].counts[j][p].Load()
+		}
 	}
 	return c
 }
@@ -243,9 +259,11 @@ func (t *Throttle) advance(now int64) int {
 	// buckets ago, that ends only now counts here instead; harmless).
 	old := t.marks[i].Load()
 	if old < n && t.marks[i].CompareAndSwap(old, n) {
-		for s := range t.shards {
-			for p := range t.shards[s].counts[i] {
-				t.shards[s].counts[i][p].Store(0)
+		if sh := t.shards.Load(); sh != nil {
+			for s := range *sh {
+				for p := range (*sh)[s].counts[i] {
+					(*sh)[s].counts[i][p].Store(0)
+				}
 			}
 		}
 	}
