@@ -81,9 +81,13 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	if err != nil {
 		return nil, ex.refuseOpen()
 	}
-	if !permit.Probe() && ex.throttled(ctx) {
-		permit.Ignore()
-		return nil, ex.reject(RejectedThrottled)
+	var now int64 // the throttle's clock read, which the call's start reuses
+	if !permit.Probe() {
+		var refused bool
+		if refused, now = ex.throttled(ctx); refused {
+			permit.Ignore()
+			return nil, ex.reject(RejectedThrottled)
+		}
 	}
 	// A call over its priority's share (priority.go) is refused as busy,
 	// and so are most refusals in a burst, which find the bulkhead full of
@@ -105,7 +109,7 @@ func admitEnforced[T any](ctx context.Context, ex *Executor, fn func(context.Con
 	}
 	if ex.bh.Admit(nil) == bulkhead.Acquired {
 		c := newCall(ctx, ex, fn, permit)
-		c.start()
+		c.startAt(now)
 		return c, nil
 	}
 	qt := ex.queued.Load()
@@ -163,10 +167,15 @@ func newCall[T any](ctx context.Context, ex *Executor, fn func(context.Context) 
 }
 
 // start runs a call that holds a slot.
-func (c *call[T]) start() {
+func (c *call[T]) start() { c.startAt(0) }
+
+// startAt is start at now, a clock read made just before it (0: none).
+func (c *call[T]) startAt(now int64) {
 	ex := c.ctx.ex
 	c.state.Store(stRunning)
-	now := ex.now()
+	if now == 0 {
+		now = ex.now()
+	}
 	at := stuck.AddSat(now, time.Duration(ex.timeout.Load()))
 	if d, ok := c.ctx.Parent.Deadline(); ok {
 		if pd := int64(d.Sub(ex.env.epoch)); pd < at {

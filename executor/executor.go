@@ -157,14 +157,19 @@ type rareCounts struct {
 	throttle atomic.Pointer[throttle.Throttle] // Config.Throttle's; nil: off
 }
 
-// throttled reports whether Config.Throttle refuses a call of ctx now.
-func (ex *Executor) throttled(ctx context.Context) bool {
+// throttled reports whether Config.Throttle refuses a call of ctx now,
+// and the time it read (0 without a throttle), for the call's start.
+func (ex *Executor) throttled(ctx context.Context) (bool, int64) {
 	r := ex.rare.Load()
 	if r == nil {
-		return false
+		return false, 0
 	}
 	th := r.throttle.Load()
-	return th != nil && !th.Admit(ex.now(), priority.From(ctx))
+	if th == nil {
+		return false, 0
+	}
+	now := ex.now()
+	return !th.Admit(now, priority.From(ctx)), now
 }
 
 // setThrottle starts the throttle cfg configures, or stops it (nil).

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,11 +47,33 @@ type Throttle struct {
 	shift  uint   // a bucket spans 1<<shift ns
 	min    uint64
 	k      [priority.Levels]float64
-	epoch  atomic.Int64                            // the newest bucket's number (now / width)
-	counts [buckets][priority.Levels]atomic.Uint64 // per bucket and priority: requests, sent and failed, 21 bits each (see reqUnit)
-	marks  [buckets]atomic.Int64                   // per bucket: the bucket number it counts for
-	levels [priority.Levels]level                  // per priority: the window's state
+	epoch  atomic.Int64            // the newest bucket's number (now / width)
+	shards atomic.Pointer[[]shard] // the counts, in copies concurrent requests add to (see acquire); nil until one does
+	nshard int                     // how many shards there are, or will be
+	free   sync.Pool               // *shard: the one each P added to last
+	next   atomic.Uint32           // the shard the next P without one takes
+	marks  [buckets]atomic.Int64   // per bucket: the bucket number it counts for
+	levels [priority.Levels]level  // per priority: the window's state
 }
+
+// A shard is one copy of the window's counts: per bucket and priority,
+// requests, sent and failed, 21 bits each (see reqUnit). A bucket's
+// counts are the sums over the shards (see count). Each P adds to a shard
+// of its own where it can, so that concurrent requests do not write one
+// cache line: that is what counting every request costs in parallel.
+type shard struct {
+	counts [buckets][priority.Levels]atomic.Uint64
+	// Pads the shard to a multiple of 128 bytes (a pair of cache lines,
+	// which some CPUs fetch together), so no line is written by two.
+	_ [(128 - shardBytes%128) % 128]byte
+}
+
+const (
+	shardBytes = buckets * int(priority.Levels) * 8
+	// maxShards bounds the memory of a Throttle (1 KiB a shard); beyond
+	// it, Ps share shards.
+	maxShards = 8
+)
 
 // level is the state of one priority's window: each priority's odds come
 // from its own counts, so that a supplier that refuses sheddable calls and
@@ -98,6 +122,7 @@ func New(cfg Config) (*Throttle, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	t.nshard = min(runtime.GOMAXPROCS(0), maxShards)
 	t.epoch.Store(math.MinInt64)
 	for p := range t.levels {
 		t.levels[p].since.Store(math.MinInt64)
@@ -120,13 +145,16 @@ func (t *Throttle) Admit(now int64, p priority.Priority) bool {
 	i := t.advance(now)
 	l := &t.levels[p]
 	odds := math.Float64frombits(l.odds.Load())
-	if odds > 0 && rand.Float64() < odds && !l.forced() {
-		t.counts[i][p].Add(reqUnit)
+	rejected := odds > 0 && rand.Float64() < odds && !l.forced()
+	c := uint64(reqUnit | sentUnit)
+	if rejected {
+		c = reqUnit
 		l.throttled.Add(1)
-		return false
 	}
-	t.counts[i][p].Add(reqUnit | sentUnit)
-	return true
+	s := t.acquire()
+	s.counts[i][p].Add(c)
+	t.release(s)
+	return !rejected
 }
 
 // Record ends a request of priority p that Admit let through, at now:
@@ -140,7 +168,58 @@ func (t *Throttle) Record(now int64, p priority.Priority, accepted bool) {
 	if p >= priority.Levels {
 		p = priority.Sheddable
 	}
-	t.counts[t.advance(now)][p].Add(failUnit)
+	i := t.advance(now)
+	s := t.acquire()
+	s.counts[i][p].Add(failUnit)
+	t.release(s)
+}
+
+// acquire returns the shard to add to, to be given back with release: the
+// one this P added to last, which t.free keeps per P, or else (a P's first
+// request, or after a garbage collection emptied t.free) the next in turn.
+// Without a P of its own, a shard's line would move between cores on
+// most requests, as one shared line does.
+func (t *Throttle) acquire() *shard {
+	if t.nshard == 1 {
+		return &t.made()[0] // GOMAXPROCS was 1: no pool to ask
+	}
+	if s, ok := t.free.Get().(*shard); ok {
+		return s
+	}
+	return &t.made()[t.next.Add(1)%uint32(t.nshard)]
+}
+
+// release gives back a shard that acquire returned.
+func (t *Throttle) release(s *shard) {
+	if t.nshard > 1 {
+		t.free.Put(s)
+	}
+}
+
+// made returns the shards, which the first request makes: a throttle
+// that is never called holds no counts.
+func (t *Throttle) made() []shard {
+	if sh := t.shards.Load(); sh != nil {
+		return *sh
+	}
+	sh := make([]shard, t.nshard)
+	if !t.shards.CompareAndSwap(nil, &sh) {
+		return *t.shards.Load()
+	}
+	return sh
+}
+
+// count returns bucket j's counts of priority p: the sum over the shards.
+// Each of its fields is below 1<<fieldBits (see fieldBits), so the sum
+// of the packed words is the packed sum.
+func (t *Throttle) count(j int, p priority.Priority) uint64 {
+	var c uint64
+	if sh := t.shards.Load(); sh != nil {
+		for s := range *sh {
+			c += (*sh)[s].counts[j][p].Load()
+		}
+	}
+	return c
 }
 
 // forced reports whether a request the odds reject is to be sent as a
@@ -180,8 +259,12 @@ func (t *Throttle) advance(now int64) int {
 	// buckets ago, that ends only now counts here instead; harmless).
 	old := t.marks[i].Load()
 	if old < n && t.marks[i].CompareAndSwap(old, n) {
-		for p := range t.counts[i] {
-			t.counts[i][p].Store(0)
+		if sh := t.shards.Load(); sh != nil {
+			for s := range *sh {
+				for p := range (*sh)[s].counts[i] {
+					(*sh)[s].counts[i][p].Store(0)
+				}
+			}
 		}
 	}
 	if e := t.epoch.Load(); e < n && t.epoch.CompareAndSwap(e, n) {
@@ -211,7 +294,7 @@ func (t *Throttle) recomputeLevel(n int64, p priority.Priority) {
 		if m >= n || m <= n-buckets || m < since {
 			continue
 		}
-		byAge[n-1-m] = t.counts[j][p].Load()
+		byAge[n-1-m] = t.count(j, p)
 		spanned = max(spanned, n-m)
 	}
 	var long, short struct{ req, sent, failed uint64 }
@@ -323,7 +406,7 @@ func (t *Throttle) Stats() Stats {
 		since := l.since.Load()
 		for j := range buckets {
 			if m := t.marks[j].Load(); m < n && m > n-buckets && m >= since {
-				req, sent, failed := field(t.counts[j][p].Load())
+				req, sent, failed := field(t.count(j, priority.Priority(p)))
 				c.Requests += req
 				c.Accepts += accepts(sent, failed)
 			}
