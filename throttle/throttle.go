@@ -276,10 +276,11 @@ const (
 	// fallShare is the fall in the request rate, newest two to four
 	// buckets against the rest of the window, that sets the odds to 0
 	// without restarting it (see fallen): to half or less, which two
-	// buckets of a client's steady overload show about once in 200 at
-	// 2 × C. stayShare keeps them at 0 while the requests sent in full
-	// are all accepted: a client's demand just after an overload varies
-	// by more than half from one bucket to the next.
+	// buckets of a client's steady overload at 2 × C show about once in
+	// 200. stayShare keeps them at 0 while what they send in full is
+	// accepted, since a client's demand just after an overload varies by
+	// more than half from one bucket to the next; over two buckets only,
+	// so that a lull of a steady overload does not last a whole second.
 	fallShare = 1.0 / 2
 	stayShare = 2.0 / 3
 	// cleanGrace and cleanScale: after cleanGrace buckets in a row sent
@@ -294,10 +295,11 @@ const (
 // below the rest of the window's, with the supplier accepting what they
 // sent: for some j from 2 to shortBuckets, the newest j buckets hold at
 // most fallShare of the requests the older buckets' rate gives j buckets
-// (stayShare once the odds are 0 and the newest bucket sent every request
-// it held, none failed), and failed at most 1 − healthyShare of what they
-// sent. The window is kept, so a quiet spell of a steady overload costs a
-// bucket or two sent in full (docs/throttle.md, "The formula").
+// and failed at most 1 − healthyShare of what they sent; or, once the odds
+// are 0 and the newest bucket sent every request it held, the newest two
+// hold at most stayShare and none failed. The window is kept, so a quiet
+// spell of a steady overload costs a bucket or two sent in full
+// (docs/throttle.md, "The formula").
 func fallen(byAge *[buckets - 1]uint64, spanned int64, longReq uint64, wasZero bool) bool {
 	r0, s0, f0 := field(byAge[0])
 	inFull := wasZero && r0 > 0 && s0 == r0 && f0 == 0
@@ -310,7 +312,7 @@ func fallen(byAge *[buckets - 1]uint64, spanned int64, longReq uint64, wasZero b
 			continue
 		}
 		share := fallShare
-		if inFull && failed == 0 {
+		if inFull && failed == 0 && j == 1 {
 			share = stayShare
 		}
 		if float64(failed) <= (1-healthyShare)*float64(sent) &&
