@@ -279,8 +279,9 @@ const (
 	// buckets of a client's steady overload at 2 × C show about once in
 	// 200. stayShare keeps them at 0 while what they send in full is
 	// accepted, since a client's demand just after an overload varies by
-	// more than half from one bucket to the next; over two buckets only,
-	// so that a lull of a steady overload does not last a whole second.
+	// more than half from one bucket to the next; for two buckets sent in
+	// full at most, so that a lull of a steady overload, where failures
+	// show a time-out later, does not let a whole second through.
 	fallShare = 1.0 / 2
 	stayShare = 2.0 / 3
 	// cleanGrace and cleanScale: after cleanGrace buckets in a row sent
@@ -296,13 +297,14 @@ const (
 // sent: for some j from 2 to shortBuckets, the newest j buckets hold at
 // most fallShare of the requests the older buckets' rate gives j buckets
 // and failed at most 1 − healthyShare of what they sent; or, once the odds
-// are 0 and the newest bucket sent every request it held, the newest two
-// hold at most stayShare and none failed. The window is kept, so a quiet
-// spell of a steady overload costs a bucket or two sent in full
-// (docs/throttle.md, "The formula").
+// are 0 and the newest bucket, but not the third newest, sent every
+// request it held, the newest two hold at most stayShare and none failed.
+// The window is kept, so a quiet spell of a steady overload costs a few
+// buckets sent in full (docs/throttle.md, "The formula").
 func fallen(byAge *[buckets - 1]uint64, spanned int64, longReq uint64, wasZero bool) bool {
 	r0, s0, f0 := field(byAge[0])
-	inFull := wasZero && r0 > 0 && s0 == r0 && f0 == 0
+	r2, s2, _ := field(byAge[2])
+	inFull := wasZero && r0 > 0 && s0 == r0 && f0 == 0 && !(r2 > 0 && s2 == r2)
 	var req, sent, failed uint64
 	for j := range shortBuckets {
 		r, s, f := field(byAge[j])
