@@ -37,3 +37,25 @@ func TestAStarvedClientLetsGoOnceTheOverloadEnds(t *testing.T) {
 		assert.LessOrEqual(t, firstFull, 10*time.Second, "run %d", run)
 	}
 }
+
+// TestAFleetIsBackToFullGoodputASecondAfterTheOverload: when a fleet's
+// overload (2 and 4 times what the supplier accepts) falls back to half of
+// it, every request succeeds again from the next second on: the second in
+// which it ended still holds the supplier's failures of the overload's
+// last requests. A client whose own demand stays above half of its
+// overload's for that second may take one more (1 seed of 8 allowed).
+func TestAFleetIsBackToFullGoodputASecondAfterTheOverload(t *testing.T) {
+	for _, load := range []float64{2, 4} {
+		within := 0
+		for seed := range uint64(8) {
+			r := runFleet(t, load, seed)
+			t.Logf("%v× offered, seed %d: full goodput %v after the overload", load, seed, r.recovery)
+			assert.True(t, r.recovery >= 0 && r.recovery <= 2*time.Second,
+				"%v× offered, seed %d: full goodput %v after the overload, want at most 2s", load, seed, r.recovery)
+			if r.recovery >= 0 && r.recovery <= time.Second {
+				within++
+			}
+		}
+		assert.GreaterOrEqual(t, within, 7, "%v× offered: seeds back to full goodput within 1s, of 8", load)
+	}
+}

@@ -275,8 +275,9 @@ func (t *Throttle) advance(now int64) int {
 
 // recompute sets each priority's odds from its own counts in the buckets
 // of the window before bucket n: the long window in a steady state, the
-// short span at an overload's onset, a restart when the load has fallen,
-// and shrinking odds over a clean run (docs/throttle.md, "The formula").
+// short span at an overload's onset, 0 as soon as the load has fallen, a
+// restart once it stays down, and shrinking odds over a clean run
+// (docs/throttle.md, "The formula").
 func (t *Throttle) recompute(n int64) {
 	for p := range t.levels {
 		t.recomputeLevel(n, priority.Priority(p))
@@ -331,7 +332,7 @@ func (t *Throttle) recomputeLevel(n int64, p priority.Priority) {
 		o = so
 	}
 	o *= max(0, 1-float64(max(0, clean-cleanGrace))/cleanScale)
-	if long.req < t.min {
+	if long.req < t.min || fallen(&byAge, spanned, long.req, l.odds.Load() == 0) {
 		o = 0
 	}
 	l.odds.Store(math.Float64bits(o))
@@ -355,6 +356,17 @@ const (
 	// rest of the window, that restarts the window: to a third or less,
 	// well below what a second of a client's requests varies by at random.
 	dropShare = 1.0 / 3
+	// fallShare is the fall in the request rate, newest two to four
+	// buckets against the rest of the window, that sets the odds to 0
+	// without restarting it (see fallen): to half or less, which two
+	// buckets of a client's steady overload at 2 × C show about once in
+	// 200. stayShare keeps them at 0 while what they send in full is
+	// accepted, since a client's demand just after an overload varies by
+	// more than half from one bucket to the next; for two buckets sent in
+	// full at most, so that a lull of a steady overload, where failures
+	// show a time-out later, does not let a whole second through.
+	fallShare = 1.0 / 2
+	stayShare = 2.0 / 3
 	// cleanGrace and cleanScale: after cleanGrace buckets in a row sent
 	// to without a failure (2 s: shorter, and the quiet spells of a
 	// steady overload at K near 1 raise the supplier's load), each
@@ -362,6 +374,39 @@ const (
 	cleanGrace = 2 * shortBuckets
 	cleanScale = buckets - 1
 )
+
+// fallen reports whether the newest buckets show the demand fallen well
+// below the rest of the window's, with the supplier accepting what they
+// sent: for some j from 2 to shortBuckets, the newest j buckets hold at
+// most fallShare of the requests the older buckets' rate gives j buckets
+// and failed at most 1 − healthyShare of what they sent; or, once the odds
+// are 0 and the newest bucket, but not the third newest, sent every
+// request it held, the newest two hold at most stayShare and none failed.
+// The window is kept, so a quiet spell of a steady overload costs a few
+// buckets sent in full (docs/throttle.md, "The formula").
+func fallen(byAge *[buckets - 1]uint64, spanned int64, longReq uint64, wasZero bool) bool {
+	r0, s0, f0 := field(byAge[0])
+	r2, s2, _ := field(byAge[2])
+	inFull := wasZero && r0 > 0 && s0 == r0 && f0 == 0 && !(r2 > 0 && s2 == r2)
+	var req, sent, failed uint64
+	for j := range shortBuckets {
+		r, s, f := field(byAge[j])
+		req, sent, failed = req+r, sent+s, failed+f
+		older := spanned - int64(j+1) // buckets before the newest j+1
+		if j == 0 || older <= shortBuckets {
+			continue
+		}
+		share := fallShare
+		if inFull && failed == 0 && j == 1 {
+			share = stayShare
+		}
+		if float64(failed) <= (1-healthyShare)*float64(sent) &&
+			float64(req)*float64(older) <= share*float64(longReq-req)*float64(j+1) {
+			return true
+		}
+	}
+	return false
+}
 
 func accepts(sent, failed uint64) uint64 {
 	if failed > sent {
