@@ -98,6 +98,9 @@ func (s *Shedder) sample() {
 			s.tick(wait, busy, float64(s.cfg.Interval)/float64(el))
 			continue
 		}
+		if s.ctl.looks >= lookMax {
+			continue // the tick reads the rest of the interval
+		}
 		now := time.Now()
 		if span := now.Sub(mark); span < s.cfg.Interval/lookDiv {
 			// Too short a span to tell a surge from a burst: look once it
@@ -141,12 +144,9 @@ const (
 )
 
 // While the brake is on, it holds as long as more than excess times the
-// capacity arrive in an interval and the CPUs were busy at least half of
-// one of the last busyWindows intervals.
-const (
-	excess = 1.25
-	half   = 0.5
-)
+// capacity arrive in an interval and the CPUs were full in one of the
+// last busyWindows intervals.
+const excess = 1.25
 
 // glance is the look Allow asks for when the requests in flight reach
 // twice the brake's default cap outside an overload: it reads the
@@ -191,11 +191,10 @@ func (s *Shedder) glance(span time.Duration) bool {
 	return c.looks < lookMax
 }
 
-// brakeOn turns the in-flight caps on between ticks, from the last
-// capacity estimate, with the default cap at no less than what is in
-// flight now: a surge stops growing at once, and the next tick, which
-// sees the whole interval, decides whether to hold the brake and brings
-// the cap down to Target's.
+// brakeOn turns the in-flight caps on between ticks, at what the last
+// capacity estimate completes in Target: what is in flight beyond it
+// drains before another default request is admitted. The next tick, which
+// sees the whole interval, decides whether to hold the brake.
 func (s *Shedder) brakeOn() {
 	c := &s.ctl
 	c.brake = true
@@ -336,19 +335,22 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	switch {
 	case piling && (c.overload || c.above || hot):
 		c.brake = true
-	case c.brake && total > excess*capacity && (busy < 0 || slices.Max(c.busy[:]) >= half):
-		// More arrive than complete, and the CPUs are not idle: the
-		// overload the brake holds off goes on, though the queue it leaves
-		// is short and the CPUs have a little room between the completions
-		// of the requests it lets in, which share the CPU and end together.
+	case c.brake && total > excess*capacity && (busy < 0 || slices.Max(c.busy[:]) >= full):
+		// More arrive than complete, and the CPUs were full in one of the
+		// last intervals: the overload the brake holds off goes on, though
+		// the queue it leaves is short and the CPUs have a little room
+		// between the completions of the requests it lets in, which share
+		// the CPU and end together. (Not with the CPUs short of full all
+		// along: requests that also wait on a supplier complete fewer than
+		// the CPUs could, and the capacity estimate follows them down.)
 	case !(c.overload || c.above || hot) || roomy:
 		c.brake = false
 	}
 	c.capacity = capacity
 	var caps [capSlots]int64
 	if c.brake && capacity > 0 {
-		// As many in flight as complete in half the Target (Little's
-		// law), so an admitted request waits about that behind the others.
+		// As many in flight as complete in Target (Little's law), so an
+		// admitted request waits about that behind the others.
 		caps = capFor(capacity*float64(c.target)/float64(c.interval), capacity)
 		s.watch.Store(0)
 	} else {

@@ -264,7 +264,7 @@ func TestAStarvedProcessDoesNotPileUpInFlight(t *testing.T) {
 	others := float64(good) / float64(arrived)
 	g := goodput(tl, ph[1].dur) / (capacity / 3)
 	t.Logf("served: others %.2f %%; goodput %.1f %% of a third of C", 100*others, 100*g)
-	// Seen over 15 runs: others 87-94 %, goodput 94-95 %; the brake that
+	// Seen over 30 runs: others 84-96 %, goodput 83-96 %; the brake that
 	// let go between bursts gave 4.8 and 3.5 %. With the fair share taken
 	// against the capacity estimate, the most completed in an interval
 	// (a burst's), the other tenants got 50-56 %: they were refused as if
@@ -352,6 +352,30 @@ func TestAnOverloadsOnsetAddsLittleToTheServedLatency(t *testing.T) {
 			tl := simulate(t, newModel(true), Config{}, ph)
 			t.Logf("p99 served: %v from the onset, %v after it; goodput %.1f %% of C", tl[1].p99(), tl[2].p99(), 100*goodput(tl[1], ph[1].dur)/capacity)
 			assert.LessOrEqual(t, tl[1].p99(), 3*tl[2].p99(), "p99 from the onset against p99 after it")
+		})
+	}
+}
+
+func TestHandlersThatAlsoWaitOnASupplierKeepTheirGoodput(t *testing.T) {
+	// Each request needs 2 ms of CPU and waits on a supplier besides, so
+	// fewer complete than the CPU could serve while the brake holds what
+	// completes in Target in flight; the capacity estimate follows the
+	// completions down. A brake held while the CPU had room kept it there:
+	// 60-76 % of C with a 28 ms supplier; letting go, 84-93 % over 20 runs
+	// (median 92 %).
+	for _, sup := range []time.Duration{10 * time.Millisecond, 28 * time.Millisecond, 38 * time.Millisecond} {
+		t.Run(fmt.Sprint(sup), func(t *testing.T) {
+			wait := func(*rand.Rand) time.Duration { return sup }
+			ph := []phase{
+				{dur: time.Second, rate: 0.5 * capacity, work: work, wait: wait},
+				{dur: 2 * time.Second, rate: 2 * capacity, work: work, wait: wait},
+				{dur: 6 * time.Second, rate: 2 * capacity, work: work, wait: wait},
+				drain,
+			}
+			tl := simulate(t, newModel(true), Config{}, ph)
+			g := goodput(tl[2], ph[2].dur) / capacity
+			t.Logf("supplier %v: goodput %.1f %% of C over the last 6 s of 2 x C", sup, 100*g)
+			assert.GreaterOrEqual(t, g, 0.8, "goodput, share of C")
 		})
 	}
 }

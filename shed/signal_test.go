@@ -28,6 +28,23 @@ func spin(n int, d time.Duration) {
 	wg.Wait()
 }
 
+// spinYielding is spin with a runtime.Gosched between short runs of work.
+func spinYielding(n int, d time.Duration) {
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for range n {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				for i := 0; i < 1000; i++ {
+					_ = i * i
+				}
+				runtime.Gosched()
+			}
+		})
+	}
+	wg.Wait()
+}
+
 func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 	wait := newRunnableWait()
 	wait() // from here on
@@ -35,9 +52,11 @@ func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 	quiet := wait()
 
 	// 4 goroutines per P for 300 ms: about 3 of every 4 wait, 0.9 s of
-	// waiting per P (the runtime preempts each every 10 ms).
+	// waiting per P. They yield every few microseconds: the runtime times
+	// one transition in 8, and goroutines preempted every 10 ms make 60 a
+	// P, too few for the sum (184 ms was seen on a loaded host).
 	procs := runtime.GOMAXPROCS(0)
-	spin(4*procs, 300*time.Millisecond)
+	spinYielding(4*procs, 300*time.Millisecond)
 	busy := wait()
 	t.Logf("GOMAXPROCS %d: runnable wait %v while quiet, %v while %d goroutines spun", procs, quiet, busy, 4*procs)
 	assert.Less(t, quiet, busy/4, "quiet, against busy (a loaded host makes even a quiet process wait)")
