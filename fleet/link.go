@@ -518,11 +518,10 @@ func (l *Link) send(e breaker.Event) error {
 			err = l.be.announce(ctx, e.Name, l.seal(stored), ttl, l.seal(m))
 		}
 	} else {
-		// The key keeps the close for as long as any replica could still
-		// be held open by the trip it ends: a replica that reconnects
-		// after this message reads it there.
+		// The key keeps the close for as long as a replica that missed
+		// this message may take to read it (closeKept).
 		stored := m
-		ttl := maxProbeIn(l.gcfg, e.Name, l.cfg.Margin)
+		ttl := l.closeKept(e.Name)
 		stored.TTL = int64(ttl)
 		err = l.be.withdraw(ctx, e.Name, l.seal(stored), ttl, l.seal(m))
 	}

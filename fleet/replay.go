@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"time"
+
 	"github.com/fusebox-go/fusebox/breaker"
 )
 
@@ -55,4 +57,14 @@ func (l *Link) replayMissed() (failed bool) {
 		l.n.replayed.Add(1)
 	}
 	return failed
+}
+
+// closeKept is how long a supplier's key keeps a close. A replica could
+// still be held open by the trip it ends for maxProbeIn; one whose link was
+// down when the close went out keeps that open state until it reads the
+// key, and once Redis is back for it, it may first wait out a backoff at
+// its longest (BackoffMax with half of it as jitter), then fail one attempt
+// and catch up on the next, each bounded by OpTimeout.
+func (l *Link) closeKept(name string) time.Duration {
+	return maxProbeIn(l.gcfg, name, l.cfg.Margin) + l.cfg.BackoffMax*3/2 + 2*l.cfg.OpTimeout
 }

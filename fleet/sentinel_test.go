@@ -159,6 +159,9 @@ func TestSentinelFailoverDuringAnIncident(t *testing.T) {
 			return st.Up && st.Sessions >= 2
 		})
 	}
+	// r0 closes search on its own probe first; the others hear it from
+	// the channel or, if their link came back after r0's, from the key.
+	eventually(t, patience, "r0 closes search on its own probe", func() bool { return ex(rs[0], "search").Breaker().State() == breaker.Closed })
 	for _, r := range rs[1:] {
 		eventually(t, patience, r.name+" learns search's close", func() bool { return ex(r, "search").Breaker().State() == breaker.Closed })
 		assert.Equal(t, breaker.Remote, ex(r, "search").Breaker().Stats().Reason)
