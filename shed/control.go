@@ -40,6 +40,7 @@ type control struct {
 	passes       [windows]float64     // completions per interval
 	next         int
 	capacity     float64 // the last tick's estimate, per interval
+	lastLimited  float64 // Stats.ByReason[Limit] at the last tick
 
 	// A look between ticks (glance) reads the signals early; the tick
 	// then adds what it read to the rest of the interval.
@@ -304,12 +305,18 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 		// with the completions it refused), refuse less and less.
 		q = min(q, c.q*0.7)
 	}
-	if c.brake && d <= c.target {
+	limited := float64(s.byReason[Limit].Load())
+	binding := c.brake && limited > c.lastLimited // the caps refused some
+	c.lastLimited = limited
+	if binding && d <= c.target {
 		// The brake holds the queue: its caps admit whenever a request in
 		// flight ends, and refusing at random as well leaves the CPUs idle
-		// between completions (95 % of C against 99 % at 1.5 x C).
+		// between completions (95 % of C against 99 % at 1.5 x C). Not
+		// when the caps refuse nothing: with handlers that never yield the
+		// queue forms before the shedder, and the queue stage holds it.
 		q = 0
 	}
+	s.binding.Store(binding)
 	c.q = q
 	// The brake: while the CPUs are full with a queue, once requests pile
 	// up (admitted beyond the completions by more than an interval's

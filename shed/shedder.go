@@ -142,6 +142,9 @@ type Shedder struct {
 	drop [priority.Levels]atomic.Uint64 // refusal probability of each priority, in 2^-64
 	fair atomic.Uint64                  // float64 bits: a tenant's fair share per interval, 0 = none
 	caps [capSlots]atomic.Int64         // in-flight caps of the brake (capFor), 0 = none
+	// binding is set while the caps refused requests in the last
+	// interval: the brake holds the queue, and refuses alone.
+	binding atomic.Bool
 	// watch is the number in flight at which Allow asks the sampler for
 	// a look before its next tick (0: none asked): the brake's default
 	// cap, twice over, while the brake is off.
@@ -293,14 +296,13 @@ func (s *Shedder) decide(p priority.Priority, key string) Reason {
 	if fair > 0 && last > 0 && last <= fair {
 		slot = withinShare // a tenant that sent its share, and no more
 	}
-	if c := s.caps[slot].Load(); c > 0 {
-		// The brake is on: the caps alone keep a tenant above its share
-		// to what the others leave, and a random refusal of it would
-		// leave the CPUs idle between completions.
-		if s.inflight.Load() >= c {
-			return Limit
-		}
-	} else if fair > 0 && last > fair && s.rand() >= probability(fair/last) {
+	if c := s.caps[slot].Load(); c > 0 && s.inflight.Load() >= c {
+		return Limit
+	}
+	// While the caps refuse, they alone keep a tenant above its share to
+	// what the others leave: a random refusal of it as well would leave
+	// the CPUs idle between completions.
+	if fair > 0 && last > fair && !s.binding.Load() && s.rand() >= probability(fair/last) {
 		return Tenant
 	}
 	if d := s.drop[p].Load(); d > 0 && s.rand() < d {
