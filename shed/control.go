@@ -49,6 +49,7 @@ type control struct {
 	lookSpan time.Duration // the span they covered
 	lookArr  float64       // arrivals counted at the last look
 	looks    int           // looks since the last tick
+	looked   bool          // a look put the brake on since the last tick
 
 	mu    sync.Mutex
 	shown Stats // Delay, DropRate, Capacity, Overload
@@ -198,7 +199,7 @@ func (s *Shedder) glance(span time.Duration) bool {
 // sees the whole interval, decides whether to hold the brake.
 func (s *Shedder) brakeOn() {
 	c := &s.ctl
-	c.brake = true
+	c.brake, c.looked = true, true
 	caps := capFor(c.capacity*float64(c.target)/float64(c.interval), c.capacity)
 	for i := range caps {
 		s.caps[i].Store(caps[i])
@@ -342,7 +343,7 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	switch {
 	case piling && (c.overload || c.above || hot):
 		c.brake = true
-	case c.brake && total > excess*capacity && (busy < 0 || slices.Max(c.busy[:]) >= full):
+	case c.brake && total > excess*capacity && (busy < 0 || slices.Max(c.busy[:]) >= full || c.looked):
 		// More arrive than complete, and the CPUs were full in one of the
 		// last intervals: the overload the brake holds off goes on, though
 		// the queue it leaves is short and the CPUs have a little room
@@ -354,6 +355,7 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 		c.brake = false
 	}
 	c.capacity = capacity
+	c.looked = false
 	var caps [capSlots]int64
 	if c.brake && capacity > 0 {
 		// As many in flight as complete in Target (Little's law), so an
