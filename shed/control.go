@@ -193,6 +193,12 @@ func (s *Shedder) glance(span time.Duration) bool {
 	return c.looks < lookMax
 }
 
+// capsFor returns the brake's caps for capacity, the requests completed
+// in an interval: as many in flight as complete in Target (capFor).
+func (c *control) capsFor(capacity float64) [capSlots]int64 {
+	return capFor(capacity*float64(c.target)/float64(c.interval), capacity)
+}
+
 // brakeOn turns the in-flight caps on between ticks, at what the last
 // capacity estimate completes in Target: what is in flight beyond it
 // drains before another default request is admitted. The next tick, which
@@ -200,7 +206,7 @@ func (s *Shedder) glance(span time.Duration) bool {
 func (s *Shedder) brakeOn() {
 	c := &s.ctl
 	c.brake, c.looked = true, true
-	caps := capFor(c.capacity*float64(c.target)/float64(c.interval), c.capacity)
+	caps := c.capsFor(c.capacity)
 	for i := range caps {
 		s.caps[i].Store(caps[i])
 	}
@@ -360,10 +366,10 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	if c.brake && capacity > 0 {
 		// As many in flight as complete in Target (Little's law), so an
 		// admitted request waits about that behind the others.
-		caps = capFor(capacity*float64(c.target)/float64(c.interval), capacity)
+		caps = c.capsFor(capacity)
 		s.watch.Store(0)
 	} else {
-		s.watch.Store(2 * capFor(capacity*float64(c.target)/float64(c.interval), capacity)[priority.Default])
+		s.watch.Store(2 * c.capsFor(capacity)[priority.Default])
 	}
 	for i := range caps {
 		s.caps[i].Store(caps[i])

@@ -12,8 +12,9 @@ import (
 )
 
 // spin keeps n goroutines runnable for d: each loops on the CPU, so that
-// all but GOMAXPROCS of them wait in the run queue.
-func spin(n int, d time.Duration) {
+// all but GOMAXPROCS of them wait in the run queue; with yield, each calls
+// runtime.Gosched between short runs of work.
+func spin(n int, d time.Duration, yield bool) {
 	var wg sync.WaitGroup
 	end := time.Now().Add(d)
 	for range n {
@@ -22,23 +23,9 @@ func spin(n int, d time.Duration) {
 				for i := 0; i < 1000; i++ {
 					_ = i * i
 				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// spinYielding is spin with a runtime.Gosched between short runs of work.
-func spinYielding(n int, d time.Duration) {
-	var wg sync.WaitGroup
-	end := time.Now().Add(d)
-	for range n {
-		wg.Go(func() {
-			for time.Now().Before(end) {
-				for i := 0; i < 1000; i++ {
-					_ = i * i
+				if yield {
+					runtime.Gosched()
 				}
-				runtime.Gosched()
 			}
 		})
 	}
@@ -56,7 +43,7 @@ func TestTheRuntimeSignalSeesTheRunQueue(t *testing.T) {
 	// one transition in 8, and goroutines preempted every 10 ms make 60 a
 	// P, too few for the sum (184 ms was seen on a loaded host).
 	procs := runtime.GOMAXPROCS(0)
-	spinYielding(4*procs, 300*time.Millisecond)
+	spin(4*procs, 300*time.Millisecond, true)
 	busy := wait()
 	t.Logf("GOMAXPROCS %d: runnable wait %v while quiet, %v while %d goroutines spun", procs, quiet, busy, 4*procs)
 	assert.Less(t, quiet, busy/4, "quiet, against busy (a loaded host makes even a quiet process wait)")
@@ -74,7 +61,7 @@ func TestTheBusySignalSeesTheCPUs(t *testing.T) {
 	}
 	// Twice as many spinning goroutines as Ps: every P runs or waits for
 	// the operating system all along, however loaded the host.
-	spin(2*runtime.GOMAXPROCS(0), 300*time.Millisecond)
+	spin(2*runtime.GOMAXPROCS(0), 300*time.Millisecond, false)
 	full := busy()
 	t.Logf("busy %.2f while quiet, %.2f while spinning", quiet, full)
 	// 0.00-0.01 usually; 0.40 was seen once under -race on a host with a
