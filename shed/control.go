@@ -111,7 +111,7 @@ func (s *Shedder) sample() {
 			continue
 		}
 		if s.glance(now.Sub(mark)) {
-			again.Reset(s.cfg.Interval / 10)
+			again.Reset(s.cfg.Interval / lookDiv)
 		}
 		mark = now
 	}
