@@ -32,11 +32,11 @@ type control struct {
 	q            float64              // share of the arrivals refused
 	above        bool                 // the last interval's delay was above the target
 	calmCap      float64              // the capacity when the overload began
+	widen        float64              // the brake's caps, over what completes in Target
 	busy         [busyWindows]float64 // the busy signal of the last intervals
 	nextBusy     int                  // where the next busy signal goes
 	brake        bool                 // the in-flight limit is on
 	lastAdmitted float64              // Stats.Admitted at the last tick
-	lastInflight float64              // requests in flight at the last tick
 	passes       [windows]float64     // completions per interval
 	next         int
 	capacity     float64 // the last tick's estimate, per interval
@@ -47,9 +47,13 @@ type control struct {
 	lookWait time.Duration // the run queue's wait the looks read
 	lookBusy float64       // the busy share they read, times their span (ns)
 	lookSpan time.Duration // the span they covered
-	lookArr  float64       // arrivals counted at the last look
+	swapped  float64       // arrivals the ticks took from the counts
 	looks    int           // looks since the last tick
 	looked   bool          // a look put the brake on since the last tick
+
+	// A pile's readings: what the looks (and ticks) read since the first
+	// look that found requests piling up, while they still are.
+	pile pile
 
 	mu    sync.Mutex
 	shown Stats // Delay, DropRate, Capacity, Overload
@@ -57,6 +61,7 @@ type control struct {
 
 func (c *control) init(cfg Config) {
 	c.target, c.interval = cfg.Target, cfg.Interval
+	c.widen = 1
 }
 
 func (c *control) snapshot() Stats {
@@ -98,71 +103,142 @@ func (s *Shedder) sample() {
 			mark = last
 			again.Stop()
 			s.tick(wait, busy, float64(s.cfg.Interval)/float64(el))
+			if s.ctl.pile.on {
+				// A pile the looks found goes on being read: Allow asks
+				// again only when the requests in flight reach the watch.
+				again.Reset(s.lookSpan())
+			}
 			continue
 		}
 		if s.ctl.looks >= lookMax {
 			continue // the tick reads the rest of the interval
 		}
 		now := time.Now()
-		if span := now.Sub(mark); span < s.cfg.Interval/lookDiv {
+		if span := now.Sub(mark); span < s.lookSpan() {
 			// Too short a span to tell a surge from a burst: look once it
 			// is long enough.
-			again.Reset(s.cfg.Interval/lookDiv - span)
+			again.Reset(s.lookSpan() - span)
 			continue
 		}
 		if s.glance(now.Sub(mark)) {
-			again.Reset(s.cfg.Interval / lookDiv)
+			again.Reset(s.lookSpan())
 		}
 		mark = now
 	}
+}
+
+// lookSpan returns the shortest span a look reads: a lookDiv-th of an
+// interval, or half that while a pile is read, whose spans add up.
+func (s *Shedder) lookSpan() time.Duration {
+	if s.ctl.pile.on {
+		return s.cfg.Interval / (2 * lookDiv)
+	}
+	return s.cfg.Interval / lookDiv
 }
 
 // measure reads the signals for the span since the last tick or look,
 // and returns them for the whole interval, the looks' included.
 func (s *Shedder) measure(span time.Duration) (time.Duration, float64) {
 	c := &s.ctl
-	wait := s.sig.wait() + c.lookWait
-	busy := -1.0
-	if s.sig.busy != nil {
-		busy = s.sig.busy()
-		if all := c.lookSpan + span; c.lookSpan > 0 && busy >= 0 && c.lookBusy >= 0 && all > 0 {
-			busy = (c.lookBusy + busy*float64(span)) / float64(all)
-		}
+	w, b := s.read()
+	c.pile.add(span, w, b, s.arrived())
+	wait, busy := w+c.lookWait, b
+	if all := c.lookSpan + span; c.lookSpan > 0 && busy >= 0 && c.lookBusy >= 0 && all > 0 {
+		busy = (c.lookBusy + busy*float64(span)) / float64(all)
 	}
-	c.lookWait, c.lookBusy, c.lookSpan, c.looks, c.lookArr = 0, 0, 0, 0, 0
+	c.lookWait, c.lookBusy, c.lookSpan, c.looks = 0, 0, 0, 0
 	return wait, busy
 }
 
-// The looks between ticks (glance): at most lookMax an interval, each
-// over at least a lookDiv-th of the interval; a surge is arrivals above
-// what the capacity completes in the span by surgeZ times the Poisson
-// spread of that number (an ordinary load below capacity reaches it in
-// about 1 span of 1,000), with the CPUs busy at least glanceFull.
-const (
-	lookMax    = 4
-	lookDiv    = 10
-	surgeZ     = 3.0
-	glanceFull = 0.9
-)
-
-// While the brake is on, it holds as long as more than excess times the
-// capacity arrive in an interval and the CPUs were full in one of the
-// last busyWindows intervals.
-const excess = 1.25
-
-// glance is the look Allow asks for when the requests in flight reach
-// twice the brake's default cap outside an overload: it reads the
-// signals for the span since the last tick or look and turns the brake
-// on at once if the CPUs were full with goroutines waiting for them all
-// along, rather than up to an interval later, by when a few hundred
-// requests may have piled up. It reports whether to look again.
-func (s *Shedder) glance(span time.Duration) bool {
-	c := &s.ctl
-	w := s.sig.wait()
-	busy := -1.0
+// read returns the run queue's wait and the busy share (negative: not
+// known) since the last read.
+func (s *Shedder) read() (time.Duration, float64) {
+	w, busy := s.sig.wait(), -1.0
 	if s.sig.busy != nil {
 		busy = s.sig.busy()
 	}
+	return w, busy
+}
+
+// arrived returns the requests that reached Allow since New.
+func (s *Shedder) arrived() float64 {
+	n := 0.0
+	for p := range s.arrivals {
+		n += float64(s.arrivals[p].Load())
+	}
+	return n + s.ctl.swapped
+}
+
+// pile sums what was read over the spans since the first look that found
+// requests piling up: each 10 ms reading alone is too coarse to tell a
+// surge by (the kernel adds a thread's CPU time up at its ticks, and
+// requests reach Allow in bunches from the network poller), their sum
+// over two or three spans is not.
+type pile struct {
+	on   bool
+	span time.Duration
+	wait time.Duration
+	busy float64 // busy share times span (ns); negative: not known
+	arr  float64 // arrivals in the spans
+	from float64 // arrived() where the last span ended
+}
+
+// start begins a pile's readings at a look that found one (its own span
+// mostly precedes the pile, so it is left out).
+func (p *pile) start(arrived float64) { *p = pile{on: true, from: arrived} }
+
+// add adds a span's readings, if a pile is being read.
+func (p *pile) add(span, wait time.Duration, busy, arrived float64) {
+	if !p.on {
+		return
+	}
+	p.span += span
+	p.wait += wait
+	if busy < 0 || p.busy < 0 {
+		p.busy = -1
+	} else {
+		p.busy += busy * float64(span)
+	}
+	p.arr += arrived - p.from
+	p.from = arrived
+}
+
+// The looks between ticks (glance): at most lookMax an interval. A pile
+// is judged once its spans add up to a lookDiv-th of an interval; a
+// surge is arrivals above what the capacity completes in those spans by
+// surgeZ times the Poisson spread of that number, with the CPUs busy at
+// least glanceFull. That bar is below 1: the kernel adds a thread's CPU
+// time up at its ticks, which leaves a few ms out of a span or puts them
+// in the next (10 ms spans read 0.75 to 1.18 around a true 1), and the
+// wait for the CPUs all along is the surer sign.
+const (
+	lookMax    = 8
+	lookDiv    = 10
+	surgeZ     = 3.0
+	glanceFull = 0.75
+)
+
+// While the brake is on, it holds as long as more than excess times the
+// capacity arrive in an interval, and either its caps refused requests
+// or the CPUs were full in one of the last busyWindows intervals.
+const excess = 1.25
+
+// widenMax is the most the brake's caps widen beyond what completes in
+// Target.
+const widenMax = 64
+
+// glance is the look Allow asks for when the requests in flight reach
+// twice the brake's default cap outside an overload. The first look that
+// finds them there starts reading a pile; the next ones add their spans
+// to it and turn the brake on at once if, over the pile's spans, the
+// CPUs were full with goroutines waiting for them all along and more
+// arrived than the capacity completes, rather than up to an interval
+// later, by when a few hundred requests may have piled up. (The first
+// look's own span, since the last tick or look, mostly precedes the
+// pile.) It reports whether to look again.
+func (s *Shedder) glance(span time.Duration) bool {
+	c := &s.ctl
+	w, busy := s.read()
 	c.lookWait += w
 	if busy < 0 || c.lookBusy < 0 {
 		c.lookBusy = -1
@@ -171,32 +247,38 @@ func (s *Shedder) glance(span time.Duration) bool {
 	}
 	c.lookSpan += span
 	c.looks++
-	// Arrivals in the span against what completes in it: an overload's
-	// onset, not a burst of an ordinary load.
-	arr := 0.0
-	for p := range s.arrivals {
-		arr += float64(s.arrivals[p].Load())
-	}
-	arr, c.lookArr = arr-c.lookArr, arr
-	lambda := c.capacity * float64(span) / float64(c.interval)
-	surge := arr > lambda+surgeZ*math.Sqrt(lambda)
-	if c.brake || c.capacity <= 0 {
+	arrived := s.arrived()
+	if n := s.watch.Load(); c.brake || c.capacity <= 0 || n == 0 || s.inflight.Load() < n {
+		c.pile.on = false // no pile, or the brake holds it
 		return false
 	}
-	if n := s.watch.Load(); n == 0 || s.inflight.Load() < n {
-		return false
+	if !c.pile.on {
+		c.pile.start(arrived)
+		return c.looks < lookMax
 	}
-	if (busy < 0 || busy >= glanceFull) && w >= span && surge {
+	c.pile.add(span, w, busy, arrived)
+	if c.pile.span >= c.interval/lookDiv && s.surge() {
 		s.brakeOn()
 		return false
 	}
 	return c.looks < lookMax
 }
 
+// surge reports whether the pile's readings show an overload's onset, not
+// a burst of an ordinary load.
+func (s *Shedder) surge() bool {
+	c := &s.ctl
+	p := &c.pile
+	lambda := c.capacity * float64(p.span) / float64(c.interval)
+	busy := p.busy / float64(p.span)
+	return (p.busy < 0 || busy >= glanceFull) && p.wait >= p.span && p.arr > lambda+surgeZ*math.Sqrt(lambda)
+}
+
 // capsFor returns the brake's caps for capacity, the requests completed
-// in an interval: as many in flight as complete in Target (capFor).
-func (c *control) capsFor(capacity float64) [capSlots]int64 {
-	return capFor(capacity*float64(c.target)/float64(c.interval), capacity)
+// in an interval: as many in flight as complete in Target (capFor),
+// times widen.
+func (c *control) capsFor(capacity, widen float64) [capSlots]int64 {
+	return capFor(widen*capacity*float64(c.target)/float64(c.interval), capacity)
 }
 
 // brakeOn turns the in-flight caps on between ticks, at what the last
@@ -206,7 +288,7 @@ func (c *control) capsFor(capacity float64) [capSlots]int64 {
 func (s *Shedder) brakeOn() {
 	c := &s.ctl
 	c.brake, c.looked = true, true
-	caps := c.capsFor(c.capacity)
+	caps := c.capsFor(c.capacity, c.widen)
 	for i := range caps {
 		s.caps[i].Store(caps[i])
 	}
@@ -231,8 +313,12 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	c := &s.ctl
 
 	// The capacity, as BBR estimates it: the most requests completed in
-	// one of the last windows intervals.
-	c.passes[c.next] = float64(s.passes.Swap(0)) * scale
+	// one of the last windows intervals, counting no more than were
+	// admitted in it: handlers that share the CPU end a pile together,
+	// completing in one interval what the CPUs served over several.
+	admitted := float64(s.admitted.Load())
+	done := float64(s.passes.Swap(0)) * scale // this interval's completions
+	c.passes[c.next] = min(done, (admitted-c.lastAdmitted)*scale)
 	c.next = (c.next + 1) % windows
 	capacity := slices.Max(c.passes[:])
 	// In an overload the completions are what the shedder admits: the
@@ -249,6 +335,7 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	total := 0.0
 	for p := range arr {
 		arr[p] = float64(s.arrivals[p].Swap(0))
+		c.swapped += arr[p]
 		total += arr[p]
 	}
 	// The queueing delay per request: the time goroutines spent runnable,
@@ -325,6 +412,18 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	}
 	s.binding.Store(binding)
 	c.q = q
+	// The caps hold what completes in Target in flight only if the
+	// requests in flight all want the CPUs: those that also wait on a
+	// supplier, or that were admitted together and end together, leave
+	// them room. While the caps refuse with the CPUs short of full and no
+	// queue, they widen by what the CPUs lacked; a queue, or an interval
+	// without the brake, narrows them back.
+	switch {
+	case binding && busy >= 0 && busy < full && d <= c.target/2:
+		c.widen = min(widenMax, c.widen*min(2, 1/max(busy, 0.5)))
+	case d > c.target || !c.brake:
+		c.widen = max(1, c.widen*0.8)
+	}
 	// The brake: while the CPUs are full with a queue, once requests pile
 	// up (admitted beyond the completions by more than an interval's
 	// capacity in one interval, or more than two intervals' in flight),
@@ -338,8 +437,6 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	// a brake released between them let hundreds pile up. Not for a
 	// steady number in flight with CPU to spare: requests that wait on a
 	// slow supplier are in flight but need no CPU.
-	admitted := float64(s.admitted.Load())
-	done := c.passes[(c.next+windows-1)%windows] // this interval's completions
 	piling := (admitted-c.lastAdmitted)*scale-done > capacity ||
 		float64(s.inflight.Load()) > 2*capacity // piled up over several intervals
 	c.lastAdmitted = admitted
@@ -349,14 +446,15 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	switch {
 	case piling && (c.overload || c.above || hot):
 		c.brake = true
-	case c.brake && total > excess*capacity && (busy < 0 || slices.Max(c.busy[:]) >= full || c.looked):
-		// More arrive than complete, and the CPUs were full in one of the
-		// last intervals: the overload the brake holds off goes on, though
-		// the queue it leaves is short and the CPUs have a little room
-		// between the completions of the requests it lets in, which share
-		// the CPU and end together. (Not with the CPUs short of full all
-		// along: requests that also wait on a supplier complete fewer than
-		// the CPUs could, and the capacity estimate follows them down.)
+	case c.brake && total > excess*capacity && (binding || busy < 0 || slices.Max(c.busy[:]) >= full || c.looked):
+		// More arrive than complete, and the caps refused some or the CPUs
+		// were full in one of the last intervals: the overload the brake
+		// holds off goes on, though the queue it leaves is short and the
+		// CPUs may have room between the completions of the requests it
+		// lets in (they share the CPU and end together, or wait on a
+		// supplier as well). The caps widen to fill that room; a brake let
+		// go each time the CPUs read short of full let a pile form each
+		// time it came back on.
 	case !(c.overload || c.above || hot) || roomy:
 		c.brake = false
 	}
@@ -366,13 +464,16 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	if c.brake && capacity > 0 {
 		// As many in flight as complete in Target (Little's law), so an
 		// admitted request waits about that behind the others.
-		caps = c.capsFor(capacity)
+		caps = c.capsFor(capacity, c.widen)
 		s.watch.Store(0)
 	} else {
-		s.watch.Store(2 * c.capsFor(capacity)[priority.Default])
+		s.watch.Store(2 * c.capsFor(capacity, 1)[priority.Default])
 	}
 	for i := range caps {
 		s.caps[i].Store(caps[i])
+	}
+	if c.brake || s.inflight.Load() < s.watch.Load() {
+		c.pile.on = false
 	}
 
 	// Spread the refusals over the priorities by the mix of the interval

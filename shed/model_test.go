@@ -77,12 +77,26 @@ type model struct {
 	// Another process that takes the whole CPU for hogFor of every
 	// hogEvery (the operating system's slices on a busy host).
 	hogEvery, hogFor time.Duration
-	used             time.Duration // CPU the service ran or waited for, since the last busy
-	since            time.Time     // the last busy
-	arrived          int           // arrivals since the last wait
-	area             time.Duration // run queue length x time, since the last wait
-	queue            []*req        // run queue (non-yielding)
+	// A real server's coarse readings: the kernel adds a thread's times
+	// up only every acct (its tick); with bunch, requests reach the
+	// shedder at once while the CPU is idle, but while it has goroutines
+	// to run only when the runtime's monitor polls the network, every
+	// 10 ms (sysmon: the scheduler polls it itself only when it has
+	// nothing else to run).
+	acct    time.Duration
+	bunch   bool
+	pend    time.Duration // CPU not yet added up (acct)
+	used    time.Duration // CPU the service ran or waited for, since the last busy
+	since   time.Time     // the last busy
+	arrived int           // arrivals since the last wait
+	area    time.Duration // run queue length x time, since the last wait
+	queue   []*req        // run queue (non-yielding)
 }
+
+// realReadings makes the model's server read the signals as a real one
+// does (see acct and bunch): the kernel's tick of 4 ms, and the network
+// polled every 10 ms while the CPU is busy.
+func (m *model) realReadings() { m.acct, m.bunch = 4*time.Millisecond, true }
 
 // wait is the time requests spent runnable, not running, since the last
 // call: the integral of the run queue's length.
@@ -128,6 +142,8 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 		active   []*req        // in flight and runnable, yielding
 		waiting  byReady       // in flight, waiting on a supplier
 		overhead time.Duration // CPU owed to refusals
+		arriving []*req        // arrived, not yet at the shedder (bunch)
+		deliver  time.Duration // when the arriving reach it
 	)
 	for _, p := range phases {
 		total += p.dur
@@ -209,15 +225,7 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 				tl.fastArrived++
 			}
 			if m.yielding {
-				if admit(r) {
-					if r.ready.After(now) {
-						heap.Push(&waiting, r)
-					} else {
-						active = append(active, r)
-					}
-				} else {
-					overhead += m.shedCost
-				}
+				arriving = append(arriving, r)
 			} else {
 				m.mu.Lock()
 				m.queue = append(m.queue, r)
@@ -228,6 +236,19 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 			} else {
 				next += time.Duration(rng.ExpFloat64() / p.rate * float64(time.Second))
 			}
+		}
+		if m.yielding && (!m.bunch || el >= deliver || len(active) == 0) {
+			for _, r := range arriving {
+				if !admit(r) {
+					overhead += m.shedCost
+				} else if r.ready.After(now) {
+					heap.Push(&waiting, r)
+				} else {
+					active = append(active, r)
+				}
+			}
+			arriving = arriving[:0]
+			deliver = el + 10*time.Millisecond
 		}
 		// Another process takes its share of the step; while the service
 		// has work, that time counts as busy (it waits for the CPU).
@@ -242,7 +263,10 @@ func (m *model) run(s *Shedder, phases []phase) []tally {
 		}
 		account := func(left time.Duration) {
 			m.mu.Lock()
-			m.used += step - hog - left + waited
+			m.pend += step - hog - left + waited
+			if m.acct == 0 || el%m.acct < step {
+				m.used, m.pend = m.used+m.pend, 0
+			}
 			m.mu.Unlock()
 		}
 		if m.yielding {

@@ -44,20 +44,53 @@ func simulate(t *testing.T, m *model, cfg Config, phases []phase) []tally {
 
 func goodput(tl tally, d time.Duration) float64 { return float64(tl.good) / d.Seconds() }
 
-func kinds() []struct {
+// kind is a model's handler, and how its server reads the signals:
+// exactly, or as a real server does (model.realReadings).
+type kind struct {
 	name     string
 	yielding bool
-} {
-	return []struct {
-		name     string
-		yielding bool
-	}{{"a handler that never yields", false}, {"a handler that yields", true}}
+	real     bool
+}
+
+// model returns a model of the kind.
+func (k kind) model() *model {
+	m := newModel(k.yielding)
+	if k.real {
+		m.realReadings()
+	}
+	return m
+}
+
+// kinds returns both handlers, each with both readings.
+func kinds() []kind {
+	var out []kind
+	for _, real := range []bool{false, true} {
+		for _, y := range []bool{false, true} {
+			name := map[bool]string{false: "a handler that never yields", true: "a handler that yields"}[y]
+			if real {
+				name += ", a real server's readings"
+			}
+			out = append(out, kind{name, y, real})
+		}
+	}
+	return out
+}
+
+// yielding returns the yielding handler with both readings.
+func yielding() []kind {
+	var out []kind
+	for _, k := range kinds() {
+		if k.yielding {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func TestBelowCapacityAlmostNothingIsShed(t *testing.T) {
 	for _, k := range kinds() {
 		t.Run(k.name, func(t *testing.T) {
-			tl := simulate(t, newModel(k.yielding), Config{}, []phase{{dur: 60 * time.Second, rate: 0.8 * capacity, work: work}})[0]
+			tl := simulate(t, k.model(), Config{}, []phase{{dur: 60 * time.Second, rate: 0.8 * capacity, work: work}})[0]
 			share := float64(tl.shed) / float64(tl.arrived)
 			t.Logf("shed %d of %d (%.3f %%)", tl.shed, tl.arrived, 100*share)
 			assert.LessOrEqual(t, share, 0.005, "shed at 0.8 x capacity")
@@ -76,7 +109,7 @@ func TestALongOverloadIsHeldAndItsEndFollowed(t *testing.T) {
 					{dur: 2 * time.Second, rate: 0.5 * capacity, work: work},
 					{dur: 10 * time.Second, rate: 0.5 * capacity, work: work},
 				}
-				tl := simulate(t, newModel(k.yielding), Config{}, ph)
+				tl := simulate(t, k.model(), Config{}, ph)
 				first, second := goodput(tl[1], ph[1].dur)/capacity, goodput(tl[2], ph[2].dur)/capacity
 				ending := float64(tl[3].shed) / float64(tl[3].arrived)
 				after := float64(tl[4].shed) / float64(tl[4].arrived)
@@ -107,7 +140,7 @@ func TestACapacityStepIsFollowedDownAndUp(t *testing.T) {
 				{dur: 20 * time.Second, rate: rate, work: 2 * work},
 				{dur: 10 * time.Second, rate: rate, work: work},
 			}
-			tl := simulate(t, newModel(k.yielding), Config{}, ph)
+			tl := simulate(t, k.model(), Config{}, ph)
 			for i, c := range []float64{capacity, capacity / 2, capacity} {
 				g := goodput(tl[i], ph[i].dur) / c
 				t.Logf("phase %d: goodput %.1f %% of its capacity", i, 100*g)
@@ -121,17 +154,21 @@ func TestASlowSupplierWithTheCPUIdleShedsNothing(t *testing.T) {
 	// Half the requests wait 2 s on a supplier, half 20 ms; each needs
 	// 0.2 ms of CPU: at 1.5 x C (of the CPU-bound handler) the CPU is 15 %
 	// busy and about 750 requests are in flight.
-	tl := simulate(t, newModel(true), Config{}, []phase{{
-		dur: 30 * time.Second, rate: 1.5 * capacity, work: 200 * time.Microsecond,
-		wait: func(r *rand.Rand) time.Duration {
-			if r.IntN(2) == 0 {
-				return 2 * time.Second
-			}
-			return 20 * time.Millisecond
-		},
-	}})[0]
-	t.Logf("fast requests shed: %d of %d; all shed: %d of %d", tl.fastShed, tl.fastArrived, tl.shed, tl.arrived)
-	assert.Zero(t, tl.fastShed, "fast requests shed")
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			tl := simulate(t, k.model(), Config{}, []phase{{
+				dur: 30 * time.Second, rate: 1.5 * capacity, work: 200 * time.Microsecond,
+				wait: func(r *rand.Rand) time.Duration {
+					if r.IntN(2) == 0 {
+						return 2 * time.Second
+					}
+					return 20 * time.Millisecond
+				},
+			}})[0]
+			t.Logf("fast requests shed: %d of %d; all shed: %d of %d", tl.fastShed, tl.fastArrived, tl.shed, tl.arrived)
+			assert.Zero(t, tl.fastShed, "fast requests shed")
+		})
+	}
 }
 
 func TestASlowSupplierOnABusyHostIsNotRefusedForWhatIsInFlight(t *testing.T) {
@@ -141,29 +178,33 @@ func TestASlowSupplierOnABusyHostIsNotRefusedForWhatIsInFlight(t *testing.T) {
 	// supplier, not for the CPU: the in-flight limit (what completes in an
 	// interval, about 75) must not refuse them (it refused 90 % when it
 	// applied to any overload).
-	m := newModel(true)
-	m.steal = 30 * time.Millisecond
-	var st Stats
-	synctest.Test(t, func(t *testing.T) {
-		s, err := newShedder(Config{}, m.signal())
-		require.NoError(t, err)
-		s.rand = rand.New(rand.NewPCG(3, 4)).Uint64
-		m.run(s, []phase{{
-			dur: 30 * time.Second, rate: 1.5 * capacity, work: 200 * time.Microsecond,
-			wait: func(r *rand.Rand) time.Duration {
-				if r.IntN(2) == 0 {
-					return 2 * time.Second
-				}
-				return 20 * time.Millisecond
-			},
-		}})
-		st = s.Stats()
-		require.NoError(t, s.Close())
-	})
-	arrived := st.Admitted + st.Shed[priority.Default]
-	t.Logf("shed by reason %v of %d", st.ByReason, arrived)
-	assert.Less(t, float64(st.ByReason[Limit]), 0.01*float64(arrived), "refused by the in-flight limit")
-	assert.Less(t, float64(st.ByReason[Queue]), 0.005*float64(arrived), "refused by the queue stage: the CPU has room")
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			m := k.model()
+			m.steal = 30 * time.Millisecond
+			var st Stats
+			synctest.Test(t, func(t *testing.T) {
+				s, err := newShedder(Config{}, m.signal())
+				require.NoError(t, err)
+				s.rand = rand.New(rand.NewPCG(3, 4)).Uint64
+				m.run(s, []phase{{
+					dur: 30 * time.Second, rate: 1.5 * capacity, work: 200 * time.Microsecond,
+					wait: func(r *rand.Rand) time.Duration {
+						if r.IntN(2) == 0 {
+							return 2 * time.Second
+						}
+						return 20 * time.Millisecond
+					},
+				}})
+				st = s.Stats()
+				require.NoError(t, s.Close())
+			})
+			arrived := st.Admitted + st.Shed[priority.Default]
+			t.Logf("shed by reason %v of %d", st.ByReason, arrived)
+			assert.Less(t, float64(st.ByReason[Limit]), 0.01*float64(arrived), "refused by the in-flight limit")
+			assert.Less(t, float64(st.ByReason[Queue]), 0.005*float64(arrived), "refused by the queue stage: the CPU has room")
+		})
+	}
 }
 
 func TestPrioritiesAreShedInOrder(t *testing.T) {
@@ -179,7 +220,7 @@ func TestPrioritiesAreShedInOrder(t *testing.T) {
 					}
 					return priority.Sheddable
 				}}}
-			tl := simulate(t, newModel(k.yielding), Config{}, ph)[1]
+			tl := simulate(t, k.model(), Config{}, ph)[1]
 			served := func(p priority.Priority) float64 {
 				return float64(tl.byPrio[p][1]) / float64(tl.byPrio[p][0])
 			}
@@ -204,7 +245,7 @@ func TestANoisyTenantIsShedFirst(t *testing.T) {
 					}
 					return "noisy"
 				}}}
-			tl := simulate(t, newModel(k.yielding), Config{}, ph)[1]
+			tl := simulate(t, k.model(), Config{}, ph)[1]
 			var arrived, good int
 			for key, c := range tl.byKey {
 				if key != "noisy" {
@@ -227,7 +268,7 @@ func TestBelowCapacityOnABusyHostAlmostNothingIsShed(t *testing.T) {
 	// service has CPU to spare and its own backlog does not grow.
 	for _, k := range kinds() {
 		t.Run(k.name, func(t *testing.T) {
-			m := newModel(k.yielding)
+			m := k.model()
 			m.hog, m.steal = 0.05, 30*time.Millisecond
 			tl := simulate(t, m, Config{}, []phase{{dur: 60 * time.Second, rate: 0.8 * capacity, work: work}})[0]
 			share := float64(tl.shed) / float64(tl.arrived)
@@ -243,34 +284,38 @@ func TestAStarvedProcessDoesNotPileUpInFlight(t *testing.T) {
 	// service gets a third of C, in bursts, and is sent 3 times that.
 	// Handlers that share the CPU must not pile up in flight between the
 	// bursts, or every request, the quiet tenants' too, ends late.
-	m := newModel(true)
-	m.hogEvery, m.hogFor = 300*time.Millisecond, 200*time.Millisecond
-	third := phase{dur: 5 * time.Second, rate: 0.8 * capacity / 3, work: work}
-	ph := []phase{third, {dur: 30 * time.Second, rate: capacity, work: work,
-		tenant: func(r *rand.Rand) string {
-			if v := r.IntN(12); v < 2 {
-				return fmt.Sprintf("quiet-%d", v)
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			m := k.model()
+			m.hogEvery, m.hogFor = 300*time.Millisecond, 200*time.Millisecond
+			third := phase{dur: 5 * time.Second, rate: 0.8 * capacity / 3, work: work}
+			ph := []phase{third, {dur: 30 * time.Second, rate: capacity, work: work,
+				tenant: func(r *rand.Rand) string {
+					if v := r.IntN(12); v < 2 {
+						return fmt.Sprintf("quiet-%d", v)
+					}
+					return "noisy"
+				}}}
+			tl := simulate(t, m, Config{}, ph)[1]
+			var arrived, good int
+			for key, c := range tl.byKey {
+				if key != "noisy" {
+					arrived += c[0]
+					good += c[1]
+				}
 			}
-			return "noisy"
-		}}}
-	tl := simulate(t, m, Config{}, ph)[1]
-	var arrived, good int
-	for key, c := range tl.byKey {
-		if key != "noisy" {
-			arrived += c[0]
-			good += c[1]
-		}
+			others := float64(good) / float64(arrived)
+			g := goodput(tl, ph[1].dur) / (capacity / 3)
+			t.Logf("served: others %.2f %%; goodput %.1f %% of a third of C", 100*others, 100*g)
+			// Seen over 30 runs: others 84-96 %, goodput 83-96 %; the brake that
+			// let go between bursts gave 4.8 and 3.5 %. With the fair share taken
+			// against the capacity estimate, the most completed in an interval
+			// (a burst's), the other tenants got 50-56 %: they were refused as if
+			// no tenant sent more than its share.
+			assert.GreaterOrEqual(t, g, 0.5, "goodput, share of the capacity the service gets")
+			assert.GreaterOrEqual(t, others, 0.8, "the other tenants served")
+		})
 	}
-	others := float64(good) / float64(arrived)
-	g := goodput(tl, ph[1].dur) / (capacity / 3)
-	t.Logf("served: others %.2f %%; goodput %.1f %% of a third of C", 100*others, 100*g)
-	// Seen over 30 runs: others 84-96 %, goodput 83-96 %; the brake that
-	// let go between bursts gave 4.8 and 3.5 %. With the fair share taken
-	// against the capacity estimate, the most completed in an interval
-	// (a burst's), the other tenants got 50-56 %: they were refused as if
-	// no tenant sent more than its share.
-	assert.GreaterOrEqual(t, g, 0.5, "goodput, share of the capacity the service gets")
-	assert.GreaterOrEqual(t, others, 0.8, "the other tenants served")
 }
 
 // drain is a last phase at a tenth of C, so that the requests of the
@@ -288,49 +333,61 @@ func TestServedLatencyAtThreeTimesCapacityStaysNearItsBelowCapacityLatency(t *te
 	// Handlers that share the CPU all slow down with what is in flight:
 	// once the overload's onset has drained, the requests the shedder
 	// serves at 3 x C take at most twice (p99) what they take at 0.8 x C.
-	below := simulate(t, newModel(true), Config{}, []phase{{dur: 10 * time.Second, rate: 0.8 * capacity, work: work}, drain})[0]
-	ph := []phase{warmUp, {dur: 2 * time.Second, rate: 3 * capacity, work: work}, {dur: 10 * time.Second, rate: 3 * capacity, work: work}, drain}
-	over := simulate(t, newModel(true), Config{}, ph)[2]
-	t.Logf("p99 served: %v at 0.8 x C, %v at 3 x C (goodput %.1f %% of C)", below.p99(), over.p99(), 100*goodput(over, ph[2].dur)/capacity)
-	assert.LessOrEqual(t, over.p99(), 2*below.p99(), "p99 at 3 x C")
-	assert.GreaterOrEqual(t, goodput(over, ph[2].dur), 0.95*capacity, "goodput")
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			below := simulate(t, k.model(), Config{}, []phase{{dur: 10 * time.Second, rate: 0.8 * capacity, work: work}, drain})[0]
+			ph := []phase{warmUp, {dur: 2 * time.Second, rate: 3 * capacity, work: work}, {dur: 10 * time.Second, rate: 3 * capacity, work: work}, drain}
+			over := simulate(t, k.model(), Config{}, ph)[2]
+			t.Logf("p99 served: %v at 0.8 x C, %v at 3 x C (goodput %.1f %% of C)", below.p99(), over.p99(), 100*goodput(over, ph[2].dur)/capacity)
+			assert.LessOrEqual(t, over.p99(), 2*below.p99(), "p99 at 3 x C")
+			assert.GreaterOrEqual(t, goodput(over, ph[2].dur), 0.95*capacity, "goodput")
+		})
+	}
 }
 
 func TestCriticalRequestsAreServedFromAnOverloadsOnset(t *testing.T) {
-	ph := onset(phase{prio: func(r *rand.Rand) priority.Priority {
-		if r.IntN(10) < 3 {
-			return priority.Critical
-		}
-		return priority.Default
-	}})
-	tl := simulate(t, newModel(true), Config{}, ph)[1]
-	served := float64(tl.byPrio[priority.Critical][1]) / float64(tl.byPrio[priority.Critical][0])
-	t.Logf("critical served %.2f %% of %d; goodput %.1f %% of C", 100*served, tl.byPrio[priority.Critical][0], 100*goodput(tl, ph[1].dur)/capacity)
-	assert.GreaterOrEqual(t, served, 0.99, "critical served")
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			ph := onset(phase{prio: func(r *rand.Rand) priority.Priority {
+				if r.IntN(10) < 3 {
+					return priority.Critical
+				}
+				return priority.Default
+			}})
+			tl := simulate(t, k.model(), Config{}, ph)[1]
+			served := float64(tl.byPrio[priority.Critical][1]) / float64(tl.byPrio[priority.Critical][0])
+			t.Logf("critical served %.2f %% of %d; goodput %.1f %% of C", 100*served, tl.byPrio[priority.Critical][0], 100*goodput(tl, ph[1].dur)/capacity)
+			assert.GreaterOrEqual(t, served, 0.99, "critical served")
+		})
+	}
 }
 
 func TestQuietTenantsAreServedFromAnOverloadsOnset(t *testing.T) {
-	ph := onset(phase{tenant: func(r *rand.Rand) string {
-		if v := r.IntN(12); v < 2 {
-			return fmt.Sprintf("quiet-%d", v)
-		}
-		return "noisy"
-	}})
-	tl := simulate(t, newModel(true), Config{}, ph)[1]
-	var arrived, good int
-	for key, c := range tl.byKey {
-		if key != "noisy" {
-			arrived += c[0]
-			good += c[1]
-		}
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			ph := onset(phase{tenant: func(r *rand.Rand) string {
+				if v := r.IntN(12); v < 2 {
+					return fmt.Sprintf("quiet-%d", v)
+				}
+				return "noisy"
+			}})
+			tl := simulate(t, k.model(), Config{}, ph)[1]
+			var arrived, good int
+			for key, c := range tl.byKey {
+				if key != "noisy" {
+					arrived += c[0]
+					good += c[1]
+				}
+			}
+			others := float64(good) / float64(arrived)
+			g := goodput(tl, ph[1].dur) / capacity
+			t.Logf("quiet tenants served %.2f %% of %d; goodput %.1f %% of C", 100*others, arrived, 100*g)
+			assert.GreaterOrEqual(t, others, 0.95, "the quiet tenants served")
+			// A tenant above its share refused at random as well as by the caps
+			// left the CPU idle between completions: 88 % of C.
+			assert.GreaterOrEqual(t, g, 0.95, "goodput")
+		})
 	}
-	others := float64(good) / float64(arrived)
-	g := goodput(tl, ph[1].dur) / capacity
-	t.Logf("quiet tenants served %.2f %% of %d; goodput %.1f %% of C", 100*others, arrived, 100*g)
-	assert.GreaterOrEqual(t, others, 0.95, "the quiet tenants served")
-	// A tenant above its share refused at random as well as by the caps
-	// left the CPU idle between completions: 88 % of C.
-	assert.GreaterOrEqual(t, g, 0.95, "goodput")
 }
 
 func TestAnOverloadsOnsetAddsLittleToTheServedLatency(t *testing.T) {
@@ -343,20 +400,31 @@ func TestAnOverloadsOnsetAddsLittleToTheServedLatency(t *testing.T) {
 	// 26 times it at 3 and 6 x C with the brake waiting for a tick, and 12
 	// and 27 times it when the tick after a look let go of the brake
 	// because the CPUs had not been full over its whole interval.
-	for _, x := range []float64{3, 6} {
-		for _, offset := range []time.Duration{0, 70 * time.Millisecond} {
-			t.Run(fmt.Sprintf("%gx, %v into an interval", x, offset), func(t *testing.T) {
-				ph := []phase{
-					{dur: time.Second + offset, rate: 0.5 * capacity, work: work, even: true},
-					{dur: 3 * time.Second, rate: x * capacity, work: work, even: true},
-					{dur: 5 * time.Second, rate: x * capacity, work: work, even: true},
-					drain,
+	//
+	// With a real server's readings, a look that judged its own 10 ms
+	// alone missed the onset when they read the CPUs short of full: 279
+	// and 688 ms at 3 and 6 x C, 70 ms into an interval. There the bound
+	// is 150 ms if more than 4 times the p99 after the onset: the network
+	// is polled every 10 ms, and 10 ms of arrivals at 6 x C take 60 ms of
+	// CPU to serve, so 2 polls before the brake are served 120 ms late.
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			for _, x := range []float64{3, 6} {
+				for _, offset := range []time.Duration{0, 70 * time.Millisecond} {
+					t.Run(fmt.Sprintf("%gx, %v into an interval", x, offset), func(t *testing.T) {
+						ph := []phase{
+							{dur: time.Second + offset, rate: 0.5 * capacity, work: work, even: true},
+							{dur: 3 * time.Second, rate: x * capacity, work: work, even: true},
+							{dur: 5 * time.Second, rate: x * capacity, work: work, even: true},
+							drain,
+						}
+						tl := simulate(t, k.model(), Config{}, ph)
+						t.Logf("p99 served: %v from the onset, %v after it; goodput %.1f %% of C", tl[1].p99(), tl[2].p99(), 100*goodput(tl[1], ph[1].dur)/capacity)
+						assert.LessOrEqual(t, tl[1].p99(), max(4*tl[2].p99(), 150*time.Millisecond), "p99 from the onset against p99 after it")
+					})
 				}
-				tl := simulate(t, newModel(true), Config{}, ph)
-				t.Logf("p99 served: %v from the onset, %v after it; goodput %.1f %% of C", tl[1].p99(), tl[2].p99(), 100*goodput(tl[1], ph[1].dur)/capacity)
-				assert.LessOrEqual(t, tl[1].p99(), 4*tl[2].p99(), "p99 from the onset against p99 after it")
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -367,19 +435,23 @@ func TestHandlersThatAlsoWaitOnASupplierKeepTheirGoodput(t *testing.T) {
 	// completions down. A brake held while the CPU had room kept it there:
 	// 60-76 % of C with a 28 ms supplier; letting go, 84-93 % over 20 runs
 	// (median 92 %).
-	for _, sup := range []time.Duration{10 * time.Millisecond, 28 * time.Millisecond, 38 * time.Millisecond} {
-		t.Run(fmt.Sprint(sup), func(t *testing.T) {
-			wait := func(*rand.Rand) time.Duration { return sup }
-			ph := []phase{
-				{dur: time.Second, rate: 0.5 * capacity, work: work, wait: wait},
-				{dur: 2 * time.Second, rate: 2 * capacity, work: work, wait: wait},
-				{dur: 6 * time.Second, rate: 2 * capacity, work: work, wait: wait},
-				drain,
+	for _, k := range yielding() {
+		t.Run(k.name, func(t *testing.T) {
+			for _, sup := range []time.Duration{10 * time.Millisecond, 28 * time.Millisecond, 38 * time.Millisecond} {
+				t.Run(fmt.Sprint(sup), func(t *testing.T) {
+					wait := func(*rand.Rand) time.Duration { return sup }
+					ph := []phase{
+						{dur: time.Second, rate: 0.5 * capacity, work: work, wait: wait},
+						{dur: 2 * time.Second, rate: 2 * capacity, work: work, wait: wait},
+						{dur: 6 * time.Second, rate: 2 * capacity, work: work, wait: wait},
+						drain,
+					}
+					tl := simulate(t, k.model(), Config{}, ph)
+					g := goodput(tl[2], ph[2].dur) / capacity
+					t.Logf("supplier %v: goodput %.1f %% of C over the last 6 s of 2 x C", sup, 100*g)
+					assert.GreaterOrEqual(t, g, 0.8, "goodput, share of C")
+				})
 			}
-			tl := simulate(t, newModel(true), Config{}, ph)
-			g := goodput(tl[2], ph[2].dur) / capacity
-			t.Logf("supplier %v: goodput %.1f %% of C over the last 6 s of 2 x C", sup, 100*g)
-			assert.GreaterOrEqual(t, g, 0.8, "goodput, share of C")
 		})
 	}
 }

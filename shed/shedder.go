@@ -21,7 +21,8 @@ type Config struct {
 	// work (goroutines runnable, waiting for a CPU) may add before the
 	// shedder starts an overload; it then holds the delay near half of it.
 	// While requests pile up, about as many stay in flight as complete in
-	// Target. 0 means 20 ms. It is a latency, not a CPU share: it does not
+	// Target, more while those leave the CPUs room (they also wait on a
+	// supplier). 0 means 20 ms. It is a latency, not a CPU share: it does not
 	// depend on the machine.
 	Target time.Duration
 
@@ -68,8 +69,8 @@ const (
 	// Config.Target), the share of arrivals refused to bring it down.
 	Queue Reason = iota + 1
 	// Limit: while requests piled up with the CPUs full, as many were in
-	// flight as the cap of the request's priority (about as many as
-	// complete in Config.Target for default requests; see Stats.Limit).
+	// flight as the cap of the request's priority (for default requests,
+	// at least as many as complete in Config.Target; see Stats.Limit).
 	Limit
 	// Tenant: the request's tenant sent more than its fair share while
 	// the shedder was refusing requests of its priority.
