@@ -27,20 +27,20 @@ type control struct {
 	target   time.Duration
 	interval time.Duration
 
-	overload     bool                 // from a delay above the target until windows calm intervals
-	calm         int                  // intervals in a row without excess demand
-	q            float64              // share of the arrivals refused
-	above        bool                 // the last interval's delay was above the target
-	calmCap      float64              // the capacity when the overload began
-	widen        float64              // the brake's caps, over what completes in Target
-	busy         [busyWindows]float64 // the busy signal of the last intervals
-	nextBusy     int                  // where the next busy signal goes
-	brake        bool                 // the in-flight limit is on
-	lastAdmitted float64              // Stats.Admitted at the last tick
-	passes       [windows]float64     // completions per interval
-	next         int
-	capacity     float64 // the last tick's estimate, per interval
-	lastLimited  float64 // Stats.ByReason[Limit] at the last tick
+	overload    bool                 // from a delay above the target until windows calm intervals
+	calm        int                  // intervals in a row without excess demand
+	q           float64              // share of the arrivals refused
+	above       bool                 // the last interval's delay was above the target
+	calmCap     float64              // the capacity when the overload began
+	widen       float64              // the brake's caps, over what completes in Target
+	busy        [busyWindows]float64 // the busy signal of the last intervals
+	nextBusy    int                  // where the next busy signal goes
+	brake       bool                 // the in-flight limit is on
+	lastStarted float64              // started() at the last tick
+	passes      [windows]float64     // completions per interval
+	next        int
+	capacity    float64 // the last tick's estimate, per interval
+	lastLimited float64 // Stats.ByReason[Limit] at the last tick
 
 	// A look between ticks (glance) reads the signals early; the tick
 	// then adds what it read to the rest of the interval.
@@ -72,8 +72,8 @@ func (c *control) snapshot() Stats {
 
 // sample runs until Close: every Interval it reads the run queue's wait
 // and updates what Allow reads; between ticks it looks early when Allow
-// asks (Shedder.watch) and, while that look finds no verdict, again a
-// tenth of an interval later, up to lookMax times.
+// asks (Shedder.watch) and, while a pile is read (glance), again every
+// lookSpan, up to lookMax times an interval and across ticks.
 func (s *Shedder) sample() {
 	defer close(s.done)
 	t := time.NewTicker(s.cfg.Interval)
@@ -160,6 +160,19 @@ func (s *Shedder) read() (time.Duration, float64) {
 	return w, busy
 }
 
+// started returns the requests handed a Ticket since New: those admitted,
+// and in Shadow mode those it would have shed as well, which run all the
+// same.
+func (s *Shedder) started() float64 {
+	n := s.admitted.Load()
+	if s.cfg.Shadow {
+		for p := range s.shed {
+			n += s.shed[p].Load()
+		}
+	}
+	return float64(n)
+}
+
 // arrived returns the requests that reached Allow since New.
 func (s *Shedder) arrived() float64 {
 	n := 0.0
@@ -219,8 +232,9 @@ const (
 )
 
 // While the brake is on, it holds as long as more than excess times the
-// capacity arrive in an interval, and either its caps refused requests
-// or the CPUs were full in one of the last busyWindows intervals.
+// capacity arrive in an interval, and its caps refused requests, the CPUs
+// were full in one of the last busyWindows intervals (or their business
+// is not known), or a look put it on in this one.
 const excess = 1.25
 
 // widenMax is the most the brake's caps widen beyond what completes in
@@ -257,9 +271,22 @@ func (s *Shedder) glance(span time.Duration) bool {
 		return c.looks < lookMax
 	}
 	c.pile.add(span, w, busy, arrived)
-	if c.pile.span >= c.interval/lookDiv && s.surge() {
+	if c.pile.span < c.interval/lookDiv {
+		return c.looks < lookMax
+	}
+	switch p := &c.pile; {
+	case s.surge():
 		s.brakeOn()
 		return false
+	case p.wait < p.span || (p.busy >= 0 && p.busy < glanceFull*float64(p.span)):
+		// The CPUs had room: requests in flight that wait on a supplier,
+		// not a pile. No more looks until Allow asks again (or a tick
+		// finds the CPUs full with requests above the watch).
+		p.on = false
+		return false
+	case p.span > c.interval:
+		// Full CPUs and no surge yet: judge the latest interval only.
+		p.start(arrived)
 	}
 	return c.looks < lookMax
 }
@@ -316,9 +343,9 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	// one of the last windows intervals, counting no more than were
 	// admitted in it: handlers that share the CPU end a pile together,
 	// completing in one interval what the CPUs served over several.
-	admitted := float64(s.admitted.Load())
+	started := s.started()
 	done := float64(s.passes.Swap(0)) * scale // this interval's completions
-	c.passes[c.next] = min(done, (admitted-c.lastAdmitted)*scale)
+	c.passes[c.next] = min(done, (started-c.lastStarted)*scale)
 	c.next = (c.next + 1) % windows
 	capacity := slices.Max(c.passes[:])
 	// In an overload the completions are what the shedder admits: the
@@ -416,12 +443,14 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	// requests in flight all want the CPUs: those that also wait on a
 	// supplier, or that were admitted together and end together, leave
 	// them room. While the caps refuse with the CPUs short of full and no
-	// queue, they widen by what the CPUs lacked; a queue, or an interval
-	// without the brake, narrows them back.
+	// queue, they widen by what the CPUs lacked; a queue narrows them
+	// back, and an interval without the brake ends the widening.
 	switch {
 	case binding && busy >= 0 && busy < full && d <= c.target/2:
 		c.widen = min(widenMax, c.widen*min(2, 1/max(busy, 0.5)))
-	case d > c.target || !c.brake:
+	case !c.brake:
+		c.widen = 1
+	case d > c.target:
 		c.widen = max(1, c.widen*0.8)
 	}
 	// The brake: while the CPUs are full with a queue, once requests pile
@@ -437,9 +466,9 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	// a brake released between them let hundreds pile up. Not for a
 	// steady number in flight with CPU to spare: requests that wait on a
 	// slow supplier are in flight but need no CPU.
-	piling := (admitted-c.lastAdmitted)*scale-done > capacity ||
+	piling := (started-c.lastStarted)*scale-done > capacity ||
 		float64(s.inflight.Load()) > 2*capacity // piled up over several intervals
-	c.lastAdmitted = admitted
+	c.lastStarted = started
 	cpuFull := busy < 0 || busy >= full
 	hot := cpuFull && d > c.target/4
 	roomy := busy >= 0 && slices.Max(c.busy[:]) < full // room in each of the last intervals
@@ -472,8 +501,13 @@ func (s *Shedder) tick(wait time.Duration, busy, scale float64) {
 	for i := range caps {
 		s.caps[i].Store(caps[i])
 	}
-	if c.brake || s.inflight.Load() < s.watch.Load() {
+	switch n := s.watch.Load(); {
+	case c.brake || n == 0 || s.inflight.Load() < n:
 		c.pile.on = false
+	case hot && !c.pile.on:
+		// The CPUs full with requests above the watch, which Allow asks
+		// about only as they reach it: read a pile from here.
+		c.pile.start(s.arrived())
 	}
 
 	// Spread the refusals over the priorities by the mix of the interval
