@@ -47,6 +47,8 @@ test: work redis-server ## go vet + go test -race over every module, the library
 	@echo "==> every module of the workspace: go test -race, with every analyzer of go vet"
 	@[ -n "$(VET_ALL)" ] || { echo "make test: \`$(GO) tool vet help\` listed no analyzers"; exit 1; }
 	$(GO) test -race -count=1 -vet=$(VET_ALL) $(ROOT_PATH)/...
+	@echo "==> compare: go-zero's cases, which -race skips (a data race in go-zero itself), without it"
+	cd compare && $(GO) test -count=1 -run '^Test(EveryLibraryUnderAHungSupplier|FailureCountingBreakersLearnOnlyFromTimeouts)$$' .
 	@echo "==> . alone, with $(GO_MIN), the oldest Go the library supports: go test, with every analyzer of its go vet"
 	@[ -n "$(VET_MIN)" ] || { echo "make test: $(GO_MIN)'s \`go tool vet help\` listed no analyzers"; exit 1; }
 	GOWORK=off GOTOOLCHAIN=$(GO_MIN) $(GO) test -count=1 -vet=$(VET_MIN) ./...

@@ -190,9 +190,10 @@ func TestEveryBreakerWithLateResults(t *testing.T) {
 // v1.10.3's errorWindow.String (core/breaker/breaker.go:268) reads its
 // count outside the lock that add writes it under, so a refusal logged
 // while another call records an error is a data race in go-zero itself.
+// make test runs these cases again without -race.
 func skipGoZeroUnderRace(t *testing.T, name string) {
 	t.Helper()
 	if name == "go-zero" && compare.RaceEnabled {
-		t.Skip("go-zero v1.10.3 races in its own error window (breaker.go:268); run without -race")
+		t.Skip("go-zero v1.10.3 races in its own error window (breaker.go:268); make test runs it without -race")
 	}
 }
