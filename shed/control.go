@@ -43,13 +43,11 @@ type control struct {
 	lastLimited float64 // Stats.ByReason[Limit] at the last tick
 
 	// A look between ticks (glance) reads the signals early; the tick
-	// then adds what it read to the rest of the interval.
-	lookWait time.Duration // the run queue's wait the looks read
-	lookBusy float64       // the busy share they read, times their span (ns)
-	lookSpan time.Duration // the span they covered
-	swapped  float64       // arrivals the ticks took from the counts
-	looks    int           // looks since the last tick
-	looked   bool          // a look put the brake on since the last tick
+	// then adds what they read (seen) to the rest of the interval.
+	seen    readings
+	swapped float64 // arrivals the ticks took from the counts
+	looks   int     // looks since the last tick
+	looked  bool    // a look put the brake on since the last tick
 
 	// A pile's readings: what the looks (and ticks) read since the first
 	// look that found requests piling up, while they still are.
@@ -142,12 +140,14 @@ func (s *Shedder) measure(span time.Duration) (time.Duration, float64) {
 	c := &s.ctl
 	w, b := s.read()
 	c.pile.add(span, w, b, s.arrived())
-	wait, busy := w+c.lookWait, b
-	if all := c.lookSpan + span; c.lookSpan > 0 && busy >= 0 && c.lookBusy >= 0 && all > 0 {
-		busy = (c.lookBusy + busy*float64(span)) / float64(all)
+	all := c.seen
+	all.add(span, w, b)
+	busy := all.share()
+	if busy < 0 {
+		busy = b // the looks' share not known: the tick's own
 	}
-	c.lookWait, c.lookBusy, c.lookSpan, c.looks = 0, 0, 0, 0
-	return wait, busy
+	c.seen, c.looks = readings{}, 0
+	return all.wait, busy
 }
 
 // read returns the run queue's wait and the busy share (negative: not
@@ -182,16 +182,47 @@ func (s *Shedder) arrived() float64 {
 	return n + s.ctl.swapped
 }
 
+// readings sums the signals read over spans.
+type readings struct {
+	span time.Duration
+	wait time.Duration // the run queue's wait
+	busy float64       // busy share times span (ns); negative: not known
+}
+
+// add adds a span's readings (busy negative: not known).
+func (r *readings) add(span, wait time.Duration, busy float64) {
+	r.span += span
+	r.wait += wait
+	if busy < 0 || r.busy < 0 {
+		r.busy = -1
+	} else {
+		r.busy += busy * float64(span)
+	}
+}
+
+// share returns the busy share over the spans, negative if not known.
+func (r readings) share() float64 {
+	if r.busy < 0 || r.span <= 0 {
+		return -1
+	}
+	return r.busy / float64(r.span)
+}
+
+// full reports whether the CPUs were busy at least glanceFull (or that is
+// not known) with a goroutine waiting for them all along.
+func (r readings) full() bool {
+	b := r.share()
+	return (r.busy < 0 || b >= glanceFull) && r.wait >= r.span
+}
+
 // pile sums what was read over the spans since the first look that found
 // requests piling up: each 10 ms reading alone is too coarse to tell a
 // surge by (the kernel adds a thread's CPU time up at its ticks, and
 // requests reach Allow in bunches from the network poller), their sum
 // over two or three spans is not.
 type pile struct {
+	readings
 	on   bool
-	span time.Duration
-	wait time.Duration
-	busy float64 // busy share times span (ns); negative: not known
 	arr  float64 // arrivals in the spans
 	from float64 // arrived() where the last span ended
 }
@@ -205,13 +236,7 @@ func (p *pile) add(span, wait time.Duration, busy, arrived float64) {
 	if !p.on {
 		return
 	}
-	p.span += span
-	p.wait += wait
-	if busy < 0 || p.busy < 0 {
-		p.busy = -1
-	} else {
-		p.busy += busy * float64(span)
-	}
+	p.readings.add(span, wait, busy)
 	p.arr += arrived - p.from
 	p.from = arrived
 }
@@ -253,13 +278,7 @@ const widenMax = 64
 func (s *Shedder) glance(span time.Duration) bool {
 	c := &s.ctl
 	w, busy := s.read()
-	c.lookWait += w
-	if busy < 0 || c.lookBusy < 0 {
-		c.lookBusy = -1
-	} else {
-		c.lookBusy += busy * float64(span)
-	}
-	c.lookSpan += span
+	c.seen.add(span, w, busy)
 	c.looks++
 	arrived := s.arrived()
 	if n := s.watch.Load(); c.brake || c.capacity <= 0 || n == 0 || s.inflight.Load() < n {
@@ -278,7 +297,7 @@ func (s *Shedder) glance(span time.Duration) bool {
 	case s.surge():
 		s.brakeOn()
 		return false
-	case p.wait < p.span || (p.busy >= 0 && p.busy < glanceFull*float64(p.span)):
+	case !p.full():
 		// The CPUs had room: requests in flight that wait on a supplier,
 		// not a pile. No more looks until Allow asks again (or a tick
 		// finds the CPUs full with requests above the watch).
@@ -297,8 +316,7 @@ func (s *Shedder) surge() bool {
 	c := &s.ctl
 	p := &c.pile
 	lambda := c.capacity * float64(p.span) / float64(c.interval)
-	busy := p.busy / float64(p.span)
-	return (p.busy < 0 || busy >= glanceFull) && p.wait >= p.span && p.arr > lambda+surgeZ*math.Sqrt(lambda)
+	return p.full() && p.arr > lambda+surgeZ*math.Sqrt(lambda)
 }
 
 // capsFor returns the brake's caps for capacity, the requests completed
